@@ -1,0 +1,90 @@
+# dqlab -- delay-queue strategies side by side on a real Redis.
+#
+#   make            build bin/dqlab
+#   make report     install missing packages, run the quick experiment suite,
+#                   write report/out/REPORT.md and report/out/index.html
+#                   (FULL=1: the full suite)
+#   make test       install missing packages, build and run the Criterion
+#                   tests against a private redis-server
+#   make test-sanitize   the same tests under AddressSanitizer + UBSan
+#   make clean
+#
+# SANITIZER=asan builds everything with -fsanitize=address,undefined into
+# build/asan (as Redis's src/Makefile does with its SANITIZER switch).
+
+CC      ?= cc
+PKGS    := hiredis jansson libcmark inih
+OPT     ?= -O2
+SANITIZER ?=
+
+ifeq ($(SANITIZER),asan)
+  SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  BUILD    := build/asan
+else ifeq ($(SANITIZER),)
+  SANFLAGS :=
+  BUILD    := build/default
+else
+  $(error SANITIZER must be empty or asan, not '$(SANITIZER)')
+endif
+
+# Recursive (=) so that pkg-config runs at recipe time, after deps.sh.
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
+CFLAGS  := $(OPT) -g -std=gnu11 -Wall -Wextra -Werror -pthread -MMD -MP $(SANFLAGS)
+LDFLAGS := -pthread $(SANFLAGS)
+LDLIBS   = $(PKG_LIBS) -lm
+
+LIB_SRC  := $(wildcard strategies/*.c) $(filter-out harness/main.c,$(wildcard harness/*.c)) \
+            $(wildcard report/*.c)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+MAIN_OBJ := $(BUILD)/harness/main.o
+TEST_SRC := $(wildcard tests/test_*.c)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+DQLAB    := $(if $(SANITIZER),$(BUILD)/dqlab,bin/dqlab)
+
+.DELETE_ON_ERROR:
+.PHONY: all deps report test test-sanitize test-build bench clean
+
+all: $(DQLAB)
+
+deps:
+	@sh tools/deps.sh
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(BUILD)/libdq.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(DQLAB): $(MAIN_OBJ) $(BUILD)/libdq.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libdq.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
+
+test-build: $(DQLAB) $(TEST_BIN)
+
+# The top-level targets re-enter make after deps.sh so that pkg-config sees
+# freshly installed packages.
+test:
+	@sh tools/deps.sh
+	@$(MAKE) --no-print-directory test-build
+	@sh tests/run.sh $(BUILD) $(DQLAB)
+
+test-sanitize:
+	@$(MAKE) --no-print-directory test SANITIZER=asan
+
+REPORT_ARGS := $(if $(FULL),,--quick)
+report:
+	@sh tools/deps.sh
+	@$(MAKE) --no-print-directory all
+	@set -e; for f in experiments/*.ini; do ./bin/dqlab experiment "$$f" $(REPORT_ARGS); done
+	./bin/dqlab report results
+
+clean:
+	rm -rf build bin
+
+-include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_BIN:=.d)

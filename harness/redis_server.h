@@ -1,0 +1,42 @@
+/* redis_server.h -- a private redis-server owned by the harness.
+ *
+ * Without --redis, dqlab starts its own redis-server on 127.0.0.1, a free
+ * port and a fresh temporary directory, with persistence off unless asked,
+ * and stops it on every exit path: normal return, error, Ctrl-C (the
+ * caller's signal handling calls dq_redis_server_stop), and the death of
+ * dqlab itself (the child is started with PR_SET_PDEATHSIG = SIGKILL, see
+ * prctl(2)). 
+ */
+#ifndef DQ_REDIS_SERVER_H
+#define DQ_REDIS_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct dq_redis_server {
+    pid_t pid;          /* 0 when not running */
+    int port;
+    char dir[256];      /* temporary directory, removed at stop */
+    char version[32];   /* from INFO server, e.g. "7.0.15" */
+} dq_redis_server;
+
+typedef struct dq_redis_server_opts {
+    const char *binary;      /* NULL: "redis-server" from PATH */
+    const char *appendonly;  /* NULL/"no", or "everysec" / "always" */
+    int port;                /* 0: pick a free port */
+} dq_redis_server_opts;
+
+/* Starts the server and waits (up to 5 s) until it answers PING.  Returns
+ * 0 with *s filled, or -1 with a one-line message in err (errlen bytes):
+ * "redis-server not found in PATH (apt-get install redis-server)", or what
+ * the server printed when it failed to start.  Leaves nothing behind on
+ * failure. */
+int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
+                          char *err, size_t errlen);
+
+/* Stops it (SIGTERM, then SIGKILL after 3 s), reaps it and removes its
+ * directory.  Safe to call twice and on a zeroed struct. */
+void dq_redis_server_stop(dq_redis_server *s);
+
+#endif

@@ -1,0 +1,281 @@
+/* dq.h -- the one interface every delay-queue strategy implements.
+ *
+ * A delay queue takes a task now (id, payload bytes, due time) and hands it
+ * to a consumer no earlier than its due time.  dqlab builds each well-known
+ * way of doing that on Redis (and one in-process heap) behind this header,
+ * so that the harness, the experiments and the tests treat them alike.
+ *
+ * The shape follows Redis's ConnectionType (src/connection.h): a const
+ * struct of function pointers per strategy, registered in one table
+ * (registry.c), and dq_* wrappers below that state each operation's
+ * contract.  Optional operations are NULL where a strategy lacks them, as
+ * in the kernel's struct file_operations; the wrappers check and return
+ * DQ_EUNSUPPORTED.
+ *
+ * Threading: a dq_queue handle belongs to one thread at a time.  Several
+ * handles (one per producer or consumer thread, or process) open the same
+ * queue by name; Redis strategies give each handle its own connection,
+ * in-process strategies meet through the dq_local space in the config.
+ *
+ * Times: due times are milliseconds since the Unix epoch (int64_t, _ms);
+ * every strategy reads "now" through dq_now_ms()/dq_now_us(), which add the
+ * handle's clock offset, so the harness can skew one consumer's clock.
+ */
+#ifndef DQ_H
+#define DQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- Result codes --------------------------------------------------------
+ * Actions return DQ_OK (0), DQ_EMPTY (claim found nothing due in time) or a
+ * negative DQ_E* code with a message in the handle (dq_errstr()).  One list
+ * generates the codes and their names, as libuv's UV_ERRNO_MAP does. */
+#define DQ_RESULT_MAP(X)                                                      \
+    X(OK, 0, "ok")                                                            \
+    X(EMPTY, 1, "no due task within the timeout")                             \
+    X(EINVAL, -1, "invalid argument")                                         \
+    X(ENOMEM, -2, "out of memory")                                            \
+    X(EIO, -3, "connection to Redis failed or was lost")                      \
+    X(EREDIS, -4, "Redis replied with an error")                              \
+    X(EPROTO, -5, "unexpected reply from Redis")                              \
+    X(EUNSUPPORTED, -6, "operation not supported by this strategy")           \
+    X(ENOTFOUND, -7, "no such task")                                          \
+    X(EVERSION, -8, "Redis server too old for this strategy")                 \
+    X(EAUTH, -9, "Redis authentication failed")                               \
+    X(ESYS, -10, "system call failed")
+
+enum {
+#define DQ_RESULT_ENUM(name, val, text) DQ_##name = (val),
+    DQ_RESULT_MAP(DQ_RESULT_ENUM)
+#undef DQ_RESULT_ENUM
+};
+
+/* The fixed text of a result code, e.g. "no such task"; never NULL. */
+const char *dq_result_name(int rc);
+
+/* ---- Guarantees a strategy declares ------------------------------------
+ * Flags, ORed into dq_strategy.flags.  The conformance tests read them to
+ * decide what to assert, and `dqlab list -v` prints them. */
+enum {
+    DQ_G_AT_MOST_ONCE = 1u << 0,  /* a task is removed when claimed: never
+                                     redelivered, lost if the consumer dies */
+    DQ_G_AT_LEAST_ONCE = 1u << 1, /* a claimed task comes back unless acked
+                                     before its lease (visibility timeout) */
+    DQ_G_SURVIVES_CONSUMER_CRASH = 1u << 2, /* a consumer killed between
+                                     claim and ack loses no task */
+    DQ_G_NEEDS_REDIS = 1u << 3,   /* the queue lives in Redis */
+    DQ_G_POLLS = 1u << 4,         /* consumers wake on a poll interval */
+    DQ_G_BLOCKS = 1u << 5,        /* consumers block until a task is due */
+    DQ_G_NO_DUP_CONCURRENT = 1u << 6, /* without faults, N concurrent
+                                     consumers never get one task twice */
+    DQ_G_DUPLICATES = 1u << 7,    /* documented bug: concurrent consumers DO
+                                     get one task twice (naive) */
+    DQ_G_DUE_ORDER = 1u << 8,     /* one consumer receives tasks in due order */
+    DQ_G_SURVIVES_PROCESS_EXIT = 1u << 9, /* pending tasks outlive the
+                                     process (false for the in-process heap) */
+};
+
+/* Name of one guarantee flag ("at-most-once", "blocks", ...), or NULL. */
+const char *dq_flag_name(unsigned flag);
+
+/* ---- Options ----------------------------------------------------------
+ * Strategies take key=value options ("poll_ms=100", "batch=4").  Each
+ * strategy lists the ones it accepts with their defaults; an option not in
+ * its list is an error at open. */
+typedef struct dq_optdef {
+    const char *name;  /* e.g. "poll_ms" */
+    const char *def;   /* default value as text, e.g. "100" */
+    const char *help;  /* one line, with the unit */
+} dq_optdef;
+
+typedef struct dq_opt {
+    char key[32];
+    char val[96];
+} dq_opt;
+
+#define DQ_MAX_OPTS 16
+
+/* ---- Process-local shared space ----------------------------------------
+ * In-process strategies (the heap) need one object per queue name shared
+ * by all handles of a process.  Rather than a hidden global, the harness or
+ * test creates a dq_local and passes it in every dq_config.  See local.c. */
+typedef struct dq_local dq_local;
+
+/* Creates an empty space.  Returns NULL on allocation failure.  The caller
+ * owns it and frees it with dq_local_free() after every handle using it is
+ * closed. */
+dq_local *dq_local_new(void);
+void dq_local_free(dq_local *l);
+
+/* Finds the object registered under `name` (any NUL-terminated string) and
+ * takes a reference, or creates it with create(arg) when absent.  Returns
+ * the object, or NULL when create returned NULL.  Thread-safe.  Each get is
+ * paired with dq_local_put(), which calls destroy(obj) on the last put. */
+void *dq_local_get(dq_local *l, const char *name, void *(*create)(void *arg),
+                   void *arg, void (*destroy)(void *obj));
+void dq_local_put(dq_local *l, const char *name);
+
+/* ---- Opening a queue --------------------------------------------------- */
+typedef struct dq_config {
+    const char *queue;          /* queue name, [A-Za-z0-9_.-]{1,64}; Redis
+                                   keys are dq:{queue}:<suffix> (one hash tag,
+                                   so a queue lives in one Cluster slot) */
+    const char *redis_host;     /* e.g. "127.0.0.1"; unused without Redis */
+    int redis_port;
+    const char *redis_user;     /* NULL: AUTH with password only (or none) */
+    const char *redis_password; /* NULL: no AUTH */
+    int redis_db;               /* SELECT this db when non-zero */
+    const dq_opt *opts;         /* strategy options; copied at open */
+    size_t nopts;
+    int64_t clock_offset_us;    /* added to CLOCK_REALTIME by dq_now_*() */
+    dq_local *local;            /* required by in-process strategies */
+    const char *consumer;       /* name of the handle's owner, for per-
+                                   consumer keys and logs; may be NULL */
+} dq_config;
+
+/* ---- A claimed task ----------------------------------------------------
+ * Filled by claim.  The payload is malloc'd and owned by the task: free it
+ * with dq_task_clear().  `token` is strategy-private state needed by ack
+ * (e.g. the processing list); ack uses it, the caller only carries it. */
+#define DQ_ID_MAX 128
+typedef struct dq_task {
+    char id[DQ_ID_MAX];  /* NUL-terminated, as given to enqueue */
+    unsigned char *payload;
+    size_t payload_len;
+    int64_t due_ms;      /* the due time given to enqueue (or the score it
+                            had when claimed), ms since the Unix epoch */
+    int attempt;         /* 1 for a first delivery, >1 for a redelivery,
+                            0 when the strategy does not count */
+    char token[64];
+} dq_task;
+
+/* Frees the payload and zeroes the task; safe on a zeroed task. */
+void dq_task_clear(dq_task *t);
+
+/* ---- Counters -----------------------------------------------------------
+ * Every handle counts what it did, so the harness can report the cost of a
+ * strategy beyond what INFO commandstats shows. */
+typedef struct dq_counters {
+    uint64_t round_trips;  /* requests sent to Redis and waited for */
+    uint64_t empty_polls;  /* claim rounds that found nothing due */
+    uint64_t lost_races;   /* claims that lost to another consumer (naive-
+                              checked: ZREM returned 0) */
+    uint64_t wakeups;      /* times a waiting consumer woke up */
+    uint64_t putbacks;     /* tasks taken and put back not yet due */
+} dq_counters;
+
+typedef struct dq_strategy dq_strategy;
+
+/* A handle on one queue.  Strategies keep their state in `priv`. */
+typedef struct dq_queue {
+    const dq_strategy *s;
+    char queue[65];
+    dq_opt opts[DQ_MAX_OPTS];  /* given options, then the defaults */
+    size_t nopts;
+    dq_config cfg;            /* copy; cfg.opts points at opts above */
+    void *priv;
+    dq_counters counters;
+    char err[256];            /* last error, one line */
+} dq_queue;
+
+/* ---- The ops struct ---------------------------------------------------- */
+struct dq_strategy {
+    const char *name;        /* "naive", "lua", "heap", ... */
+    const char *summary;     /* one line for `dqlab list` */
+    unsigned flags;          /* DQ_G_* */
+    const char *min_redis;   /* lowest Redis version needed, e.g. "6.2.0";
+                                NULL when no Redis or any version */
+    const dq_optdef *options; /* terminated by a {NULL} entry */
+
+    /* Sets q->priv.  q->opts already holds every option (given or
+     * default) and q->cfg the config.  Returns DQ_OK or a DQ_E* code with
+     * q->err set.  On failure, close is not called: free what you made. */
+    int (*open)(dq_queue *q);
+    /* Adds one task.  id: NUL-terminated, at most DQ_ID_MAX-1 bytes, unique
+     * per queue (chosen by the producer); payload: any bytes; due_ms: ms
+     * since the epoch, may lie in the past (deliver at once).  Returns when
+     * the queue holds the task (Redis acknowledged it). */
+    int (*enqueue)(dq_queue *q, const char *id, const void *payload,
+                   size_t payload_len, int64_t due_ms);
+    /* Waits at most timeout_ms (>= 0) for a task whose due time has come,
+     * fills *out and returns DQ_OK; returns DQ_EMPTY when none came in
+     * time.  Never returns a task before its due time by this handle's
+     * clock. */
+    int (*claim)(dq_queue *q, int64_t timeout_ms, dq_task *out);
+    /* Tells the queue the task is done.  For at-most-once strategies this
+     * may do nothing; for at-least-once ones it ends the lease. */
+    int (*ack)(dq_queue *q, const dq_task *t);
+    /* Frees q->priv and closes connections.  Never fails. */
+    void (*close)(dq_queue *q);
+
+    /* Optional (NULL when absent). */
+    int (*cancel)(dq_queue *q, const char *id);
+    int (*reschedule)(dq_queue *q, const char *id, int64_t due_ms);
+    /* Number of tasks not yet claimed (pending + not due), or a DQ_E*. */
+    int64_t (*pending)(dq_queue *q);
+    /* Deletes every key of the queue (tests, --fresh).  Returns DQ_OK. */
+    int (*purge)(dq_queue *q);
+    /* Returns 1 when any key of the queue exists, 0 when none, or DQ_E*. */
+    int (*exists)(dq_queue *q);
+};
+
+/* ---- Registry (registry.c) ---------------------------------------------- */
+/* All strategies, in a fixed order, terminated by NULL. */
+extern const dq_strategy *const dq_strategies[];
+/* The strategy called `name`, or NULL. */
+const dq_strategy *dq_strategy_find(const char *name);
+
+/* ---- Wrappers: the calls everyone else uses (dq.c) ---------------------- */
+
+/* Opens a handle on cfg->queue with strategy s.  Validates the queue name
+ * and the options against s->options (unknown key or bad value: DQ_EINVAL,
+ * message naming the option), fills defaults, then calls s->open.  On
+ * success *out is a new handle owned by the caller (dq_close frees it).  On
+ * failure *out is NULL and, if err is not NULL, the message is copied to
+ * err (errlen bytes, NUL-terminated). */
+int dq_open(const dq_strategy *s, const dq_config *cfg, dq_queue **out,
+            char *err, size_t errlen);
+int dq_enqueue(dq_queue *q, const char *id, const void *payload,
+               size_t payload_len, int64_t due_ms);
+int dq_claim(dq_queue *q, int64_t timeout_ms, dq_task *out);
+int dq_ack(dq_queue *q, const dq_task *t);
+int dq_cancel(dq_queue *q, const char *id);
+int dq_reschedule(dq_queue *q, const char *id, int64_t due_ms);
+int64_t dq_pending(dq_queue *q);
+int dq_purge(dq_queue *q);
+int dq_exists(dq_queue *q);
+/* Closes and frees the handle; NULL is fine. */
+void dq_close(dq_queue *q);
+/* The handle's last error message (never NULL). */
+const char *dq_errstr(const dq_queue *q);
+/* Sets q->err from a printf format and returns rc (for `return dq_fail(..)`). */
+int dq_fail(dq_queue *q, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Value of option `key` in the handle (given or default), or NULL. */
+const char *dq_opt_get(const dq_queue *q, const char *key);
+/* Option `key` as an integer in [min, max].  Options were validated at open
+ * only for being known, so this returns DQ_EINVAL with q->err naming the
+ * option and the bad value when it is not an integer in range. */
+int dq_opt_int(dq_queue *q, const char *key, int64_t min, int64_t max,
+               int64_t *out);
+
+/* Parses "key=value" into *o.  Returns DQ_OK or DQ_EINVAL with a one-line
+ * message in err (errlen bytes). */
+int dq_opt_parse(const char *kv, dq_opt *o, char *err, size_t errlen);
+
+/* ---- The lab clock (dq.c) ------------------------------------------------
+ * CLOCK_REALTIME plus the handle's cfg.clock_offset_us.  Every strategy
+ * reads time only through these, so clock skew can be injected per
+ * consumer.  dq_wall_us() is the unskewed clock the event log uses. */
+int64_t dq_wall_us(void);
+int64_t dq_now_us(const dq_queue *q);
+int64_t dq_now_ms(const dq_queue *q);
+/* CLOCK_MONOTONIC in microseconds, for measuring intervals. */
+int64_t dq_mono_us(void);
+/* Sleeps `us` microseconds (<= 0: returns at once), restarting on EINTR. */
+void dq_sleep_us(int64_t us);
+
+#endif /* DQ_H */

@@ -1,0 +1,28 @@
+/* registry.c -- the table of every strategy, looked up by name by the CLI,
+ * the experiments and the tests.  Adding a strategy: write strategies/X.c
+ * exporting one `const dq_strategy dq_strategy_X`, declare it here and add
+ * it to the table. */
+#include <string.h>
+
+#include "dq.h"
+
+extern const dq_strategy dq_strategy_naive;
+extern const dq_strategy dq_strategy_lua;
+extern const dq_strategy dq_strategy_heap;
+
+const dq_strategy *const dq_strategies[] = {
+    &dq_strategy_naive,
+    &dq_strategy_lua,
+    &dq_strategy_heap,
+    NULL,
+};
+
+const dq_strategy *dq_strategy_find(const char *name)
+{
+    if (name == NULL)
+        return NULL;
+    for (size_t i = 0; dq_strategies[i] != NULL; i++)
+        if (strcmp(dq_strategies[i]->name, name) == 0)
+            return dq_strategies[i];
+    return NULL;
+}

@@ -1,0 +1,29 @@
+#!/bin/sh
+# deps.sh -- make sure the Debian 12 packages dqlab needs are installed.
+#
+# Called by `make report`, `make test` and `make bench` before they build.
+# As root it installs what is missing with apt-get; otherwise it prints the
+# exact apt-get line and fails, so the user knows what to run.
+set -eu
+
+PKGS="gcc libc6-dev make pkg-config redis-server redis-tools libhiredis-dev \
+libcriterion-dev libjansson-dev libcmark-dev libinih-dev gnuplot-nox"
+
+missing=""
+for p in $PKGS; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $p"
+    fi
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+    echo "dqlab: missing Debian packages; run as root:" >&2
+    echo "  apt-get update && apt-get install -y$missing" >&2
+    exit 2
+fi
+echo "dqlab: installing missing Debian packages:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >&2
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >&2
