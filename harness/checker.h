@@ -5,11 +5,19 @@
  * from what the strategy says about itself.  Definitions:
  *   delivered   distinct enqueued ids delivered at least once
  *   deliveries  all D records
- *   duplicates  deliveries - delivered (each extra delivery of an id)
+ *   duplicates  (deliveries - unknown) - delivered (each extra delivery
+ *               of an enqueued id; equals deliveries - delivered when
+ *               unknown is 0)
  *   lost        enqueued ids never delivered by the end of the log
- *   early       deliveries whose t_us is before due_ms * 1000
+ *   early       deliveries of enqueued ids whose t_us is before
+ *               due_ms * 1000
  *   unknown     deliveries of ids never enqueued
+ *   acked       all A records
  *   lateness    first delivery t_us - due_ms*1000, per delivered id, in ms
+ *               (the first delivery is the one with the smallest t_us)
+ * Record order between lines does not matter: an E may follow the D of
+ * the same id (the producer logs after enqueue returns).  Lines starting
+ * with '#' after the first are comments.
  */
 #ifndef DQ_CHECKER_H
 #define DQ_CHECKER_H
@@ -41,5 +49,11 @@ int dq_check_stream(FILE *f, const char *name, dq_check *out, char *err,
 
 /* Percentile p (0..100) of n sorted samples, nearest-rank; 0 when n == 0. */
 double dq_percentile(const double *sorted, size_t n, double p);
+
+/* The counts as a new jansson object (caller owns the reference):
+ * enqueued, delivered, deliveries, duplicates, lost, early, unknown, acked,
+ * lateness_ms {p50, p90, p99, p999, max, n}.  NULL on allocation failure. */
+struct json_t;
+struct json_t *dq_check_json(const dq_check *c);
 
 #endif

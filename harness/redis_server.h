@@ -3,9 +3,14 @@
  * Without --redis, dqlab starts its own redis-server on 127.0.0.1, a free
  * port and a fresh temporary directory, with persistence off unless asked,
  * and stops it on every exit path: normal return, error, Ctrl-C (the
- * caller's signal handling calls dq_redis_server_stop), and the death of
- * dqlab itself (the child is started with PR_SET_PDEATHSIG = SIGKILL, see
- * prctl(2)). 
+ * signal handler only sets a flag, signals.h; the command's main path then
+ * calls dq_redis_server_stop -- never call it from a handler), and the
+ * death of dqlab itself (the child is started with PR_SET_PDEATHSIG =
+ * SIGKILL, see prctl(2)).  The child runs in its own process group, so a
+ * terminal Ctrl-C reaches dqlab only and the trial can end in order.
+ *
+ * PR_SET_PDEATHSIG fires when the *thread* that forked exits: call
+ * dq_redis_server_start from the main thread.
  */
 #ifndef DQ_REDIS_SERVER_H
 #define DQ_REDIS_SERVER_H

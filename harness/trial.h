@@ -49,6 +49,18 @@ typedef struct dq_trial_result {
                                commandstats delta, minus our INFO calls);
                                -1 when not measured (no Redis) */
     dq_counters counters;   /* summed over every handle */
+
+    /* Added by the harness (fields after this line are informational). */
+    char queue[65];         /* the queue name used */
+    dq_opt opts[DQ_MAX_OPTS]; /* effective options (given, then defaults) */
+    size_t nopts;
+    char redis_version[32]; /* "" without Redis */
+    bool drained;           /* every task delivered before the deadline */
+    bool interrupted;       /* stopped by dq_trial_interrupt() */
+    uint64_t errors;        /* claim/ack calls that returned a DQ_E* code */
+    char first_error[256];  /* the first of them, "" if none */
+    uint64_t payload_mismatches; /* deliveries whose payload differed from
+                               the bytes enqueued (binary safety) */
 } dq_trial_result;
 
 /* Fills p with the defaults: 1 producer, 1 consumer, 1000 tasks, delay
@@ -64,7 +76,39 @@ void dq_trial_defaults(dq_trial_params *p);
 int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
                  size_t errlen);
 
-/* Async-signal-safe: asks every running trial to stop soon. */
+/* Async-signal-safe: asks every running trial to stop soon.  Sticky: a
+ * trial started after the call returns 1 at once, so an experiment loop
+ * stops too. */
 void dq_trial_interrupt(void);
+/* True once dq_trial_interrupt() was called. */
+bool dq_trial_interrupted(void);
+
+/* What a task carries, so that tests and other tools can rebuild it: the
+ * payload of task `index` (payload_len bytes, seeded; the first bytes are
+ * NUL, LF, ',', TAB, CR, '"' and '\\' to catch text-only handling) and its
+ * delay in [lo_ms, hi_ms]. */
+void dq_trial_payload(uint64_t seed, int64_t index, unsigned char *buf,
+                      size_t payload_len);
+/* Guarantees the trial shows broken, as one-line texts (static strings):
+ * early or unknown deliveries, changed payloads, duplicates when the
+ * strategy declares DQ_G_NO_DUP_CONCURRENT, tasks not delivered by the
+ * drain deadline (unless interrupted).  Fills up to max entries of out and
+ * returns how many there are.  `dqlab run` exits 1 when it is not 0. */
+size_t dq_trial_violations(const dq_trial_params *p, const dq_trial_result *r,
+                           const char **out, size_t max);
+
+/* The trial as a new jansson object (caller owns the reference): the
+ * parameters (strategy, queue, options as an object, producers, consumers,
+ * tasks, delay_ms {min,max}, work_us, payload_bytes, grace_ms, seed), the
+ * checker's counts (dq_check_json), tasks_per_s, elapsed_s, redis_commands
+ * (null when not measured), redis_version, counters {...}, errors,
+ * first_error, payload_mismatches, drained, interrupted, guarantees [..],
+ * violations [..].  NULL on allocation failure. */
+struct json_t;
+struct json_t *dq_trial_json(const dq_trial_params *p,
+                             const dq_trial_result *r);
+
+int64_t dq_trial_delay_ms(uint64_t seed, int64_t index, int64_t lo_ms,
+                          int64_t hi_ms);
 
 #endif

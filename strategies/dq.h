@@ -234,11 +234,17 @@ const dq_strategy *dq_strategy_find(const char *name);
  * message naming the option), fills defaults, then calls s->open.  On
  * success *out is a new handle owned by the caller (dq_close frees it).  On
  * failure *out is NULL and, if err is not NULL, the message is copied to
- * err (errlen bytes, NUL-terminated). */
+ * err (errlen bytes, NUL-terminated).  Every string in cfg (queue, Redis
+ * host, user, password, consumer) and the options are copied into the
+ * handle: cfg may be freed or reused as soon as dq_open returns. */
 int dq_open(const dq_strategy *s, const dq_config *cfg, dq_queue **out,
             char *err, size_t errlen);
 int dq_enqueue(dq_queue *q, const char *id, const void *payload,
                size_t payload_len, int64_t due_ms);
+/* dq_claim zeroes *out before the strategy fills it: clear a task you got
+ * (dq_task_clear) before passing it again, or its payload leaks.  A claim
+ * may overrun timeout_ms by one Redis round trip when Redis is slow (a
+ * reply is never abandoned half-way). */
 int dq_claim(dq_queue *q, int64_t timeout_ms, dq_task *out);
 int dq_ack(dq_queue *q, const dq_task *t);
 int dq_cancel(dq_queue *q, const char *id);

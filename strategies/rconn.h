@@ -25,6 +25,14 @@
 int dq_redis_connect(dq_queue *q, const char *min_version,
                      int64_t sock_timeout_ms, redisContext **out);
 
+/* Reconnection: a transport error (connection lost, socket timeout) makes
+ * a hiredis context unusable.  Every helper below that sends a command
+ * first checks c->err and, when set, reconnects the same context
+ * (redisReconnect), repeats AUTH and SELECT and restores the socket timeout
+ * (the version is not checked again).  So the call that met the error
+ * returns DQ_EIO (its outcome on the server is unknown), and the next call
+ * tries a fresh connection; if that fails it returns DQ_EIO too. */
+
 /* Sends argv as one command and waits for the reply (counted in
  * q->counters.round_trips).  On a transport error returns NULL with q->err
  * set ("redis 127.0.0.1:6379: Connection reset by peer") and *rc = DQ_EIO;
@@ -39,10 +47,47 @@ redisReply *dq_redis_cmd(dq_queue *q, redisContext *c, int *rc, int argc,
 redisReply *dq_redis_cmdf(dq_queue *q, redisContext *c, int *rc,
                           const char *fmt, ...);
 
+/* One command of a pipeline: argc arguments, binary-safe when lens is
+ * given (lens may be NULL for C strings). */
+typedef struct dq_redis_argv {
+    int argc;
+    const char **argv;
+    const size_t *lens;
+} dq_redis_argv;
+
+/* Sends n commands in one write and reads n replies: one round trip
+ * (counted once).  On DQ_OK replies[0..n-1] hold every reply (caller frees
+ * each with freeReplyObject); a reply may be an error reply: the caller
+ * decides (use dq_reply_error() to turn it into DQ_EREDIS).  On a transport
+ * error returns DQ_EIO with q->err set and every replies[i] NULL. */
+int dq_redis_pipeline(dq_queue *q, redisContext *c, size_t n,
+                      const dq_redis_argv *cmds, redisReply **replies);
+
+/* Sends MULTI, the n commands, EXEC in one round trip and returns the EXEC
+ * reply (an array of n replies, caller frees).  Returns NULL with *rc =
+ * DQ_EIO on a transport error, DQ_EREDIS when a command was rejected
+ * (EXECABORT) or any command inside failed at run time (q->err names it:
+ * "ZADD: WRONGTYPE ..."; note the other commands of the transaction did
+ * run, as Redis does not roll back: https://redis.io/docs/interact/transactions/),
+ * DQ_EPROTO on an unexpected reply.  Without WATCH, EXEC never returns nil. */
+redisReply *dq_redis_multi(dq_queue *q, redisContext *c, int *rc, size_t n,
+                           const dq_redis_argv *cmds);
+
+/* When r is an error reply, sets q->err to "<cmd>: <error text>" and
+ * returns DQ_EREDIS; otherwise DQ_OK.  r may be NULL (returns DQ_EPROTO). */
+int dq_reply_error(dq_queue *q, const redisReply *r, const char *cmd);
+
+/* Parses a ZSet score reply (bulk string, e.g. "1700000000123" or
+ * "1.7e+12") into whole milliseconds, rounding to the nearest.  Returns
+ * true on success. */
+bool dq_reply_score_ms(const redisReply *r, int64_t *out);
+
 /* A Lua script loaded once with SCRIPT LOAD and called with EVALSHA,
  * falling back to SCRIPT LOAD + EVALSHA again on a NOSCRIPT error (the
  * server's script cache is empty after a restart or SCRIPT FLUSH); see
- * https://redis.io/commands/evalsha/ */
+ * https://redis.io/commands/evalsha/
+ * The sha is written on first use, so keep one dq_script per handle (in
+ * q->priv), not one static shared by threads. */
 typedef struct dq_script {
     const char *src;  /* Lua source, static */
     char sha[41];     /* filled on first use */
@@ -73,10 +118,40 @@ int dq_redis_exists(dq_queue *q, redisContext *c);
  * (https://redis.io/commands/blpop/).  Writes e.g. "0.005" into buf. */
 #define DQ_BLOCK_MIN_MS 5
 #define DQ_BLOCK_MAX_MS 5000
+/* A socket timeout that outlasts any blocking call clamped as above, with
+ * room for a slow reply.  Also what a reconnect falls back to when the
+ * failed socket's timeout cannot be read back: pass this to
+ * dq_redis_connect unless you have a reason not to. */
+#define DQ_SOCK_TIMEOUT_MS (DQ_BLOCK_MAX_MS + 2000)
 void dq_block_timeout(int64_t wait_ms, char *buf, size_t buflen);
 
 /* Parses a reply holding an integer (integer or bulk string "123") into
  * *out.  Returns true on success. */
 bool dq_reply_int(const redisReply *r, int64_t *out);
+
+/* ---- The "ZSet of ids + hash of payloads" layout -------------------------
+ * Shared by naive, lua and any strategy that keeps
+ *   dq:{<queue>}:z  ZSet  member = task id, score = due time in ms
+ *   dq:{<queue>}:p  hash  field = task id, value = payload bytes
+ * A ms Unix timestamp (~1.7e12) is far below 2^53, so the double score
+ * holds it exactly (https://redis.io/docs/data-types/sorted-sets/). */
+#define DQ_ZH_ZSET "z"
+#define DQ_ZH_HASH "p"
+
+/* MULTI; HSET p id payload; ZADD z due_ms id; EXEC in one round trip.
+ * Re-adding an id replaces its payload and due time.  DQ_OK or DQ_E*. */
+int dq_zh_enqueue(dq_queue *q, redisContext *c, const char *id,
+                  const void *payload, size_t payload_len, int64_t due_ms);
+/* HDEL p id (the payload of a claimed task).  DQ_OK or DQ_E*. */
+int dq_zh_ack(dq_queue *q, redisContext *c, const char *id);
+/* MULTI; ZREM z id; HDEL p id; EXEC.  DQ_ENOTFOUND when id was not in the
+ * ZSet (already claimed or never added). */
+int dq_zh_cancel(dq_queue *q, redisContext *c, const char *id);
+/* MULTI; ZSCORE z id; ZADD z XX due_ms id; EXEC.  DQ_ENOTFOUND when id is
+ * not in the ZSet (XX: never adds). */
+int dq_zh_reschedule(dq_queue *q, redisContext *c, const char *id,
+                     int64_t due_ms);
+/* ZCARD z: tasks not yet claimed, or a DQ_E* code. */
+int64_t dq_zh_pending(dq_queue *q, redisContext *c);
 
 #endif /* DQ_RCONN_H */

@@ -7,13 +7,25 @@
 #include "dq.h"
 
 extern const dq_strategy dq_strategy_naive;
+extern const dq_strategy dq_strategy_naive_checked;
+extern const dq_strategy dq_strategy_zpopmin;
 extern const dq_strategy dq_strategy_lua;
+extern const dq_strategy dq_strategy_lua_lease;
 extern const dq_strategy dq_strategy_heap;
+extern const dq_strategy dq_strategy_expiry;
+extern const dq_strategy dq_strategy_list;
+extern const dq_strategy dq_strategy_list_reliable;
 
 const dq_strategy *const dq_strategies[] = {
     &dq_strategy_naive,
+    &dq_strategy_naive_checked,
+    &dq_strategy_zpopmin,
     &dq_strategy_lua,
+    &dq_strategy_lua_lease,
     &dq_strategy_heap,
+    &dq_strategy_expiry,
+    &dq_strategy_list,
+    &dq_strategy_list_reliable,
     NULL,
 };
 

@@ -1,0 +1,64 @@
+/* cli_list.c -- `dqlab list [-v]`: the registered strategies.
+ *
+ * Reads only the registry (dq_strategies[]), so a new strategy shows up
+ * here as soon as it is in the table.  -v adds what `dqlab run --opt`
+ * accepts and the guarantees the tests hold each strategy to.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../strategies/dq.h"
+#include "commands.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: dqlab list [-v]\n"
+               "  Lists the delay-queue strategies.  -v: guarantees and "
+               "options with defaults.\n");
+}
+
+int dq_cmd_list(int argc, char **argv)
+{
+    int verbose = 0;
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verbose") == 0) {
+            verbose = 1;
+        } else if (strcmp(argv[i], "-h") == 0 ||
+                   strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "dqlab list: unknown argument '%s' (usage: dqlab "
+                    "list [-v])\n", argv[i]);
+            return 2;
+        }
+    }
+    for (size_t i = 0; dq_strategies[i] != NULL; i++) {
+        const dq_strategy *s = dq_strategies[i];
+
+        printf("%-16s %s\n", s->name, s->summary ? s->summary : "");
+        if (!verbose)
+            continue;
+        printf("  guarantees:");
+        for (unsigned b = 1; b != 0 && b <= (1u << 15); b <<= 1)
+            if ((s->flags & b) && dq_flag_name(b) != NULL)
+                printf(" %s", dq_flag_name(b));
+        printf("\n");
+        if (s->min_redis != NULL)
+            printf("  redis:      %s or later\n", s->min_redis);
+        if (s->options == NULL || s->options[0].name == NULL) {
+            printf("  options:    (none)\n");
+        } else {
+            printf("  options:\n");
+            for (const dq_optdef *o = s->options; o->name != NULL; o++) {
+                char kv[64];
+                snprintf(kv, sizeof kv, "%s=%s", o->name,
+                         o->def ? o->def : "");
+                printf("    %-22s %s\n", kv, o->help ? o->help : "");
+            }
+        }
+        printf("\n");
+    }
+    return 0;
+}

@@ -1,0 +1,422 @@
+/* cli_run.c -- `dqlab run`: one trial of one strategy, checked.
+ *
+ * Order of work, so that bad input costs nothing and nothing is left
+ * behind: parse and validate every argument (exit 2 with one line naming
+ * the option and the value), check --out, then start the private
+ * redis-server if the strategy needs Redis and no --redis was given, run
+ * the trial (trial.c), print the summary, and on every path after the
+ * server started -- success, error, Ctrl-C -- stop it and remove the
+ * temporary log.  The summary goes to stdout (human text, or one JSON
+ * object with --json); progress and errors to stderr.
+ *
+ * The --redis password is never printed: messages and the summary use
+ * dq_redis_url_redacted().
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "commands.h"
+#include "parse.h"
+#include "redis_server.h"
+#include "redis_url.h"
+#include "signals.h"
+#include "trial.h"
+
+#define MAX_WORKERS 1024
+#define MAX_TASKS 100000000LL
+#define MAX_DELAY_MS 86400000LL
+#define MAX_WORK_US 60000000LL
+#define MAX_PAYLOAD 16777216LL
+#define MAX_GRACE_MS 3600000LL
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: dqlab run --strategy S [options]\n"
+        "  Runs one trial: producers enqueue tasks with seeded delays and "
+        "payloads,\n"
+        "  consumers claim, work and ack; the event log is checked "
+        "afterwards.\n\n"
+        "  --strategy S          strategy name (dqlab list)\n"
+        "  --opt KEY=VALUE       strategy option, repeatable (dqlab list -v)\n"
+        "  --producers P         producer threads (1)\n"
+        "  --consumers C         consumer threads, one handle each (1)\n"
+        "  --tasks N             tasks to enqueue (1000)\n"
+        "  --delay-ms MIN:MAX    due = enqueue time + uniform delay (0:100)\n"
+        "  --work-us W           simulated work between claim and ack (0)\n"
+        "  --payload-bytes B     payload size, binary with NUL/LF/comma (16)\n"
+        "  --grace-ms G          drain deadline = latest due + G (2000)\n"
+        "  --seed SEED           seed for delays and payloads (1)\n"
+        "  --queue NAME          queue name (dqlab-<strategy>-<seed>)\n"
+        "  --redis URL           redis://[user:password@]host:port[/db]; "
+        "default:\n"
+        "                        a private redis-server on a free port\n"
+        "  --fresh               delete existing keys dq:{queue}:* first\n"
+        "  --out DIR             keep DIR/events.log and DIR/summary.json\n"
+        "  --json                print the summary as one JSON object\n"
+        "  --quiet               no progress line\n\n"
+        "Exit: 0 ok, 1 the strategy broke a guarantee it declares, 2 bad "
+        "input or\nenvironment, 130 interrupted.\n");
+}
+
+/* The valid strategy names, "naive, lua, heap", into buf. */
+static void strategy_names(char *buf, size_t buflen)
+{
+    size_t n = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; dq_strategies[i] != NULL && n < buflen; i++)
+        n += (size_t)snprintf(buf + n, buflen - n, "%s%s", i ? ", " : "",
+                              dq_strategies[i]->name);
+}
+
+static int write_summary(const char *dir, json_t *o, char *err, size_t errlen)
+{
+    char tmp[4200], path[4200];
+
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    snprintf(tmp, sizeof tmp, "%s/.summary.json.tmp", dir);
+    if (json_dump_file(o, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) != 0 ||
+        rename(tmp, path) != 0) {
+        snprintf(err, errlen, "%.400s: cannot write: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+static void print_human(const dq_trial_params *p, const dq_trial_result *r,
+                        const char *where, const char *log_path)
+{
+    const dq_check *c = &r->check;
+    const char *viol[8];
+    size_t nv = dq_trial_violations(p, r, viol, 8);
+
+    printf("strategy    %s", p->strategy->name);
+    for (size_t i = 0; i < r->nopts; i++)
+        printf("%s%s=%s", i ? " " : " (", r->opts[i].key, r->opts[i].val);
+    printf("%s\n", r->nopts ? ")" : "");
+    printf("trial       %" PRId64 " tasks, %d producer%s, %d consumer%s, delay "
+           "%" PRId64 "..%" PRId64 " ms, work %" PRId64 " us, payload %" PRId64
+           " B, seed %" PRIu64 "\n", p->tasks, p->producers,
+           p->producers == 1 ? "" : "s", p->consumers,
+           p->consumers == 1 ? "" : "s", p->delay_min_ms, p->delay_max_ms,
+           p->work_us, p->payload_bytes, p->seed);
+    if (where != NULL)
+        printf("redis       %s (%s), queue %s\n", where,
+               r->redis_version[0] ? r->redis_version : "?", r->queue);
+    printf("enqueued    %" PRIu64 "\n", c->enqueued);
+    printf("delivered   %" PRIu64 "  (deliveries %" PRIu64 ", duplicates %"
+           PRIu64 ", acked %" PRIu64 ")\n", c->delivered, c->deliveries,
+           c->duplicates, c->acked);
+    printf("lost        %" PRIu64 "%s\n", c->lost,
+           r->interrupted ? "  (interrupted: not a verdict)" : "");
+    printf("early       %" PRIu64 "   unknown %" PRIu64 "   payload "
+           "mismatches %" PRIu64 "\n", c->early, c->unknown,
+           r->payload_mismatches);
+    printf("lateness ms p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n",
+           c->lateness.p50_ms, c->lateness.p90_ms, c->lateness.p99_ms,
+           c->lateness.p999_ms, c->lateness.max_ms);
+    printf("throughput  %.1f tasks/s over %.3f s\n", r->tasks_per_s,
+           r->elapsed_s);
+    if (r->redis_commands >= 0)
+        printf("redis cmds  %" PRId64 "  (%.2f per task)\n", r->redis_commands,
+               c->enqueued ? (double)r->redis_commands / (double)c->enqueued
+                           : 0.0);
+    printf("counters    round_trips %" PRIu64 "  empty_polls %" PRIu64
+           "  lost_races %" PRIu64 "  wakeups %" PRIu64 "  putbacks %" PRIu64
+           "\n", r->counters.round_trips, r->counters.empty_polls,
+           r->counters.lost_races, r->counters.wakeups, r->counters.putbacks);
+    if (r->errors > 0)
+        printf("errors      %" PRIu64 "  (first: %s)\n", r->errors,
+               r->first_error);
+    if (log_path != NULL)
+        printf("log         %s\n", log_path);
+    if (nv == 0)
+        printf("verdict     ok%s\n", r->interrupted ? " so far (interrupted)"
+                                                   : "");
+    for (size_t i = 0; i < nv; i++)
+        printf("verdict     VIOLATION %s\n", viol[i]);
+}
+
+int dq_cmd_run(int argc, char **argv)
+{
+    dq_trial_params p;
+    dq_trial_result r;
+    dq_redis_target target;
+    dq_redis_server srv;
+    const char *strategy = NULL, *url = NULL, *outdir = NULL;
+    bool json = false, quiet = false, have_target = false;
+    char err[512], names[256], where[600] = "", logpath[4200] = "";
+    char tmpdir[300] = "";
+    int ret = 2, rc;
+
+    memset(&srv, 0, sizeof srv);
+    dq_trial_defaults(&p);
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val = NULL, *eq;
+        char name[64];
+        int64_t v;
+
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (strncmp(a, "--", 2) != 0) {
+            fprintf(stderr, "dqlab run: unexpected argument '%s' (options "
+                    "start with --; see dqlab run --help)\n", a);
+            return 2;
+        }
+        eq = strchr(a, '=');
+        snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - a) : (int)strlen(a),
+                 a);
+        if (eq)
+            val = eq + 1;
+
+        /* Flags without a value. */
+        if (strcmp(name, "--fresh") == 0 || strcmp(name, "--json") == 0 ||
+            strcmp(name, "--quiet") == 0) {
+            if (val != NULL) {
+                fprintf(stderr, "dqlab run: %s takes no value (got '%s')\n",
+                        name, val);
+                return 2;
+            }
+            if (name[2] == 'f')
+                p.fresh = true;
+            else if (name[2] == 'j')
+                json = true;
+            else
+                quiet = true;
+            continue;
+        }
+        static const char *const with_value[] = {
+            "--strategy", "--opt", "--producers", "--consumers", "--tasks",
+            "--delay-ms", "--work-us", "--payload-bytes", "--grace-ms",
+            "--seed", "--redis", "--out", "--queue", NULL};
+        bool known = false;
+        for (size_t k = 0; with_value[k]; k++)
+            if (strcmp(name, with_value[k]) == 0)
+                known = true;
+        if (!known) {
+            fprintf(stderr, "dqlab run: unknown option '%s' (see dqlab run "
+                    "--help)\n", name);
+            return 2;
+        }
+        if (val == NULL) {
+            if (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0) {
+                fprintf(stderr, "dqlab run: %s: missing value\n", name);
+                return 2;
+            }
+            val = argv[++i];
+        }
+
+        if (strcmp(name, "--strategy") == 0) {
+            strategy = val;
+        } else if (strcmp(name, "--opt") == 0) {
+            char e[256];
+            if (p.nopts >= DQ_MAX_OPTS) {
+                fprintf(stderr, "dqlab run: --opt: at most %d options\n",
+                        DQ_MAX_OPTS);
+                return 2;
+            }
+            if (dq_opt_parse(val, &p.opts[p.nopts], e, sizeof e) != DQ_OK) {
+                fprintf(stderr, "dqlab run: --opt: %s\n", e);
+                return 2;
+            }
+            p.nopts++;
+        } else if (strcmp(name, "--producers") == 0 ||
+                   strcmp(name, "--consumers") == 0) {
+            if (dq_parse_i64(name, val, 1, MAX_WORKERS, &v, err, sizeof err))
+                goto bad;
+            if (name[2] == 'p')
+                p.producers = (int)v;
+            else
+                p.consumers = (int)v;
+        } else if (strcmp(name, "--tasks") == 0) {
+            if (dq_parse_i64(name, val, 1, MAX_TASKS, &p.tasks, err,
+                             sizeof err))
+                goto bad;
+        } else if (strcmp(name, "--delay-ms") == 0) {
+            if (dq_parse_range(name, val, 0, MAX_DELAY_MS, &p.delay_min_ms,
+                               &p.delay_max_ms, err, sizeof err))
+                goto bad;
+        } else if (strcmp(name, "--work-us") == 0) {
+            if (dq_parse_i64(name, val, 0, MAX_WORK_US, &p.work_us, err,
+                             sizeof err))
+                goto bad;
+        } else if (strcmp(name, "--payload-bytes") == 0) {
+            if (dq_parse_i64(name, val, 0, MAX_PAYLOAD, &p.payload_bytes, err,
+                             sizeof err))
+                goto bad;
+        } else if (strcmp(name, "--grace-ms") == 0) {
+            if (dq_parse_i64(name, val, 0, MAX_GRACE_MS, &p.grace_ms, err,
+                             sizeof err))
+                goto bad;
+        } else if (strcmp(name, "--seed") == 0) {
+            if (dq_parse_u64(name, val, &p.seed, err, sizeof err))
+                goto bad;
+        } else if (strcmp(name, "--redis") == 0) {
+            url = val;
+            if (dq_redis_url_parse(url, &target, err, sizeof err) != 0)
+                goto bad;
+            have_target = true;
+        } else if (strcmp(name, "--out") == 0) {
+            if (val[0] == '\0') {
+                fprintf(stderr, "dqlab run: --out: empty directory name\n");
+                return 2;
+            }
+            outdir = val;
+        } else if (strcmp(name, "--queue") == 0) {
+            if (strlen(val) >= sizeof p.queue || val[0] == '\0' ||
+                strspn(val, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu"
+                            "vwxyz0123456789_.-") != strlen(val)) {
+                fprintf(stderr, "dqlab run: --queue: '%.80s': expected 1 to "
+                        "64 of [A-Za-z0-9_.-]\n", val);
+                return 2;
+            }
+            snprintf(p.queue, sizeof p.queue, "%s", val);
+        }
+        continue;
+    bad:
+        fprintf(stderr, "dqlab run: %s\n", err);
+        return 2;
+    }
+
+    strategy_names(names, sizeof names);
+    if (strategy == NULL) {
+        fprintf(stderr, "dqlab run: --strategy is required (one of: %s)\n",
+                names);
+        return 2;
+    }
+    p.strategy = dq_strategy_find(strategy);
+    if (p.strategy == NULL) {
+        fprintf(stderr, "dqlab run: --strategy: unknown strategy '%.64s' "
+                "(one of: %s)\n", strategy, names);
+        return 2;
+    }
+    p.progress = !quiet;
+
+    /* Where the log goes. */
+    if (outdir != NULL) {
+        struct stat st;
+        if (mkdir(outdir, 0755) != 0 && errno != EEXIST) {
+            fprintf(stderr, "dqlab run: --out: %s: %s\n", outdir,
+                    strerror(errno));
+            return 2;
+        }
+        if (stat(outdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "dqlab run: --out: %s is not a directory\n",
+                    outdir);
+            return 2;
+        }
+        snprintf(logpath, sizeof logpath, "%s/events.log", outdir);
+        if (access(logpath, F_OK) == 0) {
+            fprintf(stderr, "dqlab run: --out: %s already exists (refusing "
+                    "to overwrite; choose another directory)\n", logpath);
+            return 2;
+        }
+    } else {
+        const char *t = getenv("TMPDIR");
+        if (t == NULL || *t == '\0' || strlen(t) > 200)
+            t = "/tmp";
+        snprintf(tmpdir, sizeof tmpdir, "%s/dqlab-run-XXXXXX", t);
+        if (mkdtemp(tmpdir) == NULL) {
+            fprintf(stderr, "dqlab run: mkdtemp %s: %s\n", tmpdir,
+                    strerror(errno));
+            return 2;
+        }
+        snprintf(logpath, sizeof logpath, "%s/events.log", tmpdir);
+    }
+    p.log_path = logpath;
+
+    /* The Redis server. */
+    if (p.strategy->flags & DQ_G_NEEDS_REDIS) {
+        if (have_target) {
+            dq_redis_url_redacted(&target, where, sizeof where);
+        } else {
+            dq_redis_server_opts so = {NULL, NULL, 0};
+            if (!quiet)
+                fprintf(stderr, "dqlab run: starting a private "
+                        "redis-server...\n");
+            if (dq_redis_server_start(&srv, &so, err, sizeof err) != 0) {
+                fprintf(stderr, "dqlab run: %s\n", err);
+                goto cleanup;
+            }
+            memset(&target, 0, sizeof target);
+            snprintf(target.host, sizeof target.host, "127.0.0.1");
+            target.port = srv.port;
+            snprintf(where, sizeof where, "private redis-server on "
+                     "127.0.0.1:%d", srv.port);
+        }
+        p.redis = &target;
+    } else if (have_target && !quiet) {
+        fprintf(stderr, "dqlab run: note: strategy '%s' does not use Redis; "
+                "--redis ignored\n", p.strategy->name);
+    }
+    if (dq_signals_caught()) {
+        fprintf(stderr, "dqlab run: interrupted\n");
+        ret = 130;
+        goto cleanup;
+    }
+
+    rc = dq_trial_run(&p, &r, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "dqlab run: %s\n", err);
+        ret = 2;
+        goto cleanup;
+    }
+
+    {
+        const char *viol[8];
+        size_t nv = dq_trial_violations(&p, &r, viol, 8);
+        json_t *o = dq_trial_json(&p, &r);
+
+        if (o == NULL) {
+            fprintf(stderr, "dqlab run: out of memory\n");
+            ret = 2;
+            goto cleanup;
+        }
+        json_object_set_new(o, "redis", where[0] ? json_string(where)
+                                                 : json_null());
+        json_object_set_new(o, "log", outdir ? json_string(logpath)
+                                             : json_null());
+        if (outdir != NULL && write_summary(outdir, o, err, sizeof err) != 0) {
+            fprintf(stderr, "dqlab run: %s\n", err);
+            json_decref(o);
+            ret = 2;
+            goto cleanup;
+        }
+        if (json) {
+            json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+            fputc('\n', stdout);
+        } else {
+            print_human(&p, &r, where[0] ? where : NULL,
+                        outdir ? logpath : NULL);
+        }
+        fflush(stdout);
+        json_decref(o);
+        if (rc == 1) {
+            fprintf(stderr, "dqlab run: interrupted; the counts above cover "
+                    "what was logged until then\n");
+            ret = 130;
+        } else {
+            ret = nv > 0 ? 1 : 0;
+        }
+    }
+
+cleanup:
+    dq_redis_server_stop(&srv);
+    if (tmpdir[0] != '\0') {
+        unlink(logpath);
+        rmdir(tmpdir);
+    }
+    return ret;
+}

@@ -1,0 +1,1394 @@
+/* experiment.c -- experiment files and `dqlab experiment FILE`.
+ *
+ * Loading.  inih (Debian's libinih 55) parses the INI; it is built without
+ * INI_HANDLER_LINENO, so the handler does not see line numbers.  We feed it
+ * through ini_parse_stream() with our own line reader, which counts lines
+ * (the handler runs while its line is the last one read, so the count is
+ * the line of the key) and checks section headers itself (an unknown
+ * section is an error even when it holds no key).  The first error wins;
+ * later ones are ignored, as ini_parse() itself returns the first bad line.
+ *
+ * Running.  The matrix (strategy x producers x consumers x work_us x
+ * repeat) runs one trial at a time through dq_trial_run() (trial.c), each
+ * with seed = experiment seed + trial index and its own queue name, so no
+ * trial sees another's keys.  One private redis-server serves the whole run
+ * (unless --redis names one); it is stopped on every exit path, and Ctrl-C
+ * (SIGINT/SIGTERM/SIGHUP, signals.c) asks the running trial to stop through
+ * dq_trial_interrupt(): the trials done so far stay on disk and meta.txt
+ * says complete = no.
+ *
+ * Results follow Jepsen's store/<test>/<time>/ layout:
+ *   results/NAME/YYYYmmdd-HHMMSS[-N]/trials.csv    one row per trial
+ *                                   /meta.txt      parameters, environment
+ *                                   /experiment.ini  copy of the file run
+ *                                   /logs/trial-NNN.log  event logs
+ *   results/NAME/latest -> YYYYmmdd-HHMMSS[-N]     last complete run
+ * A run directory is never reused (a suffix is added when the name
+ * exists); trials.csv and meta.txt are rewritten after every trial through
+ * a temporary name and rename(), so a crash leaves the last good copy; the
+ * `latest` link is replaced atomically (symlink to a temporary name, then
+ * rename) and only for a complete run, so `dqlab report` never picks up a
+ * run cut short by Ctrl-C.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+#include <ini.h>
+
+#include "checker.h"
+#include "commands.h"
+#include "experiment.h"
+#include "parse.h"
+#include "redis_server.h"
+#include "redis_url.h"
+#include "signals.h"
+#include "trial.h"
+
+/* Messages and paths go into fixed buffers with snprintf and are cut short
+ * when they do not fit (a path near PATH_MAX, a message past its line);
+ * GCC's format-truncation warning would flag every such call. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+/* ======================================================================
+ * Loading
+ * ====================================================================== */
+
+/* Keys of [experiment]; the ones marked quick may appear in [quick]. */
+enum {
+    K_NAME, K_TITLE, K_DESCRIPTION, K_CLAIMS, K_PLOTS, K_STRATEGIES,
+    K_PRODUCERS, K_CONSUMERS, K_WORK_US, K_TASKS, K_DELAY_MS,
+    K_PAYLOAD_BYTES, K_GRACE_MS, K_REPEATS, K_SEED, K_COUNT
+};
+
+static const struct {
+    const char *name;
+    bool quick;
+} keys[K_COUNT] = {
+    [K_NAME] = {"name", false},
+    [K_TITLE] = {"title", false},
+    [K_DESCRIPTION] = {"description", false},
+    [K_CLAIMS] = {"claims", false},
+    [K_PLOTS] = {"plots", false},
+    [K_STRATEGIES] = {"strategies", true},
+    [K_PRODUCERS] = {"producers", true},
+    [K_CONSUMERS] = {"consumers", true},
+    [K_WORK_US] = {"work_us", true},
+    [K_TASKS] = {"tasks", true},
+    [K_DELAY_MS] = {"delay_ms", true},
+    [K_PAYLOAD_BYTES] = {"payload_bytes", true},
+    [K_GRACE_MS] = {"grace_ms", true},
+    [K_REPEATS] = {"repeats", true},
+    [K_SEED] = {"seed", true},
+};
+
+/* Figures the report knows how to draw (report.c). */
+static const char *const plot_names[] = {"duplicates", "throughput",
+                                         "lateness", NULL};
+
+/* Per registered strategy: its [opts.NAME] section. */
+#define MAX_REGISTERED 64
+
+typedef struct load_state {
+    const char *path;
+    FILE *f;
+    int lineno;             /* lines read so far = line being handled */
+    int experiment_line;    /* line of the [experiment] header, 0 if none */
+    char *linebuf;          /* getline buffer */
+    size_t linecap;
+    char err[512];          /* first error, "" when none */
+    dq_experiment base;     /* [experiment] */
+    dq_experiment quick;    /* [quick] */
+    bool set_base[K_COUNT], set_quick[K_COUNT];
+    dq_opt opts[MAX_REGISTERED][DQ_MAX_OPTS];
+    size_t nopts[MAX_REGISTERED];
+    int strategies_line[2]; /* line of `strategies` in base / quick */
+} load_state;
+
+static void load_fail(load_state *st, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Records "path:line: message" unless an error is already recorded. */
+static void load_fail(load_state *st, const char *fmt, ...)
+{
+    if (st->err[0] != '\0')
+        return;
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(st->err, sizeof st->err, "%s:%d: %s", st->path, st->lineno,
+             msg);
+}
+
+static int registry_index(const char *name)
+{
+    for (int i = 0; dq_strategies[i] != NULL && i < MAX_REGISTERED; i++)
+        if (strcmp(dq_strategies[i]->name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* Comma-separated list of registered strategy names, for messages. */
+static void registered_names(char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int i = 0; dq_strategies[i] != NULL && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "",
+                                dq_strategies[i]->name);
+}
+
+/* Checks a section header; returns false (error recorded) when unknown. */
+static bool check_section(load_state *st, const char *sec)
+{
+    if (strcmp(sec, "experiment") == 0) {
+        if (st->experiment_line == 0)
+            st->experiment_line = st->lineno;
+        return true;
+    }
+    if (strcmp(sec, "quick") == 0)
+        return true;
+    if (strncmp(sec, "opts.", 5) == 0) {
+        if (registry_index(sec + 5) >= 0)
+            return true;
+        char names[256];
+        registered_names(names, sizeof names);
+        load_fail(st, "[%s]: unknown strategy '%.40s' (known: %s)", sec,
+                  sec + 5, names);
+        return false;
+    }
+    load_fail(st, "unknown section [%.40s] (expected [experiment], [quick] "
+              "or [opts.STRATEGY])", sec);
+    return false;
+}
+
+/* ini_reader: one line per call, counted.  Returns NULL at EOF or after an
+ * error (which stops inih). */
+static char *read_line(char *str, int num, void *stream)
+{
+    load_state *st = stream;
+    if (st->err[0] != '\0')
+        return NULL;
+    ssize_t n = getline(&st->linebuf, &st->linecap, st->f);
+    if (n < 0)
+        return NULL;
+    st->lineno++;
+    if (n >= num) {
+        load_fail(st, "line longer than %d bytes (continue a long value on "
+                  "an indented next line)", num - 2);
+        return NULL;
+    }
+    memcpy(str, st->linebuf, (size_t)n + 1);
+
+    /* Section headers: "[name]" after optional blanks. */
+    const char *p = st->linebuf;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p == '[') {
+        const char *end = strchr(p, ']');
+        if (end == NULL) {
+            load_fail(st, "section header without ']'");
+            return NULL;
+        }
+        char sec[64];
+        snprintf(sec, sizeof sec, "%.*s", (int)(end - p - 1), p + 1);
+        if (!check_section(st, sec))
+            return NULL;
+    }
+    return str;
+}
+
+/* Splits a list on commas and blanks into tokens (pointers into buf, which
+ * is modified).  Returns the count, or -1 when more than max. */
+static int split_list(char *buf, char **tok, int max)
+{
+    int n = 0;
+    for (char *p = strtok(buf, ", \t"); p != NULL; p = strtok(NULL, ", \t")) {
+        if (n == max)
+            return -1;
+        tok[n++] = p;
+    }
+    return n;
+}
+
+static bool valid_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 48)
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-')
+            return false;
+    return true;
+}
+
+static bool valid_claim(const char *s)
+{
+    return strlen(s) == 3 && s[0] == 'C' && isdigit((unsigned char)s[1]) &&
+           isdigit((unsigned char)s[2]);
+}
+
+/* Parses a list of integers in [min, max] for key into out/n. */
+static bool parse_int_list(load_state *st, const char *key, const char *val,
+                           int64_t min, int64_t max, int64_t *out, size_t *n)
+{
+    char buf[256], *tok[DQ_EXP_MAX_LIST + 1];
+    snprintf(buf, sizeof buf, "%s", val);
+    int nt = split_list(buf, tok, DQ_EXP_MAX_LIST);
+    if (nt < 0) {
+        load_fail(st, "%s: more than %d values", key, DQ_EXP_MAX_LIST);
+        return false;
+    }
+    if (nt == 0) {
+        load_fail(st, "%s: empty list", key);
+        return false;
+    }
+    char what[600], perr[700];
+    snprintf(what, sizeof what, "%s:%d: %s", st->path, st->lineno, key);
+    for (int i = 0; i < nt; i++) {
+        if (dq_parse_i64(what, tok[i], min, max, &out[i], perr,
+                         sizeof perr) != 0) {
+            if (st->err[0] == '\0')
+                snprintf(st->err, sizeof st->err, "%s", perr);
+            return false;
+        }
+    }
+    *n = (size_t)nt;
+    return true;
+}
+
+static bool parse_one(load_state *st, const char *key, const char *val,
+                      int64_t min, int64_t max, int64_t *out)
+{
+    char what[600], perr[700];
+    snprintf(what, sizeof what, "%s:%d: %s", st->path, st->lineno, key);
+    if (dq_parse_i64(what, val, min, max, out, perr, sizeof perr) != 0) {
+        if (st->err[0] == '\0')
+            snprintf(st->err, sizeof st->err, "%s", perr);
+        return false;
+    }
+    return true;
+}
+
+/* One key of [experiment] or [quick] into e. */
+static bool set_key(load_state *st, dq_experiment *e, bool *set, int k,
+                    const char *val, bool in_quick)
+{
+    const char *key = keys[k].name;
+    if (set[k] && k != K_DESCRIPTION) {
+        load_fail(st, "%s given twice in [%s]", key,
+                  in_quick ? "quick" : "experiment");
+        return false;
+    }
+    set[k] = true;
+    char buf[256], *tok[DQ_EXP_MAX_CLAIMS + 1];
+    int64_t v[DQ_EXP_MAX_LIST];
+    size_t n;
+
+    switch (k) {
+    case K_NAME:
+        if (!valid_name(val)) {
+            load_fail(st, "name: '%.60s' must be 1-48 of [A-Za-z0-9_-]", val);
+            return false;
+        }
+        snprintf(e->name, sizeof e->name, "%s", val);
+        return true;
+    case K_TITLE:
+        snprintf(e->title, sizeof e->title, "%s", val);
+        return true;
+    case K_DESCRIPTION: {
+        /* Continuation lines (inih multi-line) append with a space. */
+        size_t len = strlen(e->description);
+        snprintf(e->description + len, sizeof e->description - len, "%s%s",
+                 len ? " " : "", val);
+        return true;
+    }
+    case K_CLAIMS: {
+        snprintf(buf, sizeof buf, "%s", val);
+        int nt = split_list(buf, tok, DQ_EXP_MAX_CLAIMS);
+        if (nt <= 0) {
+            load_fail(st, nt < 0 ? "claims: too many" : "claims: empty list");
+            return false;
+        }
+        for (int i = 0; i < nt; i++) {
+            if (!valid_claim(tok[i])) {
+                load_fail(st, "claims: '%.20s' is not a claim id like C01",
+                          tok[i]);
+                return false;
+            }
+            snprintf(e->claims[i], sizeof e->claims[i], "%s", tok[i]);
+        }
+        e->nclaims = (size_t)nt;
+        return true;
+    }
+    case K_PLOTS: {
+        snprintf(buf, sizeof buf, "%s", val);
+        int nt = split_list(buf, tok, 8);
+        if (nt <= 0) {
+            load_fail(st, nt < 0 ? "plots: too many" : "plots: empty list");
+            return false;
+        }
+        for (int i = 0; i < nt; i++) {
+            int j = 0;
+            while (plot_names[j] && strcmp(plot_names[j], tok[i]) != 0)
+                j++;
+            if (plot_names[j] == NULL) {
+                load_fail(st, "plots: unknown plot '%.30s' (known: "
+                          "duplicates, throughput, lateness)", tok[i]);
+                return false;
+            }
+            snprintf(e->plots[i], sizeof e->plots[i], "%s", tok[i]);
+        }
+        e->nplots = (size_t)nt;
+        return true;
+    }
+    case K_STRATEGIES: {
+        snprintf(buf, sizeof buf, "%s", val);
+        int nt = split_list(buf, tok, DQ_EXP_MAX_LIST);
+        if (nt <= 0) {
+            load_fail(st, nt < 0 ? "strategies: more than 16"
+                                 : "strategies: empty list");
+            return false;
+        }
+        for (int i = 0; i < nt; i++) {
+            const dq_strategy *s = dq_strategy_find(tok[i]);
+            if (s == NULL) {
+                char names[256];
+                registered_names(names, sizeof names);
+                load_fail(st, "strategies: unknown strategy '%.40s' "
+                          "(known: %s)", tok[i], names);
+                return false;
+            }
+            for (int j = 0; j < i; j++)
+                if (e->strategies[j].s == s) {
+                    load_fail(st, "strategies: '%s' listed twice", s->name);
+                    return false;
+                }
+            e->strategies[i].s = s;
+        }
+        e->nstrategies = (size_t)nt;
+        st->strategies_line[in_quick] = st->lineno;
+        return true;
+    }
+    case K_PRODUCERS:
+    case K_CONSUMERS:
+        if (!parse_int_list(st, key, val, 1, 1024, v, &n))
+            return false;
+        for (size_t i = 0; i < n; i++) {
+            if (k == K_PRODUCERS)
+                e->producers[i] = (int)v[i];
+            else
+                e->consumers[i] = (int)v[i];
+        }
+        if (k == K_PRODUCERS)
+            e->nproducers = n;
+        else
+            e->nconsumers = n;
+        return true;
+    case K_WORK_US:
+        if (!parse_int_list(st, key, val, 0, 10000000, e->work_us,
+                            &e->nwork_us))
+            return false;
+        return true;
+    case K_TASKS:
+        return parse_one(st, key, val, 1, 100000000, &e->tasks);
+    case K_PAYLOAD_BYTES:
+        return parse_one(st, key, val, 0, 1 << 20, &e->payload_bytes);
+    case K_GRACE_MS:
+        return parse_one(st, key, val, 0, 3600000, &e->grace_ms);
+    case K_REPEATS: {
+        int64_t r;
+        if (!parse_one(st, key, val, 1, 1000, &r))
+            return false;
+        e->repeats = (int)r;
+        return true;
+    }
+    case K_DELAY_MS: {
+        char what[600], perr[700];
+        snprintf(what, sizeof what, "%s:%d: %s", st->path, st->lineno, key);
+        if (dq_parse_range(what, val, 0, 86400000, &e->delay_min_ms,
+                           &e->delay_max_ms, perr, sizeof perr) != 0) {
+            if (st->err[0] == '\0')
+                snprintf(st->err, sizeof st->err, "%s", perr);
+            return false;
+        }
+        return true;
+    }
+    case K_SEED: {
+        char what[600], perr[700];
+        snprintf(what, sizeof what, "%s:%d: %s", st->path, st->lineno, key);
+        if (dq_parse_u64(what, val, &e->seed, perr, sizeof perr) != 0) {
+            if (st->err[0] == '\0')
+                snprintf(st->err, sizeof st->err, "%s", perr);
+            return false;
+        }
+        return true;
+    }
+    }
+    return false;
+}
+
+static int on_key(void *user, const char *section, const char *name,
+                  const char *value)
+{
+    load_state *st = user;
+    if (st->err[0] != '\0')
+        return 0;
+
+    if (strcmp(section, "experiment") == 0 || strcmp(section, "quick") == 0) {
+        bool q = section[0] == 'q';
+        for (int k = 0; k < K_COUNT; k++) {
+            if (strcmp(keys[k].name, name) != 0)
+                continue;
+            if (q && !keys[k].quick) {
+                load_fail(st, "[quick]: %s cannot be overridden (only the "
+                          "trial parameters can)", name);
+                return 0;
+            }
+            return set_key(st, q ? &st->quick : &st->base,
+                           q ? st->set_quick : st->set_base, k, value, q)
+                       ? 1 : 0;
+        }
+        load_fail(st, "unknown key '%.40s' in [%s]", name, section);
+        return 0;
+    }
+    if (strncmp(section, "opts.", 5) == 0) {
+        int si = registry_index(section + 5);
+        if (si < 0) {
+            load_fail(st, "unknown strategy '%.40s'", section + 5);
+            return 0;
+        }
+        const dq_strategy *s = dq_strategies[si];
+        bool known = false;
+        for (const dq_optdef *d = s->options; d && d->name; d++)
+            if (strcmp(d->name, name) == 0)
+                known = true;
+        if (!known) {
+            char names[256] = "";
+            size_t off = 0;
+            for (const dq_optdef *d = s->options;
+                 d && d->name && off < sizeof names; d++)
+                off += (size_t)snprintf(names + off, sizeof names - off,
+                                        "%s%s", off ? ", " : "", d->name);
+            load_fail(st, "[%s]: %s has no option '%.40s' (options: %s)",
+                      section, s->name, name, off ? names : "none");
+            return 0;
+        }
+        if (st->nopts[si] == DQ_MAX_OPTS) {
+            load_fail(st, "[%s]: more than %d options", section, DQ_MAX_OPTS);
+            return 0;
+        }
+        dq_opt *o = &st->opts[si][st->nopts[si]];
+        if (strlen(name) >= sizeof o->key || strlen(value) >= sizeof o->val) {
+            load_fail(st, "[%s]: %s: value too long", section, name);
+            return 0;
+        }
+        for (size_t i = 0; i < st->nopts[si]; i++)
+            if (strcmp(st->opts[si][i].key, name) == 0) {
+                load_fail(st, "[%s]: %s given twice", section, name);
+                return 0;
+            }
+        snprintf(o->key, sizeof o->key, "%s", name);
+        snprintf(o->val, sizeof o->val, "%s", value);
+        st->nopts[si]++;
+        return 1;
+    }
+    /* Keys before any section. */
+    load_fail(st, "key '%.40s' outside a section (start with [experiment])",
+              name);
+    return 0;
+}
+
+int dq_experiment_load(const char *path, bool quick, dq_experiment *e,
+                       char *err, size_t errlen)
+{
+    int ret = -1;
+    load_state *st = calloc(1, sizeof *st);
+    if (st == NULL) {
+        snprintf(err, errlen, "%s:0: out of memory", path);
+        return -1;
+    }
+    st->path = path;
+    st->f = fopen(path, "r");
+    if (st->f == NULL) {
+        snprintf(st->err, sizeof st->err, "%s:0: cannot open: %s", path,
+                 strerror(errno));
+        goto free_state;
+    }
+    int rc = ini_parse_stream(read_line, st, on_key, st);
+    if (st->err[0] == '\0' && rc != 0) {
+        /* inih's own syntax errors (e.g. a line without '='). */
+        snprintf(st->err, sizeof st->err, "%s:%d: syntax error (expected "
+                 "[section], key = value or a comment)", path,
+                 rc > 0 ? rc : st->lineno);
+    }
+    if (st->err[0] != '\0')
+        goto close_file;
+
+    /* Whole-file checks, reported at the [experiment] header (or line 1). */
+    st->lineno = st->experiment_line ? st->experiment_line : 1;
+    dq_experiment *b = &st->base;
+    if (st->experiment_line == 0) {
+        load_fail(st, "no [experiment] section");
+        goto close_file;
+    }
+    if (!st->set_base[K_NAME]) {
+        load_fail(st, "[experiment] has no name (add: name = NAME)");
+        goto close_file;
+    }
+    if (!st->set_base[K_STRATEGIES]) {
+        load_fail(st, "[experiment] has no strategies list");
+        goto close_file;
+    }
+    if (!st->set_base[K_CONSUMERS]) {
+        load_fail(st, "[experiment] has no consumers list");
+        goto close_file;
+    }
+    /* Defaults for what was not given (as dq_trial_defaults). */
+    if (!st->set_base[K_PRODUCERS])
+        b->producers[0] = 1, b->nproducers = 1;
+    if (!st->set_base[K_WORK_US])
+        b->work_us[0] = 0, b->nwork_us = 1;
+    if (!st->set_base[K_TASKS])
+        b->tasks = 1000;
+    if (!st->set_base[K_DELAY_MS])
+        b->delay_min_ms = 0, b->delay_max_ms = 100;
+    if (!st->set_base[K_PAYLOAD_BYTES])
+        b->payload_bytes = 16;
+    if (!st->set_base[K_GRACE_MS])
+        b->grace_ms = 2000;
+    if (!st->set_base[K_REPEATS])
+        b->repeats = 1;
+    if (!st->set_base[K_SEED])
+        b->seed = 1;
+    if (!st->set_base[K_TITLE])
+        snprintf(b->title, sizeof b->title, "%s", b->name);
+    if (!st->set_base[K_PLOTS]) {
+        snprintf(b->plots[0], sizeof b->plots[0], "duplicates");
+        snprintf(b->plots[1], sizeof b->plots[1], "throughput");
+        b->nplots = 2;
+    }
+
+    if (quick) {
+        dq_experiment *q = &st->quick;
+        bool *s = st->set_quick;
+        if (s[K_STRATEGIES]) {
+            memcpy(b->strategies, q->strategies, sizeof b->strategies);
+            b->nstrategies = q->nstrategies;
+        }
+        if (s[K_PRODUCERS]) {
+            memcpy(b->producers, q->producers, sizeof b->producers);
+            b->nproducers = q->nproducers;
+        }
+        if (s[K_CONSUMERS]) {
+            memcpy(b->consumers, q->consumers, sizeof b->consumers);
+            b->nconsumers = q->nconsumers;
+        }
+        if (s[K_WORK_US]) {
+            memcpy(b->work_us, q->work_us, sizeof b->work_us);
+            b->nwork_us = q->nwork_us;
+        }
+        if (s[K_TASKS])
+            b->tasks = q->tasks;
+        if (s[K_DELAY_MS])
+            b->delay_min_ms = q->delay_min_ms, b->delay_max_ms = q->delay_max_ms;
+        if (s[K_PAYLOAD_BYTES])
+            b->payload_bytes = q->payload_bytes;
+        if (s[K_GRACE_MS])
+            b->grace_ms = q->grace_ms;
+        if (s[K_REPEATS])
+            b->repeats = q->repeats;
+        if (s[K_SEED])
+            b->seed = q->seed;
+    }
+    b->quick = quick;
+    for (size_t i = 0; i < b->nstrategies; i++) {
+        int si = registry_index(b->strategies[i].s->name);
+        memcpy(b->strategies[i].opts, st->opts[si], sizeof st->opts[si]);
+        b->strategies[i].nopts = st->nopts[si];
+    }
+    snprintf(b->path, sizeof b->path, "%s", path);
+    *e = *b;
+    ret = 0;
+
+close_file:
+    fclose(st->f);
+free_state:
+    if (ret != 0)
+        snprintf(err, errlen, "%s", st->err);
+    free(st->linebuf);
+    free(st);
+    return ret;
+}
+
+void dq_experiment_free(dq_experiment *e)
+{
+    (void)e;
+}
+
+size_t dq_experiment_ntrials(const dq_experiment *e)
+{
+    return e->nstrategies * e->nproducers * e->nconsumers * e->nwork_us *
+           (size_t)e->repeats;
+}
+
+void dq_experiment_cell(const dq_experiment *e, size_t index, dq_exp_cell *c)
+{
+    size_t i = index;
+    c->repeat = (int)(i % (size_t)e->repeats) + 1;
+    i /= (size_t)e->repeats;
+    c->work_us = e->work_us[i % e->nwork_us];
+    i /= e->nwork_us;
+    c->consumers = e->consumers[i % e->nconsumers];
+    i /= e->nconsumers;
+    c->producers = e->producers[i % e->nproducers];
+    i /= e->nproducers;
+    c->strategy = &e->strategies[i % e->nstrategies];
+}
+
+/* ======================================================================
+ * Running
+ * ====================================================================== */
+
+/* One finished trial, as written to trials.csv. */
+typedef struct trial_row {
+    dq_exp_cell cell;
+    uint64_t seed;
+    dq_trial_result r;
+} trial_row;
+
+typedef struct run {
+    const dq_experiment *e;
+    char dir[PATH_MAX];       /* results/NAME/STAMP[-N] */
+    char stamp[64];           /* basename of dir */
+    char expdir[PATH_MAX];    /* results/NAME */
+    trial_row *rows;
+    size_t nrows;
+    size_t ntrials;
+    char redis_desc[300];     /* "private redis-server 127.0.0.1:PORT" */
+    char redis_version[64];
+    char started[64], finished[64];
+    char command[1024];
+    char error[512];          /* set when a trial failed */
+    bool complete;
+} run;
+
+static void now_iso(char *buf, size_t len)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%S%z", &tm);
+}
+
+/* Writes data through path.tmp.PID then rename().  Returns 0 or -1 with
+ * the message in err. */
+static int write_atomic(const char *path, const char *data, size_t len,
+                        char *err, size_t errlen)
+{
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    size_t w = fwrite(data, 1, len, f);
+    if (fclose(f) != 0 || w != len) {
+        snprintf(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errlen, "rename %s: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* CSV field: quoted when it holds a comma, quote or newline. */
+static void csv_field(FILE *f, const char *s)
+{
+    if (strpbrk(s, ",\"\n\r") == NULL) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void opts_string(const dq_exp_strategy *s, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < s->nopts && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s=%s",
+                                i ? ";" : "", s->opts[i].key,
+                                s->opts[i].val);
+}
+
+#define CSV_HEADER                                                           \
+    "experiment,trial,strategy,options,producers,consumers,tasks,"           \
+    "delay_min_ms,delay_max_ms,work_us,repeat,seed,enqueued,delivered,"      \
+    "deliveries,duplicates,lost,early,lateness_p50_ms,lateness_p90_ms,"      \
+    "lateness_p99_ms,lateness_p999_ms,lateness_max_ms,tasks_per_s,"          \
+    "elapsed_s,redis_commands,round_trips,empty_polls,lost_races,wakeups,"   \
+    "putbacks,acked,unknown\n"
+
+static int write_csv(const run *rn, char *err, size_t errlen)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (f == NULL) {
+        snprintf(err, errlen, "open_memstream: %s", strerror(errno));
+        return -1;
+    }
+    fputs(CSV_HEADER, f);
+    for (size_t i = 0; i < rn->nrows; i++) {
+        const trial_row *t = &rn->rows[i];
+        const dq_check *c = &t->r.check;
+        char opts[512];
+        opts_string(t->cell.strategy, opts, sizeof opts);
+        csv_field(f, rn->e->name);
+        fprintf(f, ",%zu,", i + 1);
+        csv_field(f, t->cell.strategy->s->name);
+        fputc(',', f);
+        csv_field(f, opts);
+        fprintf(f, ",%d,%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+                ",%d,%" PRIu64, t->cell.producers, t->cell.consumers,
+                rn->e->tasks, rn->e->delay_min_ms, rn->e->delay_max_ms,
+                t->cell.work_us, t->cell.repeat, t->seed);
+        fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                ",%" PRIu64 ",%" PRIu64, c->enqueued, c->delivered,
+                c->deliveries, c->duplicates, c->lost, c->early);
+        fprintf(f, ",%.3f,%.3f,%.3f,%.3f,%.3f", c->lateness.p50_ms,
+                c->lateness.p90_ms, c->lateness.p99_ms, c->lateness.p999_ms,
+                c->lateness.max_ms);
+        fprintf(f, ",%.1f,%.3f,%" PRId64, t->r.tasks_per_s, t->r.elapsed_s,
+                t->r.redis_commands);
+        fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+                t->r.counters.round_trips, t->r.counters.empty_polls,
+                t->r.counters.lost_races, t->r.counters.wakeups,
+                t->r.counters.putbacks, c->acked, c->unknown);
+    }
+    if (fclose(f) != 0) {
+        free(buf);
+        snprintf(err, errlen, "writing trials.csv: out of memory");
+        return -1;
+    }
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/trials.csv", rn->dir);
+    int rc = write_atomic(path, buf, len, err, errlen);
+    free(buf);
+    return rc;
+}
+
+/* First line of a command's output, or "unknown". */
+static void command_line_output(const char *cmd, char *buf, size_t len)
+{
+    snprintf(buf, len, "unknown");
+    FILE *p = popen(cmd, "r");
+    if (p == NULL)
+        return;
+    char line[256];
+    if (fgets(line, sizeof line, p) != NULL) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[0] != '\0')
+            snprintf(buf, len, "%s", line);
+    }
+    if (pclose(p) != 0)
+        snprintf(buf, len, "unknown");
+}
+
+static void cpu_model(char *buf, size_t len)
+{
+    snprintf(buf, len, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f == NULL)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "model name", 10) == 0) {
+            char *c = strchr(line, ':');
+            if (c != NULL) {
+                c++;
+                while (*c == ' ' || *c == '\t')
+                    c++;
+                c[strcspn(c, "\r\n")] = '\0';
+                snprintf(buf, len, "%s", c);
+            }
+            break;
+        }
+    }
+    fclose(f);
+}
+
+/* meta.txt value: one line, so newlines become spaces. */
+static void meta_kv(FILE *f, const char *key, const char *val)
+{
+    fprintf(f, "%s = ", key);
+    for (const char *p = val; *p; p++)
+        fputc(*p == '\n' || *p == '\r' ? ' ' : *p, f);
+    fputc('\n', f);
+}
+
+static void join_ints(char *buf, size_t len, const int *v, size_t n)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%d", i ? ", " : "",
+                                v[i]);
+}
+
+static int write_meta(const run *rn, char *err, size_t errlen)
+{
+    const dq_experiment *e = rn->e;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (f == NULL) {
+        snprintf(err, errlen, "open_memstream: %s", strerror(errno));
+        return -1;
+    }
+    char tmp[1024];
+    fprintf(f, "# dqlab run metadata; key = value, one per line\n");
+    meta_kv(f, "experiment", e->name);
+    meta_kv(f, "title", e->title);
+    meta_kv(f, "description", e->description);
+    size_t off = 0;
+    tmp[0] = '\0';
+    for (size_t i = 0; i < e->nclaims; i++)
+        off += (size_t)snprintf(tmp + off, sizeof tmp - off, "%s%s",
+                                i ? " " : "", e->claims[i]);
+    meta_kv(f, "claims", tmp);
+    off = 0;
+    tmp[0] = '\0';
+    for (size_t i = 0; i < e->nplots; i++)
+        off += (size_t)snprintf(tmp + off, sizeof tmp - off, "%s%s",
+                                i ? " " : "", e->plots[i]);
+    meta_kv(f, "plots", tmp);
+    meta_kv(f, "file", e->path);
+    meta_kv(f, "file_copy", "experiment.ini");
+    meta_kv(f, "command", rn->command);
+    meta_kv(f, "quick", e->quick ? "yes" : "no");
+    off = 0;
+    tmp[0] = '\0';
+    for (size_t i = 0; i < e->nstrategies; i++) {
+        char o[512];
+        opts_string(&e->strategies[i], o, sizeof o);
+        off += (size_t)snprintf(tmp + off, sizeof tmp - off, "%s%s%s%s%s",
+                                i ? ", " : "", e->strategies[i].s->name,
+                                o[0] ? "(" : "", o, o[0] ? ")" : "");
+    }
+    meta_kv(f, "strategies", tmp);
+    join_ints(tmp, sizeof tmp, e->producers, e->nproducers);
+    meta_kv(f, "producers", tmp);
+    join_ints(tmp, sizeof tmp, e->consumers, e->nconsumers);
+    meta_kv(f, "consumers", tmp);
+    off = 0;
+    tmp[0] = '\0';
+    for (size_t i = 0; i < e->nwork_us; i++)
+        off += (size_t)snprintf(tmp + off, sizeof tmp - off, "%s%" PRId64,
+                                i ? ", " : "", e->work_us[i]);
+    meta_kv(f, "work_us", tmp);
+    fprintf(f, "tasks = %" PRId64 "\n", e->tasks);
+    fprintf(f, "delay_ms = %" PRId64 ":%" PRId64 "\n", e->delay_min_ms,
+            e->delay_max_ms);
+    fprintf(f, "payload_bytes = %" PRId64 "\n", e->payload_bytes);
+    fprintf(f, "grace_ms = %" PRId64 "\n", e->grace_ms);
+    fprintf(f, "repeats = %d\n", e->repeats);
+    fprintf(f, "seed = %" PRIu64 "\n", e->seed);
+    fprintf(f, "trials_planned = %zu\n", rn->ntrials);
+    fprintf(f, "trials_done = %zu\n", rn->nrows);
+    meta_kv(f, "complete", rn->complete ? "yes" : "no");
+    if (rn->error[0])
+        meta_kv(f, "error", rn->error);
+    meta_kv(f, "redis", rn->redis_desc);
+    meta_kv(f, "redis_version", rn->redis_version);
+    command_line_output("git rev-parse --short HEAD 2>/dev/null", tmp,
+                        sizeof tmp);
+    meta_kv(f, "dqlab_commit", tmp);
+    meta_kv(f, "date", rn->started);
+    meta_kv(f, "finished", rn->finished[0] ? rn->finished : "");
+    if (gethostname(tmp, sizeof tmp) != 0)
+        snprintf(tmp, sizeof tmp, "unknown");
+    tmp[sizeof tmp - 1] = '\0';
+    meta_kv(f, "hostname", tmp);
+    cpu_model(tmp, sizeof tmp);
+    meta_kv(f, "cpu_model", tmp);
+    fprintf(f, "cores = %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
+    if (fclose(f) != 0) {
+        free(buf);
+        snprintf(err, errlen, "writing meta.txt: out of memory");
+        return -1;
+    }
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/meta.txt", rn->dir);
+    int rc = write_atomic(path, buf, len, err, errlen);
+    free(buf);
+    return rc;
+}
+
+static int copy_file(const char *from, const char *to, char *err,
+                     size_t errlen)
+{
+    FILE *in = fopen(from, "r");
+    if (in == NULL) {
+        snprintf(err, errlen, "%s: %s", from, strerror(errno));
+        return -1;
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, in)) > 0) {
+        if (len + n > cap) {
+            cap = (len + n) * 2;
+            char *nb = realloc(buf, cap);
+            if (nb == NULL) {
+                free(buf);
+                fclose(in);
+                snprintf(err, errlen, "%s: out of memory", from);
+                return -1;
+            }
+            buf = nb;
+        }
+        memcpy(buf + len, chunk, n);
+        len += n;
+    }
+    fclose(in);
+    int rc = write_atomic(to, buf ? buf : "", len, err, errlen);
+    free(buf);
+    return rc;
+}
+
+/* mkdir -p for the parents of results/NAME. */
+static int mkdirs(const char *path, char *err, size_t errlen)
+{
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; ; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(tmp, 0777) != 0 && errno != EEXIST) {
+                snprintf(err, errlen, "mkdir %s: %s", tmp, strerror(errno));
+                return -1;
+            }
+            if (c == '\0')
+                break;
+            *p = c;
+        }
+    }
+    return 0;
+}
+
+/* Creates results/NAME/STAMP, adding -2, -3 ... when it exists. */
+static int make_run_dir(run *rn, const char *results, char *err,
+                        size_t errlen)
+{
+    snprintf(rn->expdir, sizeof rn->expdir, "%s/%s", results, rn->e->name);
+    if (mkdirs(rn->expdir, err, errlen) != 0)
+        return -1;
+    time_t t = time(NULL);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    char base[32];
+    strftime(base, sizeof base, "%Y%m%d-%H%M%S", &tm);
+    for (int n = 1; n < 1000; n++) {
+        if (n == 1)
+            snprintf(rn->stamp, sizeof rn->stamp, "%s", base);
+        else
+            snprintf(rn->stamp, sizeof rn->stamp, "%s-%d", base, n);
+        snprintf(rn->dir, sizeof rn->dir, "%s/%s", rn->expdir, rn->stamp);
+        if (mkdir(rn->dir, 0777) == 0) {
+            char logs[PATH_MAX + 8];
+            snprintf(logs, sizeof logs, "%s/logs", rn->dir);
+            if (mkdir(logs, 0777) != 0) {
+                snprintf(err, errlen, "mkdir %s: %s", logs, strerror(errno));
+                return -1;
+            }
+            return 0;
+        }
+        if (errno != EEXIST) {
+            snprintf(err, errlen, "mkdir %s: %s", rn->dir, strerror(errno));
+            return -1;
+        }
+    }
+    snprintf(err, errlen, "%s: too many runs this second", rn->expdir);
+    return -1;
+}
+
+static int update_latest(const run *rn, char *err, size_t errlen)
+{
+    char tmp[PATH_MAX + 32], link[PATH_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s/.latest.tmp.%ld", rn->expdir,
+             (long)getpid());
+    snprintf(link, sizeof link, "%s/latest", rn->expdir);
+    unlink(tmp);
+    if (symlink(rn->stamp, tmp) != 0) {
+        snprintf(err, errlen, "symlink %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    if (rename(tmp, link) != 0) {
+        snprintf(err, errlen, "rename %s: %s", link, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* INFO server's redis_version from an external server (--redis). */
+static void external_version(const dq_redis_target *t, char *buf, size_t len)
+{
+    snprintf(buf, len, "unknown");
+    struct timeval tv = {2, 0};
+    redisContext *c = redisConnectWithTimeout(t->host, t->port, tv);
+    if (c == NULL || c->err)
+        goto done;
+    redisReply *r;
+    if (t->password[0]) {
+        if (t->user[0])
+            r = redisCommand(c, "AUTH %s %s", t->user, t->password);
+        else
+            r = redisCommand(c, "AUTH %s", t->password);
+        if (r == NULL)
+            goto done;
+        freeReplyObject(r);
+    }
+    r = redisCommand(c, "INFO server");
+    if (r != NULL && r->type == REDIS_REPLY_STRING) {
+        const char *v = strstr(r->str, "redis_version:");
+        if (v != NULL) {
+            v += strlen("redis_version:");
+            snprintf(buf, len, "%.*s", (int)strcspn(v, "\r\n"), v);
+        }
+    }
+    if (r != NULL)
+        freeReplyObject(r);
+done:
+    if (c != NULL)
+        redisFree(c);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: dqlab experiment FILE [--quick] [--results DIR] "
+            "[--redis URL]\n"
+            "  runs every trial of the experiment file and writes\n"
+            "  DIR/NAME/YYYYmmdd-HHMMSS/{trials.csv,meta.txt,logs/} "
+            "(DIR default: results)\n"
+            "  --quick       apply the file's [quick] overrides\n"
+            "  --redis URL   use this server (redis://[user:pass@]host:port"
+            "[/db]) instead of a private one\n");
+}
+
+/* The guarantees a fault-free trial can break; appends a line to viol. */
+static bool check_guarantees(const run *rn, const trial_row *t, size_t index,
+                             char *viol, size_t len)
+{
+    const dq_check *c = &t->r.check;
+    const char *name = t->cell.strategy->s->name;
+    size_t off = strlen(viol);
+    bool bad = false;
+    if (c->early > 0) {
+        off += (size_t)snprintf(viol + off, len > off ? len - off : 0,
+                                "dqlab: %s trial %zu delivered %" PRIu64
+                                " tasks before their due time\n", name,
+                                index + 1, c->early);
+        bad = true;
+    }
+    if (c->unknown > 0) {
+        off += (size_t)snprintf(viol + off, len > off ? len - off : 0,
+                                "dqlab: %s trial %zu delivered %" PRIu64
+                                " ids never enqueued\n", name, index + 1,
+                                c->unknown);
+        bad = true;
+    }
+    if (c->duplicates > 0 &&
+        (t->cell.strategy->s->flags & DQ_G_NO_DUP_CONCURRENT)) {
+        off += (size_t)snprintf(viol + off, len > off ? len - off : 0,
+                                "dqlab: %s declares no duplicates under "
+                                "concurrency but trial %zu delivered %" PRIu64
+                                "\n", name, index + 1, c->duplicates);
+        bad = true;
+    }
+    (void)rn;
+    return bad;
+}
+
+int dq_cmd_experiment(int argc, char **argv)
+{
+    const char *file = NULL, *results = "results", *url = NULL;
+    bool quick = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) {
+            quick = true;
+        } else if (strcmp(argv[i], "--results") == 0 ||
+                   strcmp(argv[i], "--redis") == 0) {
+            if (i + 1 >= argc || argv[i + 1][0] == '\0') {
+                fprintf(stderr, "dqlab experiment: %s needs a value\n",
+                        argv[i]);
+                return 2;
+            }
+            if (argv[i][2] == 'r' && argv[i][3] == 'e' && argv[i][4] == 's')
+                results = argv[++i];
+            else
+                url = argv[++i];
+        } else if (strcmp(argv[i], "-h") == 0 ||
+                   strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "dqlab experiment: unknown option %s "
+                    "(see dqlab experiment --help)\n", argv[i]);
+            return 2;
+        } else if (file != NULL) {
+            fprintf(stderr, "dqlab experiment: one FILE only (got %s and "
+                    "%s)\n", file, argv[i]);
+            return 2;
+        } else {
+            file = argv[i];
+        }
+    }
+    if (file == NULL) {
+        usage(stderr);
+        return 2;
+    }
+
+    int ret = 2;
+    char err[1024];
+    dq_experiment *e = calloc(1, sizeof *e);
+    run *rn = calloc(1, sizeof *rn);
+    if (e == NULL || rn == NULL) {
+        fprintf(stderr, "dqlab experiment: out of memory\n");
+        goto free_all;
+    }
+    if (dq_experiment_load(file, quick, e, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        goto free_all;
+    }
+    rn->e = e;
+    rn->ntrials = dq_experiment_ntrials(e);
+    rn->rows = calloc(rn->ntrials, sizeof *rn->rows);
+    if (rn->rows == NULL) {
+        fprintf(stderr, "dqlab experiment: out of memory\n");
+        goto free_all;
+    }
+    size_t off = 0;
+    for (int i = 0; i < argc && off < sizeof rn->command; i++)
+        off += (size_t)snprintf(rn->command + off, sizeof rn->command - off,
+                                "%s%s", i ? " " : "dqlab ", argv[i]);
+
+    bool needs_redis = false;
+    for (size_t i = 0; i < e->nstrategies; i++)
+        if (e->strategies[i].s->flags & DQ_G_NEEDS_REDIS)
+            needs_redis = true;
+
+    /* Ctrl-C / SIGTERM / SIGHUP: the handler (signals.c) asks the running
+     * trial to stop; the loop below then keeps the trials done so far. */
+    dq_signals_install();
+    bool interrupted = false;
+
+    dq_redis_server server;
+    memset(&server, 0, sizeof server);
+    dq_redis_target target;
+    memset(&target, 0, sizeof target);
+    snprintf(rn->redis_desc, sizeof rn->redis_desc, "none");
+    snprintf(rn->redis_version, sizeof rn->redis_version, "none");
+    if (url != NULL) {
+        if (dq_redis_url_parse(url, &target, err, sizeof err) != 0) {
+            fprintf(stderr, "dqlab experiment: --redis: %s\n", err);
+            goto free_all;
+        }
+        dq_redis_url_redacted(&target, rn->redis_desc,
+                              sizeof rn->redis_desc);
+        if (needs_redis)
+            external_version(&target, rn->redis_version,
+                             sizeof rn->redis_version);
+    } else if (needs_redis) {
+        dq_redis_server_opts so = {0};
+        if (dq_redis_server_start(&server, &so, err, sizeof err) != 0) {
+            fprintf(stderr, "dqlab experiment: %s\n", err);
+            goto free_all;
+        }
+        snprintf(target.host, sizeof target.host, "127.0.0.1");
+        target.port = server.port;
+        snprintf(rn->redis_desc, sizeof rn->redis_desc,
+                 "private redis-server 127.0.0.1:%d", server.port);
+        snprintf(rn->redis_version, sizeof rn->redis_version, "%s",
+                 server.version);
+    }
+
+    if (make_run_dir(rn, results, err, sizeof err) != 0) {
+        fprintf(stderr, "dqlab experiment: %s\n", err);
+        goto stop_server;
+    }
+    now_iso(rn->started, sizeof rn->started);
+    char copy[PATH_MAX + 32];
+    snprintf(copy, sizeof copy, "%s/experiment.ini", rn->dir);
+    if (copy_file(file, copy, err, sizeof err) != 0 ||
+        write_meta(rn, err, sizeof err) != 0 ||
+        write_csv(rn, err, sizeof err) != 0) {
+        fprintf(stderr, "dqlab experiment: %s\n", err);
+        goto stop_server;
+    }
+    fprintf(stderr, "dqlab: %s: %zu trials%s, results in %s\n", e->name,
+            rn->ntrials, e->quick ? " (quick)" : "", rn->dir);
+
+    bool tty = isatty(STDERR_FILENO);
+    char violations[4096] = "";
+    int nviol = 0;
+    uint64_t lost_total = 0;
+    for (size_t i = 0; i < rn->ntrials; i++) {
+        if (dq_signals_caught()) {
+            interrupted = true;
+            break;
+        }
+        trial_row *t = &rn->rows[rn->nrows];
+        dq_experiment_cell(e, i, &t->cell);
+        t->seed = e->seed + i;
+
+        char label[128];
+        int lo = snprintf(label, sizeof label, "[%zu/%zu] %s c=%d",
+                          i + 1, rn->ntrials, t->cell.strategy->s->name,
+                          t->cell.consumers);
+        if (e->nproducers > 1 && lo > 0 && (size_t)lo < sizeof label)
+            lo += snprintf(label + lo, sizeof label - (size_t)lo, " p=%d",
+                           t->cell.producers);
+        if (e->nwork_us > 1 && lo > 0 && (size_t)lo < sizeof label)
+            lo += snprintf(label + lo, sizeof label - (size_t)lo,
+                           " work=%" PRId64 "us", t->cell.work_us);
+        if (lo > 0 && (size_t)lo < sizeof label)
+            snprintf(label + lo, sizeof label - (size_t)lo, " rep %d",
+                     t->cell.repeat);
+        if (tty) {
+            fprintf(stderr, "\r\033[K%s ...", label);
+            fflush(stderr);
+        }
+
+        dq_trial_params p;
+        dq_trial_defaults(&p);
+        p.strategy = t->cell.strategy->s;
+        memcpy(p.opts, t->cell.strategy->opts, sizeof p.opts);
+        p.nopts = t->cell.strategy->nopts;
+        p.producers = t->cell.producers;
+        p.consumers = t->cell.consumers;
+        p.tasks = e->tasks;
+        p.delay_min_ms = e->delay_min_ms;
+        p.delay_max_ms = e->delay_max_ms;
+        p.work_us = t->cell.work_us;
+        p.payload_bytes = e->payload_bytes;
+        p.grace_ms = e->grace_ms;
+        p.seed = t->seed;
+        p.redis = (t->cell.strategy->s->flags & DQ_G_NEEDS_REDIS) ? &target
+                                                                   : NULL;
+        /* Unique per run and trial: the run stamp is unique per NAME. */
+        snprintf(p.queue, sizeof p.queue, "x.%.24s.%s.%03zu", e->name,
+                 rn->stamp, i + 1);
+        p.fresh = false;
+        char logpath[PATH_MAX + 32];
+        snprintf(logpath, sizeof logpath, "%s/logs/trial-%03zu.log", rn->dir,
+                 i + 1);
+        p.log_path = logpath;
+        p.progress = false;
+
+        memset(&t->r, 0, sizeof t->r);
+        int rc = dq_trial_run(&p, &t->r, err, sizeof err);
+        if (rc < 0) {
+            if (tty)
+                fputc('\n', stderr);
+            fprintf(stderr, "dqlab experiment: trial %zu (%s): %s\n", i + 1,
+                    p.strategy->name, err);
+            snprintf(rn->error, sizeof rn->error, "trial %zu: %s", i + 1,
+                     err);
+            break;
+        }
+        if (rc == 1 || dq_signals_caught()) {
+            /* Cut short: not a measurement, do not keep its row. */
+            interrupted = true;
+            break;
+        }
+        rn->nrows++;
+        const dq_check *c = &t->r.check;
+        lost_total += c->lost;
+        if (check_guarantees(rn, t, i, violations, sizeof violations))
+            nviol++;
+        fprintf(stderr, "%s%s: dup=%" PRIu64 " lost=%" PRIu64
+                " early=%" PRIu64 " %.0f tasks/s%s", tty ? "\r\033[K" : "",
+                label, c->duplicates, c->lost, c->early, t->r.tasks_per_s,
+                tty ? "" : "\n");
+        fflush(stderr);
+        if (write_csv(rn, err, sizeof err) != 0 ||
+            write_meta(rn, err, sizeof err) != 0) {
+            if (tty)
+                fputc('\n', stderr);
+            fprintf(stderr, "dqlab experiment: %s\n", err);
+            snprintf(rn->error, sizeof rn->error, "%s", err);
+            break;
+        }
+    }
+    if (tty)
+        fputc('\n', stderr);
+
+    rn->complete = rn->nrows == rn->ntrials;
+    now_iso(rn->finished, sizeof rn->finished);
+    if (write_meta(rn, err, sizeof err) != 0)
+        fprintf(stderr, "dqlab experiment: %s\n", err);
+    if (rn->complete) {
+        if (update_latest(rn, err, sizeof err) != 0) {
+            fprintf(stderr, "dqlab experiment: %s\n", err);
+            goto stop_server;
+        }
+        fprintf(stderr, "dqlab: %s: %zu trials done, %s/latest -> %s\n",
+                e->name, rn->nrows, rn->expdir, rn->stamp);
+        if (lost_total > 0)
+            fprintf(stderr, "dqlab: warning: %" PRIu64 " tasks lost without "
+                    "faults (grace_ms too short for this machine?)\n",
+                    lost_total);
+        if (nviol > 0) {
+            fputs(violations, stderr);
+            ret = 1;
+        } else {
+            ret = 0;
+        }
+    } else {
+        fprintf(stderr, "dqlab: %s: run incomplete (%zu of %zu trials%s); "
+                "kept in %s, %s/latest not updated\n", e->name, rn->nrows,
+                rn->ntrials, interrupted ? ", interrupted" : "", rn->dir,
+                rn->expdir);
+        ret = interrupted && rn->error[0] == '\0' ? 130 : 2;
+    }
+
+stop_server:
+    dq_redis_server_stop(&server);
+free_all:
+    if (rn != NULL)
+        free(rn->rows);
+    free(rn);
+    dq_experiment_free(e);
+    free(e);
+    return ret;
+}

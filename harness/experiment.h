@@ -1,0 +1,111 @@
+/* experiment.h -- experiment files: a matrix of trials described in INI.
+ *
+ * An experiment file names the strategies and the parameters to sweep;
+ * `dqlab experiment FILE` runs every combination (strategy x producers x
+ * consumers x work_us x repeat) as one trial each and stores the results
+ * under results/<name>/<YYYYmmdd-HHMMSS>/ (see experiment.c).  Format:
+ *
+ *   [experiment]
+ *   name        = concurrency            ; [A-Za-z0-9_-]{1,48}, required
+ *   title       = Concurrency and duplicates
+ *   description = One line or several; continuation lines are indented.
+ *   claims      = C01 C02 C13            ; ids from CLAIMS.md (report)
+ *   plots       = duplicates, throughput ; figures the report draws
+ *   strategies  = naive, lua, heap       ; list (matrix dimension)
+ *   producers   = 1                      ; list (matrix dimension)
+ *   consumers   = 1, 2, 4, 8             ; list (matrix dimension)
+ *   work_us     = 200                    ; list (matrix dimension)
+ *   tasks       = 2000
+ *   delay_ms    = 0:200                  ; MIN:MAX or N
+ *   payload_bytes = 16
+ *   grace_ms    = 2000
+ *   repeats     = 3
+ *   seed        = 42
+ *   [quick]                              ; overrides applied with --quick
+ *   tasks = 400                          ; (any key above but name, title,
+ *                                        ;  description, claims, plots)
+ *   [opts.naive]                         ; options of one strategy, passed
+ *   poll_ms = 10                         ; as key=value (dq_opt)
+ *
+ * Lists are separated by commas and/or blanks.  Every error (unknown
+ * section or key, unknown strategy, bad number, MIN > MAX, empty list,
+ * missing name) is reported as "FILE:LINE: message".
+ */
+#ifndef DQ_EXPERIMENT_H
+#define DQ_EXPERIMENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../strategies/dq.h"
+
+#define DQ_EXP_MAX_LIST 16    /* values per list */
+#define DQ_EXP_MAX_CLAIMS 24
+
+/* One strategy in the matrix with the options from its [opts.NAME]. */
+typedef struct dq_exp_strategy {
+    const dq_strategy *s;
+    dq_opt opts[DQ_MAX_OPTS];
+    size_t nopts;
+} dq_exp_strategy;
+
+typedef struct dq_experiment {
+    char path[512];          /* the file it was loaded from */
+    char name[49];
+    char title[128];
+    char description[1024];
+    char claims[DQ_EXP_MAX_CLAIMS][8]; /* "C01", ... */
+    size_t nclaims;
+    char plots[8][32];       /* "duplicates", "throughput", "lateness" */
+    size_t nplots;
+    bool quick;              /* the [quick] overrides were applied */
+
+    dq_exp_strategy strategies[DQ_EXP_MAX_LIST];
+    size_t nstrategies;
+    int producers[DQ_EXP_MAX_LIST];
+    size_t nproducers;
+    int consumers[DQ_EXP_MAX_LIST];
+    size_t nconsumers;
+    int64_t work_us[DQ_EXP_MAX_LIST];
+    size_t nwork_us;
+
+    int64_t tasks;
+    int64_t delay_min_ms, delay_max_ms;
+    int64_t payload_bytes;
+    int64_t grace_ms;
+    int repeats;
+    uint64_t seed;
+} dq_experiment;
+
+/* Loads the experiment at path into *e (caller-owned storage; nothing
+ * inside is heap-allocated, so there is no free).  With quick, the keys of
+ * [quick] replace the ones of [experiment].  Returns 0, or -1 with
+ * "path:line: message" in err (errlen bytes); line is 0 when the file
+ * cannot be opened.  The file is parsed and validated in full either way,
+ * so a bad [quick] section fails without --quick too. */
+int dq_experiment_load(const char *path, bool quick, dq_experiment *e,
+                       char *err, size_t errlen);
+
+/* Frees nothing today; kept so callers need not change if the struct ever
+ * owns memory.  NULL is fine. */
+void dq_experiment_free(dq_experiment *e);
+
+/* Number of trials the matrix holds (strategies x producers x consumers x
+ * work_us x repeats). */
+size_t dq_experiment_ntrials(const dq_experiment *e);
+
+/* One cell of the matrix, by trial index 0..ntrials-1, in the order the
+ * runner uses (strategy outermost, then producers, consumers, work_us,
+ * repeat innermost). */
+typedef struct dq_exp_cell {
+    const dq_exp_strategy *strategy;
+    int producers;
+    int consumers;
+    int64_t work_us;
+    int repeat;              /* 1..repeats */
+} dq_exp_cell;
+
+void dq_experiment_cell(const dq_experiment *e, size_t index, dq_exp_cell *c);
+
+#endif

@@ -1,0 +1,80 @@
+/* main.c -- the dqlab command line: dispatches to one subcommand.
+ *
+ *   dqlab list [-v]            strategies, guarantees, options
+ *   dqlab run --strategy S ... one trial, checked
+ *   dqlab check LOG            the checker on an event log
+ *   dqlab experiment FILE      a matrix of trials (experiment.c)
+ *   dqlab report DIR           the comparison report (report/report.c)
+ *
+ * Exit codes (commands.h): 0 ok, 1 a strategy broke a guarantee it
+ * declares, 2 bad input or environment (one line on stderr), 130 after
+ * Ctrl-C.  Signal handlers are installed here, before any thread starts.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "signals.h"
+
+static const struct {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+} commands[] = {
+    {"list", dq_cmd_list, "list the strategies (-v: guarantees, options)"},
+    {"run", dq_cmd_run, "run one trial of a strategy and check it"},
+    {"check", dq_cmd_check, "check an event log"},
+    {"experiment", dq_cmd_experiment, "run an experiment file (a matrix of "
+                                      "trials)"},
+    {"report", dq_cmd_report, "write the comparison report from results"},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: dqlab <command> [options]\n\n"
+               "Delay-queue strategies side by side on a real Redis.\n\n"
+               "commands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "  %-11s %s\n\n", "help", "this text, or `dqlab help CMD`");
+    fprintf(f, "`dqlab CMD --help` describes one command.  Exit codes: 0 ok, "
+               "1 a strategy broke a\nguarantee it declares, 2 bad input or "
+               "environment, 130 interrupted.\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *cmd;
+
+    if (argc < 2) {
+        fprintf(stderr, "dqlab: missing command (try dqlab --help)\n");
+        return 2;
+    }
+    cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "help") == 0) {
+        if (argc < 3) {
+            usage(stdout);
+            return 0;
+        }
+        for (size_t i = 0; i < NCOMMANDS; i++)
+            if (strcmp(argv[2], commands[i].name) == 0) {
+                char *args[] = {argv[2], "--help", NULL};
+                return commands[i].fn(2, args);
+            }
+        fprintf(stderr, "dqlab: unknown command '%s' (try dqlab --help)\n",
+                argv[2]);
+        return 2;
+    }
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(cmd, commands[i].name) == 0) {
+            dq_signals_install();
+            return commands[i].fn(argc - 1, argv + 1);
+        }
+    fprintf(stderr, "dqlab: unknown command '%s' (try dqlab --help)\n", cmd);
+    return 2;
+}

@@ -1,0 +1,359 @@
+/* redis_server.c -- a private redis-server owned by the harness
+ * (redis_server.h).
+ *
+ * How: pick a free port (bind 127.0.0.1:0, read it back, close; the small
+ * race with another process is handled by retrying with a new port when
+ * the server logs "Address already in use"), make a temporary directory
+ * with mkdtemp(3), fork and exec redis-server with persistence off
+ * (`--save '' --appendonly no`, or AOF with the asked appendfsync), its
+ * log in that directory, and wait until PING answers.
+ *
+ * Never leaving a server behind:
+ *   - the child calls setpgid(0, 0), so Ctrl-C in the terminal reaches
+ *     dqlab only, which then shuts the trial down in order and calls
+ *     dq_redis_server_stop() (a server killed by the same SIGINT would make
+ *     the consumers fail first and blur the report);
+ *   - the child sets PR_SET_PDEATHSIG = SIGKILL (prctl(2)) so it dies with
+ *     dqlab even on SIGKILL.  The signal is tied to the *thread* that
+ *     forked, so dq_redis_server_start() must be called from the main
+ *     thread (or a thread that outlives the server);
+ *   - stop sends SIGTERM (Redis shuts down cleanly, no save with --save
+ *     ''), SIGKILL after 3 s, reaps the child and removes the directory.
+ * https://redis.io/docs/management/config/ (command-line config arguments)
+ */
+#define _GNU_SOURCE /* nftw(3), mkdtemp(3) */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+
+#include "redis_server.h"
+
+#define START_TIMEOUT_MS 5000
+#define STOP_TIMEOUT_MS 3000
+#define PORT_RETRIES 5
+
+/* Finds `name` in PATH (or checks it when it holds a '/').  Returns 0 and
+ * the path in out, or -1. */
+static int find_binary(const char *name, char *out, size_t outlen)
+{
+    const char *path, *p;
+
+    if (strchr(name, '/') != NULL) {
+        if (access(name, X_OK) != 0)
+            return -1;
+        snprintf(out, outlen, "%s", name);
+        return 0;
+    }
+    path = getenv("PATH");
+    if (path == NULL)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    for (p = path; *p != '\0';) {
+        size_t n = strcspn(p, ":");
+        if (n > 0 && (size_t)snprintf(out, outlen, "%.*s/%s", (int)n, p,
+                                      name) < outlen &&
+            access(out, X_OK) == 0)
+            return 0;
+        p += n;
+        if (*p == ':')
+            p++;
+    }
+    return -1;
+}
+
+/* A port nobody listens on now (bind to port 0 and read it back), or -1. */
+static int free_port(void)
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    int fd, port = -1;
+
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag,
+                    struct FTW *ftw)
+{
+    (void)sb;
+    (void)ftw;
+    if (flag == FTW_DP)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
+}
+
+static void remove_tree(const char *dir)
+{
+    if (dir[0] != '\0')
+        nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The last non-empty line of the server's log, without Redis's
+ * "pid:role date time # " prefix, into out. */
+static void last_log_line(const char *dir, char *out, size_t outlen)
+{
+    char path[300], line[512];
+    FILE *f;
+
+    out[0] = '\0';
+    snprintf(path, sizeof path, "%s/redis.log", dir);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return;
+    while (fgets(line, sizeof line, f) != NULL) {
+        char *s = line, *mark;
+        line[strcspn(line, "\r\n")] = '\0';
+        if (*s == '\0')
+            continue;
+        /* "1234:M 30 Nov 2023 13:00:00.123 # text" */
+        mark = strstr(s, " # ");
+        if (mark == NULL)
+            mark = strstr(s, " * ");
+        if (mark != NULL)
+            s = mark + 3;
+        snprintf(out, outlen, "%s", s);
+    }
+    fclose(f);
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static pid_t spawn(const char *bin, const dq_redis_server_opts *o, int port,
+                   const char *dir)
+{
+    char portbuf[16], logpath[300];
+    const char *aof = (o->appendonly && strcmp(o->appendonly, "no") != 0)
+                          ? o->appendonly : NULL;
+    const char *argv[24];
+    int n = 0;
+    pid_t parent = getpid(), pid;
+
+    snprintf(portbuf, sizeof portbuf, "%d", port);
+    snprintf(logpath, sizeof logpath, "%s/redis.log", dir);
+    argv[n++] = bin;
+    argv[n++] = "--port";
+    argv[n++] = portbuf;
+    argv[n++] = "--bind";
+    argv[n++] = "127.0.0.1";
+    argv[n++] = "--save";
+    argv[n++] = "";
+    argv[n++] = "--appendonly";
+    argv[n++] = aof ? "yes" : "no";
+    if (aof) {
+        argv[n++] = "--appendfsync";
+        argv[n++] = aof;
+    }
+    argv[n++] = "--dir";
+    argv[n++] = dir;
+    argv[n++] = "--daemonize";
+    argv[n++] = "no";
+    argv[n++] = "--logfile";
+    argv[n++] = logpath;
+    argv[n++] = NULL;
+
+    pid = fork();
+    if (pid != 0)
+        return pid; /* parent, or -1 */
+
+    /* Child: only async-signal-safe calls until exec. */
+    sigset_t all;
+    int fd;
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(127); /* the parent died before prctl took effect */
+    sigemptyset(&all);
+    sigprocmask(SIG_SETMASK, &all, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    fd = open("/dev/null", O_RDWR);
+    if (fd >= 0) {
+        dup2(fd, 0);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        if (fd > 2)
+            close(fd);
+    }
+    execv(bin, (char *const *)argv);
+    _exit(127);
+}
+
+int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
+                          char *err, size_t errlen)
+{
+    static const dq_redis_server_opts defaults = {NULL, NULL, 0};
+    char bin[512], msg[512];
+    const char *tmp;
+
+    memset(s, 0, sizeof *s);
+    if (o == NULL)
+        o = &defaults;
+    if (o->appendonly && strcmp(o->appendonly, "no") != 0 &&
+        strcmp(o->appendonly, "everysec") != 0 &&
+        strcmp(o->appendonly, "always") != 0) {
+        snprintf(err, errlen, "appendonly must be no, everysec or always, "
+                 "not '%.20s'", o->appendonly);
+        return -1;
+    }
+    if (find_binary(o->binary ? o->binary : "redis-server", bin,
+                    sizeof bin) != 0) {
+        if (o->binary)
+            snprintf(err, errlen, "%s: not found or not executable",
+                     o->binary);
+        else
+            snprintf(err, errlen, "redis-server not found in PATH "
+                     "(apt-get install redis-server)");
+        return -1;
+    }
+    tmp = getenv("TMPDIR");
+    if (tmp == NULL || *tmp == '\0' || strlen(tmp) > 200)
+        tmp = "/tmp";
+    snprintf(s->dir, sizeof s->dir, "%s/dqlab-redis-XXXXXX", tmp);
+    if (mkdtemp(s->dir) == NULL) {
+        snprintf(err, errlen, "mkdtemp %s: %s", s->dir, strerror(errno));
+        s->dir[0] = '\0';
+        return -1;
+    }
+
+    for (int attempt = 0; attempt < PORT_RETRIES; attempt++) {
+        int port = o->port > 0 ? o->port : free_port();
+        int64_t deadline;
+        pid_t pid;
+
+        if (port < 0) {
+            snprintf(err, errlen, "cannot find a free port: %s",
+                     strerror(errno));
+            goto fail;
+        }
+        pid = spawn(bin, o, port, s->dir);
+        if (pid < 0) {
+            snprintf(err, errlen, "fork: %s", strerror(errno));
+            goto fail;
+        }
+        s->pid = pid;
+        s->port = port;
+        deadline = mono_ms() + START_TIMEOUT_MS;
+        for (;;) {
+            int status;
+            redisContext *c;
+            struct timeval tv = {0, 200000};
+
+            if (waitpid(pid, &status, WNOHANG) == pid) {
+                s->pid = 0;
+                last_log_line(s->dir, msg, sizeof msg);
+                if (o->port == 0 && strstr(msg, "in use") != NULL)
+                    break; /* lost the port race: try another */
+                if (WIFEXITED(status) && WEXITSTATUS(status) == 127 &&
+                    msg[0] == '\0')
+                    snprintf(err, errlen, "%s: could not be executed", bin);
+                else
+                    snprintf(err, errlen, "redis-server exited at start: %s",
+                             msg[0] ? msg : "(no log)");
+                goto fail;
+            }
+            c = redisConnectWithTimeout("127.0.0.1", port, tv);
+            if (c != NULL && c->err == 0) {
+                redisReply *r = redisCommand(c, "PING");
+                int ok = r != NULL && r->type == REDIS_REPLY_STATUS &&
+                         strcmp(r->str, "PONG") == 0;
+                if (r)
+                    freeReplyObject(r);
+                if (ok) {
+                    r = redisCommand(c, "INFO server");
+                    if (r != NULL && r->type == REDIS_REPLY_STRING) {
+                        const char *v = strstr(r->str, "redis_version:");
+                        if (v != NULL)
+                            snprintf(s->version, sizeof s->version, "%.*s",
+                                     (int)strcspn(v + 14, "\r\n"), v + 14);
+                    }
+                    if (r)
+                        freeReplyObject(r);
+                    redisFree(c);
+                    return 0;
+                }
+            }
+            if (c != NULL)
+                redisFree(c);
+            if (mono_ms() > deadline) {
+                snprintf(err, errlen, "redis-server on port %d did not answer "
+                         "PING within %d ms", port, START_TIMEOUT_MS);
+                goto fail;
+            }
+            sleep_ms(20);
+        }
+        if (o->port > 0)
+            break;
+    }
+    snprintf(err, errlen, "redis-server: no free port after %d tries",
+             PORT_RETRIES);
+fail:
+    dq_redis_server_stop(s);
+    return -1;
+}
+
+void dq_redis_server_stop(dq_redis_server *s)
+{
+    if (s == NULL)
+        return;
+    if (s->pid > 0) {
+        int64_t deadline = mono_ms() + STOP_TIMEOUT_MS;
+        int status;
+        pid_t w;
+
+        kill(s->pid, SIGTERM);
+        for (;;) {
+            w = waitpid(s->pid, &status, WNOHANG);
+            if (w == s->pid || (w < 0 && errno != EINTR))
+                break;
+            if (mono_ms() > deadline) {
+                kill(s->pid, SIGKILL);
+                while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
+                    ;
+                break;
+            }
+            sleep_ms(10);
+        }
+        s->pid = 0;
+    }
+    remove_tree(s->dir);
+    s->dir[0] = '\0';
+}

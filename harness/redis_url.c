@@ -1,0 +1,185 @@
+/* redis_url.c -- parses the --redis URL: redis://[[user]:password@]host[:port][/db]
+ *
+ * The form follows the provisional IANA "redis" URI scheme that redis-cli
+ * -u and most clients accept (https://www.iana.org/assignments/uri-schemes/
+ * prov/redis): user and password are percent-decoded, the host may be an
+ * IPv6 literal in brackets, the port defaults to 6379 and the path is the
+ * database number (default 0).
+ *
+ * The password is a secret: no message written here ever contains it, and
+ * the userinfo is never quoted back (a typo in it could be the password).
+ * dq_redis_url_redacted() gives the form to print.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse.h"
+#include "redis_url.h"
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Percent-decodes [s, s+n) into out (outlen bytes).  Returns 0, or -1 on a
+ * bad %XX escape, a NUL byte or when it does not fit. */
+static int pct_decode(const char *s, size_t n, char *out, size_t outlen)
+{
+    size_t j = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        int c = (unsigned char)s[i];
+        if (c == '%') {
+            int h, l;
+            if (i + 2 >= n)
+                return -1;
+            h = hexval((unsigned char)s[i + 1]);
+            l = hexval((unsigned char)s[i + 2]);
+            if (h < 0 || l < 0 || (h == 0 && l == 0))
+                return -1;
+            c = h * 16 + l;
+            i += 2;
+        }
+        if (j + 1 >= outlen)
+            return -1;
+        out[j++] = (char)c;
+    }
+    out[j] = '\0';
+    return 0;
+}
+
+int dq_redis_url_parse(const char *url, dq_redis_target *t, char *err,
+                       size_t errlen)
+{
+    static const char scheme[] = "redis://";
+    const char *p, *at, *hostend, *slash, *portstr = NULL;
+    char num[32];
+    int64_t v;
+
+    memset(t, 0, sizeof *t);
+    t->port = 6379;
+    if (url == NULL || *url == '\0') {
+        snprintf(err, errlen, "--redis: missing value (expected "
+                 "redis://[user:password@]host:port[/db])");
+        return -1;
+    }
+    if (strncmp(url, scheme, sizeof scheme - 1) != 0) {
+        snprintf(err, errlen, "--redis: URL must start with redis:// "
+                 "(expected redis://[user:password@]host:port[/db])");
+        return -1;
+    }
+    p = url + sizeof scheme - 1;
+
+    /* The userinfo ends at the last '@' before the path. */
+    slash = strchr(p, '/');
+    at = NULL;
+    for (const char *q = p; *q != '\0' && (slash == NULL || q < slash); q++)
+        if (*q == '@')
+            at = q;
+    if (at != NULL) {
+        const char *colon = memchr(p, ':', (size_t)(at - p));
+        if (colon == NULL) {
+            snprintf(err, errlen, "--redis: the part before '@' must be "
+                     "user:password or :password");
+            return -1;
+        }
+        if (pct_decode(p, (size_t)(colon - p), t->user, sizeof t->user) != 0) {
+            snprintf(err, errlen, "--redis: bad or too long user name "
+                     "(percent-encode special characters)");
+            return -1;
+        }
+        if (pct_decode(colon + 1, (size_t)(at - colon - 1), t->password,
+                       sizeof t->password) != 0) {
+            /* Never quote it. */
+            snprintf(err, errlen, "--redis: bad or too long password "
+                     "(percent-encode special characters)");
+            return -1;
+        }
+        if (t->password[0] == '\0') {
+            snprintf(err, errlen, "--redis: empty password after ':'");
+            return -1;
+        }
+        p = at + 1;
+    }
+
+    /* Host: [v6] or up to ':' or '/'. */
+    if (*p == '[') {
+        hostend = strchr(p, ']');
+        if (hostend == NULL || (slash != NULL && hostend > slash)) {
+            snprintf(err, errlen, "--redis: unterminated '[' in host");
+            return -1;
+        }
+        if ((size_t)(hostend - p - 1) >= sizeof t->host || hostend == p + 1) {
+            snprintf(err, errlen, "--redis: bad IPv6 host");
+            return -1;
+        }
+        memcpy(t->host, p + 1, (size_t)(hostend - p - 1));
+        p = hostend + 1;
+        if (*p != '\0' && *p != ':' && *p != '/') {
+            snprintf(err, errlen, "--redis: junk after ']' in host");
+            return -1;
+        }
+    } else {
+        size_t n = strcspn(p, ":/");
+        if (n == 0) {
+            snprintf(err, errlen, "--redis: missing host");
+            return -1;
+        }
+        if (n >= sizeof t->host) {
+            snprintf(err, errlen, "--redis: host name too long");
+            return -1;
+        }
+        memcpy(t->host, p, n);
+        p += n;
+    }
+
+    if (*p == ':') {
+        size_t n;
+        portstr = ++p;
+        n = strcspn(p, "/");
+        if (n >= sizeof num) {
+            snprintf(err, errlen, "--redis: port '%.20s...' is not a port "
+                     "number (1..65535)", portstr);
+            return -1;
+        }
+        memcpy(num, p, n);
+        num[n] = '\0';
+        if (dq_parse_i64("--redis port", num, 1, 65535, &v, err, errlen) != 0)
+            return -1;
+        t->port = (int)v;
+        p += n;
+    }
+    if (*p == '/') {
+        p++;
+        if (*p != '\0') {
+            if (dq_parse_i64("--redis db", p, 0, 1000000, &v, err,
+                             errlen) != 0)
+                return -1;
+            t->db = (int)v;
+        }
+    } else if (*p != '\0') {
+        snprintf(err, errlen, "--redis: unexpected text after the host");
+        return -1;
+    }
+    return 0;
+}
+
+void dq_redis_url_redacted(const dq_redis_target *t, char *buf, size_t buflen)
+{
+    const char *lb = strchr(t->host, ':') ? "[" : "";
+    const char *rb = strchr(t->host, ':') ? "]" : "";
+
+    if (t->password[0] != '\0')
+        snprintf(buf, buflen, "redis://%s:***@%s%s%s:%d/%d", t->user, lb,
+                 t->host, rb, t->port, t->db);
+    else
+        snprintf(buf, buflen, "redis://%s%s%s:%d/%d", lb, t->host, rb,
+                 t->port, t->db);
+}

@@ -1,0 +1,546 @@
+/* dq.c -- the strategy-independent half of dq.h: the dq_* wrappers that
+ * state and check each operation's contract, result and flag names,
+ * options (parsing, validation against a strategy's list, defaults) and the
+ * lab clock.
+ *
+ * Why wrappers: every caller (CLI, trial runner, tests) goes through one
+ * place that validates arguments, turns a NULL optional op into
+ * DQ_EUNSUPPORTED and keeps the error message in the handle, so strategies
+ * only implement the happy path of their own design (as Redis's
+ * connection.h wrappers do for ConnectionType).
+ *
+ * Strings in dq_config: dq_open copies every string it keeps (queue name,
+ * Redis host, user, password, consumer name) into the handle, so the
+ * caller's config may be freed or reused right after dq_open returns.  The
+ * password copy is wiped before it is freed.
+ *
+ * Options: the handle keeps one entry per option the strategy declares, in
+ * the strategy's order, holding the last value given for that key (later
+ * duplicates win, as on a command line) or else the default.  An unknown key
+ * is an error naming the strategy, the key and the accepted keys.  Values
+ * are checked by the strategy's open (dq_opt_int), which names the option.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dq.h"
+
+/* ---- Names ------------------------------------------------------------- */
+
+const char *dq_result_name(int rc)
+{
+    switch (rc) {
+#define DQ_RESULT_CASE(name, val, text) \
+    case (val):                         \
+        return text;
+        DQ_RESULT_MAP(DQ_RESULT_CASE)
+#undef DQ_RESULT_CASE
+    default:
+        return "unknown result code";
+    }
+}
+
+static const struct {
+    unsigned flag;
+    const char *name;
+} flag_names[] = {
+    {DQ_G_AT_MOST_ONCE, "at-most-once"},
+    {DQ_G_AT_LEAST_ONCE, "at-least-once"},
+    {DQ_G_SURVIVES_CONSUMER_CRASH, "survives-consumer-crash"},
+    {DQ_G_NEEDS_REDIS, "needs-redis"},
+    {DQ_G_POLLS, "polls"},
+    {DQ_G_BLOCKS, "blocks"},
+    {DQ_G_NO_DUP_CONCURRENT, "no-dup-concurrent"},
+    {DQ_G_DUPLICATES, "duplicates"},
+    {DQ_G_DUE_ORDER, "due-order"},
+    {DQ_G_SURVIVES_PROCESS_EXIT, "survives-process-exit"},
+};
+
+const char *dq_flag_name(unsigned flag)
+{
+    for (size_t i = 0; i < sizeof flag_names / sizeof flag_names[0]; i++)
+        if (flag_names[i].flag == flag)
+            return flag_names[i].name;
+    return NULL;
+}
+
+/* ---- Errors -------------------------------------------------------------- */
+
+int dq_fail(dq_queue *q, int rc, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (q == NULL)
+        return rc;
+    va_start(ap, fmt);
+    vsnprintf(q->err, sizeof q->err, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+const char *dq_errstr(const dq_queue *q)
+{
+    if (q == NULL)
+        return "no queue handle";
+    return q->err;
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err == NULL || errlen == 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- Options ----------------------------------------------------------- */
+
+int dq_opt_parse(const char *kv, dq_opt *o, char *err, size_t errlen)
+{
+    const char *eq;
+    size_t klen, vlen;
+
+    if (kv == NULL || o == NULL) {
+        set_err(err, errlen, "option: missing argument");
+        return DQ_EINVAL;
+    }
+    eq = strchr(kv, '=');
+    if (eq == NULL) {
+        set_err(err, errlen, "option '%s': expected key=value", kv);
+        return DQ_EINVAL;
+    }
+    klen = (size_t)(eq - kv);
+    vlen = strlen(eq + 1);
+    if (klen == 0) {
+        set_err(err, errlen, "option '%s': empty key", kv);
+        return DQ_EINVAL;
+    }
+    if (klen >= sizeof o->key) {
+        set_err(err, errlen, "option '%.*s': key longer than %zu bytes",
+                (int)klen, kv, sizeof o->key - 1);
+        return DQ_EINVAL;
+    }
+    for (size_t i = 0; i < klen; i++) {
+        if (!isalnum((unsigned char)kv[i]) && kv[i] != '_') {
+            set_err(err, errlen,
+                    "option '%.*s': key may hold only letters, digits and _",
+                    (int)klen, kv);
+            return DQ_EINVAL;
+        }
+    }
+    if (vlen == 0) {
+        set_err(err, errlen, "option '%.*s': empty value", (int)klen, kv);
+        return DQ_EINVAL;
+    }
+    if (vlen >= sizeof o->val) {
+        set_err(err, errlen, "option '%.*s': value longer than %zu bytes",
+                (int)klen, kv, sizeof o->val - 1);
+        return DQ_EINVAL;
+    }
+    memcpy(o->key, kv, klen);
+    o->key[klen] = '\0';
+    memcpy(o->val, eq + 1, vlen + 1);
+    return DQ_OK;
+}
+
+const char *dq_opt_get(const dq_queue *q, const char *key)
+{
+    if (q == NULL || key == NULL)
+        return NULL;
+    for (size_t i = 0; i < q->nopts; i++)
+        if (strcmp(q->opts[i].key, key) == 0)
+            return q->opts[i].val;
+    return NULL;
+}
+
+int dq_opt_int(dq_queue *q, const char *key, int64_t min, int64_t max,
+               int64_t *out)
+{
+    const char *v = dq_opt_get(q, key);
+    char *end;
+    long long n;
+
+    if (v == NULL)
+        return dq_fail(q, DQ_EINVAL, "strategy '%s': option '%s' not set",
+                       q->s ? q->s->name : "?", key);
+    errno = 0;
+    n = strtoll(v, &end, 10);
+    if (errno != 0 || end == v || *end != '\0' || n < min || n > max)
+        return dq_fail(q, DQ_EINVAL,
+                       "strategy '%s': option %s=%s: expected an integer in "
+                       "[%lld, %lld]",
+                       q->s ? q->s->name : "?", key, v, (long long)min,
+                       (long long)max);
+    *out = (int64_t)n;
+    return DQ_OK;
+}
+
+/* Writes "a, b, c" (the strategy's option names) into buf. */
+static void list_options(const dq_strategy *s, char *buf, size_t buflen)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    if (s->options == NULL || s->options[0].name == NULL) {
+        snprintf(buf, buflen, "none");
+        return;
+    }
+    for (size_t i = 0; s->options[i].name != NULL; i++) {
+        int n = snprintf(buf + used, buflen - used, "%s%s", i ? ", " : "",
+                         s->options[i].name);
+        if (n < 0 || (size_t)n >= buflen - used)
+            return;
+        used += (size_t)n;
+    }
+}
+
+static bool queue_name_ok(const char *name)
+{
+    size_t n;
+
+    if (name == NULL)
+        return false;
+    n = strlen(name);
+    if (n < 1 || n > 64)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)name[i];
+        if (!isalnum(ch) && ch != '_' && ch != '.' && ch != '-')
+            return false;
+    }
+    return true;
+}
+
+/* Resolves cfg's options against s->options into q->opts. */
+static int resolve_options(const dq_strategy *s, const dq_config *cfg,
+                           dq_queue *q, char *err, size_t errlen)
+{
+    size_t ndef = 0;
+
+    if (cfg->nopts > 0 && cfg->opts == NULL) {
+        set_err(err, errlen, "strategy '%s': nopts=%zu but opts is NULL",
+                s->name, cfg->nopts);
+        return DQ_EINVAL;
+    }
+    for (size_t i = 0; i < cfg->nopts; i++) {
+        const dq_opt *o = &cfg->opts[i];
+        bool known = false;
+
+        for (size_t j = 0; s->options && s->options[j].name; j++)
+            if (strncmp(o->key, s->options[j].name, sizeof o->key) == 0)
+                known = true;
+        if (!known) {
+            char names[256];
+            list_options(s, names, sizeof names);
+            set_err(err, errlen,
+                    "strategy '%s' has no option '%.*s' (options: %s)",
+                    s->name, (int)sizeof o->key, o->key, names);
+            return DQ_EINVAL;
+        }
+    }
+    for (size_t j = 0; s->options && s->options[j].name; j++) {
+        const dq_optdef *d = &s->options[j];
+        const char *val = d->def ? d->def : "";
+
+        if (ndef >= DQ_MAX_OPTS) {
+            set_err(err, errlen, "strategy '%s' declares more than %d options",
+                    s->name, DQ_MAX_OPTS);
+            return DQ_EINVAL;
+        }
+        for (size_t i = 0; i < cfg->nopts; i++) /* last given wins */
+            if (strncmp(cfg->opts[i].key, d->name, sizeof cfg->opts[i].key) == 0)
+                val = cfg->opts[i].val;
+        if (strlen(d->name) >= sizeof q->opts[ndef].key ||
+            strnlen(val, sizeof q->opts[ndef].val) >= sizeof q->opts[ndef].val) {
+            set_err(err, errlen, "strategy '%s': option '%s' too long", s->name,
+                    d->name);
+            return DQ_EINVAL;
+        }
+        snprintf(q->opts[ndef].key, sizeof q->opts[ndef].key, "%s", d->name);
+        snprintf(q->opts[ndef].val, sizeof q->opts[ndef].val, "%s", val);
+        ndef++;
+    }
+    q->nopts = ndef;
+    return DQ_OK;
+}
+
+/* strdup that keeps NULL as NULL; sets *fail on allocation failure. */
+static char *dup_or_null(const char *s, bool *fail)
+{
+    char *d;
+
+    if (s == NULL)
+        return NULL;
+    d = strdup(s);
+    if (d == NULL)
+        *fail = true;
+    return d;
+}
+
+static void free_cfg_strings(dq_queue *q)
+{
+    free((char *)q->cfg.redis_host);
+    free((char *)q->cfg.redis_user);
+    if (q->cfg.redis_password != NULL) {
+        char *p = (char *)q->cfg.redis_password;
+        explicit_bzero(p, strlen(p));
+        free(p);
+    }
+    free((char *)q->cfg.consumer);
+    q->cfg.redis_host = q->cfg.redis_user = NULL;
+    q->cfg.redis_password = q->cfg.consumer = NULL;
+}
+
+/* ---- Wrappers ------------------------------------------------------------ */
+
+int dq_open(const dq_strategy *s, const dq_config *cfg, dq_queue **out,
+            char *err, size_t errlen)
+{
+    dq_queue *q;
+    bool fail = false;
+    int rc;
+
+    if (out != NULL)
+        *out = NULL;
+    if (s == NULL || cfg == NULL || out == NULL) {
+        set_err(err, errlen, "dq_open: strategy, config and out are required");
+        return DQ_EINVAL;
+    }
+    if (s->open == NULL || s->enqueue == NULL || s->claim == NULL ||
+        s->ack == NULL || s->close == NULL) {
+        set_err(err, errlen, "strategy '%s' lacks a required operation",
+                s->name);
+        return DQ_EINVAL;
+    }
+    if (!queue_name_ok(cfg->queue)) {
+        set_err(err, errlen,
+                "queue name '%s': expected 1 to 64 of [A-Za-z0-9_.-]",
+                cfg->queue ? cfg->queue : "(null)");
+        return DQ_EINVAL;
+    }
+    q = calloc(1, sizeof *q);
+    if (q == NULL) {
+        set_err(err, errlen, "dq_open: out of memory");
+        return DQ_ENOMEM;
+    }
+    q->s = s;
+    snprintf(q->queue, sizeof q->queue, "%s", cfg->queue);
+    rc = resolve_options(s, cfg, q, err, errlen);
+    if (rc != DQ_OK)
+        goto free_q;
+
+    q->cfg = *cfg;
+    q->cfg.queue = q->queue;
+    q->cfg.opts = q->opts;
+    q->cfg.nopts = q->nopts;
+    q->cfg.redis_host = dup_or_null(cfg->redis_host, &fail);
+    q->cfg.redis_user = dup_or_null(cfg->redis_user, &fail);
+    q->cfg.redis_password = dup_or_null(cfg->redis_password, &fail);
+    q->cfg.consumer = dup_or_null(cfg->consumer, &fail);
+    if (fail) {
+        set_err(err, errlen, "dq_open: out of memory");
+        rc = DQ_ENOMEM;
+        goto free_strings;
+    }
+
+    rc = s->open(q);
+    if (rc != DQ_OK) {
+        if (q->err[0] == '\0')
+            dq_fail(q, rc, "strategy '%s': open failed: %s", s->name,
+                    dq_result_name(rc));
+        set_err(err, errlen, "%s", q->err);
+        goto free_strings;
+    }
+    *out = q;
+    return DQ_OK;
+
+free_strings:
+    free_cfg_strings(q);
+free_q:
+    free(q);
+    return rc;
+}
+
+void dq_close(dq_queue *q)
+{
+    if (q == NULL)
+        return;
+    q->s->close(q);
+    free_cfg_strings(q);
+    free(q);
+}
+
+static int check_id(dq_queue *q, const char *id)
+{
+    size_t n;
+
+    if (id == NULL)
+        return dq_fail(q, DQ_EINVAL, "task id is NULL");
+    n = strnlen(id, DQ_ID_MAX);
+    if (n == 0 || n >= DQ_ID_MAX)
+        return dq_fail(q, DQ_EINVAL, "task id: expected 1 to %d bytes",
+                       DQ_ID_MAX - 1);
+    return DQ_OK;
+}
+
+int dq_enqueue(dq_queue *q, const char *id, const void *payload,
+               size_t payload_len, int64_t due_ms)
+{
+    int rc;
+
+    if (q == NULL)
+        return DQ_EINVAL;
+    if ((rc = check_id(q, id)) != DQ_OK)
+        return rc;
+    if (payload == NULL && payload_len > 0)
+        return dq_fail(q, DQ_EINVAL, "enqueue %s: payload NULL with length %zu",
+                       id, payload_len);
+    if (payload == NULL)
+        payload = "";
+    return q->s->enqueue(q, id, payload, payload_len, due_ms);
+}
+
+int dq_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
+{
+    if (q == NULL)
+        return DQ_EINVAL;
+    if (out == NULL)
+        return dq_fail(q, DQ_EINVAL, "claim: out is NULL");
+    if (timeout_ms < 0)
+        return dq_fail(q, DQ_EINVAL, "claim: timeout_ms %lld < 0",
+                       (long long)timeout_ms);
+    /* *out is overwritten, not freed: the caller clears a task it got. */
+    memset(out, 0, sizeof *out);
+    return q->s->claim(q, timeout_ms, out);
+}
+
+int dq_ack(dq_queue *q, const dq_task *t)
+{
+    if (q == NULL)
+        return DQ_EINVAL;
+    if (t == NULL)
+        return dq_fail(q, DQ_EINVAL, "ack: task is NULL");
+    return q->s->ack(q, t);
+}
+
+int dq_cancel(dq_queue *q, const char *id)
+{
+    int rc;
+
+    if (q == NULL)
+        return DQ_EINVAL;
+    if (q->s->cancel == NULL)
+        return dq_fail(q, DQ_EUNSUPPORTED, "strategy '%s' has no cancel",
+                       q->s->name);
+    if ((rc = check_id(q, id)) != DQ_OK)
+        return rc;
+    return q->s->cancel(q, id);
+}
+
+int dq_reschedule(dq_queue *q, const char *id, int64_t due_ms)
+{
+    int rc;
+
+    if (q == NULL)
+        return DQ_EINVAL;
+    if (q->s->reschedule == NULL)
+        return dq_fail(q, DQ_EUNSUPPORTED, "strategy '%s' has no reschedule",
+                       q->s->name);
+    if ((rc = check_id(q, id)) != DQ_OK)
+        return rc;
+    return q->s->reschedule(q, id, due_ms);
+}
+
+int64_t dq_pending(dq_queue *q)
+{
+    if (q == NULL)
+        return DQ_EINVAL;
+    if (q->s->pending == NULL)
+        return dq_fail(q, DQ_EUNSUPPORTED, "strategy '%s' has no pending",
+                       q->s->name);
+    return q->s->pending(q);
+}
+
+int dq_purge(dq_queue *q)
+{
+    if (q == NULL)
+        return DQ_EINVAL;
+    if (q->s->purge == NULL)
+        return dq_fail(q, DQ_EUNSUPPORTED, "strategy '%s' has no purge",
+                       q->s->name);
+    return q->s->purge(q);
+}
+
+int dq_exists(dq_queue *q)
+{
+    if (q == NULL)
+        return DQ_EINVAL;
+    if (q->s->exists == NULL)
+        return dq_fail(q, DQ_EUNSUPPORTED, "strategy '%s' has no exists",
+                       q->s->name);
+    return q->s->exists(q);
+}
+
+void dq_task_clear(dq_task *t)
+{
+    if (t == NULL)
+        return;
+    free(t->payload);
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- Clock ----------------------------------------------------------------- */
+
+static int64_t clock_us(clockid_t id)
+{
+    struct timespec ts;
+
+    clock_gettime(id, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t dq_wall_us(void)
+{
+    return clock_us(CLOCK_REALTIME);
+}
+
+int64_t dq_now_us(const dq_queue *q)
+{
+    return dq_wall_us() + (q ? q->cfg.clock_offset_us : 0);
+}
+
+int64_t dq_now_ms(const dq_queue *q)
+{
+    int64_t us = dq_now_us(q);
+
+    /* Floor division, so a negative offset cannot round "now" upwards. */
+    return us >= 0 ? us / 1000 : -((-us + 999) / 1000);
+}
+
+int64_t dq_mono_us(void)
+{
+    return clock_us(CLOCK_MONOTONIC);
+}
+
+void dq_sleep_us(int64_t us)
+{
+    struct timespec req, rem;
+
+    if (us <= 0)
+        return;
+    req.tv_sec = (time_t)(us / 1000000);
+    req.tv_nsec = (long)(us % 1000000) * 1000;
+    while (nanosleep(&req, &rem) != 0 && errno == EINTR)
+        req = rem;
+}

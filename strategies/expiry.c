@@ -1,0 +1,790 @@
+/* expiry.c -- delay queue driven by Redis keyspace expiry notifications.
+ *
+ * How it works
+ * ------------
+ * The task itself never expires: its payload and due time live in two
+ * hashes, because an expired key's value is gone by the time the event is
+ * published.  A "shadow" key with a TTL of (due - now) stands for the
+ * timer; when Redis deletes it, it publishes the key name on
+ * __keyevent@<db>__:expired, and every subscriber races to take the task.
+ *
+ *   dq:{Q}:p          hash   id -> payload
+ *   dq:{Q}:d          hash   id -> due time (ms since the epoch, decimal)
+ *   dq:{Q}:s:<id>     string "1" with PX = due - now   (the timer)
+ *   dq:{Q}:ready      list   ids already due at enqueue time
+ *   dq:{Q}:wake       Pub/Sub channel: "something was pushed on ready"
+ *
+ * Commands per task:
+ *   enqueue  1 EVALSHA: HSET p, HSET d, then SET s:<id> 1 PX <ms>; or, when
+ *            the due time is less than 1 ms away or past (SET with PX <= 0
+ *            is an error and would give no `expired` event at all), RPUSH
+ *            ready + PUBLISH wake instead.  Past-due tasks therefore go
+ *            out at once and do not depend on an event being heard: they
+ *            wait on the ready list like in a plain work queue.
+ *   claim    every subscriber receives every expired event of the db (one
+ *            Pub/Sub message each, filtered here by the dq:{Q}:s: prefix)
+ *            and runs 1 EVALSHA (HGET p, HGET d, HDEL p, HDEL d): the
+ *            first one gets the payload, the others get "gone" and count a
+ *            lost race -- N subscribers cost N round trips per task.  A
+ *            ready-list task costs 1 EVALSHA (LPOP ready + the same).
+ *   ack      nothing (at-most-once: the task left Redis when claimed).
+ *
+ * Open: CONFIG GET notify-keyspace-events, and when 'E' (keyevent channel)
+ * or 'x' (expired events; 'A' includes it) is missing, CONFIG SET it to the
+ * old flags plus the missing ones, so whatever others enabled stays on.
+ * This changes the server for everyone (setting Ex only adds messages
+ * nobody else subscribed to).  When CONFIG is refused (renamed command,
+ * ACL, managed Redis) open fails with DQ_EREDIS telling the operator to
+ * enable 'Ex' on the server and open with config=0.  Then SUBSCRIBE to
+ * the expired channel and dq:{Q}:wake on a second, dedicated connection,
+ * waiting for both confirmations: events published before the
+ * confirmation are not delivered to this handle.
+ *
+ * Guarantee: at-most-once (the claim script removes the task).  Several
+ * concurrent subscribers never get one task twice (the HGET+HDEL script is
+ * atomic).  No due order: keys expiring close together are found by the
+ * active-expire cycle in sampling order, not TTL order.  Not set:
+ * SURVIVES_PROCESS_EXIT -- pending tasks do live in Redis, but Pub/Sub is
+ * fire-and-forget (https://redis.io/docs/manual/pubsub/, "at-most-once
+ * message delivery"): a shadow key that expires while no subscriber is
+ * connected (all consumers restarting, a subscriber's connection dropped)
+ * is deleted and its event is heard by nobody.  The task stays in dq:{Q}:p
+ * forever (counted by pending()) but is never delivered.  There is no
+ * sweeper that rescues such tasks; that loss is the point of measuring
+ * this design (claim C18).
+ *
+ * Timing: Redis does not publish `expired` when the TTL reaches zero but
+ * when it finds the key expired, either on access (nobody accesses shadow
+ * keys) or in the active-expire cycle, which runs `hz` times a second and
+ * samples a few keys with a TTL per round, so with many pending keys the
+ * lateness grows.  See "Timing of expired events" in
+ * https://redis.io/docs/manual/keyspace-notifications/ and src/expire.c.
+ *
+ * Failure modes: subscriber outage loses tasks (above); a Redis restart
+ * without persistence loses everything, with persistence loses the timers
+ * that expired while it was down (Redis deletes them at load without a
+ * subscriber listening); a subscriber that never claims (a producer-only
+ * handle) buffers every event of the db in memory -- open producer-only
+ * handles with subscribe=0; a subscriber that falls behind is disconnected
+ * by the server once its output buffer passes client-output-buffer-limit
+ * pubsub (default 32mb, or 8mb for 60 s) and the events queued for it are
+ * gone (other subscribers still get them); every subscriber receives every
+ * expired event of the db, of every queue, so N consumers cost N messages
+ * and N claim round trips per task; early delivery is impossible: an event for a
+ * task not yet due by this handle's clock (clock skew) leaves the task in
+ * Redis and this handle retries it at its due time (if it closes first,
+ * the task is stranded like an unheard event).
+ *
+ * Redis behaviour relied on:
+ *   https://redis.io/docs/manual/keyspace-notifications/ (events, timing)
+ *   https://redis.io/commands/config-set/  https://redis.io/commands/set/
+ *   https://redis.io/commands/subscribe/   https://redis.io/commands/eval/
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dq.h"
+#include "rconn.h"
+
+#define EXP_KEY_MAX 256
+
+/* Enqueue.  KEYS: p, d, s:<id>, ready.  ARGV: id, payload, due_ms, px,
+ * wake channel.  px < 1: straight to the ready list. */
+static const char exp_enqueue_src[] =
+    "redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])\n"
+    "redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])\n"
+    "local px = tonumber(ARGV[4])\n"
+    "if px >= 1 then\n"
+    "  redis.call('SET', KEYS[3], '1', 'PX', px)\n"
+    "else\n"
+    "  redis.call('DEL', KEYS[3])\n"
+    "  redis.call('RPUSH', KEYS[4], ARGV[1])\n"
+    "  redis.call('PUBLISH', ARGV[5], ARGV[1])\n"
+    "end\n"
+    "return 1\n";
+
+/* Claim.  KEYS: p, d, ready.  ARGV: id ("" = pop one from ready), now_ms.
+ * Returns nil (ready list empty), {id} (gone: another subscriber took it
+ * or it was cancelled), {id, due} (not due yet by the caller's clock: left
+ * in place) or {id, due, payload} (claimed and removed). */
+static const char exp_claim_src[] =
+    "local id = ARGV[1]\n"
+    "if id == '' then\n"
+    "  id = redis.call('LPOP', KEYS[3])\n"
+    "  if not id then return false end\n"
+    "end\n"
+    "local v = redis.call('HGET', KEYS[1], id)\n"
+    "if not v then return {id} end\n"
+    "local due = redis.call('HGET', KEYS[2], id) or '0'\n"
+    "if tonumber(due) > tonumber(ARGV[2]) then return {id, due} end\n"
+    "redis.call('HDEL', KEYS[1], id)\n"
+    "redis.call('HDEL', KEYS[2], id)\n"
+    "return {id, due, v}\n";
+
+/* Cancel.  KEYS: p, d, s:<id>, ready.  ARGV: id.  Returns 1 or 0. */
+static const char exp_cancel_src[] =
+    "local n = redis.call('HDEL', KEYS[1], ARGV[1])\n"
+    "redis.call('HDEL', KEYS[2], ARGV[1])\n"
+    "redis.call('DEL', KEYS[3])\n"
+    "redis.call('LREM', KEYS[4], 0, ARGV[1])\n"
+    "return n\n";
+
+/* Reschedule.  KEYS: p, d, s:<id>, ready.  ARGV: id, due_ms, px, wake
+ * channel.  Returns 1, or 0 when the task is not pending. */
+static const char exp_resched_src[] =
+    "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end\n"
+    "redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])\n"
+    "redis.call('LREM', KEYS[4], 0, ARGV[1])\n"
+    "local px = tonumber(ARGV[3])\n"
+    "if px >= 1 then\n"
+    "  redis.call('SET', KEYS[3], '1', 'PX', px)\n"
+    "else\n"
+    "  redis.call('DEL', KEYS[3])\n"
+    "  redis.call('RPUSH', KEYS[4], ARGV[1])\n"
+    "  redis.call('PUBLISH', ARGV[4], ARGV[1])\n"
+    "end\n"
+    "return 1\n";
+
+/* A task whose event came before its due time by this handle's clock. */
+typedef struct exp_deferred {
+    char id[DQ_ID_MAX];
+    int64_t due_ms;
+} exp_deferred;
+
+typedef struct exp_priv {
+    redisContext *cmd;  /* scripts */
+    redisContext *sub;  /* SUBSCRIBE mode only; NULL with subscribe=0 */
+    bool subscribe;
+    bool check_ready;   /* LPOP ready before waiting (set at open and by a
+                           wake message, cleared when ready is empty) */
+    dq_script enq, clm, cnl, rsc;  /* per handle: no shared mutable state */
+    char key_p[EXP_KEY_MAX], key_d[EXP_KEY_MAX], key_ready[EXP_KEY_MAX];
+    char chan_wake[EXP_KEY_MAX];
+    char chan_expired[64];          /* __keyevent@<db>__:expired */
+    char prefix[EXP_KEY_MAX];       /* dq:{Q}:s: */
+    size_t prefix_len;
+    /* FIFO of ids heard on the expired channel, not yet tried. */
+    char **evq;
+    size_t evq_cap, evq_head, evq_len;
+    exp_deferred *defer;
+    size_t ndefer, defer_cap;
+} exp_priv;
+
+static const dq_optdef exp_options[] = {
+    {"subscribe", "1",
+     "1: subscribe at open (needed to claim); 0: producer-only handle"},
+    {"config", "1",
+     "1: add 'Ex' to notify-keyspace-events with CONFIG at open; 0: leave "
+     "the server config alone (enable Ex yourself)"},
+    {NULL, NULL, NULL},
+};
+
+/* ---- event FIFO --------------------------------------------------------- */
+
+static int evq_push(exp_priv *p, const char *id, size_t len)
+{
+    if (p->evq_len == p->evq_cap) {
+        size_t ncap = p->evq_cap ? p->evq_cap * 2 : 64;
+        char **n = malloc(ncap * sizeof(*n));
+        if (n == NULL)
+            return DQ_ENOMEM;
+        for (size_t i = 0; i < p->evq_len; i++)
+            n[i] = p->evq[(p->evq_head + i) % p->evq_cap];
+        free(p->evq);
+        p->evq = n;
+        p->evq_cap = ncap;
+        p->evq_head = 0;
+    }
+    char *s = malloc(len + 1);
+    if (s == NULL)
+        return DQ_ENOMEM;
+    memcpy(s, id, len);
+    s[len] = '\0';
+    p->evq[(p->evq_head + p->evq_len) % p->evq_cap] = s;
+    p->evq_len++;
+    return DQ_OK;
+}
+
+/* Pops the oldest id (caller frees), or NULL. */
+static char *evq_pop(exp_priv *p)
+{
+    if (p->evq_len == 0)
+        return NULL;
+    char *s = p->evq[p->evq_head];
+    p->evq_head = (p->evq_head + 1) % p->evq_cap;
+    p->evq_len--;
+    return s;
+}
+
+static void evq_free(exp_priv *p)
+{
+    char *s;
+    while ((s = evq_pop(p)) != NULL)
+        free(s);
+    free(p->evq);
+    p->evq = NULL;
+    p->evq_cap = 0;
+}
+
+static int defer_add(exp_priv *p, const char *id, int64_t due_ms)
+{
+    for (size_t i = 0; i < p->ndefer; i++)
+        if (strcmp(p->defer[i].id, id) == 0) {
+            p->defer[i].due_ms = due_ms;
+            return DQ_OK;
+        }
+    if (p->ndefer == p->defer_cap) {
+        size_t ncap = p->defer_cap ? p->defer_cap * 2 : 8;
+        exp_deferred *n = realloc(p->defer, ncap * sizeof(*n));
+        if (n == NULL)
+            return DQ_ENOMEM;
+        p->defer = n;
+        p->defer_cap = ncap;
+    }
+    snprintf(p->defer[p->ndefer].id, DQ_ID_MAX, "%s", id);
+    p->defer[p->ndefer].due_ms = due_ms;
+    p->ndefer++;
+    return DQ_OK;
+}
+
+/* ---- connections -------------------------------------------------------- */
+
+/* Makes sure notify-keyspace-events holds 'E' and 'x' (or 'A'). */
+static int exp_config(dq_queue *q, redisContext *c)
+{
+    char msg[sizeof(q->err)];
+    int rc;
+    redisReply *r = dq_redis_cmdf(q, c, &rc,
+                                  "CONFIG GET notify-keyspace-events");
+    if (r == NULL) {
+        if (rc != DQ_EREDIS)
+            return rc;
+        snprintf(msg, sizeof(msg), "%s", q->err);
+        return dq_fail(q, DQ_EREDIS,
+                       "expiry: CONFIG GET notify-keyspace-events refused: "
+                       "%s; enable 'Ex' on the server and open with config=0",
+                       msg);
+    }
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+        r->element[1]->type != REDIS_REPLY_STRING) {
+        freeReplyObject(r);
+        return dq_fail(q, DQ_EPROTO,
+                       "expiry: unexpected reply to CONFIG GET "
+                       "notify-keyspace-events");
+    }
+    char flags[64];
+    snprintf(flags, sizeof(flags), "%s", r->element[1]->str);
+    freeReplyObject(r);
+    bool has_e = strchr(flags, 'E') != NULL;
+    bool has_x = strchr(flags, 'x') != NULL || strchr(flags, 'A') != NULL;
+    if (has_e && has_x)
+        return DQ_OK;
+    char want[80];
+    snprintf(want, sizeof(want), "%s%s%s", flags, has_e ? "" : "E",
+             has_x ? "" : "x");
+    r = dq_redis_cmdf(q, c, &rc, "CONFIG SET notify-keyspace-events %s",
+                      want);
+    if (r == NULL) {
+        if (rc != DQ_EREDIS)
+            return rc;
+        snprintf(msg, sizeof(msg), "%s", q->err);
+        return dq_fail(q, DQ_EREDIS,
+                       "expiry: CONFIG SET notify-keyspace-events refused: "
+                       "%s; enable 'Ex' on the server", msg);
+    }
+    freeReplyObject(r);
+    return DQ_OK;
+}
+
+/* Connects p->sub and subscribes to the expired and wake channels, waiting
+ * for both confirmations. */
+static int exp_connect_sub(dq_queue *q, exp_priv *p)
+{
+    redisContext *c = NULL;
+    int rc = dq_redis_connect(q, NULL, DQ_SOCK_TIMEOUT_MS, &c);
+    if (rc != DQ_OK)
+        return rc;
+    const char *argv[3] = {"SUBSCRIBE", p->chan_expired, p->chan_wake};
+    if (redisAppendCommandArgv(c, 3, argv, NULL) != REDIS_OK)
+        goto io_error;
+    q->counters.round_trips++;
+    for (int i = 0; i < 2; i++) {
+        void *v = NULL;
+        if (redisGetReply(c, &v) != REDIS_OK)
+            goto io_error;
+        redisReply *r = v;
+        bool ok = r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+                  r->element[0]->type == REDIS_REPLY_STRING &&
+                  strcmp(r->element[0]->str, "subscribe") == 0;
+        if (!ok) {
+            if (r->type == REDIS_REPLY_ERROR)
+                dq_fail(q, DQ_EREDIS, "expiry: SUBSCRIBE: %s", r->str);
+            else
+                dq_fail(q, DQ_EPROTO, "expiry: unexpected reply to SUBSCRIBE");
+            rc = r->type == REDIS_REPLY_ERROR ? DQ_EREDIS : DQ_EPROTO;
+            freeReplyObject(r);
+            goto close_conn;
+        }
+        freeReplyObject(r);
+    }
+    p->sub = c;
+    p->check_ready = true;
+    return DQ_OK;
+
+io_error:
+    rc = dq_fail(q, DQ_EIO, "expiry: subscribe to redis %s:%d: %s",
+                 c->tcp.host ? c->tcp.host : "?", c->tcp.port, c->errstr);
+close_conn:
+    redisFree(c);
+    return rc;
+}
+
+/* Rebuilds the subscription after a transport error (the command
+ * connection is reconnected by the rconn helpers themselves).  Events
+ * published while the subscriber was away are lost (fire-and-forget). */
+static int exp_ensure(dq_queue *q, exp_priv *p)
+{
+    if (!p->subscribe || (p->sub != NULL && p->sub->err == 0))
+        return DQ_OK;
+    if (p->sub != NULL)
+        redisFree(p->sub);
+    p->sub = NULL;
+    return exp_connect_sub(q, p);
+}
+
+/* Files one Pub/Sub message: an expired shadow key of this queue goes on
+ * the FIFO, a wake message sets check_ready, anything else is dropped. */
+static int exp_on_message(exp_priv *p, const redisReply *r)
+{
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
+        r->element[0]->type != REDIS_REPLY_STRING ||
+        strcmp(r->element[0]->str, "message") != 0 ||
+        r->element[1]->type != REDIS_REPLY_STRING ||
+        r->element[2]->type != REDIS_REPLY_STRING)
+        return DQ_OK;
+    const redisReply *ch = r->element[1], *msg = r->element[2];
+    if (strcmp(ch->str, p->chan_wake) == 0) {
+        p->check_ready = true;
+        return DQ_OK;
+    }
+    if (strcmp(ch->str, p->chan_expired) != 0)
+        return DQ_OK;
+    if (msg->len <= p->prefix_len ||
+        msg->len - p->prefix_len >= DQ_ID_MAX ||
+        memcmp(msg->str, p->prefix, p->prefix_len) != 0)
+        return DQ_OK;
+    return evq_push(p, msg->str + p->prefix_len, msg->len - p->prefix_len);
+}
+
+/* Files every message already read, then waits at most wait_us for more
+ * (0: just look) and files those.  Returns DQ_OK or DQ_EIO/DQ_ENOMEM.
+ *
+ * The wait is poll(2) on the socket, then redisBufferRead, rather than
+ * redisGetReply under a socket timeout: hiredis 0.14.1 marks a context
+ * failed (REDIS_ERR_IO, EAGAIN) when a read times out, so every empty wait
+ * would cost a reconnect and a new SUBSCRIBE, and events published in
+ * between would be lost.  poll takes whole milliseconds: a wait below 1 ms
+ * is rounded up to 1 ms, never down to a busy 0. */
+static int exp_pump(dq_queue *q, exp_priv *p, int64_t wait_us)
+{
+    redisContext *c = p->sub;
+    int rc, n = 0;
+    for (;;) {
+        void *v = NULL;
+        if (redisGetReplyFromReader(c, &v) != REDIS_OK)
+            return dq_fail(q, DQ_EIO, "expiry: subscription: %s", c->errstr);
+        if (v == NULL)
+            break;
+        rc = exp_on_message(p, v);
+        freeReplyObject(v);
+        if (rc != DQ_OK)
+            return dq_fail(q, rc, "expiry: out of memory buffering events");
+        n++;
+    }
+    if (n > 0)
+        return DQ_OK;
+    /* Round up, and clamp a sub-millisecond wait to 1 ms. */
+    int wait_ms = wait_us <= 0 ? 0 : (int)((wait_us + 999) / 1000);
+    struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+    int pr = poll(&pfd, 1, wait_ms);
+    if (pr < 0) {
+        if (errno == EINTR)
+            return DQ_OK;
+        return dq_fail(q, DQ_ESYS, "expiry: poll: %s", strerror(errno));
+    }
+    if (pr == 0)
+        return DQ_OK;
+    if (wait_ms > 0)
+        q->counters.wakeups++;
+    if (redisBufferRead(c) != REDIS_OK)
+        return dq_fail(q, DQ_EIO, "expiry: subscription to redis %s:%d: %s",
+                       c->tcp.host ? c->tcp.host : "?", c->tcp.port,
+                       c->errstr);
+    for (;;) {
+        void *v = NULL;
+        if (redisGetReplyFromReader(c, &v) != REDIS_OK)
+            return dq_fail(q, DQ_EIO, "expiry: subscription: %s", c->errstr);
+        if (v == NULL)
+            break;
+        rc = exp_on_message(p, v);
+        freeReplyObject(v);
+        if (rc != DQ_OK)
+            return dq_fail(q, rc, "expiry: out of memory buffering events");
+    }
+    return DQ_OK;
+}
+
+/* ---- ops ---------------------------------------------------------------- */
+
+static void exp_free(exp_priv *p)
+{
+    if (p == NULL)
+        return;
+    if (p->cmd != NULL)
+        redisFree(p->cmd);
+    if (p->sub != NULL)
+        redisFree(p->sub);
+    evq_free(p);
+    free(p->defer);
+    free(p);
+}
+
+static int exp_open(dq_queue *q)
+{
+    int64_t sub = 1, cfg = 1;
+    int rc;
+    if ((rc = dq_opt_int(q, "subscribe", 0, 1, &sub)) != DQ_OK ||
+        (rc = dq_opt_int(q, "config", 0, 1, &cfg)) != DQ_OK)
+        return rc;
+    exp_priv *p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        return dq_fail(q, DQ_ENOMEM, "expiry: out of memory");
+    p->subscribe = sub != 0;
+    p->enq.src = exp_enqueue_src;
+    p->clm.src = exp_claim_src;
+    p->cnl.src = exp_cancel_src;
+    p->rsc.src = exp_resched_src;
+    dq_redis_key(q, "p", p->key_p, sizeof(p->key_p));
+    dq_redis_key(q, "d", p->key_d, sizeof(p->key_d));
+    dq_redis_key(q, "ready", p->key_ready, sizeof(p->key_ready));
+    dq_redis_key(q, "wake", p->chan_wake, sizeof(p->chan_wake));
+    dq_redis_key(q, "s:", p->prefix, sizeof(p->prefix));
+    p->prefix_len = strlen(p->prefix);
+    snprintf(p->chan_expired, sizeof(p->chan_expired),
+             "__keyevent@%d__:expired", q->cfg.redis_db);
+
+    rc = dq_redis_connect(q, q->s->min_redis, DQ_SOCK_TIMEOUT_MS, &p->cmd);
+    if (rc != DQ_OK)
+        goto free_priv;
+    if (cfg && (rc = exp_config(q, p->cmd)) != DQ_OK)
+        goto free_priv;
+    if (p->subscribe && (rc = exp_connect_sub(q, p)) != DQ_OK)
+        goto free_priv;
+    q->priv = p;
+    return DQ_OK;
+
+free_priv:
+    exp_free(p);
+    return rc;
+}
+
+static void exp_close(dq_queue *q)
+{
+    exp_free(q->priv);
+    q->priv = NULL;
+}
+
+/* PX for a due time, by this handle's clock; < 1 means "due now". */
+static int64_t exp_px(dq_queue *q, int64_t due_ms)
+{
+    return due_ms - dq_now_ms(q);
+}
+
+static int exp_enqueue(dq_queue *q, const char *id, const void *payload,
+                       size_t payload_len, int64_t due_ms)
+{
+    exp_priv *p = q->priv;
+    int rc;
+    size_t idlen = strlen(id);
+    if (idlen == 0 || idlen >= DQ_ID_MAX)
+        return dq_fail(q, DQ_EINVAL, "expiry: task id must be 1..%d bytes",
+                       DQ_ID_MAX - 1);
+    if ((rc = exp_ensure(q, p)) != DQ_OK)
+        return rc;
+    char skey[EXP_KEY_MAX + DQ_ID_MAX], due[24], px[24];
+    snprintf(skey, sizeof(skey), "%s%s", p->prefix, id);
+    snprintf(due, sizeof(due), "%lld", (long long)due_ms);
+    snprintf(px, sizeof(px), "%lld", (long long)exp_px(q, due_ms));
+    const char *args[9] = {p->key_p, p->key_d, skey, p->key_ready,
+                           id, payload, due, px, p->chan_wake};
+    size_t lens[9] = {strlen(p->key_p), strlen(p->key_d), strlen(skey),
+                      strlen(p->key_ready), idlen, payload_len,
+                      strlen(due), strlen(px), strlen(p->chan_wake)};
+    if (payload == NULL)
+        args[5] = "";
+    redisReply *r = dq_redis_eval(q, p->cmd, &p->enq, &rc, 4, 9, args, lens);
+    if (r == NULL)
+        return rc;
+    freeReplyObject(r);
+    /* A handle that only enqueues still receives every expired event of the
+     * db; take them off the socket so the server's Pub/Sub output buffer
+     * limit does not disconnect it. */
+    if (p->sub != NULL && (rc = exp_pump(q, p, 0)) != DQ_OK)
+        return rc;
+    return DQ_OK;
+}
+
+/* Tries to take task `id` ("" = the head of the ready list).  Returns 1
+ * with *out filled, 0 when there was nothing to take (*ready_empty set when
+ * the ready list was empty), or a DQ_E* code. */
+static int exp_try(dq_queue *q, exp_priv *p, const char *id, dq_task *out,
+                   bool *ready_empty)
+{
+    int rc;
+    char now[24];
+    snprintf(now, sizeof(now), "%lld", (long long)dq_now_ms(q));
+    const char *args[5] = {p->key_p, p->key_d, p->key_ready, id, now};
+    redisReply *r = dq_redis_eval(q, p->cmd, &p->clm, &rc, 3, 5, args, NULL);
+    if (r == NULL)
+        return rc;
+    if (r->type == REDIS_REPLY_NIL) {
+        *ready_empty = true;
+        goto done_nothing;
+    }
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 || r->elements > 3)
+        goto proto;
+    for (size_t i = 0; i < r->elements; i++)
+        if (r->element[i]->type != REDIS_REPLY_STRING)
+            goto proto;
+    const redisReply *rid = r->element[0];
+    if (rid->len == 0 || rid->len >= DQ_ID_MAX)
+        goto proto;
+    if (r->elements == 1) {  /* another subscriber took it (or cancelled) */
+        if (id[0] != '\0')
+            q->counters.lost_races++;
+        goto done_nothing;
+    }
+    int64_t due_ms;
+    if (!dq_reply_int(r->element[1], &due_ms))
+        goto proto;
+    if (r->elements == 2) {  /* not due by our clock: retry at due_ms */
+        rc = defer_add(p, rid->str, due_ms);
+        freeReplyObject(r);
+        if (rc != DQ_OK)
+            return dq_fail(q, rc, "expiry: out of memory");
+        return 0;
+    }
+    const redisReply *pl = r->element[2];
+    memset(out, 0, sizeof(*out));
+    out->payload = malloc(pl->len + 1);
+    if (out->payload == NULL) {
+        freeReplyObject(r);
+        return dq_fail(q, DQ_ENOMEM, "expiry: out of memory");
+    }
+    memcpy(out->payload, pl->str, pl->len);
+    out->payload[pl->len] = '\0';
+    out->payload_len = pl->len;
+    memcpy(out->id, rid->str, rid->len);
+    out->id[rid->len] = '\0';
+    out->due_ms = due_ms;
+    out->attempt = 1;
+    freeReplyObject(r);
+    return 1;
+
+done_nothing:
+    freeReplyObject(r);
+    return 0;
+proto:
+    freeReplyObject(r);
+    return dq_fail(q, DQ_EPROTO, "expiry: unexpected reply from claim script");
+}
+
+static int exp_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
+{
+    exp_priv *p = q->priv;
+    int rc;
+    if (!p->subscribe)
+        return dq_fail(q, DQ_EUNSUPPORTED,
+                       "expiry: claim on a handle opened with subscribe=0");
+    if ((rc = exp_ensure(q, p)) != DQ_OK)
+        return rc;
+    int64_t deadline_us = dq_mono_us() + (timeout_ms > 0 ? timeout_ms : 0) *
+                                             1000;
+    bool looked = false;
+    for (;;) {
+        bool empty = false;
+        /* 1. tasks that were due at enqueue time */
+        while (p->check_ready) {
+            empty = false;
+            rc = exp_try(q, p, "", out, &empty);
+            if (rc < 0)
+                return rc;
+            if (rc == 1)
+                return DQ_OK;
+            if (empty)
+                p->check_ready = false;
+        }
+        /* 2. expired events heard */
+        char *id;
+        while ((id = evq_pop(p)) != NULL) {
+            rc = exp_try(q, p, id, out, &empty);
+            free(id);
+            if (rc < 0)
+                return rc;
+            if (rc == 1)
+                return DQ_OK;
+        }
+        /* 3. events that came early by our clock and are now due */
+        int64_t now_ms = dq_now_ms(q), next_due = INT64_MAX;
+        for (size_t i = 0; i < p->ndefer;) {
+            if (p->defer[i].due_ms > now_ms) {
+                if (p->defer[i].due_ms < next_due)
+                    next_due = p->defer[i].due_ms;
+                i++;
+                continue;
+            }
+            exp_deferred d = p->defer[i];
+            p->defer[i] = p->defer[--p->ndefer];
+            rc = exp_try(q, p, d.id, out, &empty);
+            if (rc < 0)
+                return rc;
+            if (rc == 1)
+                return DQ_OK;
+            /* early again (re-deferred) or gone: rescan */
+            now_ms = dq_now_ms(q);
+            next_due = INT64_MAX;
+            i = 0;
+        }
+        /* 4. wait on the subscription */
+        int64_t left_us = deadline_us - dq_mono_us();
+        if (left_us <= 0) {
+            if (looked) {
+                q->counters.empty_polls++;
+                return DQ_EMPTY;
+            }
+            left_us = 0;
+            looked = true;
+        }
+        if (next_due != INT64_MAX) {
+            int64_t until_due_us = next_due * 1000 - dq_now_us(q);
+            if (until_due_us < left_us)
+                left_us = until_due_us > 0 ? until_due_us : 0;
+        }
+        if ((rc = exp_pump(q, p, left_us)) != DQ_OK)
+            return rc;
+    }
+}
+
+static int exp_ack(dq_queue *q, const dq_task *t)
+{
+    (void)q;
+    (void)t;
+    return DQ_OK;
+}
+
+static int exp_cancel(dq_queue *q, const char *id)
+{
+    exp_priv *p = q->priv;
+    int rc;
+    if ((rc = exp_ensure(q, p)) != DQ_OK)
+        return rc;
+    char skey[EXP_KEY_MAX + DQ_ID_MAX];
+    snprintf(skey, sizeof(skey), "%s%s", p->prefix, id);
+    const char *args[5] = {p->key_p, p->key_d, skey, p->key_ready, id};
+    redisReply *r = dq_redis_eval(q, p->cmd, &p->cnl, &rc, 4, 5, args, NULL);
+    if (r == NULL)
+        return rc;
+    int64_t n = 0;
+    bool ok = dq_reply_int(r, &n);
+    freeReplyObject(r);
+    if (!ok)
+        return dq_fail(q, DQ_EPROTO, "expiry: unexpected reply to cancel");
+    return n == 1 ? DQ_OK
+                  : dq_fail(q, DQ_ENOTFOUND, "expiry: no pending task '%s'",
+                            id);
+}
+
+static int exp_reschedule(dq_queue *q, const char *id, int64_t due_ms)
+{
+    exp_priv *p = q->priv;
+    int rc;
+    if ((rc = exp_ensure(q, p)) != DQ_OK)
+        return rc;
+    char skey[EXP_KEY_MAX + DQ_ID_MAX], due[24], px[24];
+    snprintf(skey, sizeof(skey), "%s%s", p->prefix, id);
+    snprintf(due, sizeof(due), "%lld", (long long)due_ms);
+    snprintf(px, sizeof(px), "%lld", (long long)exp_px(q, due_ms));
+    const char *args[8] = {p->key_p, p->key_d, skey, p->key_ready,
+                           id, due, px, p->chan_wake};
+    redisReply *r = dq_redis_eval(q, p->cmd, &p->rsc, &rc, 4, 8, args, NULL);
+    if (r == NULL)
+        return rc;
+    int64_t n = 0;
+    bool ok = dq_reply_int(r, &n);
+    freeReplyObject(r);
+    if (!ok)
+        return dq_fail(q, DQ_EPROTO, "expiry: unexpected reply to reschedule");
+    return n == 1 ? DQ_OK
+                  : dq_fail(q, DQ_ENOTFOUND, "expiry: no pending task '%s'",
+                            id);
+}
+
+/* Tasks not yet claimed, including those whose event nobody heard. */
+static int64_t exp_pending(dq_queue *q)
+{
+    exp_priv *p = q->priv;
+    int rc;
+    if ((rc = exp_ensure(q, p)) != DQ_OK)
+        return rc;
+    redisReply *r = dq_redis_cmdf(q, p->cmd, &rc, "HLEN %s", p->key_p);
+    if (r == NULL)
+        return rc;
+    int64_t n = 0;
+    bool ok = dq_reply_int(r, &n);
+    freeReplyObject(r);
+    if (!ok)
+        return dq_fail(q, DQ_EPROTO, "expiry: unexpected reply to HLEN");
+    return n;
+}
+
+static int exp_purge(dq_queue *q)
+{
+    exp_priv *p = q->priv;
+    int rc;
+    if ((rc = exp_ensure(q, p)) != DQ_OK)
+        return rc;
+    return dq_redis_purge(q, p->cmd);
+}
+
+static int exp_exists(dq_queue *q)
+{
+    exp_priv *p = q->priv;
+    int rc;
+    if ((rc = exp_ensure(q, p)) != DQ_OK)
+        return rc;
+    return dq_redis_exists(q, p->cmd);
+}
+
+const dq_strategy dq_strategy_expiry = {
+    .name = "expiry",
+    .summary = "shadow key with PX per task, consumers SUBSCRIBE to expired "
+               "events (sets notify-keyspace-events Ex); loses tasks that "
+               "expire while no subscriber listens",
+    .flags = DQ_G_AT_MOST_ONCE | DQ_G_NEEDS_REDIS | DQ_G_BLOCKS |
+             DQ_G_NO_DUP_CONCURRENT,
+    .min_redis = "2.8.0",
+    .options = exp_options,
+    .open = exp_open,
+    .enqueue = exp_enqueue,
+    .claim = exp_claim,
+    .ack = exp_ack,
+    .close = exp_close,
+    .cancel = exp_cancel,
+    .reschedule = exp_reschedule,
+    .pending = exp_pending,
+    .purge = exp_purge,
+    .exists = exp_exists,
+};

@@ -1,0 +1,206 @@
+/* list.c -- `list`: Redisson's RDelayedQueue design, at-most-once.
+ *
+ * How it works: tasks wait in the delay ZSet dq:{Q}:z (id -> due ms) with
+ * their payloads in dq:{Q}:p; a mover thread (list_mover.c: one per
+ * consumer handle, started by its first claim) moves due tasks into the
+ * ready List dq:{Q}:ready with one atomic script and sleeps until the next
+ * due time, woken early by a message on dq:{Q}:wake when a producer adds a
+ * new earliest task.  Consumers block on the List: no blind polling of the
+ * ZSet (claim C16).
+ *
+ * Redis commands per task:
+ *   enqueue: 1 script (HSET p; ZADD z; ZRANGE z 0 0; maybe PUBLISH wake)
+ *   move:    part of 1 script per batch of up to move_batch due tasks
+ *            (ZRANGEBYSCORE ... LIMIT; RPUSH ready; ZREM z; ZRANGE z 0 0)
+ *   claim:   BLPOP ready <timeout> (https://redis.io/commands/blpop/),
+ *            then 1 script: HGET p id; HDEL p id.  2 round trips.
+ *   ack:     nothing.
+ * The ready item is "<due_ms>:<id>", so the task handed out carries its
+ * real due time.
+ *
+ * Guarantee: at-most-once.  BLPOP removes the item, so a consumer that
+ * dies after BLPOP loses the task (its payload stays behind in p).  No task
+ * is moved twice (the move is one script) and BLPOP hands each item to one
+ * client, so concurrent consumers never share a task.  Tasks are handed out
+ * no earlier than their due time by the mover's clock; a consumer whose
+ * clock is behind the mover's waits for the due time by its own clock.
+ *
+ * Blocking timeouts: the remaining claim time is clamped by
+ * dq_block_timeout() to [DQ_BLOCK_MIN_MS, DQ_BLOCK_MAX_MS], because a
+ * BLPOP timeout of 0 blocks forever; claim(timeout 0) uses a plain LPOP.
+ * The socket timeout (DQ_SOCK_TIMEOUT_MS) exceeds the longest BLPOP.
+ *
+ * Options: poll_cap_ms (longest mover sleep without a wake-up, default
+ * 1000), move_batch (tasks per move script, default 100).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dq.h"
+#include "list_mover.h"
+#include "rconn.h"
+
+/* KEYS: p   ARGV: id.  Returns the payload (nil when gone). */
+static const char TAKE_LUA[] =
+    "local v = redis.call('HGET', KEYS[1], ARGV[1])\n"
+    "if v then redis.call('HDEL', KEYS[1], ARGV[1]) end\n"
+    "return v\n";
+
+typedef struct list_state {
+    lm_base b; /* first member: the lm_* functions take q->priv */
+    dq_script take_s;
+} list_state;
+
+static const dq_optdef list_options[] = {
+    {"poll_cap_ms", "1000",
+     "longest mover sleep without a wake-up message, ms"},
+    {"move_batch", "100", "most tasks the mover moves per script call"},
+    {NULL, NULL, NULL},
+};
+
+static int list_open(dq_queue *q)
+{
+    list_state *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return dq_fail(q, DQ_ENOMEM, "list: out of memory");
+    int rc = lm_base_open(q, &s->b, "6.0.0", false);
+    if (rc != DQ_OK) {
+        free(s);
+        return rc;
+    }
+    s->take_s.src = TAKE_LUA;
+    q->priv = s;
+    return DQ_OK;
+}
+
+static void list_close(dq_queue *q)
+{
+    list_state *s = q->priv;
+    if (s == NULL)
+        return;
+    lm_base_close(q, &s->b);
+    free(s);
+    q->priv = NULL;
+}
+
+/* Takes the payload of id out of p into *out.  DQ_OK, DQ_ENOTFOUND when
+ * the payload is gone (purged), or an error. */
+static int list_take_payload(dq_queue *q, list_state *s, redisContext *c,
+                             const char *id, dq_task *out)
+{
+    const char *args[2] = {s->b.kp, id};
+    int rc;
+    redisReply *r = dq_redis_eval(q, c, &s->take_s, &rc, 1, 2, args, NULL);
+    if (r == NULL)
+        return rc;
+    if (r->type == REDIS_REPLY_NIL) {
+        freeReplyObject(r);
+        return DQ_ENOTFOUND;
+    }
+    if (r->type != REDIS_REPLY_STRING) {
+        freeReplyObject(r);
+        return dq_fail(q, DQ_EPROTO, "claim: unexpected payload reply");
+    }
+    out->payload = malloc(r->len + 1);
+    if (out->payload == NULL) {
+        freeReplyObject(r);
+        return dq_fail(q, DQ_ENOMEM, "claim: out of memory");
+    }
+    memcpy(out->payload, r->str, r->len);
+    out->payload[r->len] = '\0';
+    out->payload_len = r->len;
+    freeReplyObject(r);
+    return DQ_OK;
+}
+
+static int list_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
+{
+    list_state *s = q->priv;
+    int rc = lm_mover_ensure(q, &s->b);
+    if (rc != DQ_OK)
+        return rc;
+    int64_t deadline_us = dq_mono_us() + timeout_ms * 1000;
+    bool first = true;
+
+    for (;;) {
+        int64_t left_us = deadline_us - dq_mono_us();
+        if (!first && left_us <= 0)
+            return DQ_EMPTY;
+        redisContext *c = s->b.c;
+        redisReply *r;
+        const char *item;
+        size_t itemlen;
+        if (left_us <= 0) {
+            /* claim(0): look once, never block. */
+            const char *argv[2] = {"LPOP", s->b.kready};
+            r = dq_redis_cmd(q, c, &rc, 2, argv, NULL);
+        } else {
+            char tmo[32];
+            dq_block_timeout((left_us + 999) / 1000, tmo, sizeof(tmo));
+            const char *argv[3] = {"BLPOP", s->b.kready, tmo};
+            r = dq_redis_cmd(q, c, &rc, 3, argv, NULL);
+        }
+        first = false;
+        if (r == NULL)
+            return rc;
+        if (r->type == REDIS_REPLY_NIL) {
+            freeReplyObject(r);
+            q->counters.empty_polls++;
+            continue;
+        }
+        if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+            r->element[1]->type == REDIS_REPLY_STRING) {
+            item = r->element[1]->str;
+            itemlen = r->element[1]->len;
+        } else if (r->type == REDIS_REPLY_STRING) {
+            item = r->str;
+            itemlen = r->len;
+        } else {
+            freeReplyObject(r);
+            return dq_fail(q, DQ_EPROTO, "claim: unexpected BLPOP reply");
+        }
+        q->counters.wakeups++;
+        memset(out, 0, sizeof(*out));
+        bool ok = lm_parse_item(item, itemlen, &out->due_ms, out->id);
+        freeReplyObject(r);
+        if (!ok)
+            return dq_fail(q, DQ_EPROTO, "claim: malformed item in %s",
+                           s->b.kready);
+
+        rc = list_take_payload(q, s, c, out->id, out);
+        if (rc == DQ_ENOTFOUND)
+            continue; /* purged under us: not a task any more */
+        if (rc != DQ_OK)
+            return rc; /* the task is lost: at-most-once */
+        out->attempt = 0; /* at-most-once: deliveries are not counted */
+        lm_wait_until_due(q, out->due_ms);
+        return DQ_OK;
+    }
+}
+
+static int list_ack(dq_queue *q, const dq_task *t)
+{
+    (void)q;
+    (void)t;
+    return DQ_OK; /* the task left Redis when it was claimed */
+}
+
+const dq_strategy dq_strategy_list = {
+    .name = "list",
+    .summary = "Redisson RDelayedQueue: ZSet + mover script + ready List "
+               "(BLPOP) + Pub/Sub wake-up; at-most-once",
+    .flags = DQ_G_AT_MOST_ONCE | DQ_G_NEEDS_REDIS | DQ_G_BLOCKS |
+             DQ_G_NO_DUP_CONCURRENT | DQ_G_DUE_ORDER |
+             DQ_G_SURVIVES_PROCESS_EXIT,
+    .min_redis = "6.0.0",
+    .options = list_options,
+    .open = list_open,
+    .enqueue = lm_enqueue,
+    .claim = list_claim,
+    .ack = list_ack,
+    .close = list_close,
+    .pending = lm_pending,
+    .purge = lm_purge,
+    .exists = lm_exists,
+};

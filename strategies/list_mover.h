@@ -1,0 +1,84 @@
+/* list_mover.h -- the part shared by the two Redisson-style strategies,
+ * `list` (list.c, at-most-once) and `list-reliable` (list_reliable.c,
+ * at-least-once with leases): the key layout, open/enqueue/pending/purge/
+ * exists/close, and the mover thread that turns due tasks in the delay ZSet
+ * into items of the ready List.  See list_mover.c for the design.
+ *
+ * Keys of queue Q (one hash tag, one Cluster slot):
+ *   dq:{Q}:z       ZSet   id -> due ms              (not yet due)
+ *   dq:{Q}:p       Hash   id -> payload bytes
+ *   dq:{Q}:ready   List   "<due_ms>:<id>", due      (moved, not claimed)
+ *   dq:{Q}:wake    Pub/Sub channel: "<due_ms>" of a new earliest task
+ * list-reliable only:
+ *   dq:{Q}:proc:<consumer>  List of items a consumer holds
+ *   dq:{Q}:leases  ZSet   item -> lease expiry ms
+ *   dq:{Q}:a       Hash   id -> deliveries so far (attempt)
+ *   dq:{Q}:procs   Set    key names of the processing lists (reaper)
+ */
+#ifndef DQ_LIST_MOVER_H
+#define DQ_LIST_MOVER_H
+
+#include <hiredis/hiredis.h>
+
+#include "dq.h"
+#include "rconn.h"
+
+/* Longest key name we build: "dq:{" + 64-byte queue + "}:proc:" + a
+ * consumer name of up to 160 bytes. */
+#define LM_KEY_MAX 256
+
+typedef struct lm_mover lm_mover;
+
+/* State common to both strategies.  list.c uses it as q->priv directly;
+ * list_reliable.c embeds it as the FIRST member of its own state so that
+ * the lm_* functions below can take q->priv as an lm_base. */
+typedef struct lm_base {
+    redisContext *c;          /* the handle's connection (the rconn.h
+                                 helpers reconnect it after an error) */
+    const char *min_redis;    /* version checked at connect */
+    lm_mover *mover;          /* started by the first claim, NULL before */
+    int64_t poll_cap_ms;      /* option poll_cap_ms */
+    int64_t move_batch;       /* option move_batch */
+    int64_t lease_ms;         /* option lease_ms; 0: no reaper (list) */
+    char kz[LM_KEY_MAX], kp[LM_KEY_MAX], kready[LM_KEY_MAX],
+        kwake[LM_KEY_MAX];
+    dq_script enqueue_s;      /* per-handle copies: sha filled on use */
+    dq_script pending_s;
+} lm_base;
+
+/* Fills *b from q's options (poll_cap_ms, move_batch, and lease_ms when
+ * with_lease) and connects.  min_redis: e.g. "6.0.0".  Returns DQ_OK, or a
+ * DQ_E* code with q->err set and nothing left to free. */
+int lm_base_open(dq_queue *q, lm_base *b, const char *min_redis,
+                 bool with_lease);
+/* Stops and joins the mover (if started), folds its counters into
+ * q->counters and frees the connection.  Does not free b itself. */
+void lm_base_close(dq_queue *q, lm_base *b);
+
+/* Starts the mover thread unless it runs already (the first claim of a
+ * handle calls it) and adds the mover's counters gathered since the last
+ * call to q->counters.  Returns DQ_OK or DQ_ENOMEM/DQ_ESYS with q->err. */
+int lm_mover_ensure(dq_queue *q, lm_base *b);
+
+/* Parses a ready-list item "<due_ms>:<id>" (len bytes, not NUL-terminated)
+ * into *due_ms and id (DQ_ID_MAX bytes).  Returns true on success. */
+bool lm_parse_item(const char *s, size_t len, int64_t *due_ms,
+                   char id[DQ_ID_MAX]);
+/* Writes the item of (due_ms, id) into buf (buflen bytes); returns its
+ * length, or -1 when it does not fit. */
+int lm_format_item(char *buf, size_t buflen, int64_t due_ms, const char *id);
+
+/* Blocks until due_ms has come by q's clock (dq_now_us).  A task moved by
+ * another process's mover whose clock runs ahead may reach us early; this
+ * keeps the claim contract "never before its due time by this handle's
+ * clock". */
+void lm_wait_until_due(dq_queue *q, int64_t due_ms);
+
+/* The ops both strategies share (same contracts as in dq.h). */
+int lm_enqueue(dq_queue *q, const char *id, const void *payload,
+               size_t payload_len, int64_t due_ms);
+int64_t lm_pending(dq_queue *q);
+int lm_purge(dq_queue *q);
+int lm_exists(dq_queue *q);
+
+#endif /* DQ_LIST_MOVER_H */

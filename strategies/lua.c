@@ -1,0 +1,374 @@
+/* lua.c -- the usual fix for naive: find-due and remove in one Lua script.
+ *
+ * How it works:
+ *   keys     dq:{Q}:z  ZSet id -> due ms;  dq:{Q}:p  hash id -> payload
+ *            (the same layout as naive, see rconn.h)
+ *   enqueue  MULTI; HSET p id payload; ZADD z due id; EXEC  (1 round trip)
+ *   claim    EVALSHA <claim script> 2 z p <now|""> <batch>  (1 round trip)
+ *            The script runs ZRANGEBYSCORE z -inf now WITHSCORES LIMIT 0
+ *            batch, then for each id ZREM, HGET, HDEL, and returns
+ *            {n, now, head_due|nil, id1, due1, payload1, ...}.  When nothing
+ *            is due it returns the head's due time (ZRANGE z 0 0 WITHSCORES)
+ *            or nil for an empty queue, and the client sleeps
+ *            min(head_due - now, poll_ms, time left) instead of polling
+ *            blindly: lateness no longer depends on poll_ms for a task that
+ *            was already the head when the consumer went to sleep (a new,
+ *            earlier head enqueued meanwhile still waits up to poll_ms).
+ *   ack      nothing to do, no round trip: the script already deleted the
+ *            payload.  (An HDEL here would be harmful: it would delete the
+ *            payload of a task enqueued again under the same id meanwhile.)
+ * Per delivered task without contention: 2 round trips (enqueue, claim),
+ * 1 + 1/batch with batch > 1.
+ *
+ * Guarantee: a script runs atomically -- no other command runs while it
+ * does (https://redis.io/docs/interact/programmability/eval-intro/) -- so
+ * two consumers can never remove the same id: no duplicates without faults
+ * (claim C02).  At-most-once: a task is removed from Redis when claimed, so
+ * a consumer that dies before finishing loses it (claim C12).
+ *
+ * Option batch=N (1..1000): claim up to N due tasks per script call, keep
+ * them in this handle and return one per dq_claim.  Fewer round trips, but
+ * the buffered tasks are already gone from Redis: a crash of the consumer
+ * loses the whole buffer, and other consumers cannot take them meanwhile.
+ * dq_pending of this handle counts its own buffer; others cannot see it.
+ *
+ * Option clock=client|server: whose "now" decides what is due.  client
+ * (default) passes this handle's dq_now_ms(), so "never early" holds by the
+ * consumer's clock (a skewed consumer clock shifts delivery accordingly).
+ * server calls redis.call('TIME') inside the script; allowed because
+ * scripts replicate their effects, not the script, the default since Redis
+ * 5 and the only mode since 7 (same page as above); so clock=server needs
+ * Redis >= 5.0.  With clock=server a task due by the server's clock but not
+ * yet by this handle's clock is held in the buffer until the handle's clock
+ * reaches its due time, so dq_claim never returns it early.
+ *
+ * Failure modes: a connection lost during EVALSHA returns DQ_EIO and the
+ * claimed tasks (if the script ran) are lost; the next call reconnects.
+ * After a server restart or SCRIPT FLUSH, EVALSHA gets NOSCRIPT and the
+ * script is loaded again (dq_redis_eval).  A claim may overrun timeout_ms
+ * by one round trip when Redis is slow.
+ *
+ * Redis behaviour relied on:
+ *   EVALSHA / NOSCRIPT: https://redis.io/commands/evalsha/
+ *   Lua false -> RESP nil, numbers -> integers (truncated):
+ *     https://redis.io/docs/interact/programmability/lua-api/
+ *   ZRANGEBYSCORE inclusive bounds, LIMIT: https://redis.io/commands/zrangebyscore/
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rconn.h"
+
+static const char claim_src[] =
+    "local now\n"
+    "if ARGV[1] == '' then\n"
+    "  local t = redis.call('TIME')\n"
+    "  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+    "else\n"
+    "  now = tonumber(ARGV[1])\n"
+    "end\n"
+    "local nows = string.format('%d', now)\n"
+    "local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nows,\n"
+    "                       'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))\n"
+    "local out = {0, nows, false}\n"
+    "if #due == 0 then\n"
+    "  local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')\n"
+    "  if #head > 0 then out[3] = head[2] end\n"
+    "  return out\n"
+    "end\n"
+    "local n = 0\n"
+    "for i = 1, #due, 2 do\n"
+    "  local id = due[i]\n"
+    "  redis.call('ZREM', KEYS[1], id)\n"
+    "  out[#out + 1] = id\n"
+    "  out[#out + 1] = due[i + 1]\n"
+    "  out[#out + 1] = redis.call('HGET', KEYS[2], id)\n"
+    "  redis.call('HDEL', KEYS[2], id)\n"
+    "  n = n + 1\n"
+    "end\n"
+    "out[1] = n\n"
+    "return out\n";
+
+typedef struct lua_priv {
+    redisContext *c;
+    dq_script claim;     /* per handle: the sha is written on first use */
+    int64_t poll_ms;
+    int64_t batch;
+    bool server_clock;
+    char zkey[128];
+    char pkey[128];
+    dq_task *buf;        /* claimed, not yet returned; [head, head+count) */
+    size_t head, count;
+} lua_priv;
+
+static const dq_optdef lua_options[] = {
+    {"batch", "1", "tasks claimed per script call and buffered (1..1000)"},
+    {"clock", "client", "whose clock decides due: client (this handle) or server (Redis TIME)"},
+    {"poll_ms", "100", "longest sleep when nothing is due, ms (1..60000)"},
+    {NULL, NULL, NULL},
+};
+
+static void drop_buffer(lua_priv *p)
+{
+    for (size_t i = 0; i < p->count; i++)
+        dq_task_clear(&p->buf[p->head + i]);
+    p->head = p->count = 0;
+}
+
+static int lua_open(dq_queue *q)
+{
+    lua_priv *p;
+    const char *clock;
+    int rc;
+
+    p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return dq_fail(q, DQ_ENOMEM, "lua: out of memory");
+    p->claim.src = claim_src;
+    if ((rc = dq_opt_int(q, "poll_ms", 1, 60000, &p->poll_ms)) != DQ_OK ||
+        (rc = dq_opt_int(q, "batch", 1, 1000, &p->batch)) != DQ_OK)
+        goto free_priv;
+    clock = dq_opt_get(q, "clock");
+    if (clock != NULL && strcmp(clock, "server") == 0) {
+        p->server_clock = true;
+    } else if (clock == NULL || strcmp(clock, "client") != 0) {
+        rc = dq_fail(q, DQ_EINVAL,
+                     "strategy 'lua': option clock=%s: expected client or server",
+                     clock ? clock : "");
+        goto free_priv;
+    }
+    p->buf = calloc((size_t)p->batch, sizeof *p->buf);
+    if (p->buf == NULL) {
+        rc = dq_fail(q, DQ_ENOMEM, "lua: out of memory");
+        goto free_priv;
+    }
+    dq_redis_key(q, DQ_ZH_ZSET, p->zkey, sizeof p->zkey);
+    dq_redis_key(q, DQ_ZH_HASH, p->pkey, sizeof p->pkey);
+    rc = dq_redis_connect(q, p->server_clock ? "5.0.0" : NULL,
+                          DQ_SOCK_TIMEOUT_MS, &p->c);
+    if (rc != DQ_OK)
+        goto free_buf;
+    q->priv = p;
+    return DQ_OK;
+
+free_buf:
+    free(p->buf);
+free_priv:
+    free(p);
+    return rc;
+}
+
+static void lua_close(dq_queue *q)
+{
+    lua_priv *p = q->priv;
+
+    if (p == NULL)
+        return;
+    drop_buffer(p); /* at-most-once: buffered tasks are lost here */
+    free(p->buf);
+    redisFree(p->c);
+    free(p);
+    q->priv = NULL;
+}
+
+static int lua_enqueue(dq_queue *q, const char *id, const void *payload,
+                       size_t payload_len, int64_t due_ms)
+{
+    lua_priv *p = q->priv;
+
+    return dq_zh_enqueue(q, p->c, id, payload, payload_len, due_ms);
+}
+
+/* Moves the script's triples into the (empty) buffer.  r was checked to be
+ * an array of 3 + 3n elements with n <= batch. */
+static int fill_buffer(dq_queue *q, const redisReply *r, size_t n)
+{
+    lua_priv *p = q->priv;
+
+    p->head = p->count = 0;
+    for (size_t i = 0; i < n; i++) {
+        const redisReply *id = r->element[3 + 3 * i];
+        const redisReply *due = r->element[4 + 3 * i];
+        const redisReply *pl = r->element[5 + 3 * i];
+        dq_task *t = &p->buf[p->count];
+
+        memset(t, 0, sizeof *t);
+        if (id->type != REDIS_REPLY_STRING || id->len == 0 ||
+            id->len >= DQ_ID_MAX || !dq_reply_score_ms(due, &t->due_ms) ||
+            (pl->type != REDIS_REPLY_STRING && pl->type != REDIS_REPLY_NIL))
+            /* Already removed from Redis: the rest of this batch is lost.
+             * Only a protocol bug can get here. */
+            return dq_fail(q, DQ_EPROTO, "claim script: bad task triple %zu", i);
+        memcpy(t->id, id->str, id->len);
+        t->id[id->len] = '\0';
+        t->payload_len = pl->type == REDIS_REPLY_STRING ? pl->len : 0;
+        t->payload = malloc(t->payload_len + 1);
+        if (t->payload == NULL)
+            return dq_fail(q, DQ_ENOMEM, "claim: out of memory");
+        if (t->payload_len > 0)
+            memcpy(t->payload, pl->str, t->payload_len);
+        t->payload[t->payload_len] = '\0';
+        p->count++;
+    }
+    return DQ_OK;
+}
+
+/* One script call.  On DQ_OK either the buffer got tasks, or *wait_us is
+ * how long until the head is due (-1: the queue is empty). */
+static int run_claim_script(dq_queue *q, int64_t *wait_us)
+{
+    lua_priv *p = q->priv;
+    char now[32], batch[16];
+    const char *args[4] = {p->zkey, p->pkey, now, batch};
+    redisReply *r;
+    int64_t n, srv_now, head;
+    int rc;
+
+    *wait_us = -1;
+    if (p->server_clock)
+        now[0] = '\0';
+    else
+        snprintf(now, sizeof now, "%lld", (long long)dq_now_ms(q));
+    snprintf(batch, sizeof batch, "%lld", (long long)p->batch);
+    r = dq_redis_eval(q, p->c, &p->claim, &rc, 2, 4, args, NULL);
+    if (r == NULL)
+        return rc;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 ||
+        !dq_reply_int(r->element[0], &n) || n < 0 || n > p->batch ||
+        r->elements != 3 + 3 * (size_t)n ||
+        !dq_reply_int(r->element[1], &srv_now)) {
+        rc = dq_fail(q, DQ_EPROTO, "claim script: unexpected reply");
+        goto free_reply;
+    }
+    if (n > 0) {
+        rc = fill_buffer(q, r, (size_t)n);
+        goto free_reply;
+    }
+    if (r->element[2]->type == REDIS_REPLY_NIL)
+        goto free_reply;
+    if (!dq_reply_score_ms(r->element[2], &head)) {
+        rc = dq_fail(q, DQ_EPROTO, "claim script: bad head score");
+        goto free_reply;
+    }
+    if (p->server_clock)
+        *wait_us = (head - srv_now) * 1000;
+    else
+        *wait_us = head * 1000 - dq_now_us(q);
+    if (*wait_us < 0)
+        *wait_us = 0;
+free_reply:
+    freeReplyObject(r);
+    return rc;
+}
+
+static int lua_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
+{
+    lua_priv *p = q->priv;
+    int64_t deadline_us = dq_mono_us() + timeout_ms * 1000;
+    int rc;
+
+    for (;;) {
+        int64_t wait_us, left_us;
+
+        if (p->count > 0) {
+            dq_task *t = &p->buf[p->head];
+            int64_t early_us = t->due_ms * 1000 - dq_now_us(q);
+
+            if (early_us <= 0) {
+                *out = *t;  /* the payload moves to the caller */
+                memset(t, 0, sizeof *t);
+                p->head++;
+                if (--p->count == 0)
+                    p->head = 0;
+                return DQ_OK;
+            }
+            /* clock=server only: due by Redis's clock, not yet by ours. */
+            left_us = deadline_us - dq_mono_us();
+            if (left_us <= 0)
+                return DQ_EMPTY;
+            dq_sleep_us(early_us < left_us ? early_us : left_us);
+            q->counters.wakeups++;
+            continue;
+        }
+        if ((rc = run_claim_script(q, &wait_us)) != DQ_OK)
+            return rc;
+        if (p->count > 0)
+            continue;
+        q->counters.empty_polls++;
+        left_us = deadline_us - dq_mono_us();
+        if (left_us <= 0)
+            return DQ_EMPTY;
+        if (wait_us < 0 || wait_us > p->poll_ms * 1000)
+            wait_us = p->poll_ms * 1000;
+        dq_sleep_us(wait_us < left_us ? wait_us : left_us);
+        q->counters.wakeups++;
+    }
+}
+
+static int lua_ack(dq_queue *q, const dq_task *t)
+{
+    /* At-most-once: the claim script already removed the task and its
+     * payload; nothing is left to end. */
+    (void)q;
+    (void)t;
+    return DQ_OK;
+}
+
+static int lua_cancel(dq_queue *q, const char *id)
+{
+    lua_priv *p = q->priv;
+
+    return dq_zh_cancel(q, p->c, id);
+}
+
+static int lua_reschedule(dq_queue *q, const char *id, int64_t due_ms)
+{
+    lua_priv *p = q->priv;
+
+    return dq_zh_reschedule(q, p->c, id, due_ms);
+}
+
+static int64_t lua_pending(dq_queue *q)
+{
+    lua_priv *p = q->priv;
+    int64_t n = dq_zh_pending(q, p->c);
+
+    return n < 0 ? n : n + (int64_t)p->count;
+}
+
+static int lua_purge(dq_queue *q)
+{
+    lua_priv *p = q->priv;
+
+    drop_buffer(p);
+    return dq_redis_purge(q, p->c);
+}
+
+static int lua_exists(dq_queue *q)
+{
+    lua_priv *p = q->priv;
+
+    return dq_redis_exists(q, p->c);
+}
+
+const dq_strategy dq_strategy_lua = {
+    .name = "lua",
+    .summary = "ZSet + one Lua script that finds due tasks and removes them "
+               "atomically; sleeps until the head is due (at most poll_ms)",
+    .flags = DQ_G_AT_MOST_ONCE | DQ_G_NEEDS_REDIS | DQ_G_POLLS |
+             DQ_G_NO_DUP_CONCURRENT | DQ_G_DUE_ORDER |
+             DQ_G_SURVIVES_PROCESS_EXIT,
+    .min_redis = NULL, /* clock=server checks for 5.0.0 at open */
+    .options = lua_options,
+    .open = lua_open,
+    .enqueue = lua_enqueue,
+    .claim = lua_claim,
+    .ack = lua_ack,
+    .close = lua_close,
+    .cancel = lua_cancel,
+    .reschedule = lua_reschedule,
+    .pending = lua_pending,
+    .purge = lua_purge,
+    .exists = lua_exists,
+};

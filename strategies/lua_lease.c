@@ -1,0 +1,518 @@
+/* lua_lease.c -- the Lua claim with a lease (visibility timeout) instead of
+ * a delete: at-least-once.
+ *
+ * How it works.  The same ZSet + hash layout as naive and lua, plus two
+ * hashes for tasks that have been claimed and not yet acked:
+ *   dq:{Q}:z  ZSet  id -> due ms, or, while leased, the lease deadline
+ *   dq:{Q}:p  hash  id -> payload
+ *   dq:{Q}:a  hash  id -> attempts so far (HINCRBY at every claim)
+ *   dq:{Q}:d  hash  id -> original due ms (written at the first claim,
+ *                   when the score stops being the due time)
+ *
+ *   enqueue  MULTI; HSET p id payload; HDEL a id; HDEL d id; ZADD z due id;
+ *            EXEC                                          (1 round trip)
+ *   claim    EVALSHA <claim script> 4 z p a d <now|""> <lease_ms>
+ *            (1 round trip).  The script takes the first id with score <=
+ *            now (ZRANGEBYSCORE ... LIMIT 0 1) and, instead of removing it,
+ *            re-scores it to now + lease_ms (ZADD z), HINCRBY a id 1,
+ *            HSETNX-style keeps the original due in d, and returns
+ *            {1, now, -, id, due, attempt, deadline, payload}.  When
+ *            nothing is due it returns the head's score (as lua.c does) and
+ *            the client sleeps min(head - now, poll_ms, time left).
+ *   ack      EVALSHA <ack script> 4 z p a d id attempt deadline
+ *            (1 round trip): deletes the task (ZREM z, HDEL p a d) only
+ *            when the lease is still ours: ZSCORE z id == the deadline we
+ *            set AND a[id] == our attempt.  Otherwise DQ_ENOTFOUND
+ *            ("lease lost").  dq_task.token carries "<attempt>:<deadline>".
+ *   cancel   MULTI; ZREM z id; HDEL p/a/d id; EXEC   (also a leased task)
+ *   reschedule  script: ZADD XX only when id is in z and not in d (never
+ *            claimed); DQ_ENOTFOUND for a leased or redeliverable task.
+ *   pending  MULTI; ZCARD z; HLEN d; EXEC -> ZCARD - HLEN: tasks never
+ *            claimed.  A task whose lease ran out and waits for redelivery
+ *            is not counted (it is neither pending nor done).
+ * Per delivered task without contention: 3 round trips (enqueue, claim,
+ * ack), 4 writes more than lua (re-score, HINCRBY, HSET d, and the ack's
+ * deletes).
+ *
+ * Guarantee: at-least-once with a visibility timeout, as Sidekiq's retry
+ * set and Asynq's lease do.  A task that is claimed and not acked within
+ * lease_ms (the consumer crashed, hung, or was too slow) becomes due again
+ * at its lease deadline and is redelivered with attempt + 1 and its
+ * original due_ms (claims C12, C21).  So a consumer crash loses no task.
+ * Both scripts run atomically (https://redis.io/docs/interact/
+ * programmability/eval-intro/), so two consumers never hold the same lease:
+ * no duplicates among concurrent consumers as long as each finishes its
+ * work within lease_ms and nothing fails; after a lease expiry the same
+ * task IS processed twice (the first holder may still be working) --
+ * processing must be idempotent.  Due order for one consumer, counting the
+ * redelivery of an expired lease at its lease deadline.  Never early with
+ * clock=client: the script's "now" is this handle's dq_now_ms, and the
+ * original due <= every later score <= now.
+ *
+ * Late ack: an ack after the lease ran out is still accepted when nobody
+ * re-claimed the task meanwhile (the score is still our deadline): the
+ * work was done once, and nobody else holds it.  Once another consumer has
+ * re-claimed it, the deadline and attempt differ and the late ack returns
+ * DQ_ENOTFOUND without touching the other consumer's lease: that task will
+ * be delivered (at least) twice.
+ *
+ * Options: lease_ms (visibility timeout, default 30000: choose it longer
+ * than the longest work time, and the trial's grace period longer than it
+ * to see redeliveries), poll_ms (longest sleep when nothing is due),
+ * clock=client|server.  clock=server takes "now" from redis.call('TIME')
+ * inside the script (allowed since scripts replicate their effects; needs
+ * Redis 5.0) so every consumer uses one clock for due times AND lease
+ * deadlines; a task due by the server's clock but not yet by this handle's
+ * clock is held (leased) by the handle until its clock reaches the due
+ * time, so dq_claim never returns it early by dq_now_ms.  No batch option:
+ * one task per script call.
+ *
+ * Failure modes: a connection lost during the claim's EVALSHA returns
+ * DQ_EIO; if the script ran, the task is leased to nobody and comes back
+ * after lease_ms (not lost, only late).  A lost ack comes back the same
+ * way (a duplicate delivery).  There is no retry limit or dead-letter set:
+ * a task that always crashes its consumer is redelivered forever, attempt
+ * growing.  cancel of a leased task removes it; the holder's ack then gets
+ * DQ_ENOTFOUND.  With clock=client, consumers with skewed clocks disagree
+ * on lease deadlines: a consumer whose clock runs ahead by more than
+ * lease_ms takes over live leases (duplicates).
+ *
+ * Redis behaviour relied on:
+ *   EVALSHA / NOSCRIPT: https://redis.io/commands/evalsha/
+ *   Lua false -> RESP nil, Lua numbers -> integers:
+ *     https://redis.io/docs/interact/programmability/lua-api/
+ *   ZRANGEBYSCORE inclusive bounds, LIMIT: https://redis.io/commands/zrangebyscore/
+ *   HINCRBY creates the field at 0: https://redis.io/commands/hincrby/
+ *   TIME in scripts (effects replication): https://redis.io/commands/time/
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rconn.h"
+
+/* KEYS: z p a d.  ARGV: now ms ("" = server TIME), lease ms.
+ * Returns {0, now, head score|false} or
+ *         {1, now, false, id, due, attempt, deadline, payload|false}. */
+static const char claim_src[] =
+    "local now\n"
+    "if ARGV[1] == '' then\n"
+    "  local t = redis.call('TIME')\n"
+    "  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+    "else\n"
+    "  now = tonumber(ARGV[1])\n"
+    "end\n"
+    "local nows = string.format('%d', now)\n"
+    "local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nows,\n"
+    "                       'WITHSCORES', 'LIMIT', 0, 1)\n"
+    "if #due == 0 then\n"
+    "  local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')\n"
+    "  if #head > 0 then return {0, nows, head[2]} end\n"
+    "  return {0, nows, false}\n"
+    "end\n"
+    "local id = due[1]\n"
+    "local deadline = string.format('%d', now + tonumber(ARGV[2]))\n"
+    "redis.call('ZADD', KEYS[1], deadline, id)\n"
+    "local attempt = redis.call('HINCRBY', KEYS[3], id, 1)\n"
+    "local orig = redis.call('HGET', KEYS[4], id)\n"
+    "if not orig then\n"
+    "  orig = due[2]\n"
+    "  redis.call('HSET', KEYS[4], id, orig)\n"
+    "end\n"
+    "return {1, nows, false, id, orig, attempt, deadline,\n"
+    "        redis.call('HGET', KEYS[2], id)}\n";
+
+/* KEYS: z p a d.  ARGV: id, attempt, deadline.  1 = acked, 0 = lease lost. */
+static const char ack_src[] =
+    "local s = redis.call('ZSCORE', KEYS[1], ARGV[1])\n"
+    "local a = redis.call('HGET', KEYS[3], ARGV[1])\n"
+    "if not s or not a or tonumber(s) ~= tonumber(ARGV[3]) or\n"
+    "   tonumber(a) ~= tonumber(ARGV[2]) then\n"
+    "  return 0\n"
+    "end\n"
+    "redis.call('ZREM', KEYS[1], ARGV[1])\n"
+    "redis.call('HDEL', KEYS[2], ARGV[1])\n"
+    "redis.call('HDEL', KEYS[3], ARGV[1])\n"
+    "redis.call('HDEL', KEYS[4], ARGV[1])\n"
+    "return 1\n";
+
+/* KEYS: z d.  ARGV: id, due.  1 = moved, 0 = not pending (absent, leased
+ * or waiting for redelivery). */
+static const char resched_src[] =
+    "if not redis.call('ZSCORE', KEYS[1], ARGV[1]) or\n"
+    "   redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then\n"
+    "  return 0\n"
+    "end\n"
+    "redis.call('ZADD', KEYS[1], 'XX', ARGV[2], ARGV[1])\n"
+    "return 1\n";
+
+typedef struct ll_priv {
+    redisContext *c;
+    dq_script claim, ack, resched; /* per handle: sha written on first use */
+    int64_t lease_ms;
+    int64_t poll_ms;
+    bool server_clock;
+    char zkey[128], pkey[128], akey[128], dkey[128];
+    dq_task held;  /* clock=server: leased, due by Redis, not yet by us */
+    bool have_held;
+} ll_priv;
+
+static const dq_optdef ll_options[] = {
+    {"lease_ms", "30000", "visibility timeout: an un-acked task comes back "
+                          "after this many ms (1..86400000)"},
+    {"poll_ms", "100", "longest sleep when nothing is due, ms (1..60000)"},
+    {"clock", "client", "whose clock decides due times and lease deadlines: "
+                        "client (this handle) or server (Redis TIME)"},
+    {NULL, NULL, NULL},
+};
+
+static int ll_open(dq_queue *q)
+{
+    ll_priv *p;
+    const char *clock;
+    int rc;
+
+    p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return dq_fail(q, DQ_ENOMEM, "lua-lease: out of memory");
+    p->claim.src = claim_src;
+    p->ack.src = ack_src;
+    p->resched.src = resched_src;
+    if ((rc = dq_opt_int(q, "lease_ms", 1, 86400000, &p->lease_ms)) != DQ_OK ||
+        (rc = dq_opt_int(q, "poll_ms", 1, 60000, &p->poll_ms)) != DQ_OK)
+        goto free_priv;
+    clock = dq_opt_get(q, "clock");
+    if (clock != NULL && strcmp(clock, "server") == 0) {
+        p->server_clock = true;
+    } else if (clock == NULL || strcmp(clock, "client") != 0) {
+        rc = dq_fail(q, DQ_EINVAL, "strategy 'lua-lease': option clock=%s: "
+                     "expected client or server", clock ? clock : "");
+        goto free_priv;
+    }
+    dq_redis_key(q, DQ_ZH_ZSET, p->zkey, sizeof p->zkey);
+    dq_redis_key(q, DQ_ZH_HASH, p->pkey, sizeof p->pkey);
+    dq_redis_key(q, "a", p->akey, sizeof p->akey);
+    dq_redis_key(q, "d", p->dkey, sizeof p->dkey);
+    rc = dq_redis_connect(q, p->server_clock ? "5.0.0" : NULL,
+                          DQ_SOCK_TIMEOUT_MS, &p->c);
+    if (rc != DQ_OK)
+        goto free_priv;
+    q->priv = p;
+    return DQ_OK;
+
+free_priv:
+    free(p);
+    return rc;
+}
+
+static void ll_close(dq_queue *q)
+{
+    ll_priv *p = q->priv;
+
+    if (p == NULL)
+        return;
+    /* A held task stays leased in Redis and comes back after lease_ms. */
+    dq_task_clear(&p->held);
+    redisFree(p->c);
+    free(p);
+    q->priv = NULL;
+}
+
+static int ll_enqueue(dq_queue *q, const char *id, const void *payload,
+                      size_t payload_len, int64_t due_ms)
+{
+    ll_priv *p = q->priv;
+    char due[32];
+    const char *hset[4] = {"HSET", p->pkey, id, payload};
+    const size_t hlen[4] = {4, strlen(p->pkey), strlen(id), payload_len};
+    const char *hdel_a[3] = {"HDEL", p->akey, id};
+    const char *hdel_d[3] = {"HDEL", p->dkey, id};
+    const char *zadd[4] = {"ZADD", p->zkey, due, id};
+    const dq_redis_argv cmds[4] = {{4, hset, hlen}, {3, hdel_a, NULL},
+                                   {3, hdel_d, NULL}, {4, zadd, NULL}};
+    redisReply *r;
+    int rc;
+
+    snprintf(due, sizeof due, "%lld", (long long)due_ms);
+    r = dq_redis_multi(q, p->c, &rc, 4, cmds);
+    freeReplyObject(r);
+    return rc;
+}
+
+/* Fills *t from the claim script's reply elements 3..7. */
+static int ll_fill_task(dq_queue *q, const redisReply *r, dq_task *t)
+{
+    const redisReply *id = r->element[3], *pl = r->element[7];
+    int64_t attempt, deadline;
+
+    memset(t, 0, sizeof *t);
+    if (id->type != REDIS_REPLY_STRING || id->len == 0 ||
+        id->len >= DQ_ID_MAX || !dq_reply_score_ms(r->element[4], &t->due_ms) ||
+        !dq_reply_int(r->element[5], &attempt) || attempt < 1 ||
+        attempt > 1000000000 || !dq_reply_int(r->element[6], &deadline) ||
+        (pl->type != REDIS_REPLY_STRING && pl->type != REDIS_REPLY_NIL))
+        /* The task is leased; it comes back after lease_ms. */
+        return dq_fail(q, DQ_EPROTO, "claim script: bad task in reply");
+    memcpy(t->id, id->str, id->len);
+    t->id[id->len] = '\0';
+    t->attempt = (int)attempt;
+    snprintf(t->token, sizeof t->token, "%lld:%lld", (long long)attempt,
+             (long long)deadline);
+    t->payload_len = pl->type == REDIS_REPLY_STRING ? pl->len : 0;
+    t->payload = malloc(t->payload_len + 1);
+    if (t->payload == NULL) {
+        t->payload_len = 0;
+        return dq_fail(q, DQ_ENOMEM, "claim: out of memory");
+    }
+    if (t->payload_len > 0)
+        memcpy(t->payload, pl->str, t->payload_len);
+    t->payload[t->payload_len] = '\0';
+    return DQ_OK;
+}
+
+/* One claim script call.  On DQ_OK either *got is set and *t filled (the
+ * task is now leased to us), or *wait_us says how long until the head's
+ * score comes (-1: the queue is empty). */
+static int ll_run_claim(dq_queue *q, bool *got, dq_task *t, int64_t *wait_us)
+{
+    ll_priv *p = q->priv;
+    char now[32], lease[32];
+    const char *args[6] = {p->zkey, p->pkey, p->akey, p->dkey, now, lease};
+    redisReply *r;
+    int64_t n, srv_now, head;
+    int rc;
+
+    *got = false;
+    *wait_us = -1;
+    if (p->server_clock)
+        now[0] = '\0';
+    else
+        snprintf(now, sizeof now, "%lld", (long long)dq_now_ms(q));
+    snprintf(lease, sizeof lease, "%lld", (long long)p->lease_ms);
+    r = dq_redis_eval(q, p->c, &p->claim, &rc, 4, 6, args, NULL);
+    if (r == NULL)
+        return rc;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 ||
+        !dq_reply_int(r->element[0], &n) || (n != 0 && n != 1) ||
+        r->elements != (n ? 8u : 3u) ||
+        !dq_reply_int(r->element[1], &srv_now)) {
+        rc = dq_fail(q, DQ_EPROTO, "claim script: unexpected reply");
+        goto free_reply;
+    }
+    if (n == 1) {
+        if ((rc = ll_fill_task(q, r, t)) == DQ_OK)
+            *got = true;
+        else
+            dq_task_clear(t);
+        goto free_reply;
+    }
+    if (r->element[2]->type == REDIS_REPLY_NIL)
+        goto free_reply;
+    if (!dq_reply_score_ms(r->element[2], &head)) {
+        rc = dq_fail(q, DQ_EPROTO, "claim script: bad head score");
+        goto free_reply;
+    }
+    if (p->server_clock)
+        *wait_us = (head - srv_now) * 1000;
+    else
+        *wait_us = head * 1000 - dq_now_us(q);
+    if (*wait_us < 0)
+        *wait_us = 0;
+free_reply:
+    freeReplyObject(r);
+    return rc;
+}
+
+static int ll_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
+{
+    ll_priv *p = q->priv;
+    int64_t deadline_us = dq_mono_us() + timeout_ms * 1000;
+    int rc;
+
+    for (;;) {
+        int64_t wait_us, left_us;
+
+        if (p->have_held) {
+            int64_t early_us = p->held.due_ms * 1000 - dq_now_us(q);
+
+            if (early_us <= 0) {
+                *out = p->held; /* the payload moves to the caller */
+                memset(&p->held, 0, sizeof p->held);
+                p->have_held = false;
+                return DQ_OK;
+            }
+            /* clock=server only: due by Redis's clock, not yet by ours. */
+            left_us = deadline_us - dq_mono_us();
+            if (left_us <= 0)
+                return DQ_EMPTY;
+            dq_sleep_us(early_us < left_us ? early_us : left_us);
+            q->counters.wakeups++;
+            continue;
+        }
+        if ((rc = ll_run_claim(q, &p->have_held, &p->held, &wait_us)) != DQ_OK)
+            return rc;
+        if (p->have_held)
+            continue;
+        q->counters.empty_polls++;
+        left_us = deadline_us - dq_mono_us();
+        if (left_us <= 0)
+            return DQ_EMPTY;
+        if (wait_us < 0 || wait_us > p->poll_ms * 1000)
+            wait_us = p->poll_ms * 1000;
+        dq_sleep_us(wait_us < left_us ? wait_us : left_us);
+        q->counters.wakeups++;
+    }
+}
+
+/* Splits "<attempt>:<deadline>" into two decimal strings. */
+static bool ll_parse_token(const char *tok, char *attempt, size_t alen,
+                           char *deadline, size_t dlen)
+{
+    const char *colon = strchr(tok, ':');
+    size_t n;
+
+    if (colon == NULL || colon == tok || colon[1] == '\0')
+        return false;
+    n = (size_t)(colon - tok);
+    if (n >= alen || strlen(colon + 1) >= dlen)
+        return false;
+    for (const char *c = tok; *c; c++)
+        if (c != colon && (*c < '0' || *c > '9'))
+            return false;
+    memcpy(attempt, tok, n);
+    attempt[n] = '\0';
+    snprintf(deadline, dlen, "%s", colon + 1);
+    return true;
+}
+
+static int ll_ack(dq_queue *q, const dq_task *t)
+{
+    ll_priv *p = q->priv;
+    char attempt[24], deadline[24];
+    const char *args[7] = {p->zkey, p->pkey, p->akey, p->dkey, t->id,
+                           attempt, deadline};
+    redisReply *r;
+    int64_t ok = 0;
+    int rc;
+
+    if (!ll_parse_token(t->token, attempt, sizeof attempt, deadline,
+                        sizeof deadline))
+        return dq_fail(q, DQ_EINVAL, "ack %s: token '%.64s' is not a "
+                       "lua-lease token (attempt:deadline)", t->id, t->token);
+    r = dq_redis_eval(q, p->c, &p->ack, &rc, 4, 7, args, NULL);
+    if (r == NULL)
+        return rc;
+    if (!dq_reply_int(r, &ok))
+        rc = dq_fail(q, DQ_EPROTO, "ack script: unexpected reply");
+    else if (ok != 1)
+        rc = dq_fail(q, DQ_ENOTFOUND, "ack %s: lease lost (attempt %s, lease "
+                     "until %s ms): it expired and the task was claimed again, "
+                     "or it was acked or cancelled", t->id, attempt, deadline);
+    freeReplyObject(r);
+    return rc;
+}
+
+static int ll_cancel(dq_queue *q, const char *id)
+{
+    ll_priv *p = q->priv;
+    const char *zrem[3] = {"ZREM", p->zkey, id};
+    const char *hdel_p[3] = {"HDEL", p->pkey, id};
+    const char *hdel_a[3] = {"HDEL", p->akey, id};
+    const char *hdel_d[3] = {"HDEL", p->dkey, id};
+    const dq_redis_argv cmds[4] = {{3, zrem, NULL}, {3, hdel_p, NULL},
+                                   {3, hdel_a, NULL}, {3, hdel_d, NULL}};
+    redisReply *r;
+    int64_t removed;
+    int rc;
+
+    r = dq_redis_multi(q, p->c, &rc, 4, cmds);
+    if (r == NULL)
+        return rc;
+    if (!dq_reply_int(r->element[0], &removed))
+        rc = dq_fail(q, DQ_EPROTO, "ZREM: expected an integer");
+    else if (removed == 0)
+        rc = dq_fail(q, DQ_ENOTFOUND, "cancel %s: no such task", id);
+    freeReplyObject(r);
+    return rc;
+}
+
+static int ll_reschedule(dq_queue *q, const char *id, int64_t due_ms)
+{
+    ll_priv *p = q->priv;
+    char due[32];
+    const char *args[4] = {p->zkey, p->dkey, id, due};
+    redisReply *r;
+    int64_t ok = 0;
+    int rc;
+
+    snprintf(due, sizeof due, "%lld", (long long)due_ms);
+    r = dq_redis_eval(q, p->c, &p->resched, &rc, 2, 4, args, NULL);
+    if (r == NULL)
+        return rc;
+    if (!dq_reply_int(r, &ok))
+        rc = dq_fail(q, DQ_EPROTO, "reschedule script: unexpected reply");
+    else if (ok != 1)
+        rc = dq_fail(q, DQ_ENOTFOUND, "reschedule %s: no such pending task "
+                     "(absent, or claimed and not acked)", id);
+    freeReplyObject(r);
+    return rc;
+}
+
+static int64_t ll_pending(dq_queue *q)
+{
+    ll_priv *p = q->priv;
+    const char *zcard[2] = {"ZCARD", p->zkey};
+    const char *hlen[2] = {"HLEN", p->dkey};
+    const dq_redis_argv cmds[2] = {{2, zcard, NULL}, {2, hlen, NULL}};
+    redisReply *r;
+    int64_t all, claimed, n;
+    int rc;
+
+    r = dq_redis_multi(q, p->c, &rc, 2, cmds);
+    if (r == NULL)
+        return rc;
+    if (!dq_reply_int(r->element[0], &all) ||
+        !dq_reply_int(r->element[1], &claimed))
+        n = dq_fail(q, DQ_EPROTO, "ZCARD/HLEN: expected integers");
+    else
+        n = all >= claimed ? all - claimed : 0;
+    freeReplyObject(r);
+    return n;
+}
+
+static int ll_purge(dq_queue *q)
+{
+    ll_priv *p = q->priv;
+
+    dq_task_clear(&p->held);
+    p->have_held = false;
+    return dq_redis_purge(q, p->c);
+}
+
+static int ll_exists(dq_queue *q)
+{
+    ll_priv *p = q->priv;
+
+    return dq_redis_exists(q, p->c);
+}
+
+const dq_strategy dq_strategy_lua_lease = {
+    .name = "lua-lease",
+    .summary = "Lua claim that leases instead of deleting (visibility "
+               "timeout lease_ms): at-least-once, un-acked tasks come back",
+    .flags = DQ_G_AT_LEAST_ONCE | DQ_G_SURVIVES_CONSUMER_CRASH |
+             DQ_G_NEEDS_REDIS | DQ_G_POLLS | DQ_G_NO_DUP_CONCURRENT |
+             DQ_G_DUE_ORDER | DQ_G_SURVIVES_PROCESS_EXIT,
+    .min_redis = NULL, /* clock=server checks for 5.0.0 at open */
+    .options = ll_options,
+    .open = ll_open,
+    .enqueue = ll_enqueue,
+    .claim = ll_claim,
+    .ack = ll_ack,
+    .close = ll_close,
+    .cancel = ll_cancel,
+    .reschedule = ll_reschedule,
+    .pending = ll_pending,
+    .purge = ll_purge,
+    .exists = ll_exists,
+};

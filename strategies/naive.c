@@ -1,0 +1,274 @@
+/* naive.c -- the textbook Redis delay queue, kept faithfully wrong.
+ *
+ * How it works (what most tutorials show):
+ *   keys     dq:{Q}:z  ZSet id -> due ms;  dq:{Q}:p  hash id -> payload
+ *   enqueue  MULTI; HSET p id payload; ZADD z due id; EXEC  (1 round trip)
+ *   claim    ZRANGEBYSCORE z -inf <now> WITHSCORES LIMIT 0 1   (1 round trip)
+ *            nothing due: sleep min(poll_ms, time left), ask again
+ *              (blind polling: it does not look at when the head is due)
+ *            found one: ZREM z id + HGET p id, pipelined  (1 round trip)
+ *            and deliver the task WHATEVER ZREM RETURNED
+ *   ack      HDEL p id                                   (1 round trip)
+ * Per delivered task: 4 round trips without contention (enqueue, find,
+ * remove+fetch, ack), plus one per empty poll.
+ *
+ * The bug (claims C01, C13): "find" and "remove" are two commands.  Each is
+ * atomic on its own, the pair is not: two consumers can both read the same
+ * head id before either removes it, both send ZREM, one gets 1, the other 0,
+ * and both process the task.  The textbook code ignores ZREM's reply, and
+ * so does this strategy: it counts the lost race (counters.lost_races) but
+ * delivers anyway, so the checker sees the duplicate.  The fix is either
+ * to trust ZREM's reply (naive-checked, claim C03) or one Lua script (lua).
+ * If the winner has already acked (HDEL), the loser's HGET returns nil and
+ * the duplicate is delivered with an empty payload.
+ * Option gap_us sleeps between find and remove to widen the race window
+ * for demonstrations; 0 (default) is the plain textbook code.
+ *
+ * Guarantee: at-most-once in intent (the task leaves Redis when claimed; a
+ * consumer that dies after ZREM loses it), but DUPLICATES under
+ * concurrency.  Due order for one consumer: the lowest score comes first.
+ * Never early: ZRANGEBYSCORE's max is this handle's clock (dq_now_ms), and
+ * the bound is inclusive, so the score (= due) <= now at the time of the
+ * query <= now at delivery.
+ *
+ * Failure modes: a lost connection during ZREM+HGET returns DQ_EIO and the
+ * task may be gone (removed, not delivered); the next call reconnects.
+ * A claim may overrun timeout_ms by one round trip (bounded by the socket
+ * timeout) when Redis is slow: a reply is never abandoned half-way, since
+ * that could lose a task that the server had already removed.
+ *
+ * Redis behaviour relied on:
+ *   ZRANGEBYSCORE ... WITHSCORES LIMIT, inclusive bounds:
+ *     https://redis.io/commands/zrangebyscore/
+ *   ZREM returns the number of members removed: https://redis.io/commands/zrem/
+ *   MULTI/EXEC runs the queued commands without interleaving:
+ *     https://redis.io/docs/interact/transactions/
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rconn.h"
+
+typedef struct naive_priv {
+    redisContext *c;
+    int64_t poll_ms;
+    int64_t gap_us;
+    char zkey[128];
+    char pkey[128];
+} naive_priv;
+
+static const dq_optdef naive_options[] = {
+    {"poll_ms", "100", "sleep between empty polls, ms (1..60000)"},
+    {"gap_us", "0", "sleep between find and remove, us, widens the race (0..10000000)"},
+    {NULL, NULL, NULL},
+};
+
+static int naive_open(dq_queue *q)
+{
+    naive_priv *p;
+    int rc;
+
+    p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return dq_fail(q, DQ_ENOMEM, "naive: out of memory");
+    if ((rc = dq_opt_int(q, "poll_ms", 1, 60000, &p->poll_ms)) != DQ_OK ||
+        (rc = dq_opt_int(q, "gap_us", 0, 10000000, &p->gap_us)) != DQ_OK)
+        goto free_priv;
+    dq_redis_key(q, DQ_ZH_ZSET, p->zkey, sizeof p->zkey);
+    dq_redis_key(q, DQ_ZH_HASH, p->pkey, sizeof p->pkey);
+    if ((rc = dq_redis_connect(q, NULL, DQ_SOCK_TIMEOUT_MS, &p->c)) != DQ_OK)
+        goto free_priv;
+    q->priv = p;
+    return DQ_OK;
+
+free_priv:
+    free(p);
+    return rc;
+}
+
+static void naive_close(dq_queue *q)
+{
+    naive_priv *p = q->priv;
+
+    if (p == NULL)
+        return;
+    redisFree(p->c);
+    free(p);
+    q->priv = NULL;
+}
+
+static int naive_enqueue(dq_queue *q, const char *id, const void *payload,
+                         size_t payload_len, int64_t due_ms)
+{
+    naive_priv *p = q->priv;
+
+    return dq_zh_enqueue(q, p->c, id, payload, payload_len, due_ms);
+}
+
+/* Step 1: the id and due time of the earliest due task, if any.  Returns
+ * DQ_OK with *found set, or DQ_E*. */
+static int find_due(dq_queue *q, char *id, int64_t *due_ms, bool *found)
+{
+    naive_priv *p = q->priv;
+    char now[32];
+    const char *argv[8] = {"ZRANGEBYSCORE", p->zkey, "-inf", now,
+                           "WITHSCORES", "LIMIT", "0", "1"};
+    redisReply *r;
+    int rc = DQ_OK;
+
+    *found = false;
+    snprintf(now, sizeof now, "%lld", (long long)dq_now_ms(q));
+    r = dq_redis_cmd(q, p->c, &rc, 8, argv, NULL);
+    if (r == NULL)
+        return rc;
+    if (r->type != REDIS_REPLY_ARRAY || (r->elements != 0 && r->elements != 2)) {
+        rc = dq_fail(q, DQ_EPROTO, "ZRANGEBYSCORE: unexpected reply");
+        goto free_reply;
+    }
+    if (r->elements == 0)
+        goto free_reply;
+    if (r->element[0]->type != REDIS_REPLY_STRING ||
+        r->element[0]->len >= DQ_ID_MAX ||
+        !dq_reply_score_ms(r->element[1], due_ms)) {
+        rc = dq_fail(q, DQ_EPROTO, "ZRANGEBYSCORE: bad member or score");
+        goto free_reply;
+    }
+    memcpy(id, r->element[0]->str, r->element[0]->len);
+    id[r->element[0]->len] = '\0';
+    *found = true;
+free_reply:
+    freeReplyObject(r);
+    return rc;
+}
+
+static int naive_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
+{
+    naive_priv *p = q->priv;
+    int64_t deadline_us = dq_mono_us() + timeout_ms * 1000;
+    char id[DQ_ID_MAX];
+    int64_t due_ms = 0, removed = 0;
+    redisReply *rep[2];
+    bool found;
+    int rc;
+
+    for (;;) {
+        int64_t left_us;
+
+        if ((rc = find_due(q, id, &due_ms, &found)) != DQ_OK)
+            return rc;
+        if (found)
+            break;
+        q->counters.empty_polls++;
+        left_us = deadline_us - dq_mono_us();
+        if (left_us <= 0)
+            return DQ_EMPTY;
+        dq_sleep_us(p->poll_ms * 1000 < left_us ? p->poll_ms * 1000 : left_us);
+        q->counters.wakeups++;
+    }
+
+    dq_sleep_us(p->gap_us); /* the race window, widened on request */
+
+    {
+        const char *zrem[3] = {"ZREM", p->zkey, id};
+        const char *hget[3] = {"HGET", p->pkey, id};
+        dq_redis_argv cmds[2] = {{3, zrem, NULL}, {3, hget, NULL}};
+
+        if ((rc = dq_redis_pipeline(q, p->c, 2, cmds, rep)) != DQ_OK)
+            return rc;
+    }
+    if ((rc = dq_reply_error(q, rep[0], "ZREM")) != DQ_OK ||
+        (rc = dq_reply_error(q, rep[1], "HGET")) != DQ_OK)
+        goto free_replies;
+    if (!dq_reply_int(rep[0], &removed) ||
+        (rep[1]->type != REDIS_REPLY_STRING && rep[1]->type != REDIS_REPLY_NIL)) {
+        rc = dq_fail(q, DQ_EPROTO, "ZREM/HGET: unexpected reply");
+        goto free_replies;
+    }
+    /* THE TEXTBOOK BUG, on purpose: removed == 0 means another consumer
+     * took this task between our ZRANGEBYSCORE and our ZREM.  Count it, and
+     * deliver anyway, as the code in the tutorials does. */
+    if (removed == 0)
+        q->counters.lost_races++;
+
+    out->payload_len = rep[1]->type == REDIS_REPLY_STRING ? rep[1]->len : 0;
+    out->payload = malloc(out->payload_len + 1);
+    if (out->payload == NULL) {
+        rc = dq_fail(q, DQ_ENOMEM, "claim %s: out of memory", id);
+        goto free_replies;
+    }
+    if (out->payload_len > 0)
+        memcpy(out->payload, rep[1]->str, out->payload_len);
+    out->payload[out->payload_len] = '\0';
+    snprintf(out->id, sizeof out->id, "%s", id);
+    out->due_ms = due_ms;
+    out->attempt = 0;
+    rc = DQ_OK;
+
+free_replies:
+    freeReplyObject(rep[0]);
+    freeReplyObject(rep[1]);
+    return rc;
+}
+
+static int naive_ack(dq_queue *q, const dq_task *t)
+{
+    naive_priv *p = q->priv;
+
+    return dq_zh_ack(q, p->c, t->id);
+}
+
+static int naive_cancel(dq_queue *q, const char *id)
+{
+    naive_priv *p = q->priv;
+
+    return dq_zh_cancel(q, p->c, id);
+}
+
+static int naive_reschedule(dq_queue *q, const char *id, int64_t due_ms)
+{
+    naive_priv *p = q->priv;
+
+    return dq_zh_reschedule(q, p->c, id, due_ms);
+}
+
+static int64_t naive_pending(dq_queue *q)
+{
+    naive_priv *p = q->priv;
+
+    return dq_zh_pending(q, p->c);
+}
+
+static int naive_purge(dq_queue *q)
+{
+    naive_priv *p = q->priv;
+
+    return dq_redis_purge(q, p->c);
+}
+
+static int naive_exists(dq_queue *q)
+{
+    naive_priv *p = q->priv;
+
+    return dq_redis_exists(q, p->c);
+}
+
+const dq_strategy dq_strategy_naive = {
+    .name = "naive",
+    .summary = "ZSet + ZRANGEBYSCORE then ZREM, reply ignored: the textbook "
+               "race, DELIVERS DUPLICATES under concurrency (kept on purpose)",
+    .flags = DQ_G_AT_MOST_ONCE | DQ_G_NEEDS_REDIS | DQ_G_POLLS |
+             DQ_G_DUPLICATES | DQ_G_DUE_ORDER | DQ_G_SURVIVES_PROCESS_EXIT,
+    .min_redis = NULL,
+    .options = naive_options,
+    .open = naive_open,
+    .enqueue = naive_enqueue,
+    .claim = naive_claim,
+    .ack = naive_ack,
+    .close = naive_close,
+    .cancel = naive_cancel,
+    .reschedule = naive_reschedule,
+    .pending = naive_pending,
+    .purge = naive_purge,
+    .exists = naive_exists,
+};

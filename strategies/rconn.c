@@ -1,0 +1,657 @@
+/* rconn.c -- Redis plumbing shared by the Redis strategies (see rconn.h).
+ *
+ * What it does: connect + AUTH + SELECT + version check + socket timeout;
+ * send one command, a pipeline, or a MULTI/EXEC block and turn hiredis's two
+ * error channels (c->err for the transport, REDIS_REPLY_ERROR for a command)
+ * into DQ_E* codes with one-line messages in the handle; run Lua scripts by
+ * SHA with the NOSCRIPT fallback; SCAN-based purge/exists; the timeout
+ * argument of blocking commands.
+ *
+ * Why reconnect here: hiredis (0.14.1 on Debian 12) leaves a context
+ * unusable after any transport error, including a socket timeout
+ * (REDIS_ERR_IO with EAGAIN), because a half-read reply may still be in
+ * flight.  Rather than have every strategy rebuild its connection, each
+ * helper reconnects a failed context before its next command
+ * (redisReconnect keeps the host and port) and repeats AUTH and SELECT.
+ * The failed call itself still returns DQ_EIO: its effect on the server is
+ * unknown (Jepsen's "info"), and the caller must not assume either way.
+ *
+ * Socket timeout: hiredis in blocking mode applies SO_RCVTIMEO/SO_SNDTIMEO
+ * (redisSetTimeout).  The handshake runs under a fixed 2000 ms; afterwards
+ * the caller's sock_timeout_ms, which must exceed any blocking command's
+ * server-side timeout (see dq_block_timeout), or a BLPOP that simply waits
+ * would look like a dead server.  On reconnect the timeout in force on the
+ * old socket is read back with getsockopt and restored.
+ *
+ * Redis behaviour relied on:
+ *  - INFO server reports redis_version (https://redis.io/commands/info/).
+ *  - AUTH user pass since 6.0 (https://redis.io/commands/auth/).
+ *  - EVALSHA replies NOSCRIPT when the script cache lacks the SHA
+ *    (https://redis.io/commands/evalsha/).
+ *  - SCAN may return a key more than once and guarantees only keys present
+ *    for the whole scan (https://redis.io/commands/scan/); UNLINK of a
+ *    missing key is harmless (https://redis.io/commands/unlink/, 4.0+).
+ *  - A blocking timeout of 0 means "forever"; fractional seconds since 6.0
+ *    (https://redis.io/commands/blpop/).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include "rconn.h"
+
+#define HANDSHAKE_TIMEOUT_MS 2000
+#define SCAN_COUNT "1000"
+
+static struct timeval ms_to_tv(int64_t ms)
+{
+    struct timeval tv;
+
+    if (ms < 1)
+        ms = 1;
+    tv.tv_sec = (time_t)(ms / 1000);
+    tv.tv_usec = (suseconds_t)((ms % 1000) * 1000);
+    return tv;
+}
+
+static const char *host_of(const redisContext *c)
+{
+    return (c->tcp.host != NULL) ? c->tcp.host : "?";
+}
+
+static int transport_fail(dq_queue *q, redisContext *c)
+{
+    return dq_fail(q, DQ_EIO, "redis %s:%d: %s", host_of(c), c->tcp.port,
+                   c->errstr[0] ? c->errstr : "connection error");
+}
+
+/* One command, no reconnect, no error-reply handling.  NULL on a transport
+ * error (q->err set). */
+static redisReply *raw_cmd(dq_queue *q, redisContext *c, int argc,
+                           const char **argv, const size_t *lens)
+{
+    redisReply *r;
+
+    q->counters.round_trips++;
+    r = redisCommandArgv(c, argc, argv, lens);
+    if (r == NULL)
+        transport_fail(q, c);
+    return r;
+}
+
+/* AUTH and SELECT on a fresh connection, under the handshake timeout. */
+static int handshake(dq_queue *q, redisContext *c)
+{
+    const dq_config *cfg = &q->cfg;
+    redisReply *r;
+    int rc = DQ_OK;
+
+    if (redisSetTimeout(c, ms_to_tv(HANDSHAKE_TIMEOUT_MS)) != REDIS_OK)
+        return transport_fail(q, c);
+    if (cfg->redis_password != NULL) {
+        const char *argv[3] = {"AUTH", NULL, NULL};
+        int argc = 0;
+
+        argv[++argc] = cfg->redis_user ? cfg->redis_user : cfg->redis_password;
+        if (cfg->redis_user)
+            argv[++argc] = cfg->redis_password;
+        r = raw_cmd(q, c, argc + 1, argv, NULL);
+        if (r == NULL)
+            return DQ_EIO;
+        if (r->type == REDIS_REPLY_ERROR)
+            /* The reply text (e.g. "WRONGPASS invalid username-password
+             * pair") never contains the password. */
+            rc = dq_fail(q, DQ_EAUTH, "redis %s:%d: AUTH%s%s failed: %s",
+                         host_of(c), c->tcp.port, cfg->redis_user ? " as " : "",
+                         cfg->redis_user ? cfg->redis_user : "", r->str);
+        freeReplyObject(r);
+        if (rc != DQ_OK)
+            return rc;
+    }
+    if (cfg->redis_db != 0) {
+        char db[16];
+        const char *argv[2] = {"SELECT", db};
+
+        snprintf(db, sizeof db, "%d", cfg->redis_db);
+        r = raw_cmd(q, c, 2, argv, NULL);
+        if (r == NULL)
+            return DQ_EIO;
+        if (r->type == REDIS_REPLY_ERROR)
+            rc = dq_fail(q, DQ_EREDIS, "redis %s:%d: SELECT %d: %s",
+                         host_of(c), c->tcp.port, cfg->redis_db, r->str);
+        freeReplyObject(r);
+    }
+    return rc;
+}
+
+/* Parses "7.0.15" into a comparable number; -1 when malformed. */
+static long version_num(const char *v)
+{
+    int a = 0, b = 0, c = 0;
+
+    if (v == NULL || sscanf(v, "%d.%d.%d", &a, &b, &c) < 2)
+        return -1;
+    return (long)a * 1000000L + (long)b * 1000L + c;
+}
+
+static int check_version(dq_queue *q, redisContext *c, const char *min_version)
+{
+    const char *argv[2] = {"INFO", "server"};
+    char ver[32] = "";
+    redisReply *r;
+    const char *p;
+    int rc = DQ_OK;
+
+    r = raw_cmd(q, c, 2, argv, NULL);
+    if (r == NULL)
+        return DQ_EIO;
+    if (r->type != REDIS_REPLY_STRING) {
+        rc = dq_fail(q, r->type == REDIS_REPLY_ERROR ? DQ_EREDIS : DQ_EPROTO,
+                     "redis %s:%d: INFO server: %s", host_of(c), c->tcp.port,
+                     r->type == REDIS_REPLY_ERROR ? r->str : "not a string");
+        goto free_reply;
+    }
+    p = strstr(r->str, "redis_version:");
+    if (p == NULL || sscanf(p + strlen("redis_version:"), "%31[0-9.]", ver) != 1) {
+        rc = dq_fail(q, DQ_EPROTO, "redis %s:%d: INFO server has no redis_version",
+                     host_of(c), c->tcp.port);
+        goto free_reply;
+    }
+    if (min_version != NULL && version_num(ver) < version_num(min_version))
+        rc = dq_fail(q, DQ_EVERSION,
+                     "redis %s:%d: server is %s, strategy '%s' needs %s or later",
+                     host_of(c), c->tcp.port, ver, q->s ? q->s->name : "?",
+                     min_version);
+free_reply:
+    freeReplyObject(r);
+    return rc;
+}
+
+int dq_redis_connect(dq_queue *q, const char *min_version,
+                     int64_t sock_timeout_ms, redisContext **out)
+{
+    const char *host = q->cfg.redis_host ? q->cfg.redis_host : "127.0.0.1";
+    int port = q->cfg.redis_port > 0 ? q->cfg.redis_port : 6379;
+    redisContext *c;
+    int rc;
+
+    *out = NULL;
+    c = redisConnectWithTimeout(host, port, ms_to_tv(HANDSHAKE_TIMEOUT_MS));
+    if (c == NULL)
+        return dq_fail(q, DQ_ENOMEM, "redis %s:%d: out of memory", host, port);
+    if (c->err) {
+        rc = dq_fail(q, DQ_EIO, "redis %s:%d: %s", host, port, c->errstr);
+        goto free_context;
+    }
+    if ((rc = handshake(q, c)) != DQ_OK)
+        goto free_context;
+    if ((rc = check_version(q, c, min_version)) != DQ_OK)
+        goto free_context;
+    if (redisSetTimeout(c, ms_to_tv(sock_timeout_ms)) != REDIS_OK) {
+        rc = transport_fail(q, c);
+        goto free_context;
+    }
+    *out = c;
+    return DQ_OK;
+
+free_context:
+    redisFree(c);
+    return rc;
+}
+
+/* Reconnects c when a previous call left it failed.  DQ_OK when usable. */
+static int ensure_connected(dq_queue *q, redisContext *c)
+{
+    struct timeval tv = {0, 0};
+    socklen_t len = sizeof tv;
+    int64_t timeout_ms = DQ_SOCK_TIMEOUT_MS;
+    int rc;
+
+    if (c->err == 0)
+        return DQ_OK;
+    if (c->fd >= 0 && getsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len) == 0 &&
+        (tv.tv_sec > 0 || tv.tv_usec > 0))
+        timeout_ms = (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+    if (redisReconnect(c) != REDIS_OK || c->err)
+        return dq_fail(q, DQ_EIO, "redis %s:%d: reconnect failed: %s",
+                       host_of(c), c->tcp.port,
+                       c->errstr[0] ? c->errstr : "error");
+    if ((rc = handshake(q, c)) != DQ_OK)
+        return rc;
+    if (redisSetTimeout(c, ms_to_tv(timeout_ms)) != REDIS_OK)
+        return transport_fail(q, c);
+    return DQ_OK;
+}
+
+int dq_reply_error(dq_queue *q, const redisReply *r, const char *cmd)
+{
+    if (r == NULL)
+        return dq_fail(q, DQ_EPROTO, "%s: no reply", cmd);
+    if (r->type == REDIS_REPLY_ERROR)
+        return dq_fail(q, DQ_EREDIS, "%s: %s", cmd, r->str);
+    return DQ_OK;
+}
+
+redisReply *dq_redis_cmd(dq_queue *q, redisContext *c, int *rc, int argc,
+                         const char **argv, const size_t *argvlen)
+{
+    redisReply *r;
+
+    if ((*rc = ensure_connected(q, c)) != DQ_OK)
+        return NULL;
+    r = raw_cmd(q, c, argc, argv, argvlen);
+    if (r == NULL) {
+        *rc = DQ_EIO;
+        return NULL;
+    }
+    if ((*rc = dq_reply_error(q, r, argv[0])) != DQ_OK) {
+        freeReplyObject(r);
+        return NULL;
+    }
+    return r;
+}
+
+redisReply *dq_redis_cmdf(dq_queue *q, redisContext *c, int *rc,
+                          const char *fmt, ...)
+{
+    char name[32];
+    redisReply *r;
+    va_list ap;
+    size_t n = strcspn(fmt, " ");
+
+    if ((*rc = ensure_connected(q, c)) != DQ_OK)
+        return NULL;
+    snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1),
+             fmt);
+    q->counters.round_trips++;
+    va_start(ap, fmt);
+    r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    if (r == NULL) {
+        *rc = transport_fail(q, c);
+        return NULL;
+    }
+    if ((*rc = dq_reply_error(q, r, name)) != DQ_OK) {
+        freeReplyObject(r);
+        return NULL;
+    }
+    return r;
+}
+
+int dq_redis_pipeline(dq_queue *q, redisContext *c, size_t n,
+                      const dq_redis_argv *cmds, redisReply **replies)
+{
+    size_t got = 0;
+    int rc;
+
+    for (size_t i = 0; i < n; i++)
+        replies[i] = NULL;
+    if ((rc = ensure_connected(q, c)) != DQ_OK)
+        return rc;
+    for (size_t i = 0; i < n; i++)
+        if (redisAppendCommandArgv(c, cmds[i].argc, cmds[i].argv,
+                                   cmds[i].lens) != REDIS_OK)
+            return dq_fail(q, DQ_ENOMEM, "%s: cannot build command",
+                           cmds[i].argv[0]);
+    q->counters.round_trips++;
+    for (; got < n; got++) {
+        void *r = NULL;
+        if (redisGetReply(c, &r) != REDIS_OK || r == NULL) {
+            rc = transport_fail(q, c);
+            goto free_replies;
+        }
+        replies[got] = r;
+    }
+    return DQ_OK;
+
+free_replies:
+    for (size_t i = 0; i < got; i++) {
+        freeReplyObject(replies[i]);
+        replies[i] = NULL;
+    }
+    return rc;
+}
+
+#define MULTI_MAX 16
+
+redisReply *dq_redis_multi(dq_queue *q, redisContext *c, int *rc, size_t n,
+                           const dq_redis_argv *cmds)
+{
+    static const char *multi_argv[1] = {"MULTI"};
+    static const char *exec_argv[1] = {"EXEC"};
+    dq_redis_argv all[MULTI_MAX + 2];
+    redisReply *replies[MULTI_MAX + 2];
+    redisReply *exec = NULL;
+
+    if (n == 0 || n > MULTI_MAX) {
+        *rc = dq_fail(q, DQ_EINVAL, "MULTI: %zu commands (1..%d)", n, MULTI_MAX);
+        return NULL;
+    }
+    all[0] = (dq_redis_argv){1, multi_argv, NULL};
+    for (size_t i = 0; i < n; i++)
+        all[i + 1] = cmds[i];
+    all[n + 1] = (dq_redis_argv){1, exec_argv, NULL};
+    if ((*rc = dq_redis_pipeline(q, c, n + 2, all, replies)) != DQ_OK)
+        return NULL;
+
+    *rc = DQ_OK;
+    /* A command rejected while queueing makes EXEC fail with EXECABORT;
+     * report the command's own error, which says more. */
+    for (size_t i = 0; i < n + 1 && *rc == DQ_OK; i++)
+        *rc = dq_reply_error(q, replies[i], all[i].argv[0]);
+    if (*rc == DQ_OK)
+        *rc = dq_reply_error(q, replies[n + 1], "EXEC");
+    if (*rc == DQ_OK) {
+        exec = replies[n + 1];
+        if (exec->type != REDIS_REPLY_ARRAY || exec->elements != n) {
+            *rc = dq_fail(q, DQ_EPROTO, "EXEC: expected %zu replies", n);
+            exec = NULL;
+        }
+    }
+    for (size_t i = 0; exec != NULL && i < n && *rc == DQ_OK; i++)
+        *rc = dq_reply_error(q, exec->element[i], cmds[i].argv[0]);
+    if (*rc != DQ_OK)
+        exec = NULL;
+    for (size_t i = 0; i < n + 2; i++)
+        if (replies[i] != exec)
+            freeReplyObject(replies[i]);
+    return exec;
+}
+
+static int script_load(dq_queue *q, redisContext *c, dq_script *s)
+{
+    const char *argv[3] = {"SCRIPT", "LOAD", s->src};
+    redisReply *r;
+    int rc;
+
+    r = dq_redis_cmd(q, c, &rc, 3, argv, NULL);
+    if (r == NULL)
+        return rc;
+    if (r->type != REDIS_REPLY_STRING || r->len != 40)
+        rc = dq_fail(q, DQ_EPROTO, "SCRIPT LOAD: expected a 40-character SHA");
+    else
+        memcpy(s->sha, r->str, 41);
+    freeReplyObject(r);
+    return rc;
+}
+
+#define EVAL_MAX_ARGS 64
+
+redisReply *dq_redis_eval(dq_queue *q, redisContext *c, dq_script *s, int *rc,
+                          int numkeys, int nargs, const char **args,
+                          const size_t *lens)
+{
+    const char *argv[EVAL_MAX_ARGS + 3];
+    size_t argl[EVAL_MAX_ARGS + 3];
+    char nk[16];
+    redisReply *r;
+
+    if (nargs < 0 || nargs > EVAL_MAX_ARGS || numkeys < 0 || numkeys > nargs) {
+        *rc = dq_fail(q, DQ_EINVAL, "EVALSHA: bad argument count");
+        return NULL;
+    }
+    if (s->sha[0] == '\0' && (*rc = script_load(q, c, s)) != DQ_OK)
+        return NULL;
+    snprintf(nk, sizeof nk, "%d", numkeys);
+    argv[0] = "EVALSHA";
+    argv[1] = s->sha;
+    argv[2] = nk;
+    for (int i = 0; i < 3; i++)
+        argl[i] = strlen(argv[i]);
+    for (int i = 0; i < nargs; i++) {
+        argv[i + 3] = args[i];
+        argl[i + 3] = lens ? lens[i] : strlen(args[i]);
+    }
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if ((*rc = ensure_connected(q, c)) != DQ_OK)
+            return NULL;
+        r = raw_cmd(q, c, nargs + 3, argv, argl);
+        if (r == NULL) {
+            *rc = DQ_EIO;
+            return NULL;
+        }
+        if (r->type == REDIS_REPLY_ERROR && attempt == 0 &&
+            strncmp(r->str, "NOSCRIPT", 8) == 0) {
+            freeReplyObject(r);
+            if ((*rc = script_load(q, c, s)) != DQ_OK)
+                return NULL;
+            continue;
+        }
+        if ((*rc = dq_reply_error(q, r, "EVALSHA")) != DQ_OK) {
+            freeReplyObject(r);
+            return NULL;
+        }
+        return r;
+    }
+    *rc = dq_fail(q, DQ_EREDIS, "EVALSHA: NOSCRIPT after SCRIPT LOAD");
+    return NULL;
+}
+
+void dq_redis_key(const dq_queue *q, const char *suffix, char *buf,
+                  size_t buflen)
+{
+    snprintf(buf, buflen, "dq:{%s}:%s", q->queue, suffix);
+}
+
+/* Runs SCAN over dq:{queue}:*; with unlink, deletes every key found,
+ * otherwise stops at the first one.  Returns DQ_OK / DQ_E*; *found set. */
+static int scan_keys(dq_queue *q, redisContext *c, bool unlink, bool *found)
+{
+    char pattern[128], cursor[32] = "0";
+    int rc = DQ_OK;
+
+    *found = false;
+    dq_redis_key(q, "*", pattern, sizeof pattern);
+    do {
+        const char *argv[6] = {"SCAN", cursor, "MATCH", pattern, "COUNT",
+                               SCAN_COUNT};
+        redisReply *r = dq_redis_cmd(q, c, &rc, 6, argv, NULL), *keys;
+
+        if (r == NULL)
+            return rc;
+        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+            r->element[0]->type != REDIS_REPLY_STRING ||
+            r->element[1]->type != REDIS_REPLY_ARRAY) {
+            freeReplyObject(r);
+            return dq_fail(q, DQ_EPROTO, "SCAN: unexpected reply");
+        }
+        snprintf(cursor, sizeof cursor, "%s", r->element[0]->str);
+        keys = r->element[1];
+        if (keys->elements > 0)
+            *found = true;
+        if (unlink && keys->elements > 0) {
+            const char **argv2 = malloc((keys->elements + 1) * sizeof *argv2);
+            size_t *lens = malloc((keys->elements + 1) * sizeof *lens);
+            redisReply *u = NULL;
+
+            if (argv2 == NULL || lens == NULL) {
+                rc = dq_fail(q, DQ_ENOMEM, "purge: out of memory");
+            } else {
+                argv2[0] = "UNLINK";
+                lens[0] = 6;
+                for (size_t i = 0; i < keys->elements; i++) {
+                    argv2[i + 1] = keys->element[i]->str;
+                    lens[i + 1] = keys->element[i]->len;
+                }
+                u = dq_redis_cmd(q, c, &rc, (int)keys->elements + 1, argv2, lens);
+                freeReplyObject(u);
+            }
+            free(argv2);
+            free(lens);
+        }
+        freeReplyObject(r);
+        if (rc != DQ_OK)
+            return rc;
+        if (!unlink && *found)
+            break;
+    } while (strcmp(cursor, "0") != 0);
+    return DQ_OK;
+}
+
+int dq_redis_purge(dq_queue *q, redisContext *c)
+{
+    bool found;
+
+    return scan_keys(q, c, true, &found);
+}
+
+int dq_redis_exists(dq_queue *q, redisContext *c)
+{
+    bool found;
+    int rc = scan_keys(q, c, false, &found);
+
+    return rc != DQ_OK ? rc : (found ? 1 : 0);
+}
+
+void dq_block_timeout(int64_t wait_ms, char *buf, size_t buflen)
+{
+    if (wait_ms < DQ_BLOCK_MIN_MS)
+        wait_ms = DQ_BLOCK_MIN_MS;
+    if (wait_ms > DQ_BLOCK_MAX_MS)
+        wait_ms = DQ_BLOCK_MAX_MS;
+    snprintf(buf, buflen, "%.3f", (double)wait_ms / 1000.0);
+}
+
+bool dq_reply_int(const redisReply *r, int64_t *out)
+{
+    char *end;
+    long long n;
+
+    if (r == NULL)
+        return false;
+    if (r->type == REDIS_REPLY_INTEGER) {
+        *out = r->integer;
+        return true;
+    }
+    if (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_STATUS)
+        return false;
+    if (r->len == 0)
+        return false;
+    errno = 0;
+    n = strtoll(r->str, &end, 10);
+    if (errno != 0 || end != r->str + r->len)
+        return false;
+    *out = n;
+    return true;
+}
+
+bool dq_reply_score_ms(const redisReply *r, int64_t *out)
+{
+    char *end;
+    double d;
+
+    if (dq_reply_int(r, out))
+        return true;
+    if (r == NULL || r->type != REDIS_REPLY_STRING || r->len == 0)
+        return false;
+    errno = 0;
+    d = strtod(r->str, &end);
+    if (errno != 0 || end != r->str + r->len || !isfinite(d) ||
+        d > 9.2e18 || d < -9.2e18)
+        return false;
+    *out = (int64_t)llround(d);
+    return true;
+}
+
+/* ---- ZSet + hash layout ---------------------------------------------------- */
+
+int dq_zh_enqueue(dq_queue *q, redisContext *c, const char *id,
+                  const void *payload, size_t payload_len, int64_t due_ms)
+{
+    char z[128], p[128], due[32];
+    int rc;
+
+    dq_redis_key(q, DQ_ZH_ZSET, z, sizeof z);
+    dq_redis_key(q, DQ_ZH_HASH, p, sizeof p);
+    snprintf(due, sizeof due, "%lld", (long long)due_ms);
+    {
+        const char *hset[4] = {"HSET", p, id, payload};
+        size_t hlen[4] = {4, strlen(p), strlen(id), payload_len};
+        const char *zadd[4] = {"ZADD", z, due, id};
+        dq_redis_argv cmds[2] = {{4, hset, hlen}, {4, zadd, NULL}};
+        redisReply *r = dq_redis_multi(q, c, &rc, 2, cmds);
+
+        freeReplyObject(r);
+    }
+    return rc;
+}
+
+int dq_zh_ack(dq_queue *q, redisContext *c, const char *id)
+{
+    char p[128];
+    const char *argv[3] = {"HDEL", p, id};
+    redisReply *r;
+    int rc;
+
+    dq_redis_key(q, DQ_ZH_HASH, p, sizeof p);
+    r = dq_redis_cmd(q, c, &rc, 3, argv, NULL);
+    freeReplyObject(r);
+    return rc;
+}
+
+int dq_zh_cancel(dq_queue *q, redisContext *c, const char *id)
+{
+    char z[128], p[128];
+    const char *zrem[3] = {"ZREM", z, id};
+    const char *hdel[3] = {"HDEL", p, id};
+    dq_redis_argv cmds[2] = {{3, zrem, NULL}, {3, hdel, NULL}};
+    redisReply *r;
+    int64_t removed;
+    int rc;
+
+    dq_redis_key(q, DQ_ZH_ZSET, z, sizeof z);
+    dq_redis_key(q, DQ_ZH_HASH, p, sizeof p);
+    r = dq_redis_multi(q, c, &rc, 2, cmds);
+    if (r == NULL)
+        return rc;
+    if (!dq_reply_int(r->element[0], &removed))
+        rc = dq_fail(q, DQ_EPROTO, "ZREM: expected an integer");
+    else if (removed == 0)
+        rc = dq_fail(q, DQ_ENOTFOUND, "cancel %s: no such pending task", id);
+    freeReplyObject(r);
+    return rc;
+}
+
+int dq_zh_reschedule(dq_queue *q, redisContext *c, const char *id,
+                     int64_t due_ms)
+{
+    char z[128], due[32];
+    const char *zscore[3] = {"ZSCORE", z, id};
+    const char *zadd[5] = {"ZADD", z, "XX", due, id};
+    dq_redis_argv cmds[2] = {{3, zscore, NULL}, {5, zadd, NULL}};
+    redisReply *r;
+    int rc;
+
+    dq_redis_key(q, DQ_ZH_ZSET, z, sizeof z);
+    snprintf(due, sizeof due, "%lld", (long long)due_ms);
+    r = dq_redis_multi(q, c, &rc, 2, cmds);
+    if (r == NULL)
+        return rc;
+    if (r->element[0]->type == REDIS_REPLY_NIL)
+        rc = dq_fail(q, DQ_ENOTFOUND, "reschedule %s: no such pending task", id);
+    freeReplyObject(r);
+    return rc;
+}
+
+int64_t dq_zh_pending(dq_queue *q, redisContext *c)
+{
+    char z[128];
+    const char *argv[2] = {"ZCARD", z};
+    redisReply *r;
+    int64_t n;
+    int rc;
+
+    dq_redis_key(q, DQ_ZH_ZSET, z, sizeof z);
+    r = dq_redis_cmd(q, c, &rc, 2, argv, NULL);
+    if (r == NULL)
+        return rc;
+    if (!dq_reply_int(r, &n))
+        n = dq_fail(q, DQ_EPROTO, "ZCARD: expected an integer");
+    freeReplyObject(r);
+    return n;
+}

@@ -1,0 +1,184 @@
+#!/bin/sh
+# run.sh -- run every Criterion test binary against ONE private redis-server.
+#
+#   sh tests/run.sh BUILD_DIR DQLAB [criterion args...]
+#   e.g. sh tests/run.sh build/default bin/dqlab --filter 'lua/*'
+#
+# Called by `make test` / `make test-sanitize`.  Criterion forks a process
+# per test and runs several at once, so the server cannot live in a test
+# fixture: this script starts it once (fresh temporary directory, a free
+# port picked at random in 20000-60000, 127.0.0.1 only, no persistence),
+# waits until it answers PING, exports
+#     DQ_TEST_REDIS_PORT  its port
+#     DQLAB               absolute path of the dqlab binary
+# runs every BUILD_DIR/tests/test_* binary, prints each binary's Criterion
+# summary, then one total line "N passed, N failed", and stops the server
+# on every exit path (trap on EXIT INT TERM), as hiredis's test.sh does.
+#
+# Exit: 0 when every binary passed, 1 when any failed or crashed, 2 on a
+# usage or setup error.  A missing redis-server is an error (exit 2), never
+# a reason to skip: a test run without Redis must not look green.
+#
+# Tests share the server; each uses its own queue name and none flushes it.
+# Tests that change server config (notify-keyspace-events, ...) must start
+# their own server or run in a binary with --jobs 1 (none yet).
+#
+# Environment: DQ_TEST_JOBS (parallel tests per binary; default the number
+# of CPUs, at most 4), DQ_TEST_BINARY_TIMEOUT (seconds per binary, default
+# 1800; each test also has its own Criterion .timeout).
+# POSIX sh on purpose: the Makefile runs it with `sh`.
+set -u
+
+die() {
+    echo "tests/run.sh: $*" >&2
+    exit 2
+}
+
+[ $# -ge 2 ] || die "usage: sh tests/run.sh BUILD_DIR DQLAB [criterion args...]"
+build=$1
+dqlab=$2
+shift 2
+
+[ -d "$build/tests" ] || die "$build/tests: no such directory (run make test-build)"
+[ -x "$dqlab" ] || die "$dqlab: no such executable (run make test-build)"
+command -v redis-server >/dev/null 2>&1 ||
+    die "redis-server not found in PATH (apt-get install redis-server)"
+command -v redis-cli >/dev/null 2>&1 ||
+    die "redis-cli not found in PATH (apt-get install redis-tools)"
+
+case $dqlab in
+/*) ;;
+*) dqlab=$(pwd)/$dqlab ;;
+esac
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/dqlab-test.XXXXXX") || die "mktemp failed"
+redis_pid=""
+test_pid=""
+
+cleanup() {
+    if [ -n "$test_pid" ]; then
+        kill "$test_pid" 2>/dev/null
+        wait "$test_pid" 2>/dev/null
+        test_pid=""
+    fi
+    if [ -n "$redis_pid" ]; then
+        kill "$redis_pid" 2>/dev/null
+        wait "$redis_pid" 2>/dev/null
+        redis_pid=""
+    fi
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# A random port in [20000, 60000) from /dev/urandom (dash has no $RANDOM).
+random_port() {
+    n=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
+    echo $((20000 + n % 40000))
+}
+
+# Starts redis-server on port $1 in the background; returns 0 once it
+# answers PING and reports our directory (so a server someone else runs on
+# that port cannot be mistaken for ours), 1 when it exited or did not come
+# up within 5 s.
+start_redis() {
+    p=$1
+    redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no \
+        --daemonize no --dir "$tmp" --logfile "$tmp/redis-$p.log" &
+    redis_pid=$!
+    i=0
+    while [ $i -lt 50 ]; do
+        if ! kill -0 "$redis_pid" 2>/dev/null; then
+            wait "$redis_pid" 2>/dev/null
+            redis_pid=""
+            return 1
+        fi
+        if [ "$(redis-cli -p "$p" ping 2>/dev/null)" = PONG ] &&
+            [ "$(redis-cli -p "$p" config get dir 2>/dev/null | sed -n 2p)" = "$(cd "$tmp" && pwd -P)" ]; then
+            return 0
+        fi
+        sleep 0.1
+        i=$((i + 1))
+    done
+    kill "$redis_pid" 2>/dev/null
+    wait "$redis_pid" 2>/dev/null
+    redis_pid=""
+    return 1
+}
+
+port=""
+tries=0
+while [ $tries -lt 20 ]; do
+    p=$(random_port)
+    if start_redis "$p"; then
+        port=$p
+        break
+    fi
+    tries=$((tries + 1))
+done
+if [ -z "$port" ]; then
+    echo "tests/run.sh: could not start redis-server after $tries tries; last log:" >&2
+    tail -n 5 "$tmp"/redis-*.log >&2 2>/dev/null
+    exit 2
+fi
+echo "tests/run.sh: redis-server $(redis-server --version | sed 's/.* v=\([^ ]*\).*/\1/') on 127.0.0.1:$port (pid $redis_pid, dir $tmp)"
+
+DQ_TEST_REDIS_PORT=$port
+DQLAB=$dqlab
+export DQ_TEST_REDIS_PORT DQLAB
+
+jobs=${DQ_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+[ "$jobs" -gt 4 ] 2>/dev/null && jobs=4
+bin_timeout=${DQ_TEST_BINARY_TIMEOUT:-1800}
+
+total_pass=0
+total_fail=0
+failed_bins=""
+nbins=0
+for bin in "$build"/tests/test_*; do
+    case $bin in *.o | *.d) continue ;; esac
+    [ -f "$bin" ] && [ -x "$bin" ] || continue
+    nbins=$((nbins + 1))
+    name=$(basename "$bin")
+    log=$tmp/$name.log
+    echo "== $name"
+    # In the background so that a signal to this script runs its trap at
+    # once instead of after the binary ends.
+    timeout "$bin_timeout" "$bin" --jobs "$jobs" "$@" >"$log" 2>&1 &
+    test_pid=$!
+    wait "$test_pid"
+    rc=$?
+    test_pid=""
+    # Criterion colours its output; strip ANSI escapes before parsing.
+    sed 's/\x1b\[[0-9;]*m//g' "$log" >"$log.txt"
+    # Non-verbose Criterion prints only failures and the synthesis line.
+    grep -v '^\[====\] Synthesis' "$log.txt"
+    synth=$(grep 'Synthesis: Tested:' "$log.txt" | tail -n 1)
+    if [ -n "$synth" ]; then
+        echo "$name: ${synth#*Synthesis: }"
+        pass=$(echo "$synth" | sed -n 's/.*Passing: \([0-9]*\).*/\1/p')
+        fail=$(echo "$synth" | sed -n 's/.*Failing: \([0-9]*\).*/\1/p')
+        total_pass=$((total_pass + ${pass:-0}))
+        total_fail=$((total_fail + ${fail:-0}))
+    else
+        echo "$name: no Criterion summary (exit status $rc)"
+        total_fail=$((total_fail + 1))
+        [ $rc -eq 0 ] && rc=1
+    fi
+    if [ $rc -ne 0 ]; then
+        [ $rc -eq 124 ] && echo "$name: killed after $bin_timeout s"
+        failed_bins="$failed_bins $name"
+    fi
+done
+
+if [ $nbins -eq 0 ]; then
+    echo "tests/run.sh: no test binaries in $build/tests" >&2
+    exit 2
+fi
+echo "$total_pass passed, $total_fail failed"
+if [ -n "$failed_bins" ]; then
+    echo "FAILED:$failed_bins"
+    exit 1
+fi
+exit 0

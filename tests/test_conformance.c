@@ -1,0 +1,669 @@
+/* test_conformance.c -- one behavioural suite run against every strategy.
+ *
+ * The suite is written once (the check_* functions) and instantiated per
+ * strategy by CONFORMANCE(ident, "name"), which defines one Criterion test
+ * per check, named <ident>/<check>: run one strategy's checks with
+ *     build/default/tests/test_conformance --filter lua/\*
+ * The suite name is the strategy's name as a C identifier ('-' becomes
+ * '_': list_reliable/...).  Criterion's parameterized tests are not used:
+ * their parameters cannot hold pointers under PIE (the re-exec'd test
+ * process sees other addresses, Criterion issues 208 and 510), so each test
+ * passes the strategy's name and looks it up with dq_strategy_find().
+ *
+ * What a check asserts is decided by the guarantee flags the strategy
+ * declares (DQ_G_*), never by its name: due order only for DQ_G_DUE_ORDER,
+ * no duplicates under concurrency only for DQ_G_NO_DUP_CONCURRENT,
+ * duplicates > 0 for the documented bug DQ_G_DUPLICATES, waking on an
+ * earlier task only for DQ_G_BLOCKS / DQ_G_POLLS.  A check whose flag is
+ * missing skips with a message naming the flag; a missing Redis is a
+ * failure, never a skip.
+ *
+ * every_strategy_instantiated fails when a strategy in registry.c has no
+ * line in CONFORMANCE_STRATEGIES below, so a new strategy cannot slip in
+ * untested.
+ */
+#include <criterion/criterion.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../strategies/dq.h"
+#include "testlib.h"
+
+/* ---- Checks ------------------------------------------------------------ */
+
+/* One consumer receives ~20 tasks with shuffled due times in due order,
+ * each not before its due time. */
+static void check_due_order(const char *name)
+{
+    enum { N = 20 };
+    tl_ctx c;
+    tl_setup(&c, name, "due_order");
+    if (!(c.s->flags & DQ_G_DUE_ORDER)) {
+        tl_teardown(&c);
+        cr_skip_test("%s does not declare DQ_G_DUE_ORDER", name);
+    }
+    dq_queue *q = tl_open(&c);
+    int order[N];
+    int64_t due[N];
+    for (int i = 0; i < N; i++)
+        order[i] = i;
+    unsigned seed = (unsigned)getpid();
+    tl_shuffle(order, N, &seed);
+    int64_t now = dq_wall_us() / 1000;
+    for (int k = 0; k < N; k++) {
+        int i = order[k];
+        char id[32];
+        due[i] = now + 10 + 10 * i;  /* task-i is due at now+10..now+200 */
+        snprintf(id, sizeof(id), "task-%d", i);
+        tl_enqueue(q, id, id, strlen(id), due[i]);
+    }
+    int64_t last_due = INT64_MIN;
+    for (int k = 0; k < N; k++) {
+        tl_got g = tl_claim(q, 3000);
+        cr_assert_eq(g.rc, DQ_OK, "%s: claim %d of %d found nothing in 3 s",
+                     name, k + 1, N);
+        int i = tl_task_index(g.id, N);
+        cr_assert_geq(i, 0, "%s: unexpected id '%s'", name, g.id);
+        cr_assert_eq(g.due_ms, due[i], "%s: %s has due_ms %lld, enqueued "
+                     "with %lld", name, g.id, (long long)g.due_ms,
+                     (long long)due[i]);
+        cr_assert_geq(g.due_ms, last_due, "%s: %s (due %lld) delivered after "
+                      "a task due %lld", name, g.id, (long long)g.due_ms,
+                      (long long)last_due);
+        tl_assert_not_early(c.s, &g, due[i]);
+        last_due = g.due_ms;
+    }
+    tl_got g = tl_claim(q, 200);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: extra delivery %s", name, g.id);
+    dq_close(q);
+    tl_teardown(&c);
+}
+
+/* No task is handed out before its due time (every strategy). */
+static void check_not_early(const char *name)
+{
+    enum { N = 20 };
+    tl_ctx c;
+    tl_setup(&c, name, "not_early");
+    dq_queue *q = tl_open(&c);
+    int64_t due[N];
+    int seen[N] = {0};
+    int64_t now = dq_wall_us() / 1000;
+    for (int i = 0; i < N; i++) {
+        char id[32];
+        due[i] = now + 20 + 20 * ((i * 7) % N);  /* now+20..now+400 */
+        snprintf(id, sizeof(id), "task-%d", i);
+        tl_enqueue(q, id, "x", 1, due[i]);
+    }
+    for (int k = 0; k < N; k++) {
+        tl_got g = tl_claim(q, 3000);
+        cr_assert_eq(g.rc, DQ_OK, "%s: claim %d of %d found nothing in 3 s",
+                     name, k + 1, N);
+        int i = tl_task_index(g.id, N);
+        cr_assert_geq(i, 0, "%s: unexpected id '%s'", name, g.id);
+        seen[i]++;
+        tl_assert_not_early(c.s, &g, due[i]);
+    }
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(seen[i], 1, "%s: task-%d delivered %d times", name, i,
+                     seen[i]);
+    dq_close(q);
+    tl_teardown(&c);
+}
+
+/* One consumer gets every task exactly once, then DQ_EMPTY. */
+static void check_exactly_once(const char *name)
+{
+    enum { N = 50 };
+    tl_ctx c;
+    tl_setup(&c, name, "exactly_once");
+    dq_queue *q = tl_open(&c);
+    int seen[N] = {0};
+    int64_t now = dq_wall_us() / 1000;
+    for (int i = 0; i < N; i++) {
+        char id[32];
+        snprintf(id, sizeof(id), "task-%d", i);
+        tl_enqueue(q, id, id, strlen(id), now - (i % 5));
+    }
+    if (q->s->pending != NULL) {
+        int64_t p = dq_pending(q);
+        cr_assert_eq(p, N, "%s: pending = %lld after %d enqueues (%s)", name,
+                     (long long)p, N, p < 0 ? dq_errstr(q) : "");
+    }
+    for (int k = 0; k < N; k++) {
+        tl_got g = tl_claim(q, 3000);
+        cr_assert_eq(g.rc, DQ_OK, "%s: claim %d of %d found nothing in 3 s",
+                     name, k + 1, N);
+        int i = tl_task_index(g.id, N);
+        cr_assert_geq(i, 0, "%s: unexpected id '%s'", name, g.id);
+        cr_assert_eq(seen[i], 0, "%s: %s delivered twice", name, g.id);
+        seen[i]++;
+    }
+    tl_got g = tl_claim(q, 300);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: extra delivery %s", name, g.id);
+    if (q->s->pending != NULL) {
+        int64_t p = dq_pending(q);
+        cr_assert_eq(p, 0, "%s: pending = %lld after claiming all", name,
+                     (long long)p);
+    }
+    dq_close(q);
+    tl_teardown(&c);
+}
+
+/* Payload bytes come back byte for byte: NUL, CR LF, commas, 0xff, empty,
+ * and 64 KiB covering every byte value. */
+static void check_binary_payloads(const char *name)
+{
+    enum { BIG = 64 * 1024 };
+    static const struct {
+        const char *bytes;
+        size_t len;
+    } small[] = {
+        {"a\0b", 3},
+        {"\0", 1},
+        {"line1\r\nline2\r\n", 14},
+        {"a,b,,c,", 7},
+        {"\xff\xfe\x00\x01\x80", 5},
+        {"", 0},
+        {"{\"json\": [1, 2]}", 16},
+        {"%s %b %d $1 *2 \\", 16},
+    };
+    enum { NSMALL = sizeof(small) / sizeof(small[0]), N = NSMALL + 1 };
+    unsigned char *big = malloc(BIG);
+    cr_assert_not_null(big);
+    for (size_t i = 0; i < BIG; i++)
+        big[i] = (unsigned char)((i * 31 + i / 256) & 0xff);
+
+    tl_ctx c;
+    tl_setup(&c, name, "binary");
+    dq_queue *q = tl_open(&c);
+    int64_t now = dq_wall_us() / 1000;
+    for (int i = 0; i < N; i++) {
+        char id[32];
+        snprintf(id, sizeof(id), "task-%d", i);
+        if (i < NSMALL)
+            tl_enqueue(q, id, small[i].bytes, small[i].len, now);
+        else
+            tl_enqueue(q, id, big, BIG, now);
+    }
+    int seen[N] = {0};
+    for (int k = 0; k < N; k++) {
+        unsigned char *p = NULL;
+        size_t len = 0;
+        tl_got g = tl_claim_p(q, 3000, &p, &len);
+        cr_assert_eq(g.rc, DQ_OK, "%s: claim %d of %d found nothing in 3 s",
+                     name, k + 1, N);
+        int i = tl_task_index(g.id, N);
+        cr_assert_geq(i, 0, "%s: unexpected id '%s'", name, g.id);
+        seen[i]++;
+        const void *want = i < NSMALL ? (const void *)small[i].bytes : big;
+        size_t wlen = i < NSMALL ? small[i].len : BIG;
+        cr_assert_eq(len, wlen, "%s: %s payload is %zu bytes, enqueued %zu",
+                     name, g.id, len, wlen);
+        if (wlen > 0) {
+            cr_assert_not_null(p, "%s: %s payload NULL", name, g.id);
+            size_t at = 0;
+            while (at < wlen && p[at] == ((const unsigned char *)want)[at])
+                at++;
+            cr_assert_eq(at, wlen, "%s: %s payload differs at byte %zu "
+                         "(got 0x%02x, want 0x%02x)", name, g.id, at,
+                         at < wlen ? p[at] : 0,
+                         at < wlen ? ((const unsigned char *)want)[at] : 0);
+        }
+        free(p);
+    }
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(seen[i], 1, "%s: task-%d delivered %d times", name, i,
+                     seen[i]);
+    dq_close(q);
+    free(big);
+    tl_teardown(&c);
+}
+
+/* Two tasks with equal payloads under different ids stay two tasks (claim
+ * C08: a layout keying the ZSet by payload would collapse them). */
+static void check_equal_payloads(const char *name)
+{
+    tl_ctx c;
+    tl_setup(&c, name, "equal_payloads");
+    dq_queue *q = tl_open(&c);
+    int64_t now = dq_wall_us() / 1000;
+    tl_enqueue(q, "task-0", "same", 4, now);
+    tl_enqueue(q, "task-1", "same", 4, now);
+    int seen[2] = {0};
+    for (int k = 0; k < 2; k++) {
+        unsigned char *p = NULL;
+        size_t len = 0;
+        tl_got g = tl_claim_p(q, 3000, &p, &len);
+        cr_assert_eq(g.rc, DQ_OK, "%s: equal payloads: got %d of 2 tasks",
+                     name, k);
+        int i = tl_task_index(g.id, 2);
+        cr_assert_geq(i, 0, "%s: unexpected id '%s'", name, g.id);
+        seen[i]++;
+        cr_assert(len == 4 && memcmp(p, "same", 4) == 0,
+                  "%s: %s payload changed", name, g.id);
+        free(p);
+    }
+    cr_assert(seen[0] == 1 && seen[1] == 1,
+              "%s: deliveries task-0 x%d, task-1 x%d", name, seen[0], seen[1]);
+    tl_got g = tl_claim(q, 200);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: extra delivery %s", name, g.id);
+    dq_close(q);
+    tl_teardown(&c);
+}
+
+/* A claim on an empty queue returns DQ_EMPTY, and not long after its
+ * timeout (the bound is loose: the suite also runs under ASan). */
+static void check_empty_claim(const char *name)
+{
+    tl_ctx c;
+    tl_setup(&c, name, "empty_claim");
+    dq_queue *q = tl_open(&c);
+    tl_got g = tl_claim(q, 200);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: claim on an empty queue gave %s",
+                 name, g.id);
+    cr_assert_leq(g.elapsed_ms, 200 + TL_SLACK_MS,
+                  "%s: claim(200 ms) on an empty queue took %lld ms", name,
+                  (long long)g.elapsed_ms);
+    g = tl_claim(q, 0);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: claim(0) on an empty queue gave %s",
+                 name, g.id);
+    cr_assert_leq(g.elapsed_ms, TL_SLACK_MS, "%s: claim(0) took %lld ms",
+                  name, (long long)g.elapsed_ms);
+    dq_close(q);
+    tl_teardown(&c);
+}
+
+/* 8 consumer threads, 400 tasks due now. */
+static void check_concurrent(const char *name)
+{
+    enum { NCONS = 8, N = 400 };
+    tl_ctx c;
+    tl_setup(&c, name, "concurrent");
+    unsigned f = c.s->flags;
+    if (!(f & (DQ_G_NO_DUP_CONCURRENT | DQ_G_DUPLICATES))) {
+        tl_teardown(&c);
+        cr_skip_test("%s declares neither DQ_G_NO_DUP_CONCURRENT nor "
+                     "DQ_G_DUPLICATES", name);
+    }
+    /* A documented racer: widen its race window if it has a knob for it. */
+    if ((f & DQ_G_DUPLICATES) && tl_has_option(c.s, "gap_us"))
+        tl_set_opt(&c, "gap_us", "2000");
+    int *seen = calloc(N, sizeof(int));
+    cr_assert_not_null(seen);
+    int total = tl_run_consumers(&c, NCONS, N, 1000, seen);
+    int lost, dups;
+    char which[256];
+    tl_count_seen(seen, N, &lost, &dups, which, sizeof(which));
+    cr_assert_eq(lost, 0, "%s: %d of %d tasks never delivered (%d "
+                 "deliveries):%s", name, lost, N, total, which);
+    if (f & DQ_G_NO_DUP_CONCURRENT)
+        cr_assert_eq(dups, 0, "%s declares DQ_G_NO_DUP_CONCURRENT but %d "
+                     "consumers made %d duplicate deliveries:%s", name, NCONS,
+                     dups, which);
+    else
+        cr_assert_gt(dups, 0, "%s declares DQ_G_DUPLICATES but %d consumers "
+                     "made no duplicate delivery of %d tasks", name, NCONS,
+                     N);
+    free(seen);
+    tl_teardown(&c);
+}
+
+/* Due times in the past come out at once, also 1 ms after the epoch. */
+static void check_past_due(const char *name)
+{
+    tl_ctx c;
+    tl_setup(&c, name, "past_due");
+    dq_queue *q = tl_open(&c);
+    int64_t now = dq_wall_us() / 1000;
+    tl_enqueue(q, "task-0", "p", 1, now - 60000);
+    tl_enqueue(q, "task-1", "p", 1, 1);
+    int seen[2] = {0};
+    for (int k = 0; k < 2; k++) {
+        tl_got g = tl_claim(q, 1000);
+        cr_assert_eq(g.rc, DQ_OK, "%s: a task due in the past was not "
+                     "delivered by claim(1000 ms) (%d of 2)", name, k);
+        int i = tl_task_index(g.id, 2);
+        cr_assert_geq(i, 0, "%s: unexpected id '%s'", name, g.id);
+        seen[i]++;
+    }
+    cr_assert(seen[0] == 1 && seen[1] == 1, "%s: past-due deliveries "
+              "task-0 x%d, task-1 x%d", name, seen[0], seen[1]);
+    dq_close(q);
+    tl_teardown(&c);
+}
+
+/* A due time ten years ahead: not delivered, counted, purged; no
+ * overflow in a strategy's wait computation. */
+static void check_far_future(const char *name)
+{
+    tl_ctx c;
+    tl_setup(&c, name, "far_future");
+    dq_queue *q = tl_open(&c);
+    int64_t now = dq_wall_us() / 1000;
+    int64_t ten_years_ms = (int64_t)10 * 365 * 24 * 3600 * 1000;
+    tl_enqueue(q, "task-0", "f", 1, now + ten_years_ms);
+    tl_got g = tl_claim(q, 300);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: a task due in 10 years was delivered "
+                 "now", name);
+    cr_assert_leq(g.elapsed_ms, 300 + TL_SLACK_MS, "%s: claim(300 ms) took "
+                  "%lld ms with a far-future task", name,
+                  (long long)g.elapsed_ms);
+    if (c.s->pending != NULL) {
+        int64_t p = dq_pending(q);
+        cr_assert_eq(p, 1, "%s: pending = %lld with one far-future task (%s)",
+                     name, (long long)p, p < 0 ? dq_errstr(q) : "");
+    }
+    int rc = dq_purge(q);
+    cr_assert_eq(rc, DQ_OK, "%s: purge = %s: %s", name, dq_result_name(rc),
+                 dq_errstr(q));
+    if (c.s->pending != NULL) {
+        int64_t p = dq_pending(q);
+        cr_assert_eq(p, 0, "%s: pending = %lld after purge", name,
+                     (long long)p);
+    }
+    if (c.s->exists != NULL) {
+        rc = dq_exists(q);
+        cr_assert_eq(rc, 0, "%s: exists = %d after purge (%s)", name, rc,
+                     rc < 0 ? dq_errstr(q) : "");
+    }
+    g = tl_claim(q, 100);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: delivery after purge: %s", name, g.id);
+    dq_close(q);
+    tl_teardown(&c);
+}
+
+/* A waiting consumer notices a task due earlier than the head it waits
+ * for.  Head due in +2000 ms; while the consumer waits (claim timeout
+ * 3000 ms), another handle enqueues a task due in +100 ms; it must come
+ * out well before the old head. */
+typedef struct wake_arg {
+    dq_queue *q;
+    tl_got got;
+    int rc;
+    char id[DQ_ID_MAX];
+    char err[256];
+    int64_t start_mono_us;
+    int64_t done_mono_us;
+    int64_t done_wall_us;
+    pthread_barrier_t *ready;
+} wake_arg;
+
+static void *wake_consumer(void *arg)
+{
+    wake_arg *w = arg;
+    dq_task t;
+    memset(&t, 0, sizeof(t));
+    pthread_barrier_wait(w->ready);
+    w->start_mono_us = dq_mono_us();
+    w->rc = dq_claim(w->q, 3000, &t);
+    w->done_mono_us = dq_mono_us();
+    w->done_wall_us = dq_wall_us();
+    if (w->rc == DQ_OK) {
+        snprintf(w->id, sizeof(w->id), "%s", t.id);
+        int arc = dq_ack(w->q, &t);
+        if (arc != DQ_OK)
+            snprintf(w->err, sizeof(w->err), "ack = %s: %s",
+                     dq_result_name(arc), dq_errstr(w->q));
+    } else if (w->rc != DQ_EMPTY) {
+        snprintf(w->err, sizeof(w->err), "claim = %s: %s",
+                 dq_result_name(w->rc), dq_errstr(w->q));
+    }
+    dq_task_clear(&t);
+    return NULL;
+}
+
+static void check_earlier_wakes(const char *name)
+{
+    tl_ctx c;
+    tl_setup(&c, name, "earlier_wakes");
+    if (!(c.s->flags & (DQ_G_BLOCKS | DQ_G_POLLS))) {
+        tl_teardown(&c);
+        cr_skip_test("%s declares neither DQ_G_BLOCKS nor DQ_G_POLLS", name);
+    }
+    dq_queue *prod = tl_open_as(&c, "producer");
+    dq_queue *cons = tl_open_as(&c, "consumer");
+    int64_t now = dq_wall_us() / 1000;
+    tl_enqueue(prod, "head", "h", 1, now + 2000);
+
+    pthread_barrier_t ready;
+    pthread_barrier_init(&ready, NULL, 2);
+    wake_arg w;
+    memset(&w, 0, sizeof(w));
+    w.q = cons;
+    w.ready = &ready;
+    pthread_t th;
+    int prc = pthread_create(&th, NULL, wake_consumer, &w);
+    cr_assert_eq(prc, 0, "pthread_create: %s", strerror(prc));
+    pthread_barrier_wait(&ready);
+    dq_sleep_us(200 * 1000);  /* let the consumer settle into its wait */
+    int64_t early_due = dq_wall_us() / 1000 + 100;
+    int rc = dq_enqueue(prod, "early", "e", 1, early_due);
+    pthread_join(th, NULL);
+    pthread_barrier_destroy(&ready);
+    cr_assert_eq(rc, DQ_OK, "%s: enqueue(early) = %s: %s", name,
+                 dq_result_name(rc), dq_errstr(prod));
+    cr_assert_str_empty(w.err, "%s: consumer: %s", name, w.err);
+    int64_t took_ms = (w.done_mono_us - w.start_mono_us) / 1000;
+    cr_assert_eq(w.rc, DQ_OK, "%s: the waiting consumer got nothing in 3 s",
+                 name);
+    cr_assert_str_eq(w.id, "early", "%s: the waiting consumer got '%s', not "
+                     "the task enqueued with an earlier due time", name, w.id);
+    cr_assert_geq(w.done_wall_us, early_due * 1000, "%s: 'early' delivered "
+                  "before its due time", name);
+    cr_assert_lt(took_ms, 1500, "%s: 'early' (due ~300 ms into the wait) "
+                 "came after %lld ms; the head was due at 2000 ms", name,
+                 (long long)took_ms);
+    dq_close(cons);
+    dq_close(prod);
+    tl_teardown(&c);
+}
+
+/* cancel removes a pending task (when the strategy has cancel). */
+static void check_cancel(const char *name)
+{
+    tl_ctx c;
+    tl_setup(&c, name, "cancel");
+    if (c.s->cancel == NULL) {
+        tl_teardown(&c);
+        cr_skip_test("%s has no cancel operation", name);
+    }
+    dq_queue *q = tl_open(&c);
+    int64_t now = dq_wall_us() / 1000;
+    tl_enqueue(q, "task-0", "a", 1, now + 200);
+    tl_enqueue(q, "task-1", "b", 1, now + 200);
+    int rc = dq_cancel(q, "task-0");
+    cr_assert_eq(rc, DQ_OK, "%s: cancel(task-0) = %s: %s", name,
+                 dq_result_name(rc), dq_errstr(q));
+    if (c.s->pending != NULL) {
+        int64_t p = dq_pending(q);
+        cr_assert_eq(p, 1, "%s: pending = %lld after cancelling one of two",
+                     name, (long long)p);
+    }
+    tl_got g = tl_claim(q, 2000);
+    cr_assert_eq(g.rc, DQ_OK, "%s: the task not cancelled never came", name);
+    cr_assert_str_eq(g.id, "task-1", "%s: got %s", name, g.id);
+    g = tl_claim(q, 400);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: the cancelled task was delivered (%s)",
+                 name, g.id);
+    dq_close(q);
+    tl_teardown(&c);
+}
+
+/* reschedule moves a pending task's due time, earlier and later. */
+static void check_reschedule(const char *name)
+{
+    tl_ctx c;
+    tl_setup(&c, name, "reschedule");
+    if (c.s->reschedule == NULL) {
+        tl_teardown(&c);
+        cr_skip_test("%s has no reschedule operation", name);
+    }
+    dq_queue *q = tl_open(&c);
+    int64_t now = dq_wall_us() / 1000;
+    int64_t far = now + (int64_t)10 * 365 * 24 * 3600 * 1000;
+    tl_enqueue(q, "task-0", "a", 1, far);
+    tl_enqueue(q, "task-1", "b", 1, now);
+    int64_t soon = now + 100;
+    int rc = dq_reschedule(q, "task-0", soon);
+    cr_assert_eq(rc, DQ_OK, "%s: reschedule(task-0, earlier) = %s: %s", name,
+                 dq_result_name(rc), dq_errstr(q));
+    rc = dq_reschedule(q, "task-1", far);
+    cr_assert_eq(rc, DQ_OK, "%s: reschedule(task-1, later) = %s: %s", name,
+                 dq_result_name(rc), dq_errstr(q));
+    tl_got g = tl_claim(q, 2000);
+    cr_assert_eq(g.rc, DQ_OK, "%s: the task moved earlier never came", name);
+    cr_assert_str_eq(g.id, "task-0", "%s: got %s, not the task moved "
+                     "earlier", name, g.id);
+    tl_assert_not_early(c.s, &g, soon);
+    g = tl_claim(q, 300);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: the task moved 10 years ahead was "
+                 "delivered", name);
+    dq_close(q);
+    tl_teardown(&c);
+}
+
+/* dq_open rejects an option the strategy does not list, naming it. */
+static void check_unknown_option(const char *name)
+{
+    tl_ctx c;
+    tl_setup(&c, name, "unknown_option");
+    tl_set_opt(&c, "no_such_option", "1");
+    dq_config cfg = tl_config(&c, NULL);
+    dq_queue *q = NULL;
+    char err[256] = "";
+    int rc = dq_open(c.s, &cfg, &q, err, sizeof(err));
+    cr_assert_eq(rc, DQ_EINVAL, "%s: open with no_such_option=1 = %s (%s)",
+                 name, dq_result_name(rc), err);
+    cr_assert_null(q, "%s: failed open left a handle", name);
+    cr_assert(strstr(err, "no_such_option") != NULL,
+              "%s: the message does not name the option: '%s'", name, err);
+    c.nopts = 0;
+    tl_teardown(&c);
+}
+
+/* A port with nothing listening: bound (so nobody else takes it) but not
+ * listening, so a connect is refused at once.  Returns the fd to close. */
+static int closed_port(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_geq(fd, 0, "socket: %s", strerror(errno));
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0, "bind: %s",
+                 strerror(errno));
+    socklen_t alen = sizeof(a);
+    cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+/* A Redis strategy opened against a closed port fails with DQ_EIO and a
+ * message naming host:port. */
+static void check_closed_port(const char *name)
+{
+    tl_ctx c;
+    tl_setup(&c, name, "closed_port");
+    if (!(c.s->flags & DQ_G_NEEDS_REDIS)) {
+        tl_teardown(&c);
+        cr_skip_test("%s does not declare DQ_G_NEEDS_REDIS", name);
+    }
+    int port;
+    int fd = closed_port(&port);
+    dq_config cfg = tl_config(&c, NULL);
+    cfg.redis_port = port;
+    dq_queue *q = NULL;
+    char err[256] = "";
+    int64_t t0 = dq_mono_us();
+    int rc = dq_open(c.s, &cfg, &q, err, sizeof(err));
+    int64_t took_ms = (dq_mono_us() - t0) / 1000;
+    close(fd);
+    char hp[64];
+    snprintf(hp, sizeof(hp), "127.0.0.1:%d", port);
+    cr_assert_eq(rc, DQ_EIO, "%s: open against closed %s = %s (%s)", name,
+                 hp, dq_result_name(rc), err);
+    cr_assert_null(q, "%s: failed open left a handle", name);
+    cr_assert(strstr(err, hp) != NULL,
+              "%s: the message does not name %s: '%s'", name, hp, err);
+    cr_assert_leq(took_ms, 2000 + TL_SLACK_MS, "%s: refused connect took "
+                  "%lld ms", name, (long long)took_ms);
+    tl_teardown(&c);
+}
+
+/* ---- Instantiation ------------------------------------------------------
+ * CONFORMANCE(ident, "name") defines <ident>/<check> for every check.
+ * Timeouts are seconds, generous for ASan on 2 cores. */
+#define CONFORMANCE(ident, name)                                              \
+    Test(ident, due_order, .timeout = 30) { check_due_order(name); }          \
+    Test(ident, not_early, .timeout = 30) { check_not_early(name); }          \
+    Test(ident, exactly_once, .timeout = 60) { check_exactly_once(name); }    \
+    Test(ident, binary_payloads, .timeout = 30)                               \
+    {                                                                         \
+        check_binary_payloads(name);                                          \
+    }                                                                         \
+    Test(ident, equal_payloads, .timeout = 30)                                \
+    {                                                                         \
+        check_equal_payloads(name);                                           \
+    }                                                                         \
+    Test(ident, empty_claim, .timeout = 30) { check_empty_claim(name); }      \
+    Test(ident, concurrent, .timeout = 120) { check_concurrent(name); }       \
+    Test(ident, past_due, .timeout = 30) { check_past_due(name); }            \
+    Test(ident, far_future, .timeout = 30) { check_far_future(name); }        \
+    Test(ident, earlier_wakes, .timeout = 30)                                 \
+    {                                                                         \
+        check_earlier_wakes(name);                                            \
+    }                                                                         \
+    Test(ident, cancel, .timeout = 30) { check_cancel(name); }                \
+    Test(ident, reschedule, .timeout = 30) { check_reschedule(name); }        \
+    Test(ident, unknown_option, .timeout = 30)                                \
+    {                                                                         \
+        check_unknown_option(name);                                           \
+    }                                                                         \
+    Test(ident, closed_port, .timeout = 30) { check_closed_port(name); }
+
+/* Every strategy in strategies/registry.c, as (C identifier, name).
+ * ADD NEW STRATEGIES HERE, e.g. X(list_reliable, "list-reliable") -- the
+ * test conformance/every_strategy_instantiated fails until you do. */
+#define CONFORMANCE_STRATEGIES(X)                                             \
+    X(naive, "naive")                                                         \
+    X(naive_checked, "naive-checked")                                         \
+    X(zpopmin, "zpopmin")                                                     \
+    X(lua, "lua")                                                             \
+    X(lua_lease, "lua-lease")                                                 \
+    X(heap, "heap")                                                           \
+    X(expiry, "expiry")                                                       \
+    X(list, "list")                                                           \
+    X(list_reliable, "list-reliable")
+
+CONFORMANCE_STRATEGIES(CONFORMANCE)
+
+#define CONFORMANCE_NAME(ident, name) name,
+static const char *const instantiated[] = {
+    CONFORMANCE_STRATEGIES(CONFORMANCE_NAME) NULL,
+};
+
+Test(conformance, every_strategy_instantiated)
+{
+    for (size_t i = 0; dq_strategies[i] != NULL; i++) {
+        const char *name = dq_strategies[i]->name;
+        bool found = false;
+        for (size_t j = 0; instantiated[j] != NULL; j++)
+            if (strcmp(instantiated[j], name) == 0)
+                found = true;
+        cr_expect(found, "strategy '%s' is registered but has no line in "
+                  "CONFORMANCE_STRATEGIES (tests/test_conformance.c)", name);
+    }
+    for (size_t j = 0; instantiated[j] != NULL; j++)
+        cr_expect_not_null(dq_strategy_find(instantiated[j]),
+                           "CONFORMANCE_STRATEGIES lists '%s', which is not "
+                           "registered", instantiated[j]);
+}

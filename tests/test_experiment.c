@@ -1,0 +1,229 @@
+/* test_experiment.c -- experiment-file parsing (harness/experiment.c).
+ *
+ * A valid file loads with every field and the [quick] overrides; each kind
+ * of bad file is rejected with "FILE:LINE: message" naming the right line.
+ * The files are written from the test into a private mkdtemp() directory,
+ * so the tests run in parallel and need no Redis.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "../harness/experiment.h"
+
+/* Writes text to a new file in a fresh temp dir; returns its path
+ * (malloc'd).  The directory is left for the OS to clean (/tmp). */
+static char *write_tmp(const char *text)
+{
+    char dir[] = "/tmp/dqlab-exp-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char *path = NULL;
+    cr_assert(asprintf(&path, "%s/x.ini", dir) > 0);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* Loads text and expects failure at `line` with `needle` in the message. */
+static void expect_error(const char *text, bool quick, int line,
+                         const char *needle)
+{
+    char *path = write_tmp(text);
+    dq_experiment e;
+    char err[1024] = "";
+    int rc = dq_experiment_load(path, quick, &e, err, sizeof err);
+    cr_assert_eq(rc, -1, "expected an error for:\n%s", text);
+    char prefix[600];
+    snprintf(prefix, sizeof prefix, "%s:%d: ", path, line);
+    cr_assert(strncmp(err, prefix, strlen(prefix)) == 0,
+              "message '%s' does not start with '%s'", err, prefix);
+    cr_assert(strstr(err, needle) != NULL,
+              "message '%s' does not contain '%s'", err, needle);
+    unlink(path);
+    free(path);
+}
+
+static const char *valid =
+    "; a comment\n"
+    "[experiment]\n"
+    "name = conc-1\n"
+    "title = Concurrency\n"
+    "description = first part\n"
+    "  second part\n"
+    "claims = C01 C02\n"
+    "strategies = naive, lua , heap\n"
+    "consumers = 1, 2 4,8\n"
+    "producers = 1\n"
+    "tasks = 2000\n"
+    "delay_ms = 0:200   ; inline comment\n"
+    "work_us = 200\n"
+    "repeats = 3\n"
+    "seed = 42\n"
+    "[quick]\n"
+    "tasks = 400\n"
+    "consumers = 1, 2\n"
+    "[opts.naive]\n"
+    "poll_ms = 10\n";
+
+Test(experiment, valid_file)
+{
+    char *path = write_tmp(valid);
+    dq_experiment e;
+    char err[1024] = "";
+    cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_str_eq(e.name, "conc-1");
+    cr_assert_str_eq(e.title, "Concurrency");
+    cr_assert_str_eq(e.description, "first part second part");
+    cr_assert_eq(e.nclaims, 2);
+    cr_assert_str_eq(e.claims[1], "C02");
+    cr_assert_eq(e.nstrategies, 3);
+    cr_assert_str_eq(e.strategies[0].s->name, "naive");
+    cr_assert_str_eq(e.strategies[2].s->name, "heap");
+    cr_assert_eq(e.strategies[0].nopts, 1);
+    cr_assert_str_eq(e.strategies[0].opts[0].key, "poll_ms");
+    cr_assert_str_eq(e.strategies[0].opts[0].val, "10");
+    cr_assert_eq(e.strategies[1].nopts, 0);
+    cr_assert_eq(e.nconsumers, 4);
+    cr_assert_eq(e.consumers[3], 8);
+    cr_assert_eq(e.tasks, 2000);
+    cr_assert_eq(e.delay_min_ms, 0);
+    cr_assert_eq(e.delay_max_ms, 200);
+    cr_assert_eq(e.work_us[0], 200);
+    cr_assert_eq(e.repeats, 3);
+    cr_assert_eq(e.seed, 42);
+    cr_assert_eq(e.grace_ms, 2000); /* default */
+    cr_assert_not(e.quick);
+    cr_assert_eq(dq_experiment_ntrials(&e), 3 * 4 * 3);
+
+    /* The matrix order: strategy outermost, repeat innermost. */
+    dq_exp_cell c;
+    dq_experiment_cell(&e, 0, &c);
+    cr_assert_str_eq(c.strategy->s->name, "naive");
+    cr_assert_eq(c.consumers, 1);
+    cr_assert_eq(c.repeat, 1);
+    dq_experiment_cell(&e, 4, &c);
+    cr_assert_eq(c.consumers, 2);
+    cr_assert_eq(c.repeat, 2);
+    dq_experiment_cell(&e, 35, &c);
+    cr_assert_str_eq(c.strategy->s->name, "heap");
+    cr_assert_eq(c.consumers, 8);
+    cr_assert_eq(c.repeat, 3);
+
+    cr_assert_eq(dq_experiment_load(path, true, &e, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert(e.quick);
+    cr_assert_eq(e.tasks, 400);
+    cr_assert_eq(e.nconsumers, 2);
+    cr_assert_eq(e.repeats, 3); /* not overridden */
+    cr_assert_eq(dq_experiment_ntrials(&e), 3 * 2 * 3);
+    unlink(path);
+    free(path);
+}
+
+Test(experiment, the_shipped_concurrency_file_loads)
+{
+    dq_experiment e;
+    char err[1024] = "";
+    /* Tests run from the repository root (tests/run.sh). */
+    if (access("experiments/concurrency.ini", R_OK) != 0)
+        cr_skip_test("experiments/concurrency.ini not found from cwd");
+    cr_assert_eq(dq_experiment_load("experiments/concurrency.ini", true, &e,
+                                    err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(e.name, "concurrency");
+    cr_assert(dq_experiment_ntrials(&e) > 0);
+}
+
+Test(experiment, unknown_key)
+{
+    expect_error("[experiment]\nname = x\nstrategies = heap\nconsumers = 1\n"
+                 "colour = blue\n", false, 5, "unknown key 'colour'");
+}
+
+Test(experiment, unknown_section)
+{
+    expect_error("[experiment]\nname = x\n[extra]\n", false, 3,
+                 "unknown section [extra]");
+}
+
+Test(experiment, unknown_strategy)
+{
+    expect_error("[experiment]\nname = x\nstrategies = naive, nosuch\n",
+                 false, 3, "unknown strategy 'nosuch'");
+}
+
+Test(experiment, unknown_strategy_in_opts_section)
+{
+    expect_error("[experiment]\nname = x\n\n[opts.nosuch]\npoll_ms = 1\n",
+                 false, 4, "unknown strategy 'nosuch'");
+}
+
+Test(experiment, unknown_strategy_option)
+{
+    expect_error("[experiment]\nname = x\n[opts.heap]\nturbo = 1\n", false, 4,
+                 "heap has no option 'turbo'");
+}
+
+Test(experiment, bad_number)
+{
+    expect_error("[experiment]\nname = x\nstrategies = heap\n"
+                 "consumers = 1, two, 4\n", false, 4, "consumers");
+    expect_error("[experiment]\nname = x\ntasks = 12x\n", false, 3,
+                 "'12x' is not an integer");
+    expect_error("[experiment]\nname = x\nrepeats = 0\n", false, 3,
+                 "out of range");
+}
+
+Test(experiment, min_greater_than_max)
+{
+    expect_error("[experiment]\nname = x\nstrategies = heap\n"
+                 "consumers = 1\ndelay_ms = 300:200\n", false, 5, "delay_ms");
+}
+
+Test(experiment, empty_list)
+{
+    expect_error("[experiment]\nname = x\nstrategies = heap\nconsumers =\n",
+                 false, 4, "consumers: empty list");
+    expect_error("[experiment]\nname = x\nstrategies = ,\n", false, 3,
+                 "strategies: empty list");
+}
+
+Test(experiment, missing_name)
+{
+    expect_error("# no name\n[experiment]\nstrategies = heap\nconsumers = 1\n",
+                 false, 2, "has no name");
+}
+
+Test(experiment, missing_experiment_section)
+{
+    expect_error("[quick]\ntasks = 1\n", false, 1, "no [experiment] section");
+}
+
+Test(experiment, bad_quick_section_fails_without_quick)
+{
+    expect_error("[experiment]\nname = x\nstrategies = heap\nconsumers = 1\n"
+                 "[quick]\nname = y\n", false, 6,
+                 "name cannot be overridden");
+}
+
+Test(experiment, syntax_error)
+{
+    expect_error("[experiment]\nname = x\nthis line has no equals sign\n",
+                 false, 3, "syntax error");
+}
+
+Test(experiment, missing_file)
+{
+    dq_experiment e;
+    char err[1024] = "";
+    cr_assert_eq(dq_experiment_load("/nonexistent/x.ini", false, &e, err,
+                                    sizeof err), -1);
+    cr_assert(strstr(err, "/nonexistent/x.ini:0: cannot open") == err, "%s",
+              err);
+}

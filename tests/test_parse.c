@@ -1,0 +1,188 @@
+/* test_parse.c -- strict number/range parsing (harness/parse.c) and the
+ * --redis URL parser (harness/redis_url.c): negative, overflow, garbage,
+ * MIN > MAX, user:password, db, bad port, and the password never showing
+ * up in an error message or the redacted form.  No Redis needed.
+ */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../harness/parse.h"
+#include "../harness/redis_url.h"
+
+Test(parse, i64_accepts)
+{
+    int64_t v;
+    char err[256];
+
+    cr_assert_eq(dq_parse_i64("--tasks", "42", 1, 100, &v, err, sizeof err), 0);
+    cr_assert_eq(v, 42);
+    cr_assert_eq(dq_parse_i64("--x", "-7", -10, 10, &v, err, sizeof err), 0);
+    cr_assert_eq(v, -7);
+    cr_assert_eq(dq_parse_i64("--x", "9223372036854775807", INT64_MIN,
+                              INT64_MAX, &v, err, sizeof err), 0);
+    cr_assert_eq(v, INT64_MAX);
+}
+
+static void i64_bad(const char *s, int64_t min, int64_t max, const char *what)
+{
+    int64_t v = 12345;
+    char err[256] = "";
+
+    cr_assert_eq(dq_parse_i64("--tasks", s, min, max, &v, err, sizeof err), -1,
+                 "'%s' was accepted", s);
+    cr_assert_eq(v, 12345, "output written on error");
+    cr_assert(strncmp(err, "--tasks: ", 9) == 0, "no option name: %s", err);
+    cr_assert(strstr(err, what) != NULL, "expected '%s' in '%s'", what, err);
+}
+
+Test(parse, i64_rejects)
+{
+    i64_bad("-5", 1, 100, "out of range");
+    i64_bad("101", 1, 100, "out of range");
+    i64_bad("99999999999999999999", 1, 100, "overflows");
+    i64_bad("-99999999999999999999", INT64_MIN, INT64_MAX, "overflows");
+    i64_bad("abc", 1, 100, "not an integer");
+    i64_bad("12abc", 1, 100, "not an integer");
+    i64_bad(" 12", 1, 100, "not an integer");
+    i64_bad("+12", 1, 100, "not an integer");
+    i64_bad("1.5", 1, 100, "not an integer");
+    i64_bad("0x10", 1, 100, "not an integer");
+    i64_bad("-", 1, 100, "not an integer");
+    i64_bad("", 1, 100, "missing value");
+    i64_bad(NULL, 1, 100, "missing value");
+}
+
+Test(parse, u64)
+{
+    uint64_t v = 0;
+    char err[256];
+
+    cr_assert_eq(dq_parse_u64("--seed", "18446744073709551615", &v, err,
+                              sizeof err), 0);
+    cr_assert_eq(v, UINT64_MAX);
+    cr_assert_eq(dq_parse_u64("--seed", "18446744073709551616", &v, err,
+                              sizeof err), -1);
+    cr_assert(strstr(err, "overflows") != NULL, "%s", err);
+    /* strtoull would turn this into 2^64-1. */
+    cr_assert_eq(dq_parse_u64("--seed", "-1", &v, err, sizeof err), -1);
+    cr_assert(strstr(err, "--seed: '-1' is negative") != NULL, "%s", err);
+    cr_assert_eq(dq_parse_u64("--seed", "7x", &v, err, sizeof err), -1);
+    cr_assert_eq(dq_parse_u64("--seed", "", &v, err, sizeof err), -1);
+}
+
+Test(parse, range)
+{
+    int64_t lo, hi;
+    char err[256];
+
+    cr_assert_eq(dq_parse_range("--delay-ms", "10:200", 0, 1000, &lo, &hi, err,
+                                sizeof err), 0);
+    cr_assert_eq(lo, 10);
+    cr_assert_eq(hi, 200);
+    cr_assert_eq(dq_parse_range("--delay-ms", "50", 0, 1000, &lo, &hi, err,
+                                sizeof err), 0);
+    cr_assert(lo == 50 && hi == 50);
+    cr_assert_eq(dq_parse_range("--delay-ms", "7:7", 0, 1000, &lo, &hi, err,
+                                sizeof err), 0);
+
+    cr_assert_eq(dq_parse_range("--delay-ms", "50:10", 0, 1000, &lo, &hi, err,
+                                sizeof err), -1);
+    cr_assert_str_eq(err, "--delay-ms: MIN 50 > MAX 10 in '50:10'");
+    cr_assert_eq(dq_parse_range("--delay-ms", "-1:10", 0, 1000, &lo, &hi, err,
+                                sizeof err), -1);
+    cr_assert(strstr(err, "--delay-ms MIN") != NULL, "%s", err);
+    cr_assert_eq(dq_parse_range("--delay-ms", "1:", 0, 1000, &lo, &hi, err,
+                                sizeof err), -1);
+    cr_assert(strstr(err, "--delay-ms MAX") != NULL, "%s", err);
+    cr_assert_eq(dq_parse_range("--delay-ms", ":5", 0, 1000, &lo, &hi, err,
+                                sizeof err), -1);
+    cr_assert_eq(dq_parse_range("--delay-ms", "1:2:3", 0, 1000, &lo, &hi, err,
+                                sizeof err), -1);
+    cr_assert_eq(dq_parse_range("--delay-ms", "1:99999999999999999999", 0,
+                                1000, &lo, &hi, err, sizeof err), -1);
+    cr_assert(strstr(err, "overflows") != NULL, "%s", err);
+    cr_assert_eq(dq_parse_range("--delay-ms", "", 0, 1000, &lo, &hi, err,
+                                sizeof err), -1);
+}
+
+Test(redis_url, plain)
+{
+    dq_redis_target t;
+    char err[256], buf[512];
+
+    cr_assert_eq(dq_redis_url_parse("redis://localhost", &t, err, sizeof err),
+                 0, "%s", err);
+    cr_assert_str_eq(t.host, "localhost");
+    cr_assert_eq(t.port, 6379);
+    cr_assert_eq(t.db, 0);
+    cr_assert_str_eq(t.user, "");
+    cr_assert_str_eq(t.password, "");
+    cr_assert_eq(dq_redis_url_parse("redis://10.0.0.5:7000/4", &t, err,
+                                    sizeof err), 0, "%s", err);
+    cr_assert_str_eq(t.host, "10.0.0.5");
+    cr_assert_eq(t.port, 7000);
+    cr_assert_eq(t.db, 4);
+    dq_redis_url_redacted(&t, buf, sizeof buf);
+    cr_assert_str_eq(buf, "redis://10.0.0.5:7000/4");
+    cr_assert_eq(dq_redis_url_parse("redis://[::1]:6380", &t, err, sizeof err),
+                 0, "%s", err);
+    cr_assert_str_eq(t.host, "::1");
+    cr_assert_eq(t.port, 6380);
+}
+
+Test(redis_url, user_password)
+{
+    dq_redis_target t;
+    char err[256], buf[512];
+
+    cr_assert_eq(dq_redis_url_parse("redis://alice:Se%40cret@h:6390/2", &t,
+                                    err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(t.user, "alice");
+    cr_assert_str_eq(t.password, "Se@cret");
+    cr_assert_str_eq(t.host, "h");
+    cr_assert_eq(t.port, 6390);
+    cr_assert_eq(t.db, 2);
+    dq_redis_url_redacted(&t, buf, sizeof buf);
+    cr_assert_str_eq(buf, "redis://alice:***@h:6390/2");
+    cr_assert(strstr(buf, "Se@cret") == NULL);
+
+    /* Password only; an '@' inside the password is taken up to the last
+     * '@' before the host. */
+    cr_assert_eq(dq_redis_url_parse("redis://:p@ss@127.0.0.1:1", &t, err,
+                                    sizeof err), 0, "%s", err);
+    cr_assert_str_eq(t.user, "");
+    cr_assert_str_eq(t.password, "p@ss");
+    cr_assert_str_eq(t.host, "127.0.0.1");
+}
+
+/* The URL is rejected and the message names what is wrong but never holds
+ * the password "hunter2". */
+static void url_bad(const char *url, const char *what)
+{
+    dq_redis_target t;
+    char err[256] = "";
+
+    cr_assert_eq(dq_redis_url_parse(url, &t, err, sizeof err), -1,
+                 "'%s' was accepted", url);
+    cr_assert(strstr(err, what) != NULL, "expected '%s' in '%s'", what, err);
+    cr_assert(strstr(err, "hunter2") == NULL, "password leaked: %s", err);
+    cr_assert(strncmp(err, "--redis", 7) == 0, "no option name: %s", err);
+}
+
+Test(redis_url, rejects)
+{
+    url_bad("http://h:1", "redis://");
+    url_bad("", "missing value");
+    url_bad("redis://:hunter2@h:99999", "out of range");
+    url_bad("redis://:hunter2@h:0", "out of range");
+    url_bad("redis://:hunter2@h:port", "not an integer");
+    url_bad("redis://:hunter2@h:-1", "out of range");
+    url_bad("redis://:hunter2@h:6379/x", "--redis db");
+    url_bad("redis://:hunter2@h:6379/-1", "--redis db");
+    url_bad("redis://:hunter2@:6379", "missing host");
+    url_bad("redis://u:hunter2%zz@h", "bad or too long password");
+    url_bad("redis://hunter2@h", "user:password");
+    url_bad("redis://u:@h", "empty password");
+    url_bad("redis://:hunter2@[::1", "unterminated");
+}
