@@ -631,7 +631,7 @@ static void check_closed_port(const char *name)
     Test(ident, closed_port, .timeout = 30) { check_closed_port(name); }
 
 /* Every strategy in strategies/registry.c, as (C identifier, name).
- * ADD NEW STRATEGIES HERE, e.g. X(list_reliable, "list-reliable") -- the
+ * ADD NEW STRATEGIES HERE, e.g. X(my_new, "my-new") -- the
  * test conformance/every_strategy_instantiated fails until you do. */
 #define CONFORMANCE_STRATEGIES(X)                                             \
     X(naive, "naive")                                                         \
