@@ -43,6 +43,8 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 DQLAB    := $(if $(SANITIZER),$(BUILD)/dqlab,bin/dqlab)
 
 .DELETE_ON_ERROR:
+# Keep test objects: make would delete them as intermediates of tests/%.
+.SECONDARY: $(TEST_BIN:=.o)
 .PHONY: all deps report test test-sanitize test-build bench clean
 
 all: $(DQLAB)
@@ -77,7 +79,7 @@ test:
 test-sanitize:
 	@$(MAKE) --no-print-directory test SANITIZER=asan
 
-REPORT_ARGS := $(if $(FULL),,--quick)
+REPORT_ARGS := $(if $(filter-out 0,$(FULL)),,--quick)
 report:
 	@sh tools/deps.sh
 	@$(MAKE) --no-print-directory all

@@ -1,7 +1,7 @@
 #!/bin/sh
 # deps.sh -- make sure the Debian 12 packages dqlab needs are installed.
 #
-# Called by `make report`, `make test` and `make bench` before they build.
+# Called by `make report` and `make test` before they build.
 # As root it installs what is missing with apt-get; otherwise it prints the
 # exact apt-get line and fails, so the user knows what to run.
 set -eu
