@@ -191,8 +191,10 @@ double dq_percentile(const double *sorted, size_t n, double p)
 
 #define MAXF 6
 
-int dq_check_stream(FILE *f, const char *name, dq_check *out, char *err,
-                    size_t errlen)
+/* The checker; with lat_out, hands the sorted per-id lateness samples
+ * (malloc'd) to the caller instead of freeing them. */
+static int check_stream(FILE *f, const char *name, dq_check *out,
+                        double **lat_out, char *err, size_t errlen)
 {
     checker c;
     char *line = NULL;
@@ -375,12 +377,38 @@ int dq_check_stream(FILE *f, const char *name, dq_check *out, char *err,
     out->lateness.p99_ms = dq_percentile(lat, n, 99);
     out->lateness.p999_ms = dq_percentile(lat, n, 99.9);
     out->lateness.max_ms = n ? lat[n - 1] : 0;
+    if (lat_out != NULL) {
+        *lat_out = lat;
+        lat = NULL;
+    }
     rc = 0;
 #undef BAD
 done:
     free(lat);
     free(line);
     checker_free(&c);
+    return rc;
+}
+
+int dq_check_stream(FILE *f, const char *name, dq_check *out, char *err,
+                    size_t errlen)
+{
+    return check_stream(f, name, out, NULL, err, errlen);
+}
+
+int dq_check_file_lateness(const char *path, dq_check *out, double **lat,
+                           char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    int rc;
+
+    *lat = NULL;
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    rc = check_stream(f, path, out, lat, err, errlen);
+    fclose(f);
     return rc;
 }
 

@@ -47,6 +47,14 @@ int dq_check_file(const char *path, dq_check *out, char *err, size_t errlen);
 int dq_check_stream(FILE *f, const char *name, dq_check *out, char *err,
                     size_t errlen);
 
+/* dq_check_file, and also the per-id lateness samples: *lat is set to a
+ * malloc'd array of out->lateness.n values in ms (first delivery - due
+ * time of each delivered enqueued id), sorted ascending; the caller frees
+ * it.  Lost ids have no sample (out->lost counts them).  On error returns
+ * -1 with the message in err and *lat NULL. */
+int dq_check_file_lateness(const char *path, dq_check *out, double **lat,
+                           char *err, size_t errlen);
+
 /* Percentile p (0..100) of n sorted samples, nearest-rank; 0 when n == 0. */
 double dq_percentile(const double *sorted, size_t n, double p);
 

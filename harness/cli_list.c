@@ -2,7 +2,8 @@
  *
  * Reads only the registry (dq_strategies[]), so a new strategy shows up
  * here as soon as it is in the table.  -v adds what `dqlab run --opt`
- * accepts and the guarantees the tests hold each strategy to.
+ * accepts, the guarantees the tests hold each strategy to and the
+ * strategy's own description (dq_strategy.doc), word-wrapped.
  */
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,33 @@ static void usage(FILE *f)
     fprintf(f, "usage: dqlab list [-v]\n"
                "  Lists the delay-queue strategies.  -v: guarantees and "
                "options with defaults.\n");
+}
+
+/* Prints text word-wrapped at width columns, each line after indent. */
+static void print_wrapped(const char *indent, const char *text, int width)
+{
+    int col = 0;
+    const char *p = text;
+
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        if (*p == '\0')
+            break;
+        int n = (int)strcspn(p, " ");
+        if (col > 0 && col + 1 + n > width) {
+            putchar('\n');
+            col = 0;
+        }
+        if (col == 0)
+            col = printf("%s", indent);
+        else
+            col += printf(" ");
+        col += printf("%.*s", n, p);
+        p += n;
+    }
+    if (col > 0)
+        putchar('\n');
 }
 
 int dq_cmd_list(int argc, char **argv)
@@ -47,6 +75,8 @@ int dq_cmd_list(int argc, char **argv)
         printf("\n");
         if (s->min_redis != NULL)
             printf("  redis:      %s or later\n", s->min_redis);
+        if (s->doc != NULL)
+            print_wrapped("  ", s->doc, 78);
         if (s->options == NULL || s->options[0].name == NULL) {
             printf("  options:    (none)\n");
         } else {

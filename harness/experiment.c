@@ -8,8 +8,12 @@
  * section is an error even when it holds no key).  The first error wins;
  * later ones are ignored, as ini_parse() itself returns the first bad line.
  *
- * Running.  The matrix (strategy x producers x consumers x work_us x
- * repeat) runs one trial at a time through dq_trial_run() (trial.c), each
+ * Option lists.  A comma list in [opts.NAME] (poll_ms = 10, 100) makes
+ * the strategy a set of variants, one per combination of values
+ * (expand_variants), so a strategy's options become a matrix dimension.
+ *
+ * Running.  The matrix (strategy variant x producers x consumers x work_us
+ * x backlog x repeat) runs one trial at a time through dq_trial_run() (trial.c), each
  * with seed = experiment seed + trial index and its own queue name, so no
  * trial sees another's keys.  One private redis-server serves the whole run
  * (unless --redis names one); it is stopped on every exit path, and Ctrl-C
@@ -68,7 +72,8 @@
 enum {
     K_NAME, K_TITLE, K_DESCRIPTION, K_CLAIMS, K_PLOTS, K_STRATEGIES,
     K_PRODUCERS, K_CONSUMERS, K_WORK_US, K_TASKS, K_DELAY_MS,
-    K_PAYLOAD_BYTES, K_GRACE_MS, K_REPEATS, K_SEED, K_COUNT
+    K_PAYLOAD_BYTES, K_GRACE_MS, K_REPEATS, K_SEED, K_BACKLOG,
+    K_BACKLOG_DELAY_MS, K_IDLE_MS, K_CLAIM_TIMEOUT_MS, K_COUNT
 };
 
 static const struct {
@@ -90,11 +95,17 @@ static const struct {
     [K_GRACE_MS] = {"grace_ms", true},
     [K_REPEATS] = {"repeats", true},
     [K_SEED] = {"seed", true},
+    [K_BACKLOG] = {"backlog", true},
+    [K_BACKLOG_DELAY_MS] = {"backlog_delay_ms", true},
+    [K_IDLE_MS] = {"idle_ms", true},
+    [K_CLAIM_TIMEOUT_MS] = {"claim_timeout_ms", true},
 };
 
 /* Figures the report knows how to draw (report.c). */
 static const char *const plot_names[] = {"duplicates", "throughput",
-                                         "lateness", NULL};
+                                         "lateness", "lateness-cdf",
+                                         "idle-cost", "backlog-lateness",
+                                         NULL};
 
 /* Per registered strategy: its [opts.NAME] section. */
 #define MAX_REGISTERED 64
@@ -346,7 +357,8 @@ static bool set_key(load_state *st, dq_experiment *e, bool *set, int k,
                 j++;
             if (plot_names[j] == NULL) {
                 load_fail(st, "plots: unknown plot '%.30s' (known: "
-                          "duplicates, throughput, lateness)", tok[i]);
+                          "duplicates, throughput, lateness, lateness-cdf, "
+                          "idle-cost, backlog-lateness)", tok[i]);
                 return false;
             }
             snprintf(e->plots[i], sizeof e->plots[i], "%s", tok[i]);
@@ -403,7 +415,17 @@ static bool set_key(load_state *st, dq_experiment *e, bool *set, int k,
             return false;
         return true;
     case K_TASKS:
-        return parse_one(st, key, val, 1, 100000000, &e->tasks);
+        return parse_one(st, key, val, 0, 100000000, &e->tasks);
+    case K_BACKLOG:
+        return parse_int_list(st, key, val, 0, 10000000, e->backlog,
+                              &e->nbacklog);
+    case K_BACKLOG_DELAY_MS:
+        return parse_one(st, key, val, 0, 86400000 * 30LL,
+                         &e->backlog_delay_ms);
+    case K_IDLE_MS:
+        return parse_one(st, key, val, 1, 3600000, &e->idle_ms);
+    case K_CLAIM_TIMEOUT_MS:
+        return parse_one(st, key, val, 0, 600000, &e->claim_timeout_ms);
     case K_PAYLOAD_BYTES:
         return parse_one(st, key, val, 0, 1 << 20, &e->payload_bytes);
     case K_GRACE_MS:
@@ -500,6 +522,36 @@ static int on_key(void *user, const char *section, const char *name,
                 load_fail(st, "[%s]: %s given twice", section, name);
                 return 0;
             }
+        /* A comma list makes a matrix dimension (expanded at the end):
+         * every item must be non-empty. */
+        if (strchr(value, ',') != NULL) {
+            char vbuf[sizeof o->val];
+            snprintf(vbuf, sizeof vbuf, "%s", value);
+            char *item = vbuf;
+            int nitems = 0;
+            for (;;) {
+                char *comma = strchr(item, ',');
+                if (comma != NULL)
+                    *comma = '\0';
+                char *tv = item;
+                while (*tv == ' ' || *tv == '\t')
+                    tv++;
+                if (*tv == '\0') {
+                    load_fail(st, "[%s]: %s: empty item in the list '%s'",
+                              section, name, value);
+                    return 0;
+                }
+                nitems++;
+                if (comma == NULL)
+                    break;
+                item = comma + 1;
+            }
+            if (nitems > DQ_EXP_MAX_LIST) {
+                load_fail(st, "[%s]: %s: more than %d values", section, name,
+                          DQ_EXP_MAX_LIST);
+                return 0;
+            }
+        }
         snprintf(o->key, sizeof o->key, "%s", name);
         snprintf(o->val, sizeof o->val, "%s", value);
         st->nopts[si]++;
@@ -509,6 +561,81 @@ static int on_key(void *user, const char *section, const char *name,
     load_fail(st, "key '%.40s' outside a section (start with [experiment])",
               name);
     return 0;
+}
+
+/* Splits an option value on commas into trimmed items (pointers into
+ * buf).  Returns the count (>= 1; the loader already refused empty items
+ * and lists longer than DQ_EXP_MAX_LIST). */
+static int split_option_value(char *buf, char **items)
+{
+    int n = 0;
+    char *item = buf;
+    for (;;) {
+        char *comma = strchr(item, ',');
+        if (comma != NULL)
+            *comma = '\0';
+        while (*item == ' ' || *item == '\t')
+            item++;
+        size_t len = strlen(item);
+        while (len > 0 && (item[len - 1] == ' ' || item[len - 1] == '\t'))
+            item[--len] = '\0';
+        if (n < DQ_EXP_MAX_LIST)
+            items[n++] = item;
+        if (comma == NULL)
+            break;
+        item = comma + 1;
+    }
+    return n;
+}
+
+/* Replaces b's strategy list by its variants: every combination of the
+ * values of the option lists in [opts.NAME] (first option outermost).
+ * Returns false (error recorded) when there are more than
+ * DQ_EXP_MAX_VARIANTS. */
+static bool expand_variants(load_state *st, dq_experiment *b)
+{
+    const dq_strategy *list[DQ_EXP_MAX_VARIANTS];
+    size_t nlist = b->nstrategies, nout = 0;
+    for (size_t i = 0; i < nlist; i++)
+        list[i] = b->strategies[i].s;
+    memset(b->strategies, 0, sizeof b->strategies);
+    for (size_t i = 0; i < nlist; i++) {
+        int si = registry_index(list[i]->name);
+        size_t nopts = st->nopts[si];
+        char bufs[DQ_MAX_OPTS][sizeof st->opts[0][0].val];
+        char *items[DQ_MAX_OPTS][DQ_EXP_MAX_LIST];
+        int counts[DQ_MAX_OPTS];
+        size_t total = 1;
+        for (size_t j = 0; j < nopts; j++) {
+            snprintf(bufs[j], sizeof bufs[j], "%s", st->opts[si][j].val);
+            counts[j] = split_option_value(bufs[j], items[j]);
+            total *= (size_t)counts[j];
+            if (total > DQ_EXP_MAX_VARIANTS)
+                break;
+        }
+        if (total > DQ_EXP_MAX_VARIANTS - nout) {
+            load_fail(st, "more than %d strategy variants (option lists "
+                      "multiply; %s alone makes %zu)", DQ_EXP_MAX_VARIANTS,
+                      list[i]->name, total);
+            return false;
+        }
+        for (size_t v = 0; v < total; v++) {
+            dq_exp_strategy *x = &b->strategies[nout++];
+            x->s = list[i];
+            x->nopts = nopts;
+            size_t rest = v;
+            for (size_t j = nopts; j-- > 0;) {
+                size_t d = rest % (size_t)counts[j];
+                rest /= (size_t)counts[j];
+                snprintf(x->opts[j].key, sizeof x->opts[j].key, "%s",
+                         st->opts[si][j].key);
+                snprintf(x->opts[j].val, sizeof x->opts[j].val, "%s",
+                         items[j][d]);
+            }
+        }
+    }
+    b->nstrategies = nout;
+    return true;
 }
 
 int dq_experiment_load(const char *path, bool quick, dq_experiment *e,
@@ -573,6 +700,12 @@ int dq_experiment_load(const char *path, bool quick, dq_experiment *e,
         b->repeats = 1;
     if (!st->set_base[K_SEED])
         b->seed = 1;
+    if (!st->set_base[K_BACKLOG])
+        b->backlog[0] = 0, b->nbacklog = 1;
+    if (!st->set_base[K_BACKLOG_DELAY_MS])
+        b->backlog_delay_ms = 3600000;
+    if (!st->set_base[K_CLAIM_TIMEOUT_MS])
+        b->claim_timeout_ms = 100;
     if (!st->set_base[K_TITLE])
         snprintf(b->title, sizeof b->title, "%s", b->name);
     if (!st->set_base[K_PLOTS]) {
@@ -581,6 +714,19 @@ int dq_experiment_load(const char *path, bool quick, dq_experiment *e,
         b->nplots = 2;
     }
 
+    /* Idle mode needs its window, in both forms (a bad [quick] fails
+     * without --quick too). */
+    {
+        int64_t bt = b->tasks, bi = b->idle_ms;
+        int64_t qt = st->set_quick[K_TASKS] ? st->quick.tasks : bt;
+        int64_t qi = st->set_quick[K_IDLE_MS] ? st->quick.idle_ms : bi;
+        if ((bt == 0 && bi <= 0) || (qt == 0 && qi <= 0)) {
+            load_fail(st, "tasks = 0 (idle mode) needs idle_ms = N (ms the "
+                      "consumers run against the empty queue)%s",
+                      (bt == 0 && bi <= 0) ? "" : " in [quick]");
+            goto close_file;
+        }
+    }
     if (quick) {
         dq_experiment *q = &st->quick;
         bool *s = st->set_quick;
@@ -612,13 +758,22 @@ int dq_experiment_load(const char *path, bool quick, dq_experiment *e,
             b->repeats = q->repeats;
         if (s[K_SEED])
             b->seed = q->seed;
+        if (s[K_BACKLOG]) {
+            memcpy(b->backlog, q->backlog, sizeof b->backlog);
+            b->nbacklog = q->nbacklog;
+        }
+        if (s[K_BACKLOG_DELAY_MS])
+            b->backlog_delay_ms = q->backlog_delay_ms;
+        if (s[K_IDLE_MS])
+            b->idle_ms = q->idle_ms;
+        if (s[K_CLAIM_TIMEOUT_MS])
+            b->claim_timeout_ms = q->claim_timeout_ms;
     }
     b->quick = quick;
-    for (size_t i = 0; i < b->nstrategies; i++) {
-        int si = registry_index(b->strategies[i].s->name);
-        memcpy(b->strategies[i].opts, st->opts[si], sizeof st->opts[si]);
-        b->strategies[i].nopts = st->nopts[si];
-    }
+    if (b->tasks > 0)
+        b->idle_ms = 0;
+    if (!expand_variants(st, b))
+        goto close_file;
     snprintf(b->path, sizeof b->path, "%s", path);
     *e = *b;
     ret = 0;
@@ -641,7 +796,7 @@ void dq_experiment_free(dq_experiment *e)
 size_t dq_experiment_ntrials(const dq_experiment *e)
 {
     return e->nstrategies * e->nproducers * e->nconsumers * e->nwork_us *
-           (size_t)e->repeats;
+           e->nbacklog * (size_t)e->repeats;
 }
 
 void dq_experiment_cell(const dq_experiment *e, size_t index, dq_exp_cell *c)
@@ -649,6 +804,8 @@ void dq_experiment_cell(const dq_experiment *e, size_t index, dq_exp_cell *c)
     size_t i = index;
     c->repeat = (int)(i % (size_t)e->repeats) + 1;
     i /= (size_t)e->repeats;
+    c->backlog = e->backlog[i % e->nbacklog];
+    i /= e->nbacklog;
     c->work_us = e->work_us[i % e->nwork_us];
     i /= e->nwork_us;
     c->consumers = e->consumers[i % e->nconsumers];
@@ -751,7 +908,8 @@ static void opts_string(const dq_exp_strategy *s, char *buf, size_t len)
     "deliveries,duplicates,lost,early,lateness_p50_ms,lateness_p90_ms,"      \
     "lateness_p99_ms,lateness_p999_ms,lateness_max_ms,tasks_per_s,"          \
     "elapsed_s,redis_commands,round_trips,empty_polls,lost_races,wakeups,"   \
-    "putbacks,acked,unknown\n"
+    "putbacks,acked,unknown,backlog,idle_ms,claim_timeout_ms,measured_s,"   \
+    "redis_cpu_ms,backlog_enqueue_s\n"
 
 static int write_csv(const run *rn, char *err, size_t errlen)
 {
@@ -786,10 +944,18 @@ static int write_csv(const run *rn, char *err, size_t errlen)
         fprintf(f, ",%.1f,%.3f,%" PRId64, t->r.tasks_per_s, t->r.elapsed_s,
                 t->r.redis_commands);
         fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-                ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+                ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
                 t->r.counters.round_trips, t->r.counters.empty_polls,
                 t->r.counters.lost_races, t->r.counters.wakeups,
                 t->r.counters.putbacks, c->acked, c->unknown);
+        /* Columns added for the idle and backlog experiments. */
+        fprintf(f, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%.3f,", t->cell.backlog,
+                rn->e->idle_ms, rn->e->claim_timeout_ms, t->r.measured_s);
+        if (t->r.redis_cpu_us >= 0)
+            fprintf(f, "%.3f", (double)t->r.redis_cpu_us / 1000.0);
+        else
+            fputs("-1", f);
+        fprintf(f, ",%.3f\n", t->r.backlog_s);
     }
     if (fclose(f) != 0) {
         free(buf);
@@ -919,6 +1085,15 @@ static int write_meta(const run *rn, char *err, size_t errlen)
     fprintf(f, "grace_ms = %" PRId64 "\n", e->grace_ms);
     fprintf(f, "repeats = %d\n", e->repeats);
     fprintf(f, "seed = %" PRIu64 "\n", e->seed);
+    off = 0;
+    tmp[0] = '\0';
+    for (size_t i = 0; i < e->nbacklog; i++)
+        off += (size_t)snprintf(tmp + off, sizeof tmp - off, "%s%" PRId64,
+                                i ? ", " : "", e->backlog[i]);
+    meta_kv(f, "backlog", tmp);
+    fprintf(f, "backlog_delay_ms = %" PRId64 "\n", e->backlog_delay_ms);
+    fprintf(f, "idle_ms = %" PRId64 "\n", e->idle_ms);
+    fprintf(f, "claim_timeout_ms = %" PRId64 "\n", e->claim_timeout_ms);
     fprintf(f, "trials_planned = %zu\n", rn->ntrials);
     fprintf(f, "trials_done = %zu\n", rn->nrows);
     meta_kv(f, "complete", rn->complete ? "yes" : "no");
@@ -1281,6 +1456,14 @@ int dq_cmd_experiment(int argc, char **argv)
         if (e->nwork_us > 1 && lo > 0 && (size_t)lo < sizeof label)
             lo += snprintf(label + lo, sizeof label - (size_t)lo,
                            " work=%" PRId64 "us", t->cell.work_us);
+        if (e->nbacklog > 1 && lo > 0 && (size_t)lo < sizeof label)
+            lo += snprintf(label + lo, sizeof label - (size_t)lo,
+                           " backlog=%" PRId64, t->cell.backlog);
+        for (size_t k = 0; k < t->cell.strategy->nopts; k++)
+            if (lo > 0 && (size_t)lo < sizeof label)
+                lo += snprintf(label + lo, sizeof label - (size_t)lo,
+                               " %s=%s", t->cell.strategy->opts[k].key,
+                               t->cell.strategy->opts[k].val);
         if (lo > 0 && (size_t)lo < sizeof label)
             snprintf(label + lo, sizeof label - (size_t)lo, " rep %d",
                      t->cell.repeat);
@@ -1303,8 +1486,15 @@ int dq_cmd_experiment(int argc, char **argv)
         p.payload_bytes = e->payload_bytes;
         p.grace_ms = e->grace_ms;
         p.seed = t->seed;
-        p.redis = (t->cell.strategy->s->flags & DQ_G_NEEDS_REDIS) ? &target
-                                                                   : NULL;
+        p.claim_timeout_ms = e->claim_timeout_ms;
+        p.idle_ms = e->idle_ms;
+        p.backlog = t->cell.backlog;
+        p.backlog_delay_ms = e->backlog_delay_ms;
+        /* In idle mode every strategy gets the server, so that a strategy
+         * without Redis measures the idle server's own baseline. */
+        p.redis = (t->cell.strategy->s->flags & DQ_G_NEEDS_REDIS) ||
+                          (e->tasks == 0 && (needs_redis || url != NULL))
+                      ? &target : NULL;
         /* Unique per run and trial: the run stamp is unique per NAME. */
         snprintf(p.queue, sizeof p.queue, "x.%.24s.%s.%03zu", e->name,
                  rn->stamp, i + 1);
@@ -1336,10 +1526,20 @@ int dq_cmd_experiment(int argc, char **argv)
         lost_total += c->lost;
         if (check_guarantees(rn, t, i, violations, sizeof violations))
             nviol++;
-        fprintf(stderr, "%s%s: dup=%" PRIu64 " lost=%" PRIu64
-                " early=%" PRIu64 " %.0f tasks/s%s", tty ? "\r\033[K" : "",
-                label, c->duplicates, c->lost, c->early, t->r.tasks_per_s,
-                tty ? "" : "\n");
+        if (e->tasks == 0)
+            fprintf(stderr, "%s%s: %.0f Redis cmds/s, server CPU %.1f ms/s%s",
+                    tty ? "\r\033[K" : "", label,
+                    t->r.measured_s > 0 && t->r.redis_commands >= 0
+                        ? (double)t->r.redis_commands / t->r.measured_s : -1.0,
+                    t->r.measured_s > 0 && t->r.redis_cpu_us >= 0
+                        ? (double)t->r.redis_cpu_us / 1000.0 / t->r.measured_s
+                        : -1.0, tty ? "" : "\n");
+        else
+            fprintf(stderr, "%s%s: dup=%" PRIu64 " lost=%" PRIu64
+                    " early=%" PRIu64 " %.0f tasks/s p99 %.1f ms%s",
+                    tty ? "\r\033[K" : "", label, c->duplicates, c->lost,
+                    c->early, t->r.tasks_per_s, c->lateness.p99_ms,
+                    tty ? "" : "\n");
         fflush(stderr);
         if (write_csv(rn, err, sizeof err) != 0 ||
             write_meta(rn, err, sizeof err) != 0) {

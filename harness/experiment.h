@@ -11,6 +11,9 @@
  *   description = One line or several; continuation lines are indented.
  *   claims      = C01 C02 C13            ; ids from CLAIMS.md (report)
  *   plots       = duplicates, throughput ; figures the report draws
+ *                                        ; (also lateness, lateness-cdf,
+ *                                        ;  idle-cost, backlog-lateness:
+ *                                        ;  these pick the report section)
  *   strategies  = naive, lua, heap       ; list (matrix dimension)
  *   producers   = 1                      ; list (matrix dimension)
  *   consumers   = 1, 2, 4, 8             ; list (matrix dimension)
@@ -26,8 +29,26 @@
  *                                        ;  description, claims, plots)
  *   [opts.naive]                         ; options of one strategy, passed
  *   poll_ms = 10                         ; as key=value (dq_opt)
+ *   [opts.lua]
+ *   poll_ms = 10, 100                    ; a comma list: matrix dimension,
+ *                                        ; one variant of the strategy per
+ *                                        ; value (lists of several options
+ *                                        ; of one strategy multiply)
  *
- * Lists are separated by commas and/or blanks.  Every error (unknown
+ * Keys added for the lateness, idle and backlog experiments (all may
+ * appear in [quick]):
+ *   tasks            = 0                 ; 0: idle mode, needs idle_ms > 0
+ *   idle_ms          = 5000              ; idle mode: consumers claim
+ *                                        ; against an empty queue this long
+ *   claim_timeout_ms = 1000              ; each consumer claim's timeout
+ *                                        ; (default 100)
+ *   backlog          = 1000, 100000      ; list (matrix dimension): tasks
+ *                                        ; enqueued before the measured
+ *                                        ; ones, due backlog_delay_ms ahead
+ *   backlog_delay_ms = 3600000           ; (default 3600000)
+ *
+ * Lists are separated by commas and/or blanks, except option values in
+ * [opts.NAME], which are split on commas only (each item trimmed).  Every error (unknown
  * section or key, unknown strategy, bad number, MIN > MAX, empty list,
  * missing name) is reported as "FILE:LINE: message".
  */
@@ -42,8 +63,10 @@
 
 #define DQ_EXP_MAX_LIST 16    /* values per list */
 #define DQ_EXP_MAX_CLAIMS 24
+#define DQ_EXP_MAX_VARIANTS 64 /* strategy variants after option lists */
 
-/* One strategy in the matrix with the options from its [opts.NAME]. */
+/* One strategy in the matrix with the options from its [opts.NAME]; with
+ * option lists, one entry per combination of values (a variant). */
 typedef struct dq_exp_strategy {
     const dq_strategy *s;
     dq_opt opts[DQ_MAX_OPTS];
@@ -61,7 +84,9 @@ typedef struct dq_experiment {
     size_t nplots;
     bool quick;              /* the [quick] overrides were applied */
 
-    dq_exp_strategy strategies[DQ_EXP_MAX_LIST];
+    dq_exp_strategy strategies[DQ_EXP_MAX_VARIANTS]; /* variants, in the
+                                order of the strategies list, then of the
+                                option values as written */
     size_t nstrategies;
     int producers[DQ_EXP_MAX_LIST];
     size_t nproducers;
@@ -76,6 +101,12 @@ typedef struct dq_experiment {
     int64_t grace_ms;
     int repeats;
     uint64_t seed;
+
+    int64_t backlog[DQ_EXP_MAX_LIST]; /* list (matrix dimension); {0} */
+    size_t nbacklog;
+    int64_t backlog_delay_ms;  /* 3600000 */
+    int64_t idle_ms;           /* 0 unless tasks == 0 */
+    int64_t claim_timeout_ms;  /* 100 */
 } dq_experiment;
 
 /* Loads the experiment at path into *e (caller-owned storage; nothing
@@ -91,19 +122,20 @@ int dq_experiment_load(const char *path, bool quick, dq_experiment *e,
  * owns memory.  NULL is fine. */
 void dq_experiment_free(dq_experiment *e);
 
-/* Number of trials the matrix holds (strategies x producers x consumers x
- * work_us x repeats). */
+/* Number of trials the matrix holds (strategy variants x producers x
+ * consumers x work_us x backlog x repeats). */
 size_t dq_experiment_ntrials(const dq_experiment *e);
 
 /* One cell of the matrix, by trial index 0..ntrials-1, in the order the
- * runner uses (strategy outermost, then producers, consumers, work_us,
- * repeat innermost). */
+ * runner uses (strategy variant outermost, then producers, consumers,
+ * work_us, backlog, repeat innermost). */
 typedef struct dq_exp_cell {
     const dq_exp_strategy *strategy;
     int producers;
     int consumers;
     int64_t work_us;
     int repeat;              /* 1..repeats */
+    int64_t backlog;
 } dq_exp_cell;
 
 void dq_experiment_cell(const dq_experiment *e, size_t index, dq_exp_cell *c);

@@ -20,6 +20,17 @@
  *      keys (the log is the record of the trial) and runs the checker on
  *      the log: the numbers reported come from the log, not from here.
  *
+ * Idle mode (tasks = 0, idle_ms > 0): no task is enqueued; consumers
+ * claim against the empty queue for idle_ms and the trial measures what
+ * that costs the server.  Backlog (backlog > 0): before step 3, the
+ * producer handles enqueue `backlog` tasks "b<index>" due backlog_delay_ms
+ * ahead, in parallel, so the measured tasks meet a queue of that many
+ * pending tasks (keys, for expiry) that never fall due in the trial.
+ *
+ * redis_cpu_us is the delta of INFO cpu used_cpu_sys + used_cpu_user (the
+ * whole server process, https://redis.io/commands/info/) between the same
+ * two snapshots.
+ *
  * redis_commands is the delta of the summed `calls=` of INFO commandstats
  * (https://redis.io/commands/info/) minus the delta of cmdstat_info (our
  * own INFO calls).  On a shared server it includes other clients' commands.
@@ -46,6 +57,8 @@
 #include "trial.h"
 
 #define CLAIM_TIMEOUT_MS 100
+#define BACKLOG_DELAY_MS 3600000
+#define IDLE_SETTLE_US 200000
 #define ERROR_BACKOFF_US 50000
 #define WAIT_STEP_US 10000
 #define PROGRESS_TTY_US 200000
@@ -241,6 +254,40 @@ done:
     return NULL;
 }
 
+/* Enqueues this producer's share of the backlog: ids "b<index>", due
+ * backlog_delay_ms ahead, not logged (only counted in a header). */
+static void *backlog_main(void *arg)
+{
+    worker *w = arg;
+    trial *t = w->t;
+    const dq_trial_params *p = t->p;
+    unsigned char *buf = malloc(p->payload_bytes ? (size_t)p->payload_bytes : 1);
+
+    if (buf == NULL) {
+        trial_fail(t, "%s: out of memory", w->name);
+        return NULL;
+    }
+    for (int64_t i = w->index; i < p->backlog; i += p->producers) {
+        char id[32];
+        int rc;
+
+        if (should_stop(t))
+            break;
+        snprintf(id, sizeof id, "b%" PRId64, i);
+        dq_trial_payload(p->seed ^ 0x5bd1e995u, i, buf,
+                         (size_t)p->payload_bytes);
+        rc = dq_enqueue(w->q, id, buf, (size_t)p->payload_bytes,
+                        dq_now_ms(w->q) + p->backlog_delay_ms);
+        if (rc != DQ_OK) {
+            trial_fail(t, "%s: enqueue backlog %s: %s", w->name, id,
+                       dq_errstr(w->q));
+            break;
+        }
+    }
+    free(buf);
+    return NULL;
+}
+
 static void *consumer_main(void *arg)
 {
     worker *w = arg;
@@ -258,7 +305,7 @@ static void *consumer_main(void *arg)
         int rc;
 
         memset(&task, 0, sizeof task);
-        rc = dq_claim(w->q, CLAIM_TIMEOUT_MS, &task);
+        rc = dq_claim(w->q, p->claim_timeout_ms, &task);
         if (rc == DQ_EMPTY)
             continue;
         if (rc != DQ_OK) {
@@ -334,6 +381,35 @@ static int commandstats(dq_queue *q, redisContext *c, int64_t *total,
     return DQ_OK;
 }
 
+/* used_cpu_sys + used_cpu_user of INFO cpu, in microseconds, into *us.
+ * Returns DQ_OK or a DQ_E* code with q->err set. */
+static int server_cpu(dq_queue *q, redisContext *c, int64_t *us)
+{
+    const char *argv[2] = {"INFO", "cpu"};
+    const char *keys[2] = {"used_cpu_sys:", "used_cpu_user:"};
+    redisReply *r;
+    int rc;
+
+    *us = 0;
+    r = dq_redis_cmd(q, c, &rc, 2, argv, NULL);
+    if (r == NULL)
+        return rc;
+    if (r->type != REDIS_REPLY_STRING) {
+        freeReplyObject(r);
+        return dq_fail(q, DQ_EPROTO, "INFO cpu: not a string");
+    }
+    for (int i = 0; i < 2; i++) {
+        const char *v = strstr(r->str, keys[i]);
+        if (v == NULL) {
+            freeReplyObject(r);
+            return dq_fail(q, DQ_EPROTO, "INFO cpu: no %s", keys[i]);
+        }
+        *us += (int64_t)(strtod(v + strlen(keys[i]), NULL) * 1e6 + 0.5);
+    }
+    freeReplyObject(r);
+    return DQ_OK;
+}
+
 static void progress(trial *t, int64_t start_us, bool tty, bool final)
 {
     const dq_trial_params *p = t->p;
@@ -366,6 +442,10 @@ void dq_trial_defaults(dq_trial_params *p)
     p->payload_bytes = 16;
     p->grace_ms = 2000;
     p->seed = 1;
+    p->claim_timeout_ms = CLAIM_TIMEOUT_MS;
+    p->idle_ms = 0;
+    p->backlog = 0;
+    p->backlog_delay_ms = BACKLOG_DELAY_MS;
 }
 
 static int log_headers(dq_eventlog *log, const dq_trial_params *p,
@@ -386,6 +466,13 @@ static int log_headers(dq_eventlog *log, const dq_trial_params *p,
     H("work_us", "%" PRId64, p->work_us);
     H("payload_bytes", "%" PRId64, p->payload_bytes);
     H("grace_ms", "%" PRId64, p->grace_ms);
+    H("claim_timeout_ms", "%" PRId64, p->claim_timeout_ms);
+    if (p->tasks == 0)
+        H("idle_ms", "%" PRId64, p->idle_ms);
+    if (p->backlog > 0) {
+        H("backlog", "%" PRId64, p->backlog);
+        H("backlog_delay_ms", "%" PRId64, p->backlog_delay_ms);
+    }
     H("start_us", "%" PRId64, dq_wall_us());
     if (r->redis_version[0])
         e |= dq_log_header(log, "redis_version", r->redis_version);
@@ -406,28 +493,36 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
     dq_local *local = NULL;
     dq_queue admin;          /* bare handle for rconn helpers */
     redisContext *rc_ctx = NULL;
-    int64_t before_total = 0, before_info = 0;
+    int64_t before_total = 0, before_info = 0, before_cpu = 0;
+    int64_t before_mono = 0;
     dq_config cfg;
-    bool needs_redis;
+    bool needs_redis, idle;
     int ret = -1, rc;
-    int64_t start_us, next_progress_us;
+    int64_t start_us, next_progress_us, end_us;
     bool tty;
 
     memset(r, 0, sizeof *r);
     r->redis_commands = -1;
+    r->redis_cpu_us = -1;
     memset(&t, 0, sizeof t);
     pthread_mutex_init(&t.mu, NULL);
     t.p = p;
     memset(&admin, 0, sizeof admin);
 
     if (p->strategy == NULL || p->producers < 1 || p->consumers < 1 ||
-        p->tasks < 1 || p->delay_min_ms < 0 || p->delay_max_ms < p->delay_min_ms ||
+        p->tasks < 0 || p->delay_min_ms < 0 || p->delay_max_ms < p->delay_min_ms ||
         p->work_us < 0 || p->payload_bytes < 0 || p->grace_ms < 0 ||
+        p->claim_timeout_ms < 0 || p->backlog < 0 ||
+        p->backlog_delay_ms < 0 || (p->tasks == 0 && p->idle_ms <= 0) ||
         p->log_path == NULL) {
         snprintf(err, errlen, "dq_trial_run: invalid parameters");
         goto out;
     }
-    needs_redis = (p->strategy->flags & DQ_G_NEEDS_REDIS) != 0;
+    idle = p->tasks == 0;
+    /* In idle mode a strategy without Redis still gets the server measured
+     * when one is given: the baseline of an idle server. */
+    needs_redis = (p->strategy->flags & DQ_G_NEEDS_REDIS) != 0 ||
+                  (idle && p->redis != NULL);
     if (needs_redis && p->redis == NULL) {
         snprintf(err, errlen, "strategy '%s' needs Redis but no server was "
                  "given", p->strategy->name);
@@ -495,7 +590,7 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
     /* 2. Handles, opened here so that any failure comes before the run. */
     local = dq_local_new();
     ws = calloc((size_t)p->producers + (size_t)p->consumers, sizeof *ws);
-    t.seen = calloc((size_t)(p->tasks + 63) / 64, sizeof *t.seen);
+    t.seen = calloc((size_t)(p->tasks + 63) / 64 + 1, sizeof *t.seen);
     if (local == NULL || ws == NULL || t.seen == NULL) {
         snprintf(err, errlen, "out of memory");
         goto out;
@@ -523,11 +618,39 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
         snprintf(err, errlen, "%s: write: %s", p->log_path, strerror(errno));
         goto out;
     }
+
+    /* 2b. The backlog, by every producer handle at once. */
+    if (p->backlog > 0) {
+        int64_t b0 = dq_mono_us();
+        int started = 0;
+        for (int i = 0; i < p->producers; i++) {
+            if (pthread_create(&ws[i].th, NULL, backlog_main, &ws[i]) != 0) {
+                trial_fail(&t, "pthread_create: %s", strerror(errno));
+                break;
+            }
+            started++;
+        }
+        for (int i = 0; i < started; i++)
+            pthread_join(ws[i].th, NULL);
+        r->backlog_s = (double)(dq_mono_us() - b0) / 1e6;
+        if (atomic_load(&t.failed)) {
+            snprintf(err, errlen, "%s", t.fail_msg);
+            goto out;
+        }
+        atomic_store(&t.stop, false);
+    }
+
+    /* Idle mode: let the server settle after the previous trial's
+     * clean-up (closing connections, deleting keys) before measuring. */
+    if (idle && rc_ctx != NULL)
+        dq_sleep_us(IDLE_SETTLE_US);
     if (rc_ctx != NULL &&
-        commandstats(&admin, rc_ctx, &before_total, &before_info) != DQ_OK) {
+        (server_cpu(&admin, rc_ctx, &before_cpu) != DQ_OK ||
+         commandstats(&admin, rc_ctx, &before_total, &before_info) != DQ_OK)) {
         snprintf(err, errlen, "%s", admin.err);
         goto out;
     }
+    before_mono = dq_mono_us();
 
     /* 3. Run. */
     atomic_store(&t.producers_left, p->producers);
@@ -555,11 +678,16 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
         }
         if (atomic_load(&t.failed))
             break;
-        if (atomic_load(&t.distinct) == p->tasks) {
+        if (idle) {
+            if (dq_mono_us() - start_us >= p->idle_ms * 1000) {
+                r->drained = true;
+                break;
+            }
+        } else if (atomic_load(&t.distinct) == p->tasks) {
             r->drained = true;
             break;
         }
-        if (atomic_load(&t.producers_left) == 0 &&
+        else if (atomic_load(&t.producers_left) == 0 &&
             dq_wall_us() / 1000 > atomic_load(&t.latest_due_ms) + p->grace_ms)
             break;
         if (p->progress && dq_mono_us() >= next_progress_us) {
@@ -568,6 +696,7 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
         }
         dq_sleep_us(WAIT_STEP_US);
     }
+    end_us = dq_mono_us();
     atomic_store(&t.stop, true);
     for (int i = 0; i < nw; i++)
         if (ws[i].started)
@@ -592,7 +721,10 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
     r->payload_mismatches = atomic_load(&t.payload_bad);
 
     if (rc_ctx != NULL) {
-        int64_t after_total, after_info;
+        int64_t after_total, after_info, after_cpu;
+        r->measured_s = (double)(dq_mono_us() - before_mono) / 1e6;
+        if (server_cpu(&admin, rc_ctx, &after_cpu) == DQ_OK)
+            r->redis_cpu_us = after_cpu - before_cpu;
         if (commandstats(&admin, rc_ctx, &after_total, &after_info) == DQ_OK)
             r->redis_commands = (after_total - before_total) -
                                 (after_info - before_info);
@@ -607,7 +739,9 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
     {
         int64_t first = atomic_load(&t.first_e_us);
         int64_t last = atomic_load(&t.last_d_us);
-        if (first > 0 && last > first)
+        if (idle)
+            r->elapsed_s = (double)(end_us - start_us) / 1e6;
+        else if (first > 0 && last > first)
             r->elapsed_s = (double)(last - first) / 1e6;
         else if (first > 0)
             r->elapsed_s = (double)(dq_wall_us() - first) / 1e6;
@@ -737,5 +871,18 @@ json_t *dq_trial_json(const dq_trial_params *p, const dq_trial_result *r)
     for (size_t i = 0; i < nv; i++)
         json_array_append_new(viol, json_string(vs[i]));
     json_object_set_new(o, "violations", viol);
+    json_object_set_new(o, "claim_timeout_ms",
+                        json_integer(p->claim_timeout_ms));
+    json_object_set_new(o, "idle_ms", json_integer(p->tasks == 0 ? p->idle_ms
+                                                                 : 0));
+    json_object_set_new(o, "backlog", json_integer(p->backlog));
+    json_object_set_new(o, "backlog_delay_ms",
+                        json_integer(p->backlog_delay_ms));
+    json_object_set_new(o, "measured_s", json_real(r->measured_s));
+    json_object_set_new(o, "redis_cpu_ms",
+                        r->redis_cpu_us >= 0
+                            ? json_real((double)r->redis_cpu_us / 1000.0)
+                            : json_null());
+    json_object_set_new(o, "backlog_s", json_real(r->backlog_s));
     return o;
 }

@@ -27,7 +27,7 @@ typedef struct dq_trial_params {
     size_t nopts;
     int producers;          /* >= 1 */
     int consumers;          /* >= 1 */
-    int64_t tasks;          /* >= 1 */
+    int64_t tasks;          /* >= 1, or 0 for idle mode (idle_ms) */
     int64_t delay_min_ms;   /* due = enqueue time + uniform[min, max] */
     int64_t delay_max_ms;
     int64_t work_us;        /* simulated work between claim and ack */
@@ -39,6 +39,25 @@ typedef struct dq_trial_params {
     bool fresh;             /* purge the queue's keys first if they exist */
     const char *log_path;   /* event log to create (must not exist) */
     bool progress;          /* progress line on stderr */
+
+    /* Added for the lateness, idle and backlog experiments. */
+    int64_t claim_timeout_ms; /* timeout of each consumer claim call (100);
+                               a blocking strategy blocks this long per
+                               call, so it sets the idle round trips */
+    int64_t idle_ms;        /* with tasks == 0: idle mode -- consumers claim
+                               against an empty queue for idle_ms, then stop
+                               (must be > 0 then; ignored when tasks > 0).
+                               Redis strategies, and any strategy when
+                               redis is given, get the server's commands
+                               and CPU measured over that window */
+    int64_t backlog;        /* tasks "b<index>" enqueued by the producers
+                               BEFORE the measured tasks (and before
+                               consumers start), due backlog_delay_ms
+                               ahead: pending keys that never fall due in
+                               the trial.  Not logged as E (a header says
+                               how many), never waited for */
+    int64_t backlog_delay_ms; /* due time of the backlog, ms after its
+                               enqueue (3600000) */
 } dq_trial_params;
 
 typedef struct dq_trial_result {
@@ -61,10 +80,18 @@ typedef struct dq_trial_result {
     char first_error[256];  /* the first of them, "" if none */
     uint64_t payload_mismatches; /* deliveries whose payload differed from
                                the bytes enqueued (binary safety) */
+    double measured_s;      /* time between the two server snapshots
+                               (INFO commandstats / cpu), s; in idle mode
+                               the idle window; 0 when not measured */
+    int64_t redis_cpu_us;   /* server CPU over measured_s: delta of INFO cpu
+                               used_cpu_sys + used_cpu_user, us; -1 when
+                               not measured */
+    double backlog_s;       /* time the backlog enqueue took, s */
 } dq_trial_result;
 
 /* Fills p with the defaults: 1 producer, 1 consumer, 1000 tasks, delay
- * 0:100 ms, work 0 us, payload 16 bytes, grace 2000 ms, seed 1. */
+ * 0:100 ms, work 0 us, payload 16 bytes, grace 2000 ms, seed 1, claim
+ * timeout 100 ms, no idle window, no backlog (backlog delay 3600000 ms). */
 void dq_trial_defaults(dq_trial_params *p);
 
 /* Runs the trial.  Returns 0 with *r filled, 1 when stopped by
@@ -103,7 +130,9 @@ size_t dq_trial_violations(const dq_trial_params *p, const dq_trial_result *r,
  * checker's counts (dq_check_json), tasks_per_s, elapsed_s, redis_commands
  * (null when not measured), redis_version, counters {...}, errors,
  * first_error, payload_mismatches, drained, interrupted, guarantees [..],
- * violations [..].  NULL on allocation failure. */
+ * violations [..], claim_timeout_ms, idle_ms, backlog, backlog_delay_ms,
+ * measured_s, redis_cpu_ms (null when not measured), backlog_s.  NULL on
+ * allocation failure. */
 struct json_t;
 struct json_t *dq_trial_json(const dq_trial_params *p,
                              const dq_trial_result *r);

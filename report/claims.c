@@ -15,8 +15,10 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../strategies/dq.h"
 #include "claims.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -43,6 +45,7 @@ const char *dq_verdict_name(dq_verdict v)
 typedef struct tally {
     size_t trials, dup_trials;
     uint64_t duplicates, dup_max, lost, early, deliveries, wakeups;
+    uint64_t lost_races, round_trips, delivered;
     int max_consumers;
     char exps[256];       /* experiment names, comma-separated */
     char fig[128];        /* a duplicates figure that shows them, or "" */
@@ -72,8 +75,8 @@ static void tally_strategy(const dq_results *r, const char *strategy,
         for (size_t j = 0; j < e->ntrials; j++) {
             const dq_rtrial *x = &e->trials[j];
             if (strcmp(x->strategy, strategy) != 0 ||
-                x->consumers < min_consumers)
-                continue;
+                x->consumers < min_consumers || x->tasks == 0)
+                continue;  /* idle trials (tasks = 0) deliver nothing */
             used = true;
             t->trials++;
             if (x->duplicates > 0)
@@ -85,6 +88,9 @@ static void tally_strategy(const dq_results *r, const char *strategy,
             t->early += x->early;
             t->deliveries += x->deliveries;
             t->wakeups += x->wakeups;
+            t->lost_races += x->lost_races;
+            t->round_trips += x->round_trips;
+            t->delivered += x->delivered;
             if (x->consumers > t->max_consumers)
                 t->max_consumers = x->consumers;
         }
@@ -162,6 +168,438 @@ static dq_verdict rule_c02(const dq_results *r, char *ev, size_t evlen)
                                  : "");
     return t.max_consumers >= 4 ? DQ_VERDICT_HOLDS
                                 : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
+}
+
+/* C03: ZREM's reply as the claim: no duplicates, lost races cost. */
+static dq_verdict rule_c03(const dq_results *r, char *ev, size_t evlen)
+{
+    tally t;
+    tally_strategy(r, "naive-checked", 2, "-duplicates", &t);
+    if (t.trials == 0) {
+        snprintf(ev, evlen, "No trial ran naive-checked with 2 or more "
+                 "consumers; the concurrency experiment decides it.");
+        return DQ_VERDICT_NOT_MEASURED;
+    }
+    char w[512];
+    where(&t, w, sizeof w);
+    if (t.duplicates > 0) {
+        snprintf(ev, evlen, "naive-checked delivered %" PRIu64 " duplicate "
+                 "deliveries in %zu of %zu trials with 2 to %d "
+                 "consumers%s.", t.duplicates, t.dup_trials, t.trials,
+                 t.max_consumers, w);
+        return DQ_VERDICT_DOES_NOT_HOLD;
+    }
+    if (t.lost_races == 0) {
+        snprintf(ev, evlen, "naive-checked delivered no duplicate in %zu "
+                 "trials with 2 to %d consumers (%" PRIu64 " deliveries)%s, "
+                 "but no race was lost either (ZREM never returned 0), so "
+                 "the cost side was not observed.", t.trials,
+                 t.max_consumers, t.deliveries, w);
+        return DQ_VERDICT_HOLDS_WITH_CONDITIONS;
+    }
+    snprintf(ev, evlen, "naive-checked delivered no duplicate in %zu trials "
+             "with 2 to %d consumers (%" PRIu64 " deliveries)%s, while it "
+             "lost %" PRIu64 " races (ZREM returned 0: another consumer "
+             "removed the task between its ZRANGEBYSCORE and its ZREM), "
+             "%.3f per delivery; each lost race costs 2 round trips, and "
+             "the trials made %.2f round trips per delivery in all.",
+             t.trials, t.max_consumers, t.deliveries, w, t.lost_races,
+             t.delivered ? (double)t.lost_races / (double)t.delivered : 0.0,
+             t.delivered ? (double)t.round_trips / (double)t.delivered : 0.0);
+    return DQ_VERDICT_HOLDS;
+}
+
+/* ---- Helpers for the lateness / idle / backlog rules -------------------- */
+
+/* The poll interval of a group of a polling strategy (its option or the
+ * default), or -1 for a strategy that does not poll. */
+static long group_poll_ms(const dq_rgroup *g)
+{
+    const dq_strategy *s = dq_strategy_find(g->strategy);
+    if (s == NULL || !(s->flags & DQ_G_POLLS))
+        return -1;
+    char v[32];
+    if (dq_options_get(g->options, "poll_ms", v, sizeof v))
+        return strtol(v, NULL, 10);
+    for (const dq_optdef *d = s->options; d && d->name; d++)
+        if (strcmp(d->name, "poll_ms") == 0 && d->def)
+            return strtol(d->def, NULL, 10);
+    return -1;
+}
+
+/* The first experiment whose meta plots include kind, or NULL. */
+static const dq_rexp *exp_with_plot(const dq_results *r, const char *kind)
+{
+    for (size_t i = 0; i < r->nexps; i++)
+        if (dq_rexp_has_plot(&r->exps[i], kind))
+            return &r->exps[i];
+    return NULL;
+}
+
+/* The group of strategy (with poll_ms = poll when poll > 0) in e with
+ * backlog 0, or NULL. */
+static const dq_rgroup *find_group(const dq_rexp *e, const char *strategy,
+                                   long poll)
+{
+    if (e == NULL)
+        return NULL;
+    for (size_t i = 0; i < e->ngroups; i++) {
+        const dq_rgroup *g = &e->groups[i];
+        if (strcmp(g->strategy, strategy) == 0 && g->backlog == 0 &&
+            (poll <= 0 || group_poll_ms(g) == poll))
+            return g;
+    }
+    return NULL;
+}
+
+/* Largest p99 and max lateness over the trials of g in e. */
+static void group_lateness(const dq_rexp *e, const dq_rgroup *g,
+                           double *p99, double *mx)
+{
+    *p99 = *mx = 0;
+    for (size_t i = 0; i < e->ntrials; i++) {
+        const dq_rtrial *t = &e->trials[i];
+        if (strcmp(t->strategy, g->strategy) != 0 ||
+            strcmp(t->options, g->options) != 0 ||
+            t->consumers != g->consumers || t->backlog != g->backlog)
+            continue;
+        if (t->lat_p99_ms > *p99)
+            *p99 = t->lat_p99_ms;
+        if (t->lat_max_ms > *mx)
+            *mx = t->lat_max_ms;
+    }
+}
+
+#define APPEND(buf, off, len, ...)                                           \
+    do {                                                                     \
+        if ((off) < (len))                                                   \
+            (off) += (size_t)snprintf((buf) + (off), (len) - (off),          \
+                                      __VA_ARGS__);                          \
+    } while (0)
+
+/* C10: polling lateness lies in [0, poll interval]; shorter costs more. */
+static dq_verdict rule_c10(const dq_results *r, char *ev, size_t evlen)
+{
+    const dq_rexp *lat = exp_with_plot(r, "lateness-cdf");
+    const dq_rexp *idle = exp_with_plot(r, "idle-cost");
+    size_t off = 0, npoll = 0, nbound_p99 = 0, nbound_max = 0;
+    bool early = false;
+    if (lat != NULL) {
+        for (size_t i = 0; i < lat->ngroups; i++) {
+            const dq_rgroup *g = &lat->groups[i];
+            long pm = group_poll_ms(g);
+            if (pm <= 0)
+                continue;
+            double p99, mx;
+            group_lateness(lat, g, &p99, &mx);
+            npoll++;
+            nbound_p99 += p99 <= (double)pm + 5.0;
+            nbound_max += mx <= (double)pm + 5.0;
+            early |= g->early_max > 0;
+            APPEND(ev, off, evlen, "%s%s%s%s (poll_ms %ld): p99 %.1f ms, max "
+                   "%.1f ms", off ? "; " : "", g->strategy,
+                   g->options[0] ? " " : "", g->options, pm, p99, mx);
+        }
+    }
+    if (npoll == 0) {
+        snprintf(ev, evlen, "No lateness experiment ran a polling strategy; "
+                 "experiments/lateness.ini (lateness CDF vs poll_ms) and "
+                 "experiments/idle.ini (idle cost vs poll_ms) decide it.");
+        return DQ_VERDICT_NOT_MEASURED;
+    }
+    APPEND(ev, off, evlen, " (experiment %s, figure `%s-lateness-cdf`). ",
+           lat->name, lat->name);
+    /* Cost: commands and CPU at the shortest vs the longest poll_ms. */
+    bool cost_known = false, cost_grows = true;
+    if (idle != NULL) {
+        for (size_t i = 0; i < idle->ngroups; i++) {
+            const dq_rgroup *a = &idle->groups[i];
+            if (group_poll_ms(a) <= 0)
+                continue;
+            const dq_rgroup *b = NULL;
+            bool shortest = true;
+            for (size_t j = 0; j < idle->ngroups; j++) {
+                const dq_rgroup *x = &idle->groups[j];
+                if (strcmp(x->strategy, a->strategy) != 0 ||
+                    group_poll_ms(x) <= 0)
+                    continue;
+                if (group_poll_ms(x) < group_poll_ms(a))
+                    shortest = false;
+                if (group_poll_ms(x) > group_poll_ms(a) &&
+                    (b == NULL || group_poll_ms(x) > group_poll_ms(b)))
+                    b = x;
+            }
+            if (!shortest || b == NULL || a->cmds_per_s_median < 0 ||
+                b->cmds_per_s_median < 0)
+                continue;
+            cost_known = true;
+            cost_grows &= a->cmds_per_s_median > b->cmds_per_s_median &&
+                          a->cpu_ms_per_s_median > b->cpu_ms_per_s_median;
+            APPEND(ev, off, evlen, "Idle, %d consumers, %s: poll_ms %ld -> "
+                   "%.0f commands/s and %.1f ms server CPU/s, poll_ms %ld -> "
+                   "%.1f commands/s and %.1f ms/s (experiment %s). ",
+                   a->consumers, a->strategy, group_poll_ms(a),
+                   a->cmds_per_s_median, a->cpu_ms_per_s_median,
+                   group_poll_ms(b), b->cmds_per_s_median,
+                   b->cpu_ms_per_s_median, idle->name);
+        }
+    }
+    if (early) {
+        APPEND(ev, off, evlen, "Some polling strategy delivered a task "
+               "early, below the claimed lower bound of 0.");
+        return DQ_VERDICT_DOES_NOT_HOLD;
+    }
+    if (nbound_p99 < npoll) {
+        APPEND(ev, off, evlen, "%zu of %zu polling variants had p99 beyond "
+               "poll_ms + 5 ms.", npoll - nbound_p99, npoll);
+        return DQ_VERDICT_DOES_NOT_HOLD;
+    }
+    if (!cost_known) {
+        APPEND(ev, off, evlen, "The lateness bound held at p99 for every "
+               "polling variant; the cost side needs the idle experiment "
+               "with two poll_ms values.");
+        return DQ_VERDICT_HOLDS_WITH_CONDITIONS;
+    }
+    if (!cost_grows) {
+        APPEND(ev, off, evlen, "A shorter interval did not cost more here.");
+        return DQ_VERDICT_DOES_NOT_HOLD;
+    }
+    APPEND(ev, off, evlen, "The bound held at p99 for all %zu polling "
+           "variants%s; strategies that sleep until the head's due time "
+           "(lua, lua-lease, zpopmin) stay far below it at p50, blind "
+           "polling (naive, naive-checked) spreads over the whole "
+           "interval.", npoll, nbound_max == npoll ? " and at the maximum"
+           : " (the maximum exceeded it by a scheduling delay in some)");
+    return nbound_max == npoll ? DQ_VERDICT_HOLDS
+                               : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
+}
+
+/* C11: sleeping ~100 ms keeps CPU low without much lateness. */
+static dq_verdict rule_c11(const dq_results *r, char *ev, size_t evlen)
+{
+    const dq_rexp *idle = exp_with_plot(r, "idle-cost");
+    const dq_rexp *lat = exp_with_plot(r, "lateness-cdf");
+    const dq_rgroup *i100 = find_group(idle, "naive", 100);
+    const dq_rgroup *i10 = find_group(idle, "naive", 10);
+    const dq_rgroup *base = find_group(idle, "heap", 0);
+    if (i100 == NULL || i100->cpu_ms_per_s_median < 0) {
+        snprintf(ev, evlen, "Needs naive at poll_ms = 100 in the idle "
+                 "experiment (experiments/idle.ini) for the idle cost, and "
+                 "the lateness experiment for the lateness at 100 ms.");
+        return DQ_VERDICT_NOT_MEASURED;
+    }
+    size_t off = 0;
+    APPEND(ev, off, evlen, "Idle, %d consumers of naive at poll_ms = 100: "
+           "%.1f Redis commands/s and %.1f ms of server CPU per second",
+           i100->consumers, i100->cmds_per_s_median,
+           i100->cpu_ms_per_s_median);
+    if (i10 != NULL)
+        APPEND(ev, off, evlen, " (poll_ms = 10: %.0f commands/s, %.1f ms/s)",
+               i10->cmds_per_s_median, i10->cpu_ms_per_s_median);
+    if (base != NULL && base->cpu_ms_per_s_median >= 0)
+        APPEND(ev, off, evlen, "; the server alone used %.1f ms/s",
+               base->cpu_ms_per_s_median);
+    APPEND(ev, off, evlen, " (experiment %s). ", idle->name);
+    const dq_rgroup *l100 = find_group(lat, "naive", 100);
+    if (l100 != NULL) {
+        double p99, mx;
+        group_lateness(lat, l100, &p99, &mx);
+        APPEND(ev, off, evlen, "The price in lateness: naive at poll_ms = "
+               "100 had p50 %.1f ms, p99 %.1f ms (experiment %s); a "
+               "strategy that sleeps until the head's due time instead "
+               "(lua) pays it only for tasks enqueued during the sleep. ",
+               l100->p50_median, p99, lat->name);
+    } else {
+        APPEND(ev, off, evlen, "Lateness at poll_ms = 100 not measured "
+               "(experiments/lateness.ini). ");
+    }
+    bool cheap = i100->cpu_ms_per_s_median < 10.0; /* < 1% of one core */
+    APPEND(ev, off, evlen, "%s  The cost grows linearly with the number "
+           "of consumers.", cheap
+               ? "Under 1% of one core: cheap, as long as a lateness of up "
+                 "to the interval (about 100 ms) is acceptable."
+               : "At least 1% of one core.");
+    return cheap ? DQ_VERDICT_HOLDS_WITH_CONDITIONS : DQ_VERDICT_DOES_NOT_HOLD;
+}
+
+/* C04 (partly): polling once a second is cheap; 100k pending is easy. */
+static dq_verdict rule_c04(const dq_results *r, char *ev, size_t evlen)
+{
+    const dq_rexp *idle = exp_with_plot(r, "idle-cost");
+    const dq_rexp *bl = exp_with_plot(r, "backlog-lateness");
+    const dq_rgroup *i1000 = find_group(idle, "naive", 1000);
+    const dq_rgroup *base = find_group(idle, "heap", 0);
+    const dq_rgroup *big = NULL;
+    if (bl != NULL)
+        for (size_t i = 0; i < bl->ngroups; i++)
+            if (strcmp(bl->groups[i].strategy, "lua") == 0 &&
+                (big == NULL || bl->groups[i].backlog > big->backlog))
+                big = &bl->groups[i];
+    if ((i1000 == NULL || i1000->cpu_ms_per_s_median < 0) && big == NULL) {
+        snprintf(ev, evlen, "Needs naive at poll_ms = 1000 in the idle "
+                 "experiment and lua with a 100k backlog (experiments/"
+                 "expiry-scale.ini); the O(log N) claim cost (C05) is not "
+                 "measured.");
+        return DQ_VERDICT_NOT_MEASURED;
+    }
+    size_t off = 0;
+    bool cheap = true, easy = true;
+    if (i1000 != NULL && i1000->cpu_ms_per_s_median >= 0) {
+        cheap = i1000->cpu_ms_per_s_median < 10.0;
+        APPEND(ev, off, evlen, "Idle, %d consumers polling once a second "
+               "(naive, poll_ms = 1000): %.1f commands/s, %.1f ms server "
+               "CPU/s", i1000->consumers, i1000->cmds_per_s_median,
+               i1000->cpu_ms_per_s_median);
+        if (base != NULL && base->cpu_ms_per_s_median >= 0)
+            APPEND(ev, off, evlen, " against %.1f ms/s for the server "
+                   "alone", base->cpu_ms_per_s_median);
+        APPEND(ev, off, evlen, " (experiment %s). ", idle->name);
+    } else {
+        APPEND(ev, off, evlen, "The idle cost of polling once a second is "
+               "not measured (experiments/idle.ini). ");
+    }
+    if (big != NULL) {
+        double p99, mx;
+        group_lateness(bl, big, &p99, &mx);
+        easy = big->lost_max == 0 && p99 < 100.0;
+        APPEND(ev, off, evlen, "With %" PRId64 " pending tasks in the "
+               "sorted set, lua delivered a stream of %" PRIu64 " tasks "
+               "with p50 %.1f ms and p99 %.1f ms lateness, %" PRIu64 " not "
+               "delivered (experiment %s). ", big->backlog,
+               big->enqueued_sum, big->p50_median, p99, big->lost_max,
+               bl->name);
+    } else {
+        APPEND(ev, off, evlen, "The 100k-pending part is not measured "
+               "(needs experiments/expiry-scale.ini). ");
+    }
+    APPEND(ev, off, evlen, "Not measured: claim latency vs backlog up to "
+           "1M (C05).");
+    if (!cheap || !easy)
+        return DQ_VERDICT_DOES_NOT_HOLD;
+    return DQ_VERDICT_HOLDS_WITH_CONDITIONS;
+}
+
+/* C16: list (Redisson design) avoids blind polling and is on time. */
+static dq_verdict rule_c16(const dq_results *r, char *ev, size_t evlen)
+{
+    const dq_rexp *idle = exp_with_plot(r, "idle-cost");
+    const dq_rexp *lat = exp_with_plot(r, "lateness-cdf");
+    const dq_rgroup *ll = find_group(lat, "list", 0);
+    const dq_rgroup *ln = find_group(lat, "naive", 100);
+    const dq_rgroup *lu = find_group(lat, "lua", 100);
+    const dq_rgroup *il = find_group(idle, "list", 0);
+    const dq_rgroup *in = find_group(idle, "naive", 100);
+    if (ll == NULL && il == NULL) {
+        snprintf(ev, evlen, "Needs list in the lateness experiment "
+                 "(lateness p99) and in the idle experiment (idle "
+                 "commands/s).");
+        return DQ_VERDICT_NOT_MEASURED;
+    }
+    size_t off = 0;
+    int ok = 0, known = 0;
+    if (ll != NULL) {
+        double p99l, mxl;
+        group_lateness(lat, ll, &p99l, &mxl);
+        APPEND(ev, off, evlen, "Lateness p99 of list: %.1f ms (max %.1f)",
+               p99l, mxl);
+        if (ln != NULL) {
+            double p99n, mxn;
+            group_lateness(lat, ln, &p99n, &mxn);
+            APPEND(ev, off, evlen, "; naive polling every 100 ms: %.1f ms",
+                   p99n);
+            known++;
+            ok += p99l < p99n;
+        }
+        if (lu != NULL) {
+            double p99u, mxu;
+            group_lateness(lat, lu, &p99u, &mxu);
+            APPEND(ev, off, evlen, "; lua (sleeps until the head is due, "
+                   "at most 100 ms): %.1f ms", p99u);
+        }
+        APPEND(ev, off, evlen, " (experiment %s). ", lat->name);
+    }
+    if (il != NULL && il->cmds_per_s_median >= 0) {
+        APPEND(ev, off, evlen, "Idle, %d consumers: list %.1f Redis "
+               "commands/s (BLPOP with the claim timeout plus the mover's "
+               "wake-ups)", il->consumers, il->cmds_per_s_median);
+        if (in != NULL && in->cmds_per_s_median >= 0) {
+            APPEND(ev, off, evlen, ", naive at poll_ms = 100 %.1f",
+                   in->cmds_per_s_median);
+            known++;
+            ok += il->cmds_per_s_median < in->cmds_per_s_median;
+        }
+        APPEND(ev, off, evlen, " (experiment %s). ", idle->name);
+    }
+    if (known == 0) {
+        APPEND(ev, off, evlen, "No polling strategy to compare with.");
+        return DQ_VERDICT_NOT_MEASURED;
+    }
+    if (ok == known && known == 2) {
+        APPEND(ev, off, evlen, "list was both more punctual than blind "
+               "polling and cheaper while idle.  No faults were injected: "
+               "a lost wake-up message is bounded by poll_cap_ms.");
+        return DQ_VERDICT_HOLDS;
+    }
+    if (ok > 0) {
+        APPEND(ev, off, evlen, "list won %d of the %d comparisons with "
+               "blind polling (one experiment missing or lost).", ok, known);
+        return DQ_VERDICT_HOLDS_WITH_CONDITIONS;
+    }
+    APPEND(ev, off, evlen, "list won neither comparison.");
+    return DQ_VERDICT_DOES_NOT_HOLD;
+}
+
+/* C18 (lateness part): expiry events come later as keys pile up. */
+static dq_verdict rule_c18(const dq_results *r, char *ev, size_t evlen)
+{
+    const dq_rexp *bl = exp_with_plot(r, "backlog-lateness");
+    const dq_rgroup *gs[32];
+    size_t n = 0;
+    if (bl != NULL)
+        for (size_t i = 0; i < bl->ngroups && n < 32; i++)
+            if (strcmp(bl->groups[i].strategy, "expiry") == 0)
+                gs[n++] = &bl->groups[i];
+    if (n < 2) {
+        snprintf(ev, evlen, "Needs expiry at two or more backlogs "
+                 "(experiments/expiry-scale.ini).  The loss of tasks "
+                 "expiring while no subscriber listens needs fault "
+                 "injection (a later faults issue).");
+        return DQ_VERDICT_NOT_MEASURED;
+    }
+    for (size_t i = 1; i < n; i++)   /* by backlog */
+        for (size_t j = i; j > 0 && gs[j - 1]->backlog > gs[j]->backlog; j--) {
+            const dq_rgroup *t = gs[j];
+            gs[j] = gs[j - 1];
+            gs[j - 1] = t;
+        }
+    size_t off = 0;
+    APPEND(ev, off, evlen, "expiry, a stream of tasks due 1-2 s after "
+           "enqueue, behind a backlog of pending shadow keys:");
+    for (size_t i = 0; i < n; i++) {
+        double frac = gs[i]->enqueued_sum
+                          ? (double)gs[i]->delivered_sum /
+                                (double)gs[i]->enqueued_sum : 0;
+        APPEND(ev, off, evlen, "%s %" PRId64 " pending -> %.1f%% delivered "
+               "within the window, p50 of those %.0f ms", i ? ";" : "",
+               gs[i]->backlog, 100 * frac, gs[i]->p50_median);
+    }
+    APPEND(ev, off, evlen, " (experiment %s, figure `%s-backlog-"
+           "lateness`). ", bl->name, bl->name);
+    const dq_rgroup *a = gs[0], *b = gs[n - 1];
+    double fa = a->enqueued_sum ? (double)a->delivered_sum /
+                                      (double)a->enqueued_sum : 0;
+    double fb = b->enqueued_sum ? (double)b->delivered_sum /
+                                      (double)b->enqueued_sum : 0;
+    bool grows = fb < fa * 0.9 || b->p50_median > 2 * a->p50_median;
+    APPEND(ev, off, evlen, "%s  Not measured: the loss of tasks whose key "
+           "expires while no subscriber listens (needs fault injection, a "
+           "later faults issue).", grows
+               ? "The more keys with a TTL, the later the events: Redis "
+                 "publishes `expired` when its sampling expire cycle finds "
+                 "the key, not when the TTL runs out."
+               : "Lateness did not grow with the number of keys here.");
+    return grows ? DQ_VERDICT_HOLDS_WITH_CONDITIONS
+                 : DQ_VERDICT_DOES_NOT_HOLD;
 }
 
 /* C13: "single-threaded Redis makes everything atomic". */
@@ -253,11 +691,11 @@ const dq_claim_def dq_claims[] = {
     {"C03", "Treating ZREM's reply (1: I removed it) as the claim also stops "
      "duplicates, at the cost of round trips wasted on lost races.",
      "naive-checked with many consumers: duplicates = 0, lost races counted",
-     NULL},
+     rule_c03},
     {"C04", "Polling a sorted set once a second costs Redis almost nothing, "
      "and 100,000 pending tasks are no problem.",
      "idle and backlog experiments: commands/s, CPU, claim latency at 100k "
-     "pending", NULL},
+     "pending", rule_c04},
     {"C05", "A claim costs O(log N) in the number of pending tasks.",
      "backlog scaling from 1k to 1M pending tasks", NULL},
     {"C06", "A sorted-set score (a double) stores a millisecond Unix "
@@ -274,10 +712,10 @@ const dq_claim_def dq_claims[] = {
      "payload TTL shorter than the delay: lost count", NULL},
     {"C10", "With polling, lateness lies between 0 and the poll interval, "
      "and a shorter interval costs more CPU.",
-     "lateness distribution vs poll_ms; idle cost vs poll_ms", NULL},
+     "lateness distribution vs poll_ms; idle cost vs poll_ms", rule_c10},
     {"C11", "Sleeping about 100 ms when nothing is due keeps CPU low without "
      "much harm to lateness.", "idle cost and lateness at poll_ms=100",
-     NULL},
+     rule_c11},
     {"C12", "A consumer that dies between taking a task and finishing it "
      "loses the task, unless the task is re-added with a retry time (a "
      "lease).", "kill-consumer: lost > 0 for at-most-once strategies, 0 "
@@ -294,7 +732,7 @@ const dq_claim_def dq_claims[] = {
      "failover experiment with a replica", NULL},
     {"C16", "The Redisson design (sorted set, ready list, Pub/Sub; consumers "
      "block in BLPOP) avoids blind polling and delivers on time.",
-     "list: idle commands/s and lateness p99", NULL},
+     "list: idle commands/s and lateness p99", rule_c16},
     {"C17", "An in-process min-heap (like Java's DelayQueue) inserts and "
      "removes in O(log n), and leader-follower waiting wakes one thread, "
      "not a herd.", "heap: ops/s vs n; wake-ups per delivery", rule_c17},
@@ -302,7 +740,7 @@ const dq_claim_def dq_claims[] = {
      "fire-and-forget (lost while no subscriber listens) and fire when "
      "Redis gets round to deleting the key, not at the TTL.",
      "expiry: loss during a subscriber outage; lateness vs number of keys",
-     NULL},
+     rule_c18},
     {"C19", "Splitting one big sorted set into buckets (by time or hash), or "
      "sharding on Redis Cluster, raises throughput for very large queues.",
      "bucketed/sharded variant on a local Cluster vs one key", NULL},

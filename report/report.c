@@ -41,6 +41,7 @@
 #include "../strategies/dq.h"
 #include "claims.h"
 #include "report.h"
+#include "report_int.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -103,6 +104,33 @@ const dq_rexp *dq_results_find(const dq_results *r, const char *name)
     return NULL;
 }
 
+bool dq_rexp_has_plot(const dq_rexp *e, const char *kind)
+{
+    char plots[256];
+    snprintf(plots, sizeof plots, "%s", dq_rexp_meta(e, "plots"));
+    for (char *save = NULL, *k = strtok_r(plots, " ,", &save); k;
+         k = strtok_r(NULL, " ,", &save))
+        if (strcmp(k, kind) == 0)
+            return true;
+    return false;
+}
+
+bool dq_options_get(const char *options, const char *key, char *buf,
+                    size_t len)
+{
+    size_t kl = strlen(key);
+    for (const char *p = options; p && *p;) {
+        const char *end = strchr(p, ';');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n > kl && strncmp(p, key, kl) == 0 && p[kl] == '=') {
+            snprintf(buf, len, "%.*s", (int)(n - kl - 1), p + kl + 1);
+            return true;
+        }
+        p = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
 static char *trim(char *s)
 {
     while (*s == ' ' || *s == '\t')
@@ -160,7 +188,10 @@ enum {
     C_STRATEGY, C_OPTIONS, C_PRODUCERS, C_CONSUMERS, C_TASKS, C_DMIN, C_DMAX,
     C_WORK, C_REPEAT, C_SEED, C_ENQ, C_DELIVERED, C_DELIVERIES, C_DUP,
     C_LOST, C_EARLY, C_P50, C_P90, C_P99, C_P999, C_PMAX, C_TPS, C_ELAPSED,
-    C_CMDS, C_RT, C_EMPTY, C_RACES, C_WAKEUPS, C_NCOLS
+    C_CMDS, C_RT, C_EMPTY, C_RACES, C_WAKEUPS, C_NCOLS,
+    /* Optional: absent in results written before they existed. */
+    C_TRIAL = C_NCOLS, C_PUTBACKS, C_BACKLOG, C_IDLE, C_CLAIM_TO,
+    C_MEASURED, C_CPU, C_BACKLOG_S, C_NALL
 };
 static const char *const col_names[C_NCOLS] = {
     "strategy", "options", "producers", "consumers", "tasks",
@@ -169,6 +200,9 @@ static const char *const col_names[C_NCOLS] = {
     "lateness_p50_ms", "lateness_p90_ms", "lateness_p99_ms",
     "lateness_p999_ms", "lateness_max_ms", "tasks_per_s", "elapsed_s",
     "redis_commands", "round_trips", "empty_polls", "lost_races", "wakeups"};
+static const char *const opt_col_names[C_NALL - C_NCOLS] = {
+    "trial", "putbacks", "backlog", "idle_ms", "claim_timeout_ms",
+    "measured_s", "redis_cpu_ms", "backlog_enqueue_s"};
 
 #define MAX_FIELDS 64
 
@@ -182,7 +216,7 @@ static int load_trials(const char *path, dq_rexp *e, char *err,
     }
     char *line = NULL, *fl[MAX_FIELDS];
     size_t cap = 0;
-    int idx[C_NCOLS], lineno = 0, rc = -1;
+    int idx[C_NALL], lineno = 0, rc = -1;
     if (getline(&line, &cap, f) <= 0) {
         snprintf(err, errlen, "%s:1: empty file (no header)", path);
         goto done;
@@ -198,6 +232,12 @@ static int load_trials(const char *path, dq_rexp *e, char *err,
             snprintf(err, errlen, "%s:1: no column '%s'", path, col_names[c]);
             goto done;
         }
+    }
+    for (int c = C_NCOLS; c < C_NALL; c++) {
+        idx[c] = -1;
+        for (int i = 0; i < nh; i++)
+            if (strcmp(fl[i], opt_col_names[c - C_NCOLS]) == 0)
+                idx[c] = i;
     }
     while (getline(&line, &cap, f) > 0) {
         lineno++;
@@ -249,6 +289,16 @@ static int load_trials(const char *path, dq_rexp *e, char *err,
         t->empty_polls = U(C_EMPTY);
         t->lost_races = U(C_RACES);
         t->wakeups = U(C_WAKEUPS);
+#define OPT(c) (idx[c] >= 0 ? fl[idx[c]] : "")
+        t->trial = (int)strtol(OPT(C_TRIAL), NULL, 10);
+        t->putbacks = strtoull(OPT(C_PUTBACKS), NULL, 10);
+        t->backlog = strtoll(OPT(C_BACKLOG), NULL, 10);
+        t->idle_ms = strtoll(OPT(C_IDLE), NULL, 10);
+        t->claim_timeout_ms = strtoll(OPT(C_CLAIM_TO), NULL, 10);
+        t->measured_s = strtod(OPT(C_MEASURED), NULL);
+        t->redis_cpu_ms = idx[C_CPU] >= 0 ? strtod(OPT(C_CPU), NULL) : -1;
+        t->backlog_s = strtod(OPT(C_BACKLOG_S), NULL);
+#undef OPT
 #undef S
 #undef U
 #undef I
@@ -298,7 +348,8 @@ static int group_trials(dq_rexp *e)
             if (strcmp(x->strategy, t->strategy) == 0 &&
                 strcmp(x->options, t->options) == 0 &&
                 x->producers == t->producers &&
-                x->consumers == t->consumers && x->work_us == t->work_us)
+                x->consumers == t->consumers && x->work_us == t->work_us &&
+                x->backlog == t->backlog)
                 break;
         }
         if (g == e->ngroups) {
@@ -308,6 +359,7 @@ static int group_trials(dq_rexp *e)
             x->producers = t->producers;
             x->consumers = t->consumers;
             x->work_us = t->work_us;
+            x->backlog = t->backlog;
         }
     }
     for (size_t g = 0; g < e->ngroups; g++) {
@@ -319,7 +371,8 @@ static int group_trials(dq_rexp *e)
             if (strcmp(x->strategy, t->strategy) == 0 &&
                 strcmp(x->options, t->options) == 0 &&
                 x->producers == t->producers &&
-                x->consumers == t->consumers && x->work_us == t->work_us)
+                x->consumers == t->consumers && x->work_us == t->work_us &&
+                x->backlog == t->backlog)
                 m[n++] = t;
         }
         x->n = n;
@@ -356,6 +409,28 @@ static int group_trials(dq_rexp *e)
                 v[nc++] = (double)m[i]->redis_commands /
                           (double)m[i]->delivered;
         x->cmds_per_task_median = nc ? median(v, nc) : -1;
+        for (size_t i = 0; i < n; i++) {
+            x->lost_races_sum += m[i]->lost_races;
+            x->enqueued_sum += m[i]->enqueued;
+            x->delivered_sum += m[i]->delivered;
+            if (m[i]->lat_max_ms > x->lat_max_max)
+                x->lat_max_max = m[i]->lat_max_ms;
+        }
+        nc = 0;
+        for (size_t i = 0; i < n; i++)
+            if (m[i]->redis_commands >= 0 && m[i]->measured_s > 0)
+                v[nc++] = (double)m[i]->redis_commands / m[i]->measured_s;
+        x->cmds_per_s_median = nc ? median(v, nc) : -1;
+        nc = 0;
+        for (size_t i = 0; i < n; i++)
+            if (m[i]->redis_cpu_ms >= 0 && m[i]->measured_s > 0)
+                v[nc++] = m[i]->redis_cpu_ms / m[i]->measured_s;
+        x->cpu_ms_per_s_median = nc ? median(v, nc) : -1;
+        nc = 0;
+        for (size_t i = 0; i < n; i++)
+            if (m[i]->measured_s > 0)
+                v[nc++] = (double)m[i]->round_trips / m[i]->measured_s;
+        x->rt_per_s_median = nc ? median(v, nc) : -1;
     }
     free(v);
     return 0;
@@ -454,19 +529,8 @@ void dq_results_free(dq_results *r)
  * Writing
  * ====================================================================== */
 
-typedef struct out {
-    const char *dir;          /* report/out */
-    const char *scripts;      /* report (the .gp files) */
-    FILE *md;                 /* REPORT.md text */
-    FILE *hmd;                /* the same with HTML tables, for cmark */
-    char *mdbuf, *hmdbuf;
-    size_t mdlen, hmdlen;
-} out;
 
-static void both(out *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void both(out *o, const char *fmt, ...)
+void both(out *o, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -491,7 +555,7 @@ static void html_escape(FILE *f, const char *s)
 }
 
 /* Tables: cells are plain text; md gets a pipe table, hmd an HTML one. */
-static void table_row(out *o, const char *const *cells, size_t n, bool head)
+void table_row(out *o, const char *const *cells, size_t n, bool head)
 {
     fputc('|', o->md);
     for (size_t i = 0; i < n; i++) {
@@ -522,15 +586,15 @@ static void table_row(out *o, const char *const *cells, size_t n, bool head)
         fputs("</thead>\n<tbody>\n", o->hmd);
 }
 
-static void table_end(out *o)
+void table_end(out *o)
 {
     fputc('\n', o->md);
     fputs("</tbody>\n</table>\n\n", o->hmd);
 }
 
 /* Writes data to path through a temporary name and rename(). */
-static int write_atomic(const char *path, const char *data, size_t len,
-                        char *err, size_t errlen)
+int write_atomic(const char *path, const char *data, size_t len,
+                 char *err, size_t errlen)
 {
     char tmp[PATH_MAX + 32];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
@@ -574,7 +638,7 @@ static int mkdir_p(const char *path, char *err, size_t errlen)
 
 /* Runs gnuplot -c script in outpath; the terminal follows outpath's
  * extension (common.gp).  Writes to a temporary name first. */
-static int run_gnuplot(const char *script, const char *in,
+int run_gnuplot(const char *script, const char *in,
                        const char *outpath, char *err, size_t errlen)
 {
     char tmp[PATH_MAX + 32];
@@ -616,7 +680,7 @@ static int run_gnuplot(const char *script, const char *in,
 
 /* Label of a group's line in a wide CSV: the strategy, plus producers and
  * work when the experiment varies them. */
-static void series_label(const dq_rexp *e, const dq_rgroup *g, char *buf,
+void series_label(const dq_rexp *e, const dq_rgroup *g, char *buf,
                          size_t len)
 {
     bool vp = false, vw = false, vo = false;
@@ -770,7 +834,7 @@ static int write_summary_csv(out *o, const dq_rexp *e, char *err,
 }
 
 /* Distinct strategy names of e in first-seen order. */
-static size_t strategies_of(const dq_rexp *e, char names[][32], size_t max)
+size_t strategies_of(const dq_rexp *e, char names[][32], size_t max)
 {
     size_t n = 0;
     for (size_t i = 0; i < e->ngroups; i++) {
@@ -785,7 +849,7 @@ static size_t strategies_of(const dq_rexp *e, char names[][32], size_t max)
 }
 
 /* "a", "a and b", "a, b and c" */
-static void join_and(char names[][32], const size_t *idx, size_t n,
+void join_and(char names[][32], const size_t *idx, size_t n,
                      char *buf, size_t len)
 {
     size_t off = 0;
@@ -837,6 +901,28 @@ static void what_happened(out *o, const dq_rexp *e)
             both(o, "%s delivered no duplicate%s with 2+ consumers. ", list,
                  nclean == ns ? " at all" : "");
         }
+    }
+    /* Lost races: claims that found their task taken by another consumer
+     * (naive-checked: ZREM returned 0; expiry: the event's task was
+     * gone), the price of a claim that checks instead of locking. */
+    {
+        size_t nr = 0;
+        for (size_t s = 0; s < ns; s++) {
+            uint64_t races = 0, deliv = 0;
+            for (size_t i = 0; i < e->ntrials; i++)
+                if (strcmp(e->trials[i].strategy, names[s]) == 0) {
+                    races += e->trials[i].lost_races;
+                    deliv += e->trials[i].delivered;
+                }
+            if (races == 0)
+                continue;
+            both(o, "%s%s %" PRIu64 " (%.2f per delivered task)",
+                 nr++ ? ", " : "Lost races (a claim that found its task "
+                 "already taken by another consumer, and tried again): ",
+                 names[s], races, deliv ? (double)races / (double)deliv : 0);
+        }
+        if (nr > 0)
+            both(o, ". ");
     }
     uint64_t lost = 0, early = 0;
     for (size_t i = 0; i < e->ntrials; i++) {
@@ -928,7 +1014,7 @@ static void what_happened(out *o, const dq_rexp *e)
              dq_rexp_meta(e, "trials_planned"));
 }
 
-static void fmt_double(char *buf, size_t len, double v, int prec)
+void fmt_double(char *buf, size_t len, double v, int prec)
 {
     if (v < 0)
         snprintf(buf, len, "n/a");
@@ -958,20 +1044,52 @@ static int write_experiment(out *o, dq_rexp *e, char *err, size_t errlen)
     const char *desc = dq_rexp_meta(e, "description");
     if (desc[0])
         both(o, "%s\n\n", desc);
-    both(o, "Parameters: strategies %s; consumers %s; producers %s; %s "
-         "tasks per trial, due %s ms after enqueue; work %s us per task; %s "
-         "repeats; seed %s%s.  ",
-         dq_rexp_meta(e, "strategies"), dq_rexp_meta(e, "consumers"),
-         dq_rexp_meta(e, "producers"), dq_rexp_meta(e, "tasks"),
-         dq_rexp_meta(e, "delay_ms"), dq_rexp_meta(e, "work_us"),
-         dq_rexp_meta(e, "repeats"), dq_rexp_meta(e, "seed"),
-         strcmp(dq_rexp_meta(e, "quick"), "yes") == 0 ? " (quick form)" : "");
+    if (strcmp(dq_rexp_meta(e, "tasks"), "0") == 0)
+        both(o, "Parameters: strategies %s; consumers %s; idle mode: no "
+             "task, consumers claim for %s ms with a claim timeout of %s "
+             "ms; %s repeats; seed %s%s.  ",
+             dq_rexp_meta(e, "strategies"), dq_rexp_meta(e, "consumers"),
+             dq_rexp_meta(e, "idle_ms"), dq_rexp_meta(e, "claim_timeout_ms"),
+             dq_rexp_meta(e, "repeats"), dq_rexp_meta(e, "seed"),
+             strcmp(dq_rexp_meta(e, "quick"), "yes") == 0 ? " (quick form)"
+                                                          : "");
+    else
+        both(o, "Parameters: strategies %s; consumers %s; producers %s; %s "
+             "tasks per trial, due %s ms after enqueue; work %s us per "
+             "task; %s repeats; seed %s%s.  ",
+             dq_rexp_meta(e, "strategies"), dq_rexp_meta(e, "consumers"),
+             dq_rexp_meta(e, "producers"), dq_rexp_meta(e, "tasks"),
+             dq_rexp_meta(e, "delay_ms"), dq_rexp_meta(e, "work_us"),
+             dq_rexp_meta(e, "repeats"), dq_rexp_meta(e, "seed"),
+             strcmp(dq_rexp_meta(e, "quick"), "yes") == 0 ? " (quick form)"
+                                                          : "");
+    if (dq_rexp_meta(e, "backlog")[0] &&
+        strcmp(dq_rexp_meta(e, "backlog"), "0") != 0)
+        both(o, "Backlog before the measured tasks: %s tasks due %s ms "
+             "ahead; observation window: %s ms (grace) after the last due "
+             "time.  ", dq_rexp_meta(e, "backlog"),
+             dq_rexp_meta(e, "backlog_delay_ms"), dq_rexp_meta(e, "grace_ms"));
     both(o, "Run: `%s` (%s trials, %s).", dq_rexp_meta(e, "command"),
          dq_rexp_meta(e, "trials_done"), dq_rexp_meta(e, "date"));
     const char *claims = dq_rexp_meta(e, "claims");
     if (claims[0])
         both(o, "  Bears on claims %s.", claims);
     both(o, "\n\n");
+
+    int src = 1;
+    if (dq_rexp_has_plot(e, "lateness-cdf"))
+        src = section_lateness_cdf(o, e, err, errlen);
+    else if (dq_rexp_has_plot(e, "idle-cost"))
+        src = section_idle_cost(o, e, err, errlen);
+    else if (dq_rexp_has_plot(e, "backlog-lateness"))
+        src = section_backlog(o, e, err, errlen);
+    if (src < 0)
+        return -1;
+    if (src == 0) {
+        both(o, "Raw results: `%s` (trials.csv, meta.txt, logs/).\n\n",
+             e->dir);
+        return 0;
+    }
 
     for (size_t i = 0; i < e->nfigures; i++)
         both(o, "![%s](figures/%s.svg) ([PNG](figures/%s.png), "
@@ -1006,7 +1124,7 @@ static int write_experiment(out *o, dq_rexp *e, char *err, size_t errlen)
         char c[16][64];
         const char *cells[16];
         size_t n = 0;
-        snprintf(c[n++], 64, "%s", g->strategy);
+        series_label(e, g, c[n++], 64);
         if (vp)
             snprintf(c[n++], 64, "%d", g->producers);
         snprintf(c[n++], 64, "%d", g->consumers);
@@ -1056,6 +1174,8 @@ static void write_strategies(out *o)
     for (size_t i = 0; dq_strategies[i] != NULL; i++) {
         const dq_strategy *s = dq_strategies[i];
         both(o, "### %s\n\n%s\n\n", s->name, s->summary ? s->summary : "");
+        if (s->doc != NULL)
+            both(o, "%s\n\n", s->doc);
         both(o, "Guarantees and traits:");
         size_t n = 0;
         for (unsigned bit = 1; bit != 0 && bit <= (1u << 30); bit <<= 1) {

@@ -26,10 +26,18 @@ typedef struct dq_rtrial {
     double tasks_per_s, elapsed_s;
     int64_t redis_commands;   /* -1: not measured */
     uint64_t round_trips, empty_polls, lost_races, wakeups;
+    /* Columns added later; 0 (or -1 where said) when the CSV predates
+     * them. */
+    int trial;                /* 1-based index: logs/trial-NNN.log; 0 n/a */
+    uint64_t putbacks;
+    int64_t backlog, idle_ms, claim_timeout_ms;
+    double measured_s;        /* server measured over this, s */
+    double redis_cpu_ms;      /* server CPU over measured_s; -1 n/a */
+    double backlog_s;         /* backlog enqueue time, s */
 } dq_rtrial;
 
 /* One matrix cell: the trials of one strategy/options/producers/consumers/
- * work_us, over the repeats. */
+ * work_us/backlog, over the repeats. */
 typedef struct dq_rgroup {
     char strategy[32];
     char options[256];
@@ -44,6 +52,12 @@ typedef struct dq_rgroup {
     double p50_median, p99_median; /* lateness, ms */
     uint64_t wakeups_sum, deliveries_sum;
     double cmds_per_task_median;   /* redis_commands / delivered; -1 n/a */
+    int64_t backlog;               /* part of the cell */
+    double cmds_per_s_median;      /* redis_commands / measured_s; -1 n/a */
+    double cpu_ms_per_s_median;    /* redis_cpu_ms / measured_s; -1 n/a */
+    double rt_per_s_median;        /* client round trips / measured_s */
+    uint64_t lost_races_sum, enqueued_sum, delivered_sum;
+    double lat_max_max;            /* largest lateness max over repeats */
 } dq_rgroup;
 
 typedef struct dq_rkv {
@@ -74,6 +88,14 @@ const char *dq_rexp_meta(const dq_rexp *e, const char *key);
 
 /* The experiment called name, or NULL. */
 const dq_rexp *dq_results_find(const dq_results *r, const char *name);
+
+/* True when meta.txt's plots of e include kind ("idle-cost", ...). */
+bool dq_rexp_has_plot(const dq_rexp *e, const char *kind);
+
+/* Value of option key in a trials.csv options string "k=v;k2=v2" into
+ * buf (len bytes); false when absent. */
+bool dq_options_get(const char *options, const char *key, char *buf,
+                    size_t len);
 
 /* Loads every <root>/<name>/latest run (sorted by name) into *r: reads
  * trials.csv and meta.txt and groups the trials.  Returns the number of

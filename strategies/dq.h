@@ -219,6 +219,11 @@ struct dq_strategy {
     int (*purge)(dq_queue *q);
     /* Returns 1 when any key of the queue exists, 0 when none, or DQ_E*. */
     int (*exists)(dq_queue *q);
+
+    /* A few sentences for people (the report's Strategies section, `dqlab
+     * list -v`): how it works, the Redis commands per task, what it
+     * guarantees, where it breaks.  NULL when not written. */
+    const char *doc;
 };
 
 /* ---- Registry (registry.c) ---------------------------------------------- */

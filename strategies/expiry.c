@@ -787,4 +787,17 @@ const dq_strategy dq_strategy_expiry = {
     .pending = exp_pending,
     .purge = exp_purge,
     .exists = exp_exists,
+    .doc = "Payload and due time live in two hashes; a shadow key "
+        "dq:{Q}:s:<id> with PX = due - now stands for the timer, and every "
+        "consumer SUBSCRIBEs to __keyevent@<db>__:expired (open adds 'Ex' "
+        "to notify-keyspace-events).  When Redis deletes the shadow key, "
+        "every subscriber gets the event and runs one script (HGET+HDEL "
+        "of both hashes); the first wins.  Per task: 1 EVALSHA to enqueue, "
+        "N messages and N claim scripts for N consumers.  At-most-once, no "
+        "duplicates, no due order.  Breaks two ways (claim C18): Pub/Sub "
+        "is fire-and-forget, so a key expiring while nobody listens "
+        "strands its task forever; and Redis publishes the event when its "
+        "sampling expire cycle finds the key, not at the TTL, so lateness "
+        "grows with the number of keys with a TTL (seconds at 1k, minutes "
+        "at 100k).",
 };

@@ -203,4 +203,15 @@ const dq_strategy dq_strategy_list = {
     .pending = lm_pending,
     .purge = lm_purge,
     .exists = lm_exists,
+    .doc = "Redisson's RDelayedQueue: tasks wait in a sorted set; a mover "
+        "thread per consumer handle moves due ones into the ready list "
+        "dq:{Q}:ready with one atomic script and sleeps until the next due "
+        "time, woken early by a PUBLISH on dq:{Q}:wake when a producer adds "
+        "a new earliest task (at most poll_cap_ms without a message).  "
+        "Consumers block in BLPOP instead of polling (claim C16).  Per "
+        "task: 1 enqueue script, a share of a move script, BLPOP + 1 fetch "
+        "script.  At-most-once: BLPOP removes the item, so a consumer that "
+        "dies after it loses the task; no duplicates.  A lost wake-up "
+        "message delays tasks by up to poll_cap_ms, and with no consumer "
+        "running no mover runs.",
 };

@@ -331,4 +331,14 @@ const dq_strategy dq_strategy_list_reliable = {
     .pending = lm_pending,
     .purge = lm_purge,
     .exists = lm_exists,
+    .doc = "list's enqueue and mover, plus the reliable-queue pattern: a "
+        "consumer moves the ready item into its own processing list with "
+        "BLMOVE (Redis 6.2), records a lease (ZSet item -> now + "
+        "lease_ms) and the attempt in one script, and ack removes the item "
+        "and the task's keys in another.  A reaper in the mover puts items "
+        "whose lease ran out back at the head of ready.  Per task: 1 "
+        "enqueue script, part of a move, BLMOVE + 1 script, 1 ack script.  "
+        "At-least-once: a consumer killed between claim and ack loses "
+        "nothing (redelivered with attempt + 1 after lease_ms); work that "
+        "outlasts the lease is delivered twice.",
 };

@@ -371,4 +371,13 @@ const dq_strategy dq_strategy_lua = {
     .pending = lua_pending,
     .purge = lua_purge,
     .exists = lua_exists,
+    .doc = "The usual fix for naive: one EVALSHA finds the due tasks "
+        "(ZRANGEBYSCORE ... LIMIT batch) and removes them and their "
+        "payloads (ZREM, HGET, HDEL) atomically, or returns the head's due "
+        "time so the consumer sleeps until then (at most poll_ms) instead "
+        "of polling blindly.  Per task: 2 round trips (enqueue, claim), "
+        "fewer with batch > 1; ack sends nothing.  No duplicates without "
+        "faults (claim C02); at-most-once, so a consumer that dies after "
+        "the claim loses the task (and with batch, its whole buffer).  "
+        "clock=server decides due times by Redis TIME.",
 };

@@ -515,4 +515,13 @@ const dq_strategy dq_strategy_lua_lease = {
     .pending = ll_pending,
     .purge = ll_purge,
     .exists = ll_exists,
+    .doc = "Like lua, but the claim script leases the task instead of "
+        "deleting it: it re-scores the id to now + lease_ms, counts the "
+        "attempt (HINCRBY) and keeps the original due time; ack (a second "
+        "script) deletes the task only while the lease is still ours.  Per "
+        "task: 3 round trips (enqueue, claim, ack).  At-least-once: a task "
+        "not acked within lease_ms (consumer crashed, hung or too slow) "
+        "comes back with attempt + 1, so a consumer crash loses nothing, "
+        "but work that outlasts the lease is done twice and must be "
+        "idempotent (claims C12, C21).  No retry limit.",
 };

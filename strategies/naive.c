@@ -271,4 +271,13 @@ const dq_strategy dq_strategy_naive = {
     .pending = naive_pending,
     .purge = naive_purge,
     .exists = naive_exists,
+    .doc = "Tasks wait in a sorted set (id -> due ms) with payloads in a hash.  "
+        "A consumer polls: ZRANGEBYSCORE z -inf now LIMIT 0 1, and when "
+        "something is due, ZREM + HGET (pipelined); when nothing is due it "
+        "sleeps poll_ms, blind to when the head falls due.  Per task: "
+        "enqueue (MULTI HSET ZADD EXEC), find, remove+fetch, ack (HDEL) = 4 "
+        "round trips, plus one per empty poll.  Meant at-most-once, but it "
+        "ignores ZREM's reply, so two consumers that read the same head "
+        "both deliver it: duplicates under concurrency (kept on purpose, "
+        "claims C01 and C13).  Lateness lies anywhere in [0, poll_ms].",
 };

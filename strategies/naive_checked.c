@@ -292,4 +292,12 @@ const dq_strategy dq_strategy_naive_checked = {
     .pending = nc_pending,
     .purge = nc_purge,
     .exists = nc_exists,
+    .doc = "naive's keys and commands (ZRANGEBYSCORE, then ZREM + HGET "
+        "pipelined), but the task is delivered only when ZREM returned 1: "
+        "the consumer that removed it owns it.  A lost race (ZREM = 0) is "
+        "counted and retried at once.  Per task: 4 round trips like naive, "
+        "plus 2 per lost race, so N consumers racing for the head waste up "
+        "to N-1 claims per task (claim C03).  At-most-once, no duplicates; "
+        "a consumer dying after ZREM loses the task and leaves its payload "
+        "behind.  Blind polling: lateness in [0, poll_ms].",
 };

@@ -382,4 +382,13 @@ const dq_strategy dq_strategy_zpopmin = {
     .pending = zp_pending,
     .purge = zp_purge,
     .exists = zp_exists,
+    .doc = "ZPOPMIN z takes the head; if it is due, HGET + HDEL fetch the "
+        "payload (2 round trips per task), otherwise ZADD puts it back and "
+        "the consumer sleeps until about the head's due time (at most "
+        "poll_ms; bzpopmin=1 blocks in BZPOPMIN while the set is empty).  "
+        "The pop is atomic, so there are no duplicates, but it cannot "
+        "filter by score: between pop and put-back the head is invisible "
+        "to others, each early pop is a wasted write, and a consumer dying "
+        "in that window loses a task that was not even due (claim C07).  "
+        "At-most-once.",
 };

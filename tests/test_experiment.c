@@ -227,3 +227,156 @@ Test(experiment, missing_file)
     cr_assert(strstr(err, "/nonexistent/x.ini:0: cannot open") == err, "%s",
               err);
 }
+
+/* ---- Option lists, backlog, idle mode ---------------------------------- */
+
+Test(experiment, option_list_makes_variants)
+{
+    char *path = write_tmp(
+        "[experiment]\nname = v\nstrategies = naive, heap, lua\n"
+        "consumers = 1, 2\nrepeats = 2\n"
+        "[opts.naive]\npoll_ms = 10, 100 ,1000\ngap_us = 0,5\n"
+        "[opts.lua]\npoll_ms = 50\nbatch = 1 , 4\n");
+    dq_experiment e;
+    char err[1024] = "";
+    cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
+                 "%s", err);
+    /* naive: 3 x 2 variants, heap 1, lua 2, in the order written (first
+     * option outermost). */
+    cr_assert_eq(e.nstrategies, 9);
+    const char *want[6][2] = {{"10", "0"}, {"10", "5"}, {"100", "0"},
+                              {"100", "5"}, {"1000", "0"}, {"1000", "5"}};
+    for (int i = 0; i < 6; i++) {
+        cr_assert_str_eq(e.strategies[i].s->name, "naive");
+        cr_assert_eq(e.strategies[i].nopts, 2);
+        cr_assert_str_eq(e.strategies[i].opts[0].key, "poll_ms");
+        cr_assert_str_eq(e.strategies[i].opts[0].val, want[i][0]);
+        cr_assert_str_eq(e.strategies[i].opts[1].key, "gap_us");
+        cr_assert_str_eq(e.strategies[i].opts[1].val, want[i][1]);
+    }
+    cr_assert_str_eq(e.strategies[6].s->name, "heap");
+    cr_assert_eq(e.strategies[6].nopts, 0);
+    cr_assert_str_eq(e.strategies[7].s->name, "lua");
+    cr_assert_str_eq(e.strategies[7].opts[0].val, "50");
+    cr_assert_str_eq(e.strategies[7].opts[1].val, "1");
+    cr_assert_str_eq(e.strategies[8].opts[1].val, "4");
+    cr_assert_eq(dq_experiment_ntrials(&e), 9 * 2 * 2);
+    dq_exp_cell c;
+    dq_experiment_cell(&e, 4, &c); /* variant 1, consumers 1, repeat 1 */
+    cr_assert_eq(c.strategy, &e.strategies[1]);
+    cr_assert_eq(c.consumers, 1);
+    cr_assert_eq(c.repeat, 1);
+    unlink(path);
+    free(path);
+}
+
+Test(experiment, option_list_errors)
+{
+    expect_error("[experiment]\nname = x\nstrategies = naive\n"
+                 "consumers = 1\n[opts.naive]\npoll_ms = 10,,100\n", false, 6,
+                 "empty item");
+    expect_error("[experiment]\nname = x\nstrategies = naive\n"
+                 "consumers = 1\n[opts.naive]\npoll_ms = 10,\n", false, 6,
+                 "empty item");
+    /* 9 x 9 = 81 variants of one strategy: more than 64. */
+    expect_error("[experiment]\nname = x\nstrategies = naive\n"
+                 "consumers = 1\n[opts.naive]\n"
+                 "poll_ms = 1,2,3,4,5,6,7,8,9\ngap_us = 1,2,3,4,5,6,7,8,9\n",
+                 false, 1, "strategy variants");
+}
+
+Test(experiment, backlog_dimension_and_defaults)
+{
+    char *path = write_tmp(
+        "[experiment]\nname = b\nstrategies = expiry, lua\nconsumers = 2\n"
+        "tasks = 200\nbacklog = 1000, 10000 100000\n"
+        "backlog_delay_ms = 60000\nclaim_timeout_ms = 250\n"
+        "[quick]\nbacklog = 1000\n");
+    dq_experiment e;
+    char err[1024] = "";
+    cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_eq(e.nbacklog, 3);
+    cr_assert_eq(e.backlog[2], 100000);
+    cr_assert_eq(e.backlog_delay_ms, 60000);
+    cr_assert_eq(e.claim_timeout_ms, 250);
+    cr_assert_eq(e.idle_ms, 0);
+    cr_assert_eq(dq_experiment_ntrials(&e), 2 * 3);
+    dq_exp_cell c;
+    dq_experiment_cell(&e, 0, &c);
+    cr_assert_eq(c.backlog, 1000);
+    dq_experiment_cell(&e, 2, &c);
+    cr_assert_eq(c.backlog, 100000);
+    cr_assert_str_eq(c.strategy->s->name, "expiry");
+    dq_experiment_cell(&e, 3, &c);
+    cr_assert_eq(c.backlog, 1000);
+    cr_assert_str_eq(c.strategy->s->name, "lua");
+    cr_assert_eq(dq_experiment_load(path, true, &e, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_eq(e.nbacklog, 1);
+    cr_assert_eq(dq_experiment_ntrials(&e), 2);
+    unlink(path);
+    free(path);
+
+    /* Defaults when not given. */
+    path = write_tmp("[experiment]\nname = d\nstrategies = heap\n"
+                     "consumers = 1\n");
+    cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_eq(e.nbacklog, 1);
+    cr_assert_eq(e.backlog[0], 0);
+    cr_assert_eq(e.backlog_delay_ms, 3600000);
+    cr_assert_eq(e.claim_timeout_ms, 100);
+    cr_assert_eq(e.idle_ms, 0);
+    unlink(path);
+    free(path);
+}
+
+Test(experiment, idle_mode)
+{
+    char *path = write_tmp(
+        "[experiment]\nname = i\nstrategies = naive, list\nconsumers = 4\n"
+        "tasks = 0\nidle_ms = 5000\nplots = idle-cost\n"
+        "[quick]\nidle_ms = 2000\n");
+    dq_experiment e;
+    char err[1024] = "";
+    cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_eq(e.tasks, 0);
+    cr_assert_eq(e.idle_ms, 5000);
+    cr_assert_str_eq(e.plots[0], "idle-cost");
+    cr_assert_eq(dq_experiment_load(path, true, &e, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_eq(e.idle_ms, 2000);
+    unlink(path);
+    free(path);
+
+    /* tasks = 0 without idle_ms, in [experiment] or through [quick]. */
+    expect_error("[experiment]\nname = x\nstrategies = heap\nconsumers = 1\n"
+                 "tasks = 0\n", false, 1, "needs idle_ms");
+    expect_error("[experiment]\nname = x\nstrategies = heap\nconsumers = 1\n"
+                 "[quick]\ntasks = 0\n", false, 1, "in [quick]");
+    expect_error("[experiment]\nname = x\nidle_ms = 0\n", false, 3,
+                 "out of range");
+    expect_error("[experiment]\nname = x\nbacklog = 10, -1\n", false, 3,
+                 "backlog");
+    expect_error("[experiment]\nname = x\nplots = idle-cost, pie\n", false, 3,
+                 "unknown plot 'pie'");
+}
+
+Test(experiment, the_shipped_files_load)
+{
+    static const char *const files[] = {
+        "experiments/concurrency.ini", "experiments/lateness.ini",
+        "experiments/idle.ini", "experiments/expiry-scale.ini"};
+    if (access(files[0], R_OK) != 0)
+        cr_skip_test("experiments/ not found from cwd");
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        for (int q = 0; q < 2; q++) {
+            dq_experiment e;
+            char err[1024] = "";
+            cr_assert_eq(dq_experiment_load(files[i], q, &e, err, sizeof err),
+                         0, "%s", err);
+            cr_assert(dq_experiment_ntrials(&e) > 0, "%s", files[i]);
+        }
+}

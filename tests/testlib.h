@@ -49,7 +49,7 @@ TL_FN int tl_redis_port(void)
     const char *p = getenv("DQ_TEST_REDIS_PORT");
     if (p == NULL || *p == '\0')
         cr_assert_fail("DQ_TEST_REDIS_PORT is not set: run the tests through "
-                 "tests/run.sh (make test), which starts a private Redis");
+                       "tests/run.sh (make test), which starts a private Redis");
     char *end;
     errno = 0;
     long v = strtol(p, &end, 10);
@@ -64,8 +64,8 @@ TL_FN const dq_strategy *tl_strategy(const char *name)
 {
     const dq_strategy *s = dq_strategy_find(name);
     if (s == NULL)
-        cr_assert_fail("strategy '%s' is not registered in strategies/registry.c",
-                 name);
+        cr_assert_fail("strategy '%s' is not registered in "
+                       "strategies/registry.c", name);
     return s;
 }
 
@@ -119,8 +119,9 @@ TL_FN dq_config tl_config(tl_ctx *c, const char *consumer)
     return cfg;
 }
 
-/* Opens a handle on ctx's queue; aborts the test with dq_open's message
- * when it fails. */
+/* Opens a handle on ctx's queue (consumer: the owner's name for per-
+ * consumer keys, may be NULL); aborts the test with dq_open's message when
+ * it fails.  The caller closes it with dq_close(). */
 TL_FN dq_queue *tl_open_as(tl_ctx *c, const char *consumer)
 {
     dq_config cfg = tl_config(c, consumer);
@@ -128,13 +129,15 @@ TL_FN dq_queue *tl_open_as(tl_ctx *c, const char *consumer)
     char err[256] = "";
     int rc = dq_open(c->s, &cfg, &q, err, sizeof(err));
     if (rc != DQ_OK)
-        cr_assert_fail("%s: dq_open(queue=%s, port=%d) = %s: %s", c->s->name,
-                 c->queue, c->port, dq_result_name(rc), err);
+        cr_assert_fail("%s: dq_open(queue=%s, port=%d) = %s: %s",
+                       c->s->name, c->queue, c->port, dq_result_name(rc),
+                       err);
     cr_assert_not_null(q, "%s: dq_open returned DQ_OK without a handle",
                        c->s->name);
     return q;
 }
 
+/* tl_open_as() without a consumer name. */
 TL_FN dq_queue *tl_open(tl_ctx *c)
 {
     return tl_open_as(c, NULL);
@@ -157,10 +160,10 @@ TL_FN void tl_setup(tl_ctx *c, const char *name, const char *check)
 {
     memset(c, 0, sizeof(*c));
     c->s = tl_strategy(name);
+    /* Port 0 for the others: a strategy that talks to Redis without
+     * declaring DQ_G_NEEDS_REDIS fails instead of passing by luck. */
     if (c->s->flags & DQ_G_NEEDS_REDIS)
         c->port = tl_redis_port();
-    else if (getenv("DQ_TEST_REDIS_PORT") != NULL)
-        c->port = tl_redis_port(); /* harmless; some may use it anyway */
     snprintf(c->queue, sizeof(c->queue), "t-%s-%s-%ld", name, check,
              (long)getpid());
     c->local = dq_local_new();
@@ -179,6 +182,8 @@ TL_FN void tl_teardown(tl_ctx *c)
 
 /* ---- Enqueue and claim ------------------------------------------------- */
 
+/* Enqueues one task (payload: len bytes, any content; due_ms: ms since the
+ * epoch); aborts the test on any error code. */
 TL_FN void tl_enqueue(dq_queue *q, const char *id, const void *payload,
                       size_t len, int64_t due_ms)
 {
