@@ -1,24 +1,129 @@
 /* cli_check.c -- `dqlab check LOG [--json]`: the checker on a log file.
  *
  * The same code `dqlab run` uses after a trial (checker.c), so a log kept
- * with --out can be re-checked, and a hand-edited log tried.  Exit 0 with
- * the counts, or 2 with "file:line: what" when the log cannot be read or a
- * record is malformed.
+ * with --out can be re-checked, and a hand-edited log tried.  Prints the
+ * counts and a verdict line, and exits like `dqlab run`:
+ *   0  the log parses and the strategy named in its header (H strategy S)
+ *      breaks none of the guarantees it declares -- or the log names no
+ *      strategy dqlab knows, so no verdict was computed (said on stdout);
+ *   1  it breaks one (one "verdict: VIOLATION: ..." line each);
+ *   2  the log cannot be read or a record is malformed ("file:line: what").
+ *
+ * The verdict uses dq_trial_violations() (trial.h), the rules `dqlab run`
+ * applies, on what the log alone can show: early and unknown deliveries,
+ * duplicates for a strategy declaring no-dup-concurrent, and lost tasks.
+ * Payload changes are not in the log (only `dqlab run` sees them).  A log
+ * with fewer E records than its "H tasks N" header was cut short (Ctrl-C,
+ * or an error), and so is one with an "H interrupted 1" record (H records
+ * may come anywhere, so a trial can append it when it is interrupted while
+ * draining): its lost tasks are not a verdict, as for an interrupted run.
  */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
 #include "checker.h"
 #include "commands.h"
+#include "parse.h"
+#include "trial.h"
+
+#define MAX_VIOL 8
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: dqlab check LOG [--json]\n"
                "  Reads an event log written by dqlab run and prints "
-               "enqueued, delivered,\n  duplicates, lost, early, unknown and "
-               "lateness percentiles.\n");
+               "enqueued, delivered,\n  duplicates, lost, early, unknown, "
+               "lateness percentiles and a verdict:\n  whether the strategy "
+               "named in the log (H strategy S) broke a guarantee it\n  "
+               "declares (early or unknown deliveries, duplicates for "
+               "no-dup-concurrent,\n  lost tasks; payload changes are not "
+               "in the log).\n\n"
+               "Exit: 0 ok (or no strategy in the log: no verdict), 1 a "
+               "guarantee broken,\n2 the log is unreadable or malformed.\n");
+}
+
+/* What the log's H records say that the verdict needs. */
+typedef struct log_header {
+    char strategy[64];  /* "" when absent */
+    int64_t tasks;      /* -1 when absent or not a number */
+    bool interrupted;   /* an "H interrupted 1" record */
+} log_header;
+
+/* Reads the H records of the log at path (the checker has validated the
+ * file already).  Returns 0, or -1 with a message in err. */
+static int read_header(const char *path, log_header *h, char *err,
+                       size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+
+    h->strategy[0] = '\0';
+    h->tasks = -1;
+    h->interrupted = false;
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    while ((n = getline(&line, &cap, f)) > 0) {
+        char *key, *val, *tab;
+
+        if (line[0] != 'H' || line[1] != '\t')
+            continue;
+        line[strcspn(line, "\r\n")] = '\0';
+        key = line + 2;
+        tab = strchr(key, '\t');
+        if (tab == NULL)
+            continue;
+        *tab = '\0';
+        val = tab + 1;
+        if (strcmp(key, "strategy") == 0 && h->strategy[0] == '\0') {
+            snprintf(h->strategy, sizeof h->strategy, "%s", val);
+        } else if (strcmp(key, "tasks") == 0 && h->tasks < 0) {
+            int64_t v;
+            char e[128];
+            if (dq_parse_i64("tasks", val, 0, INT64_MAX, &v, e, sizeof e) == 0)
+                h->tasks = v;
+        } else if (strcmp(key, "interrupted") == 0 && strcmp(val, "1") == 0) {
+            h->interrupted = true;
+        }
+    }
+    free(line);
+    fclose(f);
+    return 0;
+}
+
+/* The verdict on checked counts c and header h: fills viol (up to
+ * MAX_VIOL static strings) and returns how many; *computed is false when
+ * the log names no known strategy (then nothing is judged), *cut_short
+ * true when it holds fewer enqueues than its tasks header. */
+static size_t verdict(const dq_check *c, const log_header *h, bool *computed,
+                      bool *cut_short, const char **viol)
+{
+    dq_trial_params p;
+    dq_trial_result r;
+
+    *computed = false;
+    *cut_short = h->interrupted ||
+                 (h->tasks > 0 && c->enqueued < (uint64_t)h->tasks);
+    dq_trial_defaults(&p);
+    p.strategy = h->strategy[0] ? dq_strategy_find(h->strategy) : NULL;
+    if (p.strategy == NULL)
+        return 0;
+    *computed = true;
+    memset(&r, 0, sizeof r);
+    r.check = *c;
+    r.interrupted = *cut_short;
+    r.redis_commands = -1;
+    r.redis_cpu_us = -1;
+    return dq_trial_violations(&p, &r, viol, MAX_VIOL);
 }
 
 int dq_cmd_check(int argc, char **argv)
@@ -26,7 +131,11 @@ int dq_cmd_check(int argc, char **argv)
     const char *path = NULL;
     int json = 0;
     dq_check c;
-    char err[512];
+    log_header h;
+    const char *viol[MAX_VIOL];
+    size_t nv;
+    bool computed, cut_short;
+    char err[512], why[160];
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
@@ -36,8 +145,8 @@ int dq_cmd_check(int argc, char **argv)
             usage(stdout);
             return 0;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "dqlab check: unknown option '%s' (usage: dqlab "
-                    "check LOG [--json])\n", argv[i]);
+            fprintf(stderr, "dqlab check: unknown option '%s' (see dqlab "
+                    "check --help)\n", argv[i]);
             return 2;
         } else if (path != NULL) {
             fprintf(stderr, "dqlab check: one LOG only, got '%s' and '%s'\n",
@@ -48,39 +157,76 @@ int dq_cmd_check(int argc, char **argv)
         }
     }
     if (path == NULL) {
-        fprintf(stderr, "dqlab check: missing LOG (usage: dqlab check LOG "
-                "[--json])\n");
+        fprintf(stderr, "dqlab check: missing LOG (see dqlab check --help)\n");
         return 2;
     }
-    if (dq_check_file(path, &c, err, sizeof err) != 0) {
+    if (dq_check_file(path, &c, err, sizeof err) != 0 ||
+        read_header(path, &h, err, sizeof err) != 0) {
         fprintf(stderr, "dqlab check: %s\n", err);
         return 2;
     }
+    nv = verdict(&c, &h, &computed, &cut_short, viol);
+    nv = nv > MAX_VIOL ? MAX_VIOL : nv;
+    if (!computed) {
+        if (h.strategy[0] == '\0')
+            snprintf(why, sizeof why, "the log names no strategy (no "
+                     "'H strategy' record)");
+        else
+            snprintf(why, sizeof why, "strategy '%.64s' in the log is not "
+                     "a dqlab strategy (dqlab list)", h.strategy);
+    }
+
     if (json) {
-        json_t *o = dq_check_json(&c);
-        if (o == NULL) {
+        json_t *o = dq_check_json(&c), *va = json_array();
+        if (o == NULL || va == NULL) {
+            json_decref(o);
+            json_decref(va);
             fprintf(stderr, "dqlab check: out of memory\n");
             return 2;
         }
+        for (size_t i = 0; i < nv; i++)
+            json_array_append_new(va, json_string(viol[i]));
         json_object_set_new(o, "log", json_string(path));
         json_object_set_new(o, "first_us", json_integer(c.first_us));
         json_object_set_new(o, "last_us", json_integer(c.last_us));
+        json_object_set_new(o, "strategy", h.strategy[0]
+                                               ? json_string(h.strategy)
+                                               : json_null());
+        json_object_set_new(o, "cut_short", json_boolean(cut_short));
+        json_object_set_new(o, "verdict",
+                            !computed ? json_null()
+                                      : json_string(nv ? "violation" : "ok"));
+        json_object_set_new(o, "verdict_note",
+                            computed ? json_null() : json_string(why));
+        json_object_set_new(o, "violations", va);
         json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
         fputc('\n', stdout);
         json_decref(o);
-        return 0;
+        return nv > 0 ? 1 : 0;
     }
     printf("log         %s\n", path);
-    printf("enqueued    %llu\n", (unsigned long long)c.enqueued);
-    printf("delivered   %llu  (deliveries %llu, duplicates %llu, acked %llu)\n",
-           (unsigned long long)c.delivered, (unsigned long long)c.deliveries,
-           (unsigned long long)c.duplicates, (unsigned long long)c.acked);
-    printf("lost        %llu\n", (unsigned long long)c.lost);
-    printf("early       %llu\n", (unsigned long long)c.early);
-    printf("unknown     %llu\n", (unsigned long long)c.unknown);
+    if (h.strategy[0])
+        printf("strategy    %s\n", h.strategy);
+    printf("enqueued    %" PRIu64 "%s\n", c.enqueued,
+           h.interrupted ? "  (the log says the trial was interrupted)"
+           : cut_short   ? "  (fewer than the tasks header: cut short)"
+                         : "");
+    printf("delivered   %" PRIu64 "  (deliveries %" PRIu64 ", duplicates %"
+           PRIu64 ", acked %" PRIu64 ")\n", c.delivered, c.deliveries,
+           c.duplicates, c.acked);
+    printf("lost        %" PRIu64 "%s\n", c.lost,
+           cut_short && c.lost ? "  (cut short: not a verdict)" : "");
+    printf("early       %" PRIu64 "\n", c.early);
+    printf("unknown     %" PRIu64 "\n", c.unknown);
     printf("lateness ms p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  "
-           "(n %llu)\n", c.lateness.p50_ms, c.lateness.p90_ms,
+           "(n %" PRIu64 ")\n", c.lateness.p50_ms, c.lateness.p90_ms,
            c.lateness.p99_ms, c.lateness.p999_ms, c.lateness.max_ms,
-           (unsigned long long)c.lateness.n);
-    return 0;
+           c.lateness.n);
+    if (!computed)
+        printf("verdict: not computed: %s\n", why);
+    else if (nv == 0)
+        printf("verdict: ok\n");
+    for (size_t i = 0; i < nv; i++)
+        printf("verdict: VIOLATION: %s\n", viol[i]);
+    return nv > 0 ? 1 : 0;
 }

@@ -2,21 +2,29 @@
  *
  * Order of work, so that bad input costs nothing and nothing is left
  * behind: parse and validate every argument (exit 2 with one line naming
- * the option and the value), check --out, then start the private
- * redis-server if the strategy needs Redis and no --redis was given, run
- * the trial (trial.c), print the summary, and on every path after the
- * server started -- success, error, Ctrl-C -- stop it and remove the
- * temporary log.  The summary goes to stdout (human text, or one JSON
- * object with --json); progress and errors to stderr.
+ * the option and the value), check the strategy options by opening one
+ * handle against a port that refuses connections (preflight_options), check
+ * --out without creating it, then start the private redis-server if the
+ * strategy needs Redis and no --redis was given, create --out DIR, run the
+ * trial (trial.c), print the summary, and on every path after the server
+ * started -- success, error, Ctrl-C -- stop it, remove the temporary log,
+ * and remove DIR again if we created it and it is still empty.  The
+ * temporary log and directory are also registered with signals.h so that
+ * a forced exit (a repeated Ctrl-C) removes them.  The summary goes to
+ * stdout (human text, or one JSON object with --json); progress and errors
+ * to stderr.
  *
  * The --redis password is never printed: messages and the summary use
  * dq_redis_url_redacted().
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,7 +57,10 @@ static void usage(FILE *f)
         "  --producers P         producer threads (1)\n"
         "  --consumers C         consumer threads, one handle each (1)\n"
         "  --tasks N             tasks to enqueue (1000)\n"
-        "  --delay-ms MIN:MAX    due = enqueue time + uniform delay (0:100)\n"
+        "  --delay-ms MIN:MAX or N\n"
+        "                        due = enqueue time + uniform delay in "
+        "[MIN, MAX] ms;\n"
+        "                        N means N:N (0:100)\n"
         "  --work-us W           simulated work between claim and ack (0)\n"
         "  --payload-bytes B     payload size, binary with NUL/LF/comma (16)\n"
         "  --grace-ms G          drain deadline = latest due + G (2000)\n"
@@ -75,6 +86,107 @@ static void strategy_names(char *buf, size_t buflen)
     for (size_t i = 0; dq_strategies[i] != NULL && n < buflen; i++)
         n += (size_t)snprintf(buf + n, buflen - n, "%s%s", i ? ", " : "",
                               dq_strategies[i]->name);
+}
+
+/* Checks the strategy's option values before a redis-server is started:
+ * opens one handle with p's options against 127.0.0.1 on a port bound by
+ * us but not listening, so any connection is refused at once (and no
+ * other process can listen there meanwhile).  dq_open checks every value
+ * against the strategy's declared option types before calling its open
+ * (dq_opts_check, dq.h), and strategies check anything further at the top
+ * of open, before connecting, so a bad value comes back as DQ_EINVAL
+ * naming the option; the refused connection comes back as DQ_EIO and is
+ * ignored (a check a strategy makes only after connecting is still made
+ * by the trial, as before).  Returns 0, or -1 with the message in err. */
+static int preflight_options(const dq_trial_params *p, char *err,
+                             size_t errlen)
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    dq_config cfg;
+    dq_queue *q = NULL;
+    dq_local *local;
+    int fd, rc;
+
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+        close(fd);
+        return 0;
+    }
+    local = dq_local_new();
+    if (local == NULL) {
+        close(fd);
+        return 0;
+    }
+    memset(&cfg, 0, sizeof cfg);
+    cfg.queue = "dqlab-preflight";
+    cfg.redis_host = "127.0.0.1";
+    cfg.redis_port = ntohs(a.sin_port);
+    cfg.opts = p->opts;
+    cfg.nopts = p->nopts;
+    cfg.local = local;
+    cfg.consumer = "preflight";
+    rc = dq_open(p->strategy, &cfg, &q, err, errlen);
+    dq_close(q);
+    dq_local_free(local);
+    close(fd);
+    return rc == DQ_EINVAL ? -1 : 0;
+}
+
+/* Checks --out DIR without creating it: an existing directory we may
+ * write into and that holds no events.log yet, or a new name whose parent
+ * is such a directory.  Returns 0, or -1 with a message in err. */
+static int check_outdir(const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+    char parent[4200], logpath[4200];
+    char *slash;
+
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "%.400s is not a directory", dir);
+            return -1;
+        }
+        if (access(dir, W_OK | X_OK) != 0) {
+            snprintf(err, errlen, "%.400s: %s", dir, strerror(errno));
+            return -1;
+        }
+        snprintf(logpath, sizeof logpath, "%s/events.log", dir);
+        if (access(logpath, F_OK) == 0) {
+            snprintf(err, errlen, "%.400s already exists (refusing to "
+                     "overwrite; choose another directory)", logpath);
+            return -1;
+        }
+        return 0;
+    }
+    if (errno != ENOENT) {
+        snprintf(err, errlen, "%.400s: %s", dir, strerror(errno));
+        return -1;
+    }
+    /* A new directory: its parent must exist and be writable. */
+    snprintf(parent, sizeof parent, "%s", dir);
+    for (size_t n = strlen(parent); n > 1 && parent[n - 1] == '/'; n--)
+        parent[n - 1] = '\0';
+    slash = strrchr(parent, '/');
+    if (slash == NULL)
+        snprintf(parent, sizeof parent, ".");
+    else if (slash == parent)
+        parent[1] = '\0';
+    else
+        *slash = '\0';
+    if (stat(parent, &st) == 0 && !S_ISDIR(st.st_mode))
+        errno = ENOTDIR;
+    else if (stat(parent, &st) == 0 && access(parent, W_OK | X_OK) == 0)
+        return 0;
+    snprintf(err, errlen, "%.200s: cannot create it in %.200s: %s", dir,
+             parent, strerror(errno));
+    return -1;
 }
 
 static int write_summary(const char *dir, json_t *o, char *err, size_t errlen)
@@ -154,6 +266,7 @@ int dq_cmd_run(int argc, char **argv)
     dq_redis_server srv;
     const char *strategy = NULL, *url = NULL, *outdir = NULL;
     bool json = false, quiet = false, have_target = false;
+    bool made_outdir = false;
     char err[512], names[256], where[600] = "", logpath[4200] = "";
     char tmpdir[300] = "";
     int ret = 2, rc;
@@ -212,10 +325,14 @@ int dq_cmd_run(int argc, char **argv)
         }
         if (val == NULL) {
             if (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0) {
-                fprintf(stderr, "dqlab run: %s: missing value\n", name);
+                fprintf(stderr, "dqlab run: %s needs a value\n", name);
                 return 2;
             }
             val = argv[++i];
+        }
+        if (val[0] == '\0') {
+            fprintf(stderr, "dqlab run: %s needs a value\n", name);
+            return 2;
         }
 
         if (strcmp(name, "--strategy") == 0) {
@@ -269,10 +386,6 @@ int dq_cmd_run(int argc, char **argv)
                 goto bad;
             have_target = true;
         } else if (strcmp(name, "--out") == 0) {
-            if (val[0] == '\0') {
-                fprintf(stderr, "dqlab run: --out: empty directory name\n");
-                return 2;
-            }
             outdir = val;
         } else if (strcmp(name, "--queue") == 0) {
             if (strlen(val) >= sizeof p.queue || val[0] == '\0' ||
@@ -304,25 +417,21 @@ int dq_cmd_run(int argc, char **argv)
     }
     p.progress = !quiet;
 
-    /* Where the log goes. */
+    /* Strategy option values, before anything is started. */
+    if (preflight_options(&p, err, sizeof err) != 0) {
+        fprintf(stderr, "dqlab run: --opt: %s\n", err);
+        return 2;
+    }
+
+    /* Where the log goes.  --out DIR is only checked here and created
+     * right before the trial, so that a failure to reach Redis leaves no
+     * new empty DIR behind. */
     if (outdir != NULL) {
-        struct stat st;
-        if (mkdir(outdir, 0755) != 0 && errno != EEXIST) {
-            fprintf(stderr, "dqlab run: --out: %s: %s\n", outdir,
-                    strerror(errno));
-            return 2;
-        }
-        if (stat(outdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "dqlab run: --out: %s is not a directory\n",
-                    outdir);
+        if (check_outdir(outdir, err, sizeof err) != 0) {
+            fprintf(stderr, "dqlab run: --out: %s\n", err);
             return 2;
         }
         snprintf(logpath, sizeof logpath, "%s/events.log", outdir);
-        if (access(logpath, F_OK) == 0) {
-            fprintf(stderr, "dqlab run: --out: %s already exists (refusing "
-                    "to overwrite; choose another directory)\n", logpath);
-            return 2;
-        }
     } else {
         const char *t = getenv("TMPDIR");
         if (t == NULL || *t == '\0' || strlen(t) > 200)
@@ -334,6 +443,8 @@ int dq_cmd_run(int argc, char **argv)
             return 2;
         }
         snprintf(logpath, sizeof logpath, "%s/events.log", tmpdir);
+        dq_signals_on_force_remove(tmpdir, true);
+        dq_signals_on_force_remove(logpath, false);
     }
     p.log_path = logpath;
 
@@ -347,7 +458,12 @@ int dq_cmd_run(int argc, char **argv)
                 fprintf(stderr, "dqlab run: starting a private "
                         "redis-server...\n");
             if (dq_redis_server_start(&srv, &so, err, sizeof err) != 0) {
-                fprintf(stderr, "dqlab run: %s\n", err);
+                if (dq_signals_caught()) {
+                    fprintf(stderr, "dqlab run: interrupted\n");
+                    ret = 130;
+                } else {
+                    fprintf(stderr, "dqlab run: %s\n", err);
+                }
                 goto cleanup;
             }
             memset(&target, 0, sizeof target);
@@ -365,6 +481,15 @@ int dq_cmd_run(int argc, char **argv)
         fprintf(stderr, "dqlab run: interrupted\n");
         ret = 130;
         goto cleanup;
+    }
+    if (outdir != NULL) {
+        if (mkdir(outdir, 0755) == 0) {
+            made_outdir = true;
+        } else if (errno != EEXIST) {
+            fprintf(stderr, "dqlab run: --out: %s: %s\n", outdir,
+                    strerror(errno));
+            goto cleanup;
+        }
     }
 
     rc = dq_trial_run(&p, &r, err, sizeof err);
@@ -417,6 +542,10 @@ cleanup:
     if (tmpdir[0] != '\0') {
         unlink(logpath);
         rmdir(tmpdir);
+        dq_signals_forget_remove(logpath);
+        dq_signals_forget_remove(tmpdir);
     }
+    if (made_outdir)
+        rmdir(outdir); /* only succeeds while empty: after a failure */
     return ret;
 }

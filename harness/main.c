@@ -48,7 +48,7 @@ int main(int argc, char **argv)
     const char *cmd;
 
     if (argc < 2) {
-        fprintf(stderr, "dqlab: missing command (try dqlab --help)\n");
+        fprintf(stderr, "dqlab: missing command (see dqlab --help)\n");
         return 2;
     }
     cmd = argv[1];
@@ -66,7 +66,7 @@ int main(int argc, char **argv)
                 char *args[] = {argv[2], "--help", NULL};
                 return commands[i].fn(2, args);
             }
-        fprintf(stderr, "dqlab: unknown command '%s' (try dqlab --help)\n",
+        fprintf(stderr, "dqlab: unknown command '%s' (see dqlab --help)\n",
                 argv[2]);
         return 2;
     }
@@ -75,6 +75,6 @@ int main(int argc, char **argv)
             dq_signals_install();
             return commands[i].fn(argc - 1, argv + 1);
         }
-    fprintf(stderr, "dqlab: unknown command '%s' (try dqlab --help)\n", cmd);
+    fprintf(stderr, "dqlab: unknown command '%s' (see dqlab --help)\n", cmd);
     return 2;
 }

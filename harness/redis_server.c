@@ -18,7 +18,16 @@
  *     forked, so dq_redis_server_start() must be called from the main
  *     thread (or a thread that outlives the server);
  *   - stop sends SIGTERM (Redis shuts down cleanly, no save with --save
- *     ''), SIGKILL after 3 s, reaps the child and removes the directory.
+ *     ''), SIGKILL after 3 s, reaps the child and removes the directory;
+ *   - a forced exit (a repeated Ctrl-C, signals.h) cannot run stop, so the
+ *     child's pid, its directory and its log file are registered with
+ *     dq_signals_on_force_kill / _on_force_remove while they exist (an AOF
+ *     directory, with its numbered files, is left behind in that case
+ *     only).  The child is forgotten there before it is reaped (waitid
+ *     with WNOWAIT first), so a reused pid is never killed;
+ *   - signals are blocked around fork(), and the child resets their
+ *     actions and drops pending ones before unblocking, so a Ctrl-C that
+ *     lands between fork and setpgid runs no dqlab handler in the child.
  * https://redis.io/docs/management/config/ (command-line config arguments)
  */
 #define _GNU_SOURCE /* nftw(3), mkdtemp(3) */
@@ -27,6 +36,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +51,7 @@
 #include <hiredis/hiredis.h>
 
 #include "redis_server.h"
+#include "signals.h"
 
 #define START_TIMEOUT_MS 5000
 #define STOP_TIMEOUT_MS 3000
@@ -155,6 +166,32 @@ static void sleep_ms(int ms)
         ;
 }
 
+/* Reaps pid if it has exited: forgets it in the forced-exit table first
+ * (waitid with WNOWAIT leaves it a zombie, so its pid cannot be reused
+ * meanwhile), then waitpid.  Blocks until it exits when `block`.  Returns
+ * pid when reaped (status in *status), 0 when still running, -1 on error
+ * (ECHILD: not our child or already reaped). */
+static pid_t reap(pid_t pid, int *status, bool block)
+{
+    siginfo_t si;
+
+    memset(&si, 0, sizeof si);
+    while (waitid(P_PID, (id_t)pid, &si,
+                  WEXITED | WNOWAIT | (block ? 0 : WNOHANG)) != 0) {
+        if (errno != EINTR) {
+            dq_signals_forget_kill(pid);
+            return -1;
+        }
+    }
+    if (si.si_pid != pid)
+        return 0;
+    dq_signals_forget_kill(pid);
+    while (waitpid(pid, status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return pid;
+}
+
 static pid_t spawn(const char *bin, const dq_redis_server_opts *o, int port,
                    const char *dir)
 {
@@ -164,6 +201,7 @@ static pid_t spawn(const char *bin, const dq_redis_server_opts *o, int port,
     const char *argv[24];
     int n = 0;
     pid_t parent = getpid(), pid;
+    sigset_t block, old;
 
     snprintf(portbuf, sizeof portbuf, "%d", port);
     snprintf(logpath, sizeof logpath, "%s/redis.log", dir);
@@ -188,9 +226,18 @@ static pid_t spawn(const char *bin, const dq_redis_server_opts *o, int port,
     argv[n++] = logpath;
     argv[n++] = NULL;
 
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
     pid = fork();
-    if (pid != 0)
+    if (pid != 0) {
+        if (pid > 0)
+            dq_signals_on_force_kill(pid);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         return pid; /* parent, or -1 */
+    }
 
     /* Child: only async-signal-safe calls until exec. */
     sigset_t all;
@@ -199,12 +246,17 @@ static pid_t spawn(const char *bin, const dq_redis_server_opts *o, int port,
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(127); /* the parent died before prctl took effect */
-    sigemptyset(&all);
-    sigprocmask(SIG_SETMASK, &all, NULL);
+    /* SIG_IGN discards a pending signal (POSIX sigaction): one sent to
+     * dqlab's process group before setpgid is dqlab's to handle. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
     signal(SIGPIPE, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
+    sigemptyset(&all);
+    sigprocmask(SIG_SETMASK, &all, NULL);
     fd = open("/dev/null", O_RDWR);
     if (fd >= 0) {
         dup2(fd, 0);
@@ -221,7 +273,7 @@ int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
                           char *err, size_t errlen)
 {
     static const dq_redis_server_opts defaults = {NULL, NULL, 0};
-    char bin[512], msg[512];
+    char bin[512], msg[512], logpath[300];
     const char *tmp;
 
     memset(s, 0, sizeof *s);
@@ -253,6 +305,9 @@ int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
         s->dir[0] = '\0';
         return -1;
     }
+    snprintf(logpath, sizeof logpath, "%s/redis.log", s->dir);
+    dq_signals_on_force_remove(s->dir, true);
+    dq_signals_on_force_remove(logpath, false);
 
     for (int attempt = 0; attempt < PORT_RETRIES; attempt++) {
         int port = o->port > 0 ? o->port : free_port();
@@ -277,7 +332,7 @@ int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
             redisContext *c;
             struct timeval tv = {0, 200000};
 
-            if (waitpid(pid, &status, WNOHANG) == pid) {
+            if (reap(pid, &status, false) == pid) {
                 s->pid = 0;
                 last_log_line(s->dir, msg, sizeof msg);
                 if (o->port == 0 && strstr(msg, "in use") != NULL)
@@ -341,19 +396,24 @@ void dq_redis_server_stop(dq_redis_server *s)
 
         kill(s->pid, SIGTERM);
         for (;;) {
-            w = waitpid(s->pid, &status, WNOHANG);
-            if (w == s->pid || (w < 0 && errno != EINTR))
+            w = reap(s->pid, &status, false);
+            if (w != 0)
                 break;
             if (mono_ms() > deadline) {
                 kill(s->pid, SIGKILL);
-                while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
-                    ;
+                reap(s->pid, &status, true);
                 break;
             }
             sleep_ms(10);
         }
         s->pid = 0;
     }
-    remove_tree(s->dir);
+    if (s->dir[0] != '\0') {
+        char logpath[300];
+        snprintf(logpath, sizeof logpath, "%s/redis.log", s->dir);
+        remove_tree(s->dir);
+        dq_signals_forget_remove(logpath);
+        dq_signals_forget_remove(s->dir);
+    }
     s->dir[0] = '\0';
 }

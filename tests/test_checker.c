@@ -5,12 +5,17 @@
  * The logs live in tests/logs/ next to this file; each says in a comment
  * what it holds.  Paths are resolved from __FILE__ (the Makefile compiles
  * from the repository root) or from $DQ_TEST_LOGS.  No Redis needed.
+ *
+ * The verdict of `dqlab check` (exit 1 when the strategy named in the log
+ * breaks a guarantee it declares, cli_check.c) is tested through the
+ * binary: $DQLAB (set by tests/run.sh), else bin/dqlab next to tests/.
  */
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -224,4 +229,168 @@ Test(checker, one_million_tasks, .timeout = 60)
     /* Generous (ASan, slow CI); about 1 s on a laptop without sanitizers. */
     cr_assert(secs < 20.0, "checking 1M tasks took %.1f s", secs);
     cr_log_info("checked 1M tasks in %.2f s", secs);
+}
+
+/* ---- dqlab check: the verdict and the exit code ------------------------- */
+
+/* The dqlab binary into buf, or skips the test when there is none. */
+static void dqlab_path(char *buf, size_t buflen)
+{
+    const char *env = getenv("DQLAB");
+    const char *file = __FILE__;
+    const char *slash = strrchr(file, '/');
+
+    if (env != NULL && *env != '\0')
+        snprintf(buf, buflen, "%s", env);
+    else if (slash != NULL)
+        snprintf(buf, buflen, "%.*s/../bin/dqlab", (int)(slash - file), file);
+    else
+        snprintf(buf, buflen, "../bin/dqlab");
+    if (access(buf, X_OK) != 0)
+        cr_skip_test("no dqlab binary at %s (set DQLAB or run make)", buf);
+}
+
+/* Reads fd to EOF into buf (NUL-terminated, truncated to buflen - 1). */
+static void slurp(int fd, char *buf, size_t buflen)
+{
+    size_t n = 0;
+    char tmp[4096];
+    ssize_t r;
+
+    while ((r = read(fd, tmp, sizeof tmp)) > 0)
+        for (ssize_t i = 0; i < r; i++)
+            if (n + 1 < buflen)
+                buf[n++] = tmp[i];
+    buf[n] = '\0';
+    close(fd);
+}
+
+/* Runs `dqlab check [LOG] [extra]` (log NULL: no LOG argument) and returns
+ * its exit status, -1 when it did not exit normally; stdout and stderr
+ * into out and err. */
+static int run_check(const char *log, const char *extra, char *out,
+                     size_t outlen, char *err, size_t errlen)
+{
+    char bin[600], path[512];
+    const char *argv[5];
+    int po[2], pe[2], st, n = 0;
+    pid_t pid;
+
+    dqlab_path(bin, sizeof bin);
+    argv[n++] = bin;
+    argv[n++] = "check";
+    if (log != NULL) {
+        log_path(log, path, sizeof path);
+        argv[n++] = path;
+    }
+    if (extra != NULL)
+        argv[n++] = extra;
+    argv[n] = NULL;
+    cr_assert_eq(pipe(po), 0);
+    cr_assert_eq(pipe(pe), 0);
+    pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        dup2(po[1], 1);
+        dup2(pe[1], 2);
+        close(po[0]);
+        close(pe[0]);
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    close(po[1]);
+    close(pe[1]);
+    slurp(po[0], out, outlen); /* outputs are small: no pipe deadlock */
+    slurp(pe[0], err, errlen);
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Asserts `dqlab check LOG` exits `code` and prints `want` on stdout. */
+static void expect_check(const char *log, int code, const char *want)
+{
+    char out[8192], err[2048];
+    int rc = run_check(log, NULL, out, sizeof out, err, sizeof err);
+
+    cr_assert_eq(rc, code, "dqlab check %s: exit %d, expected %d\n%s%s", log,
+                 rc, code, out, err);
+    cr_assert(strstr(out, want) != NULL, "dqlab check %s: no '%s' in:\n%s",
+              log, want, out);
+}
+
+Test(check_verdict, broken_guarantee_exits_1)
+{
+    /* lua declares no-dup-concurrent. */
+    expect_check("verdict_dup_lua.log", 1,
+                 "verdict: VIOLATION: duplicates: the strategy declares "
+                 "no-dup-concurrent\n");
+    /* Early is a violation for every strategy, even naive. */
+    expect_check("verdict_early.log", 1, "verdict: VIOLATION: early:");
+    expect_check("verdict_lost.log", 1, "verdict: VIOLATION: lost:");
+}
+
+Test(check_verdict, kept_guarantees_exit_0)
+{
+    /* naive declares its duplicates: counted, not a violation. */
+    expect_check("verdict_dup_naive.log", 0, "verdict: ok\n");
+    /* Fewer E records than the tasks header: cut short, lost not judged. */
+    expect_check("verdict_cut_short.log", 0, "verdict: ok\n");
+    expect_check("verdict_cut_short.log", 0, "cut short");
+    /* An "H interrupted 1" record, written after the E records. */
+    expect_check("verdict_interrupted.log", 0, "verdict: ok\n");
+}
+
+Test(check_verdict, no_known_strategy_is_not_judged)
+{
+    expect_check("verdict_no_strategy.log", 0,
+                 "verdict: not computed: the log names no strategy");
+    /* clean.log and mixed.log name "hand-written"; mixed has early,
+     * unknown, duplicates and lost, and still exits 0. */
+    expect_check("clean.log", 0, "verdict: not computed: strategy "
+                                 "'hand-written'");
+    expect_check("mixed.log", 0, "verdict: not computed");
+}
+
+Test(check_verdict, json)
+{
+    char out[8192], err[2048];
+
+    cr_assert_eq(run_check("verdict_dup_lua.log", "--json", out, sizeof out,
+                           err, sizeof err), 1, "%s%s", out, err);
+    cr_assert(strstr(out, "\"verdict\": \"violation\"") != NULL, "%s", out);
+    cr_assert(strstr(out, "\"strategy\": \"lua\"") != NULL, "%s", out);
+    cr_assert_eq(run_check("verdict_dup_naive.log", "--json", out,
+                           sizeof out, err, sizeof err), 0, "%s%s", out, err);
+    cr_assert(strstr(out, "\"verdict\": \"ok\"") != NULL, "%s", out);
+    cr_assert(strstr(out, "\"violations\": []") != NULL, "%s", out);
+    cr_assert_eq(run_check("verdict_no_strategy.log", "--json", out,
+                           sizeof out, err, sizeof err), 0, "%s%s", out, err);
+    cr_assert(strstr(out, "\"verdict\": null") != NULL, "%s", out);
+}
+
+/* Bad input: exit 2 and exactly one line on stderr. */
+Test(check_verdict, bad_input_one_line_exit_2)
+{
+    static const struct {
+        const char *log, *extra, *want;
+    } cases[] = {
+        {"bad_type.log", NULL, "bad_type.log:3: unknown record type 'X'"},
+        {NULL, NULL, "dqlab check: missing LOG (see dqlab check --help)"},
+        {"clean.log", "--nope", "dqlab check: unknown option '--nope'"},
+        {"clean.log", "clean.log", "dqlab check: one LOG only"},
+    };
+    char out[8192], err[2048];
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = run_check(cases[i].log, cases[i].extra, out, sizeof out, err,
+                           sizeof err);
+        char *nl = strchr(err, '\n');
+
+        cr_assert_eq(rc, 2, "case %zu: exit %d\n%s", i, rc, err);
+        cr_assert(strstr(err, cases[i].want) != NULL,
+                  "case %zu: no '%s' in '%s'", i, cases[i].want, err);
+        cr_assert(nl != NULL && nl[1] == '\0',
+                  "case %zu: expected one line on stderr, got '%s'", i, err);
+        cr_assert_eq(out[0], '\0', "case %zu: stdout not empty: %s", i, out);
+    }
 }
