@@ -42,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -462,6 +463,8 @@ static bool set_key(load_state *st, dq_experiment *e, bool *set, int k,
     return false;
 }
 
+static int split_option_value(char *buf, char **items);
+
 static int on_key(void *user, const char *section, const char *name,
                   const char *value)
 {
@@ -550,6 +553,25 @@ static int on_key(void *user, const char *section, const char *name,
                 load_fail(st, "[%s]: %s: more than %d values", section, name,
                           DQ_EXP_MAX_LIST);
                 return 0;
+            }
+        }
+        /* Every value must be one the strategy accepts (its ranges and
+         * choices, dq_opts_check), so a bad one fails here with this
+         * line, not when its trial opens the strategy. */
+        {
+            char vbuf[sizeof o->val], *items[DQ_EXP_MAX_LIST];
+            snprintf(vbuf, sizeof vbuf, "%s", value);
+            int nitems = split_option_value(vbuf, items);
+            for (int i = 0; i < nitems; i++) {
+                dq_opt one;
+                char cerr[300] = "";
+                snprintf(one.key, sizeof one.key, "%s", name);
+                snprintf(one.val, sizeof one.val, "%s", items[i]);
+                if (dq_opts_check(s, &one, 1, cerr, sizeof cerr) != DQ_OK) {
+                    load_fail(st, "[%s]: %s", section,
+                              cerr[0] ? cerr : "bad option value");
+                    return 0;
+                }
             }
         }
         snprintf(o->key, sizeof o->key, "%s", name);
@@ -650,8 +672,7 @@ int dq_experiment_load(const char *path, bool quick, dq_experiment *e,
     st->path = path;
     st->f = fopen(path, "r");
     if (st->f == NULL) {
-        snprintf(st->err, sizeof st->err, "%s:0: cannot open: %s", path,
-                 strerror(errno));
+        snprintf(st->err, sizeof st->err, "%s: %s", path, strerror(errno));
         goto free_state;
     }
     int rc = ini_parse_stream(read_line, st, on_key, st);
@@ -1234,37 +1255,129 @@ static int update_latest(const run *rn, char *err, size_t errlen)
     return 0;
 }
 
-/* INFO server's redis_version from an external server (--redis). */
-static void external_version(const dq_redis_target *t, char *buf, size_t len)
+/* Checks an external server (--redis) before anything is written: connect
+ * (2 s timeout), AUTH when the URL has a password, SELECT db, PING, and
+ * INFO server's redis_version into version.  Returns 0, or -1 with a
+ * one-line message in err (never the password). */
+static int check_redis(const dq_redis_target *t, char *version, size_t vlen,
+                       char *err, size_t errlen)
 {
-    snprintf(buf, len, "unknown");
+    int ret = -1;
+    redisReply *r = NULL;
+    snprintf(version, vlen, "unknown");
     struct timeval tv = {2, 0};
     redisContext *c = redisConnectWithTimeout(t->host, t->port, tv);
-    if (c == NULL || c->err)
+    if (c == NULL || c->err) {
+        snprintf(err, errlen, "cannot connect: %s",
+                 c ? c->errstr : "out of memory");
         goto done;
-    redisReply *r;
+    }
+    redisSetTimeout(c, tv);
     if (t->password[0]) {
         if (t->user[0])
             r = redisCommand(c, "AUTH %s %s", t->user, t->password);
         else
             r = redisCommand(c, "AUTH %s", t->password);
-        if (r == NULL)
+        if (r == NULL || r->type == REDIS_REPLY_ERROR) {
+            snprintf(err, errlen, "AUTH failed: %s",
+                     r ? r->str : c->errstr);
             goto done;
+        }
         freeReplyObject(r);
     }
+    if (t->db != 0) {
+        r = redisCommand(c, "SELECT %d", t->db);
+        if (r == NULL || r->type == REDIS_REPLY_ERROR) {
+            snprintf(err, errlen, "SELECT %d failed: %s", t->db,
+                     r ? r->str : c->errstr);
+            goto done;
+        }
+        freeReplyObject(r);
+    }
+    r = redisCommand(c, "PING");
+    if (r == NULL || r->type == REDIS_REPLY_ERROR) {
+        /* e.g. NOAUTH when the server wants a password and the URL has
+         * none */
+        snprintf(err, errlen, "PING failed: %s", r ? r->str : c->errstr);
+        goto done;
+    }
+    freeReplyObject(r);
     r = redisCommand(c, "INFO server");
     if (r != NULL && r->type == REDIS_REPLY_STRING) {
         const char *v = strstr(r->str, "redis_version:");
         if (v != NULL) {
             v += strlen("redis_version:");
-            snprintf(buf, len, "%.*s", (int)strcspn(v, "\r\n"), v);
+            snprintf(version, vlen, "%.*s", (int)strcspn(v, "\r\n"), v);
         }
     }
+    ret = 0;
+done:
     if (r != NULL)
         freeReplyObject(r);
-done:
     if (c != NULL)
         redisFree(c);
+    return ret;
+}
+
+/* The length of the userinfo password part to mask in the URL at u
+ * ("redis://" or "rediss://" already matched, scheme_len bytes): sets
+ * *from to its first byte.  The authority runs to the next blank; the
+ * userinfo to its last '@' (a password may hold '/' or '@' unescaped). */
+static size_t url_secret(const char *u, size_t scheme_len, const char **from)
+{
+    const char *a = u + scheme_len;
+    size_t n = strcspn(a, " \t\r\n");
+    const char *at = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (a[i] == '@')
+            at = a + i;
+    if (at == NULL || at == a)
+        return 0;
+    const char *colon = memchr(a, ':', (size_t)(at - a));
+    /* "redis://secret@host": some clients read a lone userinfo as the
+     * password, so it is masked too. */
+    *from = colon ? colon + 1 : a;
+    return (size_t)(at - *from);
+}
+
+void dq_redact_redis_urls(const char *in, char *out, size_t outlen)
+{
+    if (outlen == 0)
+        return;
+    size_t o = 0;
+    for (const char *p = in; *p && o + 1 < outlen;) {
+        size_t sl = strncasecmp(p, "redis://", 8) == 0    ? 8
+                    : strncasecmp(p, "rediss://", 9) == 0 ? 9 : 0;
+        const char *from = NULL;
+        size_t n = sl ? url_secret(p, sl, &from) : 0;
+        if (n == 0 && sl == 0) {
+            out[o++] = *p++;
+            continue;
+        }
+        if (n == 0) {  /* a URL without a password: copy its scheme */
+            for (size_t i = 0; i < sl && o + 1 < outlen; i++)
+                out[o++] = *p++;
+            continue;
+        }
+        while (p < from && o + 1 < outlen)
+            out[o++] = *p++;
+        for (const char *m = "***"; *m && o + 1 < outlen; m++)
+            out[o++] = *m;
+        p = from + n;
+    }
+    out[o] = '\0';
+}
+
+void dq_experiment_command_line(int argc, char **argv, char *buf,
+                                size_t len)
+{
+    char raw[2048];
+    size_t off = 0;
+    raw[0] = '\0';
+    for (int i = 0; i < argc && off < sizeof raw; i++)
+        off += (size_t)snprintf(raw + off, sizeof raw - off, "%s%s",
+                                i ? " " : "bin/dqlab ", argv[i]);
+    dq_redact_redis_urls(raw, buf, len);
 }
 
 static void usage(FILE *f)
@@ -1290,14 +1403,14 @@ static bool check_guarantees(const run *rn, const trial_row *t, size_t index,
     bool bad = false;
     if (c->early > 0) {
         off += (size_t)snprintf(viol + off, len > off ? len - off : 0,
-                                "dqlab: %s trial %zu delivered %" PRIu64
+                                "dqlab experiment: %s trial %zu delivered %" PRIu64
                                 " tasks before their due time\n", name,
                                 index + 1, c->early);
         bad = true;
     }
     if (c->unknown > 0) {
         off += (size_t)snprintf(viol + off, len > off ? len - off : 0,
-                                "dqlab: %s trial %zu delivered %" PRIu64
+                                "dqlab experiment: %s trial %zu delivered %" PRIu64
                                 " ids never enqueued\n", name, index + 1,
                                 c->unknown);
         bad = true;
@@ -1305,7 +1418,7 @@ static bool check_guarantees(const run *rn, const trial_row *t, size_t index,
     if (c->duplicates > 0 &&
         (t->cell.strategy->s->flags & DQ_G_NO_DUP_CONCURRENT)) {
         off += (size_t)snprintf(viol + off, len > off ? len - off : 0,
-                                "dqlab: %s declares no duplicates under "
+                                "dqlab experiment: %s declares no duplicates under "
                                 "concurrency but trial %zu delivered %" PRIu64
                                 "\n", name, index + 1, c->duplicates);
         bad = true;
@@ -1349,7 +1462,8 @@ int dq_cmd_experiment(int argc, char **argv)
         }
     }
     if (file == NULL) {
-        usage(stderr);
+        fprintf(stderr, "dqlab experiment: missing FILE (see dqlab "
+                "experiment --help)\n");
         return 2;
     }
 
@@ -1362,7 +1476,7 @@ int dq_cmd_experiment(int argc, char **argv)
         goto free_all;
     }
     if (dq_experiment_load(file, quick, e, err, sizeof err) != 0) {
-        fprintf(stderr, "%s\n", err);
+        fprintf(stderr, "dqlab experiment: %s\n", err);
         goto free_all;
     }
     rn->e = e;
@@ -1372,10 +1486,7 @@ int dq_cmd_experiment(int argc, char **argv)
         fprintf(stderr, "dqlab experiment: out of memory\n");
         goto free_all;
     }
-    size_t off = 0;
-    for (int i = 0; i < argc && off < sizeof rn->command; i++)
-        off += (size_t)snprintf(rn->command + off, sizeof rn->command - off,
-                                "%s%s", i ? " " : "dqlab ", argv[i]);
+    dq_experiment_command_line(argc, argv, rn->command, sizeof rn->command);
 
     bool needs_redis = false;
     for (size_t i = 0; i < e->nstrategies; i++)
@@ -1400,9 +1511,15 @@ int dq_cmd_experiment(int argc, char **argv)
         }
         dq_redis_url_redacted(&target, rn->redis_desc,
                               sizeof rn->redis_desc);
-        if (needs_redis)
-            external_version(&target, rn->redis_version,
-                             sizeof rn->redis_version);
+        /* Before the run directory exists: a wrong URL or password fails
+         * here, not at trial 1 with a run dir left behind. */
+        if ((needs_redis || e->tasks == 0) &&
+            check_redis(&target, rn->redis_version,
+                        sizeof rn->redis_version, err, sizeof err) != 0) {
+            fprintf(stderr, "dqlab experiment: --redis %s: %s\n",
+                    rn->redis_desc, err);
+            goto free_all;
+        }
     } else if (needs_redis) {
         dq_redis_server_opts so = {0};
         if (dq_redis_server_start(&server, &so, err, sizeof err) != 0) {
@@ -1430,13 +1547,14 @@ int dq_cmd_experiment(int argc, char **argv)
         fprintf(stderr, "dqlab experiment: %s\n", err);
         goto stop_server;
     }
-    fprintf(stderr, "dqlab: %s: %zu trials%s, results in %s\n", e->name,
-            rn->ntrials, e->quick ? " (quick)" : "", rn->dir);
+    fprintf(stderr, "dqlab: %s: %zu trial%s%s, results in %s\n", e->name,
+            rn->ntrials, rn->ntrials == 1 ? "" : "s",
+            e->quick ? " (quick)" : "", rn->dir);
 
     bool tty = isatty(STDERR_FILENO);
     char violations[4096] = "";
     int nviol = 0;
-    uint64_t lost_total = 0;
+    uint64_t lost_total = 0, lost_window = 0;
     for (size_t i = 0; i < rn->ntrials; i++) {
         if (dq_signals_caught()) {
             interrupted = true;
@@ -1523,7 +1641,13 @@ int dq_cmd_experiment(int argc, char **argv)
         }
         rn->nrows++;
         const dq_check *c = &t->r.check;
-        lost_total += c->lost;
+        /* Behind a backlog the window (grace_ms after the last due
+         * time) is a deliberate cut-off (expiry-scale): tasks not seen by
+         * then are the measurement, not a fault of the run. */
+        if (t->cell.backlog > 0)
+            lost_window += c->lost;
+        else
+            lost_total += c->lost;
         if (check_guarantees(rn, t, i, violations, sizeof violations))
             nviol++;
         if (e->tasks == 0)
@@ -1562,12 +1686,19 @@ int dq_cmd_experiment(int argc, char **argv)
             fprintf(stderr, "dqlab experiment: %s\n", err);
             goto stop_server;
         }
-        fprintf(stderr, "dqlab: %s: %zu trials done, %s/latest -> %s\n",
-                e->name, rn->nrows, rn->expdir, rn->stamp);
+        fprintf(stderr, "dqlab: %s: %zu trial%s done, %s/latest -> %s\n",
+                e->name, rn->nrows, rn->nrows == 1 ? "" : "s", rn->expdir,
+                rn->stamp);
         if (lost_total > 0)
-            fprintf(stderr, "dqlab: warning: %" PRIu64 " tasks lost without "
-                    "faults (grace_ms too short for this machine?)\n",
-                    lost_total);
+            fprintf(stderr, "dqlab experiment: warning: %" PRIu64 " tasks "
+                    "lost without faults (grace_ms too short for this "
+                    "machine?)\n", lost_total);
+        if (lost_window > 0)
+            fprintf(stderr, "dqlab: %s: %" PRIu64 " tasks behind a backlog "
+                    "were not delivered within the observation window "
+                    "(grace_ms = %" PRId64 "): expected in this design, the "
+                    "report shows the fraction delivered\n", e->name,
+                    lost_window, e->grace_ms);
         if (nviol > 0) {
             fputs(violations, stderr);
             ret = 1;
@@ -1575,7 +1706,7 @@ int dq_cmd_experiment(int argc, char **argv)
             ret = 0;
         }
     } else {
-        fprintf(stderr, "dqlab: %s: run incomplete (%zu of %zu trials%s); "
+        fprintf(stderr, "dqlab experiment: %s: run incomplete (%zu of %zu trials%s); "
                 "kept in %s, %s/latest not updated\n", e->name, rn->nrows,
                 rn->ntrials, interrupted ? ", interrupted" : "", rn->dir,
                 rn->expdir);

@@ -48,9 +48,11 @@
  *   backlog_delay_ms = 3600000           ; (default 3600000)
  *
  * Lists are separated by commas and/or blanks, except option values in
- * [opts.NAME], which are split on commas only (each item trimmed).  Every error (unknown
- * section or key, unknown strategy, bad number, MIN > MAX, empty list,
- * missing name) is reported as "FILE:LINE: message".
+ * [opts.NAME], which are split on commas only (each item trimmed).  Every
+ * error (unknown section or key, unknown strategy, bad number, MIN > MAX,
+ * empty list, missing name, an option value the strategy refuses) is
+ * reported as "FILE:LINE: message"; `dqlab experiment` prints it after
+ * "dqlab experiment: ".
  */
 #ifndef DQ_EXPERIMENT_H
 #define DQ_EXPERIMENT_H
@@ -112,8 +114,8 @@ typedef struct dq_experiment {
 /* Loads the experiment at path into *e (caller-owned storage; nothing
  * inside is heap-allocated, so there is no free).  With quick, the keys of
  * [quick] replace the ones of [experiment].  Returns 0, or -1 with
- * "path:line: message" in err (errlen bytes); line is 0 when the file
- * cannot be opened.  The file is parsed and validated in full either way,
+ * "path:line: message" in err (errlen bytes), or "path: strerror" when
+ * the file cannot be opened.  The file is parsed and validated in full either way,
  * so a bad [quick] section fails without --quick too. */
 int dq_experiment_load(const char *path, bool quick, dq_experiment *e,
                        char *err, size_t errlen);
@@ -139,5 +141,18 @@ typedef struct dq_exp_cell {
 } dq_exp_cell;
 
 void dq_experiment_cell(const dq_experiment *e, size_t index, dq_exp_cell *c);
+
+/* Copies in to out (outlen bytes, always NUL-terminated, cut short when it
+ * does not fit) with the password of every redis:// or rediss:// URL in it
+ * replaced by "***" ("redis://:s3cret@h:1/3" -> "redis://:***@h:1/3"; a
+ * userinfo without ':' is masked whole).  For command lines and messages
+ * that are stored or printed. */
+void dq_redact_redis_urls(const char *in, char *out, size_t outlen);
+
+/* The command line recorded in meta.txt: "bin/dqlab" and argv[0..argc-1]
+ * ("experiment", FILE, ...) joined by blanks, redacted as above, into buf
+ * (len bytes). */
+void dq_experiment_command_line(int argc, char **argv, char *buf,
+                                size_t len);
 
 #endif

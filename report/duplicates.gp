@@ -8,5 +8,9 @@ out = ARG2
 load system("dirname '".ARG0."'")."/common.gp"
 set title "Duplicate deliveries vs consumers (median of repeats)"
 set ylabel "duplicate deliveries per trial"
-set yrange [0:*]
+# All zero (no duplicate anywhere, the usual case for most strategies):
+# a fixed [0:1] instead of autoscaling to the empty range [0:0], which
+# gnuplot would warn about.
+stats in using (sum [i=2:ncols] (valid(i) ? abs(column(i)) : 0)) nooutput
+if (STATS_max > 0) { set yrange [0:*] } else { set yrange [0:1] }
 plot for [i=2:ncols] in using 1:i title columnheader(i) lw 2

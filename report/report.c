@@ -20,8 +20,10 @@
  * (rendered with CMARK_OPT_UNSAFE; every cell is escaped here).  Every
  * output goes to a temporary name and is renamed into place.
  */
+#define _GNU_SOURCE /* nftw */
 #include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -38,6 +40,7 @@
 #include <cmark.h>
 
 #include "../harness/commands.h"
+#include "../harness/experiment.h"
 #include "../strategies/dq.h"
 #include "claims.h"
 #include "report.h"
@@ -409,6 +412,12 @@ static int group_trials(dq_rexp *e)
                 v[nc++] = (double)m[i]->redis_commands /
                           (double)m[i]->delivered;
         x->cmds_per_task_median = nc ? median(v, nc) : -1;
+        nc = 0;
+        for (size_t i = 0; i < n; i++)
+            if (m[i]->redis_commands >= 0 && m[i]->delivered > 0)
+                v[nc++] = (double)m[i]->round_trips /
+                          (double)m[i]->delivered;
+        x->rt_per_task_median = nc ? median(v, nc) : -1;
         for (size_t i = 0; i < n; i++) {
             x->lost_races_sum += m[i]->lost_races;
             x->enqueued_sum += m[i]->enqueued;
@@ -1022,6 +1031,27 @@ void fmt_double(char *buf, size_t len, double v, int prec)
         snprintf(buf, len, "%.*f", prec, v);
 }
 
+/* "Raw results: `DIR`" with DIR relative to the working directory when it
+ * lies below it (results/NAME/STAMP), so the report names no absolute
+ * path of the machine that wrote it. */
+static void raw_results(out *o, const dq_rexp *e)
+{
+    char cwd[PATH_MAX];
+    const char *d = e->dir;
+    if (getcwd(cwd, sizeof cwd) != NULL) {
+        size_t n = strlen(cwd);
+        if (n > 1 && strncmp(d, cwd, n) == 0 && d[n] == '/')
+            d += n + 1;
+    }
+    both(o, "Raw results: `%s` (trials.csv, meta.txt, logs/).\n\n", d);
+}
+
+/* "s" unless the meta value count is "1". */
+static const char *plural(const char *count)
+{
+    return strcmp(count, "1") == 0 ? "" : "s";
+}
+
 static int write_experiment(out *o, dq_rexp *e, char *err, size_t errlen)
 {
     if (write_summary_csv(o, e, err, errlen) != 0)
@@ -1047,20 +1077,22 @@ static int write_experiment(out *o, dq_rexp *e, char *err, size_t errlen)
     if (strcmp(dq_rexp_meta(e, "tasks"), "0") == 0)
         both(o, "Parameters: strategies %s; consumers %s; idle mode: no "
              "task, consumers claim for %s ms with a claim timeout of %s "
-             "ms; %s repeats; seed %s%s.  ",
+             "ms; %s repeat%s; seed %s%s.  ",
              dq_rexp_meta(e, "strategies"), dq_rexp_meta(e, "consumers"),
              dq_rexp_meta(e, "idle_ms"), dq_rexp_meta(e, "claim_timeout_ms"),
-             dq_rexp_meta(e, "repeats"), dq_rexp_meta(e, "seed"),
+             dq_rexp_meta(e, "repeats"), plural(dq_rexp_meta(e, "repeats")),
+             dq_rexp_meta(e, "seed"),
              strcmp(dq_rexp_meta(e, "quick"), "yes") == 0 ? " (quick form)"
                                                           : "");
     else
         both(o, "Parameters: strategies %s; consumers %s; producers %s; %s "
              "tasks per trial, due %s ms after enqueue; work %s us per "
-             "task; %s repeats; seed %s%s.  ",
+             "task; %s repeat%s; seed %s%s.  ",
              dq_rexp_meta(e, "strategies"), dq_rexp_meta(e, "consumers"),
              dq_rexp_meta(e, "producers"), dq_rexp_meta(e, "tasks"),
              dq_rexp_meta(e, "delay_ms"), dq_rexp_meta(e, "work_us"),
-             dq_rexp_meta(e, "repeats"), dq_rexp_meta(e, "seed"),
+             dq_rexp_meta(e, "repeats"), plural(dq_rexp_meta(e, "repeats")),
+             dq_rexp_meta(e, "seed"),
              strcmp(dq_rexp_meta(e, "quick"), "yes") == 0 ? " (quick form)"
                                                           : "");
     if (dq_rexp_meta(e, "backlog")[0] &&
@@ -1069,8 +1101,15 @@ static int write_experiment(out *o, dq_rexp *e, char *err, size_t errlen)
              "ahead; observation window: %s ms (grace) after the last due "
              "time.  ", dq_rexp_meta(e, "backlog"),
              dq_rexp_meta(e, "backlog_delay_ms"), dq_rexp_meta(e, "grace_ms"));
-    both(o, "Run: `%s` (%s trials, %s).", dq_rexp_meta(e, "command"),
-         dq_rexp_meta(e, "trials_done"), dq_rexp_meta(e, "date"));
+    /* Redacted again: a meta.txt written before dqlab masked --redis
+     * passwords may still hold one.  Older runs also wrote "dqlab ..." for
+     * the binary, which is bin/dqlab in this tree. */
+    char cmd[1024];
+    dq_redact_redis_urls(dq_rexp_meta(e, "command"), cmd, sizeof cmd);
+    both(o, "Run: `%s%s` (%s trial%s, %s).",
+         strncmp(cmd, "dqlab ", 6) == 0 ? "bin/" : "", cmd,
+         dq_rexp_meta(e, "trials_done"),
+         plural(dq_rexp_meta(e, "trials_done")), dq_rexp_meta(e, "date"));
     const char *claims = dq_rexp_meta(e, "claims");
     if (claims[0])
         both(o, "  Bears on claims %s.", claims);
@@ -1086,8 +1125,7 @@ static int write_experiment(out *o, dq_rexp *e, char *err, size_t errlen)
     if (src < 0)
         return -1;
     if (src == 0) {
-        both(o, "Raw results: `%s` (trials.csv, meta.txt, logs/).\n\n",
-             e->dir);
+        raw_results(o, e);
         return 0;
     }
 
@@ -1118,6 +1156,7 @@ static int write_experiment(out *o, dq_rexp *e, char *err, size_t errlen)
     head[nh++] = "lateness p50 ms";
     head[nh++] = "lateness p99 ms";
     head[nh++] = "Redis cmds/task";
+    head[nh++] = "round trips/task";
     table_row(o, head, nh, true);
     for (size_t i = 0; i < e->ngroups; i++) {
         const dq_rgroup *g = &e->groups[i];
@@ -1139,13 +1178,22 @@ static int write_experiment(out *o, dq_rexp *e, char *err, size_t errlen)
         snprintf(c[n++], 64, "%.1f", g->p50_median);
         snprintf(c[n++], 64, "%.1f", g->p99_median);
         fmt_double(c[n++], 64, g->cmds_per_task_median, 1);
+        fmt_double(c[n++], 64, g->rt_per_task_median, 1);
         for (size_t k = 0; k < n; k++)
             cells[k] = c[k];
         table_row(o, cells, n, false);
     }
     table_end(o);
+    both(o, "Redis cmds/task is the server's count (INFO commandstats "
+         "delta) per delivered task.  It includes the commands run inside "
+         "Lua scripts (each redis.call() counts, and so does the EVALSHA) "
+         "and every command of a MULTI/EXEC block or pipeline, so script "
+         "and transaction strategies show more commands than round trips.  "
+         "Round trips/task counts the requests the producers and consumers "
+         "sent and waited for (a pipeline, transaction or script call is "
+         "one).  n/a: the strategy does not use Redis.\n\n");
     what_happened(o, e);
-    both(o, "Raw results: `%s` (trials.csv, meta.txt, logs/).\n\n", e->dir);
+    raw_results(o, e);
     return 0;
 }
 
@@ -1206,9 +1254,11 @@ static void write_strategies(out *o)
 static void write_claims(out *o, const dq_results *r)
 {
     both(o, "## Claims\n\n");
-    both(o, "Each claim (ids as in CLAIMS.md) with a verdict computed from "
-         "the results above: *holds*, *holds with conditions*, *does not "
-         "hold* or *not yet measured*.\n\n");
+    both(o, "Each claim the lab tests, with a verdict computed from the "
+         "results above: *holds*, *holds with conditions*, *does not hold* "
+         "or *not yet measured*.  The list and the rules that decide it "
+         "live in `report/claims.c`; the ids are those of the claims list "
+         "in the project's shared brief.\n\n");
     size_t n = 0;
     while (dq_claims[n].id)
         n++;
@@ -1255,13 +1305,76 @@ static const char html_head[] =
     "img{max-width:100%;height:auto;border:1px solid #eee}\n"
     "</style>\n</head>\n<body>\n";
 
+/* nftw callback of rm_rf. */
+static int rm_one(const char *path, const struct stat *sb, int flag,
+                  struct FTW *ftw)
+{
+    (void)sb;
+    (void)ftw;
+    return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* rm -rf path (no error when it does not exist). */
+static void rm_rf(const char *path)
+{
+    nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Counts run directories under root/<experiment>/ of experiments without a
+ * `latest` link whose meta.txt says complete = no (runs cut short by
+ * Ctrl-C or a failed trial, which dq_results_load skips). */
+static int count_incomplete(const char *root)
+{
+    int n = 0;
+    DIR *d = opendir(root);
+    if (d == NULL)
+        return 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        char p[PATH_MAX];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s/latest", root, de->d_name);
+        if (lstat(p, &st) == 0)
+            continue;
+        snprintf(p, sizeof p, "%s/%s", root, de->d_name);
+        DIR *ed = opendir(p);
+        if (ed == NULL)
+            continue;
+        struct dirent *re;
+        while ((re = readdir(ed)) != NULL) {
+            if (re->d_name[0] == '.')
+                continue;
+            char m[PATH_MAX + 300];
+            snprintf(m, sizeof m, "%s/%s/meta.txt", p, re->d_name);
+            FILE *f = fopen(m, "r");
+            if (f == NULL)
+                continue;
+            char line[256];
+            while (fgets(line, sizeof line, f) != NULL)
+                if (strncmp(line, "complete = no", 13) == 0) {
+                    n++;
+                    break;
+                }
+            fclose(f);
+        }
+        closedir(ed);
+    }
+    closedir(d);
+    return n;
+}
+
 int dq_cmd_report(int argc, char **argv)
 {
-    const char *root = "results", *outdir = "report/out",
-               *scripts = "report";
+    const char *root = NULL, *outdir = "report/out", *scripts = "report";
     for (int i = 1; i < argc; i++) {
-        if ((strcmp(argv[i], "--out") == 0 ||
-             strcmp(argv[i], "--scripts") == 0) && i + 1 < argc) {
+        if (strcmp(argv[i], "--out") == 0 ||
+            strcmp(argv[i], "--scripts") == 0) {
+            if (i + 1 >= argc || argv[i + 1][0] == '\0') {
+                fprintf(stderr, "dqlab report: %s needs a value\n", argv[i]);
+                return 2;
+            }
             if (argv[i][2] == 'o')
                 outdir = argv[++i];
             else
@@ -1280,31 +1393,98 @@ int dq_cmd_report(int argc, char **argv)
             fprintf(stderr, "dqlab report: unknown option %s (see dqlab "
                     "report --help)\n", argv[i]);
             return 2;
+        } else if (root != NULL) {
+            fprintf(stderr, "dqlab report: unexpected argument %s (one "
+                    "RESULTS dir only; see dqlab report --help)\n",
+                    argv[i]);
+            return 2;
         } else {
             root = argv[i];
         }
     }
+    if (root == NULL)
+        root = "results";
 
-    char err[1024];
+    /* Everything that can be checked is checked before anything is
+     * written. */
+    struct stat rst;
+    if (stat(root, &rst) != 0) {
+        if (errno == ENOENT)
+            fprintf(stderr, "dqlab report: results dir %s does not exist "
+                    "(run `make report` or `dqlab experiment FILE` first)\n",
+                    root);
+        else
+            fprintf(stderr, "dqlab report: %s: %s\n", root,
+                    strerror(errno));
+        return 2;
+    }
+    if (!S_ISDIR(rst.st_mode)) {
+        fprintf(stderr, "dqlab report: results dir %s is not a directory\n",
+                root);
+        return 2;
+    }
+    char err[1024], path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/common.gp", scripts);
+    if (access(path, R_OK) != 0) {
+        fprintf(stderr, "dqlab report: %s: %s (run dqlab report from the "
+                "dqlab directory, or pass --scripts DIR)\n", path,
+                strerror(errno));
+        return 2;
+    }
     dq_results r;
     int n = dq_results_load(root, &r, err, sizeof err);
     if (n < 0) {
         fprintf(stderr, "dqlab report: %s\n", err);
         return 2;
     }
+    int nincomplete = count_incomplete(root);
     if (n == 0) {
-        fprintf(stderr, "dqlab report: no results under %s/: run `make "
-                "report` or `dqlab experiment`\n", root);
+        if (nincomplete > 0)
+            fprintf(stderr, "dqlab report: no complete run under %s/: %d "
+                    "incomplete run%s (interrupted or failed) %s skipped; "
+                    "rerun `dqlab experiment FILE`\n", root, nincomplete,
+                    nincomplete == 1 ? "" : "s",
+                    nincomplete == 1 ? "was" : "were");
+        else
+            fprintf(stderr, "dqlab report: no results under %s/: run `make "
+                    "report` or `dqlab experiment FILE`\n", root);
+        dq_results_free(&r);
         return 2;
     }
+    if (nincomplete > 0)
+        fprintf(stderr, "dqlab report: note: %d incomplete run%s of "
+                "experiments without a complete run %s skipped\n",
+                nincomplete, nincomplete == 1 ? "" : "s",
+                nincomplete == 1 ? "was" : "were");
 
+    /* The output is built in a directory next to outdir and renamed into
+     * place at the end, so a failure leaves the previous report whole. */
     int ret = 2;
-    out o = {.dir = outdir, .scripts = scripts};
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/data", outdir);
+    char stage[PATH_MAX], old[PATH_MAX];
+    stage[0] = old[0] = '\0';
+    out o = {.dir = NULL, .scripts = scripts};
+    {
+        char parent[PATH_MAX];
+        snprintf(parent, sizeof parent, "%s", outdir);
+        size_t pl = strlen(parent);
+        while (pl > 1 && parent[pl - 1] == '/')
+            parent[--pl] = '\0';
+        char *slash = strrchr(parent, '/');
+        if (slash != NULL && slash != parent) {
+            *slash = '\0';
+            if (mkdir_p(parent, err, sizeof err) != 0)
+                goto fail;
+            *slash = '/';
+        }
+        snprintf(stage, sizeof stage, "%s.tmp.%ld", parent, (long)getpid());
+        snprintf(old, sizeof old, "%s.old.%ld", parent, (long)getpid());
+    }
+    rm_rf(stage);
+    o.dir = stage;
+    snprintf(path, sizeof path, "%s/data", stage);
     if (mkdir_p(path, err, sizeof err) != 0)
         goto fail;
-    snprintf(path, sizeof path, "%s/figures", outdir);
+    snprintf(path, sizeof path, "%s/figures", stage);
     if (mkdir_p(path, err, sizeof err) != 0)
         goto fail;
     o.md = open_memstream(&o.mdbuf, &o.mdlen);
@@ -1342,7 +1522,7 @@ int dq_cmd_report(int argc, char **argv)
     fclose(o.hmd);
     o.md = o.hmd = NULL;
 
-    snprintf(path, sizeof path, "%s/REPORT.md", outdir);
+    snprintf(path, sizeof path, "%s/REPORT.md", stage);
     if (write_atomic(path, o.mdbuf, o.mdlen, err, sizeof err) != 0)
         goto fail;
     char *html = cmark_markdown_to_html(o.hmdbuf, o.hmdlen,
@@ -1364,17 +1544,35 @@ int dq_cmd_report(int argc, char **argv)
     fputs("</body>\n</html>\n", pf);
     fclose(pf);
     free(html);
-    snprintf(path, sizeof path, "%s/index.html", outdir);
+    snprintf(path, sizeof path, "%s/index.html", stage);
     int wrc = write_atomic(path, page, plen, err, sizeof err);
     free(page);
     if (wrc != 0)
         goto fail;
+    /* Swap: the old report aside, the new one in, the old one away. */
+    struct stat ost;
+    bool had_old = stat(outdir, &ost) == 0;
+    if (had_old && rename(outdir, old) != 0) {
+        snprintf(err, sizeof err, "rename %s: %s", outdir, strerror(errno));
+        goto fail;
+    }
+    if (rename(stage, outdir) != 0) {
+        snprintf(err, sizeof err, "rename %s to %s: %s", stage, outdir,
+                 strerror(errno));
+        if (had_old)
+            rename(old, outdir);
+        goto fail;
+    }
+    if (had_old)
+        rm_rf(old);
     fprintf(stderr, "dqlab: wrote %s/REPORT.md and %s/index.html (%d "
             "experiment%s)\n", outdir, outdir, n, n == 1 ? "" : "s");
     ret = 0;
     goto done;
 fail:
     fprintf(stderr, "dqlab report: %s\n", err);
+    if (stage[0] != '\0')
+        rm_rf(stage);
 done:
     if (o.md)
         fclose(o.md);

@@ -52,6 +52,8 @@ typedef struct dq_rgroup {
     double p50_median, p99_median; /* lateness, ms */
     uint64_t wakeups_sum, deliveries_sum;
     double cmds_per_task_median;   /* redis_commands / delivered; -1 n/a */
+    double rt_per_task_median;     /* client round_trips / delivered;
+                                      -1 n/a (no Redis measured) */
     int64_t backlog;               /* part of the cell */
     double cmds_per_s_median;      /* redis_commands / measured_s; -1 n/a */
     double cpu_ms_per_s_median;    /* redis_cpu_ms / measured_s; -1 n/a */

@@ -17,8 +17,11 @@
  * Options: the handle keeps one entry per option the strategy declares, in
  * the strategy's order, holding the last value given for that key (later
  * duplicates win, as on a command line) or else the default.  An unknown key
- * is an error naming the strategy, the key and the accepted keys.  Values
- * are checked by the strategy's open (dq_opt_int), which names the option.
+ * is an error naming the strategy, the key and the accepted keys.  Every
+ * resolved value (given or default) is checked here against its dq_optdef
+ * type -- an integer in [min, max] or one of the choices -- by the same
+ * code that dq_opts_check() exports, so callers can reject bad options
+ * before they start a Redis server, and strategies read checked values.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -164,26 +167,110 @@ const char *dq_opt_get(const dq_queue *q, const char *key)
     return NULL;
 }
 
+/* Parses v as a whole decimal integer: no leading blanks, no trailing
+ * bytes, no overflow. */
+static bool parse_i64(const char *v, int64_t *out)
+{
+    char *end;
+    long long n;
+
+    if (isspace((unsigned char)v[0]))
+        return false;
+    errno = 0;
+    n = strtoll(v, &end, 10);
+    if (errno != 0 || end == v || *end != '\0')
+        return false;
+    *out = (int64_t)n;
+    return true;
+}
+
+/* True when v is one of the '|'-separated words of choices. */
+static bool is_choice(const char *choices, const char *v)
+{
+    size_t vlen = strlen(v);
+
+    for (const char *w = choices; w != NULL && *w != '\0';) {
+        const char *bar = strchr(w, '|');
+        size_t wlen = bar ? (size_t)(bar - w) : strlen(w);
+
+        if (wlen == vlen && memcmp(w, v, vlen) == 0)
+            return true;
+        w = bar ? bar + 1 : NULL;
+    }
+    return false;
+}
+
+/* Checks value v of option d of strategy sname; on failure writes the one
+ * line of dq_opts_check() into err and returns DQ_EINVAL. */
+static int check_value(const char *sname, const dq_optdef *d, const char *v,
+                       char *err, size_t errlen)
+{
+    int64_t n;
+
+    switch (d->type) {
+    case DQ_OPT_INT:
+        if (parse_i64(v, &n) && n >= d->min && n <= d->max)
+            return DQ_OK;
+        set_err(err, errlen,
+                "strategy '%s': option %s=%s: expected an integer in "
+                "[%lld, %lld]",
+                sname, d->name, v, (long long)d->min, (long long)d->max);
+        return DQ_EINVAL;
+    case DQ_OPT_CHOICE:
+        if (is_choice(d->choices, v))
+            return DQ_OK;
+        set_err(err, errlen, "strategy '%s': option %s=%s: expected one of %s",
+                sname, d->name, v, d->choices ? d->choices : "(none)");
+        return DQ_EINVAL;
+    case DQ_OPT_UNCHECKED:
+    default:
+        if (v[0] != '\0')
+            return DQ_OK;
+        set_err(err, errlen, "strategy '%s': option %s: empty value", sname,
+                d->name);
+        return DQ_EINVAL;
+    }
+}
+
+/* The dq_optdef of option key in s, or NULL. */
+static const dq_optdef *find_def(const dq_strategy *s, const char *key)
+{
+    for (size_t j = 0; s->options && s->options[j].name; j++)
+        if (strcmp(s->options[j].name, key) == 0)
+            return &s->options[j];
+    return NULL;
+}
+
 int dq_opt_int(dq_queue *q, const char *key, int64_t min, int64_t max,
                int64_t *out)
 {
     const char *v = dq_opt_get(q, key);
-    char *end;
-    long long n;
+    int64_t n;
 
     if (v == NULL)
         return dq_fail(q, DQ_EINVAL, "strategy '%s': option '%s' not set",
                        q->s ? q->s->name : "?", key);
-    errno = 0;
-    n = strtoll(v, &end, 10);
-    if (errno != 0 || end == v || *end != '\0' || n < min || n > max)
+    if (!parse_i64(v, &n) || n < min || n > max)
         return dq_fail(q, DQ_EINVAL,
                        "strategy '%s': option %s=%s: expected an integer in "
                        "[%lld, %lld]",
                        q->s ? q->s->name : "?", key, v, (long long)min,
                        (long long)max);
-    *out = (int64_t)n;
+    *out = n;
     return DQ_OK;
+}
+
+int dq_opt_i64(dq_queue *q, const char *key, int64_t *out)
+{
+    const dq_optdef *d;
+
+    if (q == NULL || q->s == NULL || key == NULL || out == NULL)
+        return dq_fail(q, DQ_EINVAL, "dq_opt_i64: missing argument");
+    d = find_def(q->s, key);
+    if (d == NULL || d->type != DQ_OPT_INT)
+        return dq_fail(q, DQ_EINVAL, "strategy '%s': option '%s' is not a "
+                       "declared integer option", q->s->name, key);
+    return dq_opt_int(q, key, d->min, d->max, out);
 }
 
 /* Writes "a, b, c" (the strategy's option names) into buf. */
@@ -222,19 +309,25 @@ static bool queue_name_ok(const char *name)
     return true;
 }
 
-/* Resolves cfg's options against s->options into q->opts. */
-static int resolve_options(const dq_strategy *s, const dq_config *cfg,
-                           dq_queue *q, char *err, size_t errlen)
+/* Resolves opts[0..nopts-1] against s->options into out[] (one entry per
+ * declared option, in declaration order: the last given value, or the
+ * default) and checks every resolved value against its dq_optdef.  *nout
+ * gets the count.  DQ_OK, or DQ_EINVAL with the message in err. */
+static int resolve_options(const dq_strategy *s, const dq_opt *opts,
+                           size_t nopts, dq_opt out[DQ_MAX_OPTS],
+                           size_t *nout, char *err, size_t errlen)
 {
     size_t ndef = 0;
+    int rc;
 
-    if (cfg->nopts > 0 && cfg->opts == NULL) {
+    *nout = 0;
+    if (nopts > 0 && opts == NULL) {
         set_err(err, errlen, "strategy '%s': nopts=%zu but opts is NULL",
-                s->name, cfg->nopts);
+                s->name, nopts);
         return DQ_EINVAL;
     }
-    for (size_t i = 0; i < cfg->nopts; i++) {
-        const dq_opt *o = &cfg->opts[i];
+    for (size_t i = 0; i < nopts; i++) {
+        const dq_opt *o = &opts[i];
         bool known = false;
 
         for (size_t j = 0; s->options && s->options[j].name; j++)
@@ -258,21 +351,36 @@ static int resolve_options(const dq_strategy *s, const dq_config *cfg,
                     s->name, DQ_MAX_OPTS);
             return DQ_EINVAL;
         }
-        for (size_t i = 0; i < cfg->nopts; i++) /* last given wins */
-            if (strncmp(cfg->opts[i].key, d->name, sizeof cfg->opts[i].key) == 0)
-                val = cfg->opts[i].val;
-        if (strlen(d->name) >= sizeof q->opts[ndef].key ||
-            strnlen(val, sizeof q->opts[ndef].val) >= sizeof q->opts[ndef].val) {
+        for (size_t i = 0; i < nopts; i++) /* last given wins */
+            if (strncmp(opts[i].key, d->name, sizeof opts[i].key) == 0)
+                val = opts[i].val;
+        if (strlen(d->name) >= sizeof out[ndef].key ||
+            strnlen(val, sizeof out[ndef].val) >= sizeof out[ndef].val) {
             set_err(err, errlen, "strategy '%s': option '%s' too long", s->name,
                     d->name);
             return DQ_EINVAL;
         }
-        snprintf(q->opts[ndef].key, sizeof q->opts[ndef].key, "%s", d->name);
-        snprintf(q->opts[ndef].val, sizeof q->opts[ndef].val, "%s", val);
+        snprintf(out[ndef].key, sizeof out[ndef].key, "%s", d->name);
+        snprintf(out[ndef].val, sizeof out[ndef].val, "%s", val);
+        if ((rc = check_value(s->name, d, out[ndef].val, err, errlen)) != DQ_OK)
+            return rc;
         ndef++;
     }
-    q->nopts = ndef;
+    *nout = ndef;
     return DQ_OK;
+}
+
+int dq_opts_check(const dq_strategy *s, const dq_opt *opts, size_t nopts,
+                  char *err, size_t errlen)
+{
+    dq_opt resolved[DQ_MAX_OPTS];
+    size_t n;
+
+    if (s == NULL) {
+        set_err(err, errlen, "dq_opts_check: strategy is NULL");
+        return DQ_EINVAL;
+    }
+    return resolve_options(s, opts, nopts, resolved, &n, err, errlen);
 }
 
 /* strdup that keeps NULL as NULL; sets *fail on allocation failure. */
@@ -336,7 +444,8 @@ int dq_open(const dq_strategy *s, const dq_config *cfg, dq_queue **out,
     }
     q->s = s;
     snprintf(q->queue, sizeof q->queue, "%s", cfg->queue);
-    rc = resolve_options(s, cfg, q, err, errlen);
+    rc = resolve_options(s, cfg->opts, cfg->nopts, q->opts, &q->nopts, err,
+                         errlen);
     if (rc != DQ_OK)
         goto free_q;
 

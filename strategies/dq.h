@@ -82,13 +82,39 @@ const char *dq_flag_name(unsigned flag);
 
 /* ---- Options ----------------------------------------------------------
  * Strategies take key=value options ("poll_ms=100", "batch=4").  Each
- * strategy lists the ones it accepts with their defaults; an option not in
- * its list is an error at open. */
+ * strategy lists the ones it accepts with their defaults and the values
+ * each accepts (its type); dq_open and dq_opts_check() reject an unknown
+ * key or a bad value -- given or default -- before the strategy's open
+ * runs, so a strategy reads its options already checked (dq_opt_i64,
+ * dq_opt_get).  The pattern is Redis's own config table (src/config.c:
+ * createIntConfig(name, ..., min, max, default)). */
+typedef enum dq_opt_type {
+    DQ_OPT_UNCHECKED = 0, /* any non-empty value: only for an entry that
+                             forgot its type (a test flags it) and the
+                             {NULL} terminator */
+    DQ_OPT_INT,           /* a decimal integer in [min, max] */
+    DQ_OPT_CHOICE,        /* exactly one of the words in `choices` */
+} dq_opt_type;
+
 typedef struct dq_optdef {
     const char *name;  /* e.g. "poll_ms" */
     const char *def;   /* default value as text, e.g. "100" */
     const char *help;  /* one line, with the unit */
+    /* Added after the three above, so older {name, def, help}
+     * initializers keep compiling (as DQ_OPT_UNCHECKED). */
+    dq_opt_type type;
+    int64_t min, max;    /* DQ_OPT_INT: inclusive bounds, min <= max */
+    const char *choices; /* DQ_OPT_CHOICE: words separated by '|', e.g.
+                            "client|server" */
 } dq_optdef;
+
+/* Table entries: an integer option in [min, max], a choice among the
+ * '|'-separated words of choices, and the terminator. */
+#define DQ_OPTDEF_INT(name, def, min, max, help) \
+    {(name), (def), (help), DQ_OPT_INT, (min), (max), NULL}
+#define DQ_OPTDEF_CHOICE(name, def, choices, help) \
+    {(name), (def), (help), DQ_OPT_CHOICE, 0, 0, (choices)}
+#define DQ_OPTDEF_END {NULL, NULL, NULL, DQ_OPT_UNCHECKED, 0, 0, NULL}
 
 typedef struct dq_opt {
     char key[32];
@@ -187,10 +213,10 @@ struct dq_strategy {
     unsigned flags;          /* DQ_G_* */
     const char *min_redis;   /* lowest Redis version needed, e.g. "6.2.0";
                                 NULL when no Redis or any version */
-    const dq_optdef *options; /* terminated by a {NULL} entry */
+    const dq_optdef *options; /* terminated by DQ_OPTDEF_END */
 
     /* Sets q->priv.  q->opts already holds every option (given or
-     * default) and q->cfg the config.  Returns DQ_OK or a DQ_E* code with
+     * default, each checked against its dq_optdef) and q->cfg the config.  Returns DQ_OK or a DQ_E* code with
      * q->err set.  On failure, close is not called: free what you made. */
     int (*open)(dq_queue *q);
     /* Adds one task.  id: NUL-terminated, at most DQ_ID_MAX-1 bytes, unique
@@ -235,8 +261,9 @@ const dq_strategy *dq_strategy_find(const char *name);
 /* ---- Wrappers: the calls everyone else uses (dq.c) ---------------------- */
 
 /* Opens a handle on cfg->queue with strategy s.  Validates the queue name
- * and the options against s->options (unknown key or bad value: DQ_EINVAL,
- * message naming the option), fills defaults, then calls s->open.  On
+ * and the options against s->options as dq_opts_check() does (unknown key
+ * or bad value, given or default: DQ_EINVAL, message naming the option),
+ * fills defaults, then calls s->open.  On
  * success *out is a new handle owned by the caller (dq_close frees it).  On
  * failure *out is NULL and, if err is not NULL, the message is copied to
  * err (errlen bytes, NUL-terminated).  Every string in cfg (queue, Redis
@@ -265,13 +292,33 @@ const char *dq_errstr(const dq_queue *q);
 int dq_fail(dq_queue *q, int rc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Value of option `key` in the handle (given or default), or NULL. */
+/* Value of option `key` in the handle (given or default), or NULL when
+ * the strategy declares no such option.  A DQ_OPT_CHOICE value is one of
+ * its choices (checked at open), so compare it with strcmp. */
 const char *dq_opt_get(const dq_queue *q, const char *key);
-/* Option `key` as an integer in [min, max].  Options were validated at open
- * only for being known, so this returns DQ_EINVAL with q->err naming the
- * option and the bad value when it is not an integer in range. */
+/* Option `key`, declared DQ_OPT_INT by q's strategy, as an integer.  The
+ * value was checked against the declared [min, max] at open, so this fails
+ * only on a strategy bug: key not declared, or not DQ_OPT_INT (DQ_EINVAL,
+ * q->err names the option).  Returns DQ_OK with *out set. */
+int dq_opt_i64(dq_queue *q, const char *key, int64_t *out);
+/* Option `key` as an integer in [min, max], for a range narrower than the
+ * declared one.  DQ_EINVAL with q->err naming the option and the bad value
+ * when it is not an integer in range. */
 int dq_opt_int(dq_queue *q, const char *key, int64_t min, int64_t max,
                int64_t *out);
+
+/* Checks options against strategy s as dq_open will, without opening
+ * anything: call it before starting a Redis server, a trial or an
+ * experiment.  opts[0..nopts-1] are resolved as dq_open does (later
+ * duplicates of a key win; undeclared keys take their default) and every
+ * resulting value -- given or default -- must fit its dq_optdef.  Returns
+ * DQ_OK, or DQ_EINVAL with one line in err (errlen bytes; err may be NULL):
+ *   strategy 'lua' has no option 'x' (options: batch, clock, poll_ms)
+ *   strategy 'lua': option batch=0: expected an integer in [1, 1000]
+ *   strategy 'lua': option clock=moon: expected one of client|server
+ * opts may be NULL when nopts is 0. */
+int dq_opts_check(const dq_strategy *s, const dq_opt *opts, size_t nopts,
+                  char *err, size_t errlen);
 
 /* Parses "key=value" into *o.  Returns DQ_OK or DQ_EINVAL with a one-line
  * message in err (errlen bytes). */

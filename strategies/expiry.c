@@ -174,12 +174,14 @@ typedef struct exp_priv {
 } exp_priv;
 
 static const dq_optdef exp_options[] = {
-    {"subscribe", "1",
-     "1: subscribe at open (needed to claim); 0: producer-only handle"},
-    {"config", "1",
-     "1: add 'Ex' to notify-keyspace-events with CONFIG at open; 0: leave "
-     "the server config alone (enable Ex yourself)"},
-    {NULL, NULL, NULL},
+    DQ_OPTDEF_INT("subscribe", "1", 0, 1,
+                  "1: subscribe at open (needed to claim); 0: producer-only "
+                  "handle"),
+    DQ_OPTDEF_INT("config", "1", 0, 1,
+                  "1: add 'Ex' to notify-keyspace-events with CONFIG at "
+                  "open; 0: leave the server config alone (enable Ex "
+                  "yourself)"),
+    DQ_OPTDEF_END,
 };
 
 /* ---- event FIFO --------------------------------------------------------- */
@@ -456,8 +458,8 @@ static int exp_open(dq_queue *q)
 {
     int64_t sub = 1, cfg = 1;
     int rc;
-    if ((rc = dq_opt_int(q, "subscribe", 0, 1, &sub)) != DQ_OK ||
-        (rc = dq_opt_int(q, "config", 0, 1, &cfg)) != DQ_OK)
+    if ((rc = dq_opt_i64(q, "subscribe", &sub)) != DQ_OK ||
+        (rc = dq_opt_i64(q, "config", &cfg)) != DQ_OK)
         return rc;
     exp_priv *p = calloc(1, sizeof(*p));
     if (p == NULL)

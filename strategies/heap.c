@@ -64,7 +64,7 @@ typedef struct heap_priv {
 } heap_priv;
 
 static const dq_optdef heap_options[] = {
-    {NULL, NULL, NULL},
+    DQ_OPTDEF_END,
 };
 
 /* ---- The heap ------------------------------------------------------------- */

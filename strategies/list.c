@@ -53,10 +53,12 @@ typedef struct list_state {
 } list_state;
 
 static const dq_optdef list_options[] = {
-    {"poll_cap_ms", "1000",
-     "longest mover sleep without a wake-up message, ms"},
-    {"move_batch", "100", "most tasks the mover moves per script call"},
-    {NULL, NULL, NULL},
+    DQ_OPTDEF_INT("poll_cap_ms", "1000", 1, 3600000,
+                  "longest mover sleep without a wake-up message, ms "
+                  "(1..3600000)"),
+    DQ_OPTDEF_INT("move_batch", "100", 1, 100000,
+                  "most tasks the mover moves per script call (1..100000)"),
+    DQ_OPTDEF_END,
 };
 
 static int list_open(dq_queue *q)

@@ -509,13 +509,10 @@ int lm_base_open(dq_queue *q, lm_base *b, const char *min_redis,
     int rc;
     memset(b, 0, sizeof(*b));
     b->min_redis = min_redis;
-    if ((rc = dq_opt_int(q, "poll_cap_ms", 1, 3600000, &b->poll_cap_ms)) !=
-            DQ_OK ||
-        (rc = dq_opt_int(q, "move_batch", 1, 100000, &b->move_batch)) !=
-            DQ_OK)
+    if ((rc = dq_opt_i64(q, "poll_cap_ms", &b->poll_cap_ms)) != DQ_OK ||
+        (rc = dq_opt_i64(q, "move_batch", &b->move_batch)) != DQ_OK)
         return rc;
-    if (with_lease &&
-        (rc = dq_opt_int(q, "lease_ms", 1, 86400000, &b->lease_ms)) != DQ_OK)
+    if (with_lease && (rc = dq_opt_i64(q, "lease_ms", &b->lease_ms)) != DQ_OK)
         return rc;
     dq_redis_key(q, "z", b->kz, sizeof(b->kz));
     dq_redis_key(q, "p", b->kp, sizeof(b->kp));

@@ -100,13 +100,15 @@ typedef struct lr_state {
 } lr_state;
 
 static const dq_optdef lr_options[] = {
-    {"lease_ms", "30000",
-     "visibility timeout: a claimed task not acked within it is "
-     "redelivered, ms"},
-    {"poll_cap_ms", "1000",
-     "longest mover sleep without a wake-up message, ms"},
-    {"move_batch", "100", "most tasks the mover moves per script call"},
-    {NULL, NULL, NULL},
+    DQ_OPTDEF_INT("lease_ms", "30000", 1, 86400000,
+                  "visibility timeout: a claimed task not acked within it "
+                  "is redelivered, ms (1..86400000)"),
+    DQ_OPTDEF_INT("poll_cap_ms", "1000", 1, 3600000,
+                  "longest mover sleep without a wake-up message, ms "
+                  "(1..3600000)"),
+    DQ_OPTDEF_INT("move_batch", "100", 1, 100000,
+                  "most tasks the mover moves per script call (1..100000)"),
+    DQ_OPTDEF_END,
 };
 
 /* cfg.consumer, or "gen-<host>-<pid>-<16 hex>" when it is NULL/empty. */

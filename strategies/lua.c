@@ -59,24 +59,16 @@
 #include <string.h>
 
 #include "rconn.h"
+#include "zlua.h"
 
+/* KEYS: z p.  ARGV: now ('' = Redis TIME), batch.  Replies {n, now,
+ * head|nil, id1, due1, payload1, ...}. */
 static const char claim_src[] =
-    "local now\n"
-    "if ARGV[1] == '' then\n"
-    "  local t = redis.call('TIME')\n"
-    "  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-    "else\n"
-    "  now = tonumber(ARGV[1])\n"
-    "end\n"
-    "local nows = string.format('%d', now)\n"
+    DQ_ZLUA_NOW_SRC
     "local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nows,\n"
     "                       'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))\n"
+    DQ_ZLUA_NONE_DUE_SRC
     "local out = {0, nows, false}\n"
-    "if #due == 0 then\n"
-    "  local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')\n"
-    "  if #head > 0 then out[3] = head[2] end\n"
-    "  return out\n"
-    "end\n"
     "local n = 0\n"
     "for i = 1, #due, 2 do\n"
     "  local id = due[i]\n"
@@ -98,51 +90,36 @@ typedef struct lua_priv {
     bool server_clock;
     char zkey[128];
     char pkey[128];
-    dq_task *buf;        /* claimed, not yet returned; [head, head+count) */
-    size_t head, count;
+    dq_held held;        /* claimed, not yet returned (batch slots) */
 } lua_priv;
 
 static const dq_optdef lua_options[] = {
-    {"batch", "1", "tasks claimed per script call and buffered (1..1000)"},
-    {"clock", "client", "whose clock decides due: client (this handle) or server (Redis TIME)"},
-    {"poll_ms", "100", "longest sleep when nothing is due, ms (1..60000)"},
-    {NULL, NULL, NULL},
+    DQ_OPTDEF_INT("batch", "1", 1, 1000,
+                  "tasks claimed per script call and buffered (1..1000)"),
+    DQ_OPTDEF_CHOICE("clock", "client", "client|server",
+                     "whose clock decides due: client (this handle) or "
+                     "server (Redis TIME)"),
+    DQ_OPTDEF_INT("poll_ms", "100", 1, 60000,
+                  "longest sleep when nothing is due, ms (1..60000)"),
+    DQ_OPTDEF_END,
 };
-
-static void drop_buffer(lua_priv *p)
-{
-    for (size_t i = 0; i < p->count; i++)
-        dq_task_clear(&p->buf[p->head + i]);
-    p->head = p->count = 0;
-}
 
 static int lua_open(dq_queue *q)
 {
     lua_priv *p;
-    const char *clock;
     int rc;
 
     p = calloc(1, sizeof *p);
     if (p == NULL)
         return dq_fail(q, DQ_ENOMEM, "lua: out of memory");
     p->claim.src = claim_src;
-    if ((rc = dq_opt_int(q, "poll_ms", 1, 60000, &p->poll_ms)) != DQ_OK ||
-        (rc = dq_opt_int(q, "batch", 1, 1000, &p->batch)) != DQ_OK)
+    if ((rc = dq_opt_i64(q, "poll_ms", &p->poll_ms)) != DQ_OK ||
+        (rc = dq_opt_i64(q, "batch", &p->batch)) != DQ_OK)
         goto free_priv;
-    clock = dq_opt_get(q, "clock");
-    if (clock != NULL && strcmp(clock, "server") == 0) {
-        p->server_clock = true;
-    } else if (clock == NULL || strcmp(clock, "client") != 0) {
-        rc = dq_fail(q, DQ_EINVAL,
-                     "strategy 'lua': option clock=%s: expected client or server",
-                     clock ? clock : "");
+    /* "client" or "server": checked against lua_options by dq_open. */
+    p->server_clock = strcmp(dq_opt_get(q, "clock"), "server") == 0;
+    if ((rc = dq_held_init(q, &p->held, (size_t)p->batch)) != DQ_OK)
         goto free_priv;
-    }
-    p->buf = calloc((size_t)p->batch, sizeof *p->buf);
-    if (p->buf == NULL) {
-        rc = dq_fail(q, DQ_ENOMEM, "lua: out of memory");
-        goto free_priv;
-    }
     dq_redis_key(q, DQ_ZH_ZSET, p->zkey, sizeof p->zkey);
     dq_redis_key(q, DQ_ZH_HASH, p->pkey, sizeof p->pkey);
     rc = dq_redis_connect(q, p->server_clock ? "5.0.0" : NULL,
@@ -153,7 +130,7 @@ static int lua_open(dq_queue *q)
     return DQ_OK;
 
 free_buf:
-    free(p->buf);
+    dq_held_free(&p->held);
 free_priv:
     free(p);
     return rc;
@@ -165,8 +142,7 @@ static void lua_close(dq_queue *q)
 
     if (p == NULL)
         return;
-    drop_buffer(p); /* at-most-once: buffered tasks are lost here */
-    free(p->buf);
+    dq_held_free(&p->held); /* at-most-once: buffered tasks are lost here */
     redisFree(p->c);
     free(p);
     q->priv = NULL;
@@ -185,13 +161,14 @@ static int lua_enqueue(dq_queue *q, const char *id, const void *payload,
 static int fill_buffer(dq_queue *q, const redisReply *r, size_t n)
 {
     lua_priv *p = q->priv;
+    dq_held *h = &p->held;
 
-    p->head = p->count = 0;
+    h->head = h->count = 0;
     for (size_t i = 0; i < n; i++) {
         const redisReply *id = r->element[3 + 3 * i];
         const redisReply *due = r->element[4 + 3 * i];
         const redisReply *pl = r->element[5 + 3 * i];
-        dq_task *t = &p->buf[p->count];
+        dq_task *t = &h->tasks[h->count];
 
         memset(t, 0, sizeof *t);
         if (id->type != REDIS_REPLY_STRING || id->len == 0 ||
@@ -209,27 +186,23 @@ static int fill_buffer(dq_queue *q, const redisReply *r, size_t n)
         if (t->payload_len > 0)
             memcpy(t->payload, pl->str, t->payload_len);
         t->payload[t->payload_len] = '\0';
-        p->count++;
+        h->count++;
     }
     return DQ_OK;
 }
 
-/* One script call.  On DQ_OK either the buffer got tasks, or *wait_us is
- * how long until the head is due (-1: the queue is empty). */
+/* One script call: a dq_zlua_fetch_fn (see zlua.h). */
 static int run_claim_script(dq_queue *q, int64_t *wait_us)
 {
     lua_priv *p = q->priv;
     char now[32], batch[16];
     const char *args[4] = {p->zkey, p->pkey, now, batch};
     redisReply *r;
-    int64_t n, srv_now, head;
+    int64_t n, srv_now;
     int rc;
 
     *wait_us = -1;
-    if (p->server_clock)
-        now[0] = '\0';
-    else
-        snprintf(now, sizeof now, "%lld", (long long)dq_now_ms(q));
+    dq_zlua_now_arg(q, p->server_clock, now, sizeof now);
     snprintf(batch, sizeof batch, "%lld", (long long)p->batch);
     r = dq_redis_eval(q, p->c, &p->claim, &rc, 2, 4, args, NULL);
     if (r == NULL)
@@ -245,18 +218,8 @@ static int run_claim_script(dq_queue *q, int64_t *wait_us)
         rc = fill_buffer(q, r, (size_t)n);
         goto free_reply;
     }
-    if (r->element[2]->type == REDIS_REPLY_NIL)
-        goto free_reply;
-    if (!dq_reply_score_ms(r->element[2], &head)) {
-        rc = dq_fail(q, DQ_EPROTO, "claim script: bad head score");
-        goto free_reply;
-    }
-    if (p->server_clock)
-        *wait_us = (head - srv_now) * 1000;
-    else
-        *wait_us = head * 1000 - dq_now_us(q);
-    if (*wait_us < 0)
-        *wait_us = 0;
+    rc = dq_zlua_head_wait(q, r->element[2], p->server_clock, srv_now,
+                           wait_us);
 free_reply:
     freeReplyObject(r);
     return rc;
@@ -265,45 +228,9 @@ free_reply:
 static int lua_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 {
     lua_priv *p = q->priv;
-    int64_t deadline_us = dq_mono_us() + timeout_ms * 1000;
-    int rc;
 
-    for (;;) {
-        int64_t wait_us, left_us;
-
-        if (p->count > 0) {
-            dq_task *t = &p->buf[p->head];
-            int64_t early_us = t->due_ms * 1000 - dq_now_us(q);
-
-            if (early_us <= 0) {
-                *out = *t;  /* the payload moves to the caller */
-                memset(t, 0, sizeof *t);
-                p->head++;
-                if (--p->count == 0)
-                    p->head = 0;
-                return DQ_OK;
-            }
-            /* clock=server only: due by Redis's clock, not yet by ours. */
-            left_us = deadline_us - dq_mono_us();
-            if (left_us <= 0)
-                return DQ_EMPTY;
-            dq_sleep_us(early_us < left_us ? early_us : left_us);
-            q->counters.wakeups++;
-            continue;
-        }
-        if ((rc = run_claim_script(q, &wait_us)) != DQ_OK)
-            return rc;
-        if (p->count > 0)
-            continue;
-        q->counters.empty_polls++;
-        left_us = deadline_us - dq_mono_us();
-        if (left_us <= 0)
-            return DQ_EMPTY;
-        if (wait_us < 0 || wait_us > p->poll_ms * 1000)
-            wait_us = p->poll_ms * 1000;
-        dq_sleep_us(wait_us < left_us ? wait_us : left_us);
-        q->counters.wakeups++;
-    }
+    return dq_zlua_claim(q, &p->held, timeout_ms, p->poll_ms,
+                         run_claim_script, out);
 }
 
 static int lua_ack(dq_queue *q, const dq_task *t)
@@ -334,14 +261,14 @@ static int64_t lua_pending(dq_queue *q)
     lua_priv *p = q->priv;
     int64_t n = dq_zh_pending(q, p->c);
 
-    return n < 0 ? n : n + (int64_t)p->count;
+    return n < 0 ? n : n + (int64_t)p->held.count;
 }
 
 static int lua_purge(dq_queue *q)
 {
     lua_priv *p = q->priv;
 
-    drop_buffer(p);
+    dq_held_drop(&p->held);
     return dq_redis_purge(q, p->c);
 }
 

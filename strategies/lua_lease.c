@@ -90,26 +90,16 @@
 #include <string.h>
 
 #include "rconn.h"
+#include "zlua.h"
 
 /* KEYS: z p a d.  ARGV: now ms ("" = server TIME), lease ms.
  * Returns {0, now, head score|false} or
  *         {1, now, false, id, due, attempt, deadline, payload|false}. */
 static const char claim_src[] =
-    "local now\n"
-    "if ARGV[1] == '' then\n"
-    "  local t = redis.call('TIME')\n"
-    "  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-    "else\n"
-    "  now = tonumber(ARGV[1])\n"
-    "end\n"
-    "local nows = string.format('%d', now)\n"
+    DQ_ZLUA_NOW_SRC
     "local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nows,\n"
     "                       'WITHSCORES', 'LIMIT', 0, 1)\n"
-    "if #due == 0 then\n"
-    "  local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')\n"
-    "  if #head > 0 then return {0, nows, head[2]} end\n"
-    "  return {0, nows, false}\n"
-    "end\n"
+    DQ_ZLUA_NONE_DUE_SRC
     "local id = due[1]\n"
     "local deadline = string.format('%d', now + tonumber(ARGV[2]))\n"
     "redis.call('ZADD', KEYS[1], deadline, id)\n"
@@ -153,23 +143,25 @@ typedef struct ll_priv {
     int64_t poll_ms;
     bool server_clock;
     char zkey[128], pkey[128], akey[128], dkey[128];
-    dq_task held;  /* clock=server: leased, due by Redis, not yet by us */
-    bool have_held;
+    dq_held held;  /* one slot: the task the claim script just leased to
+                      us (clock=server: due by Redis, maybe not yet by us) */
 } ll_priv;
 
 static const dq_optdef ll_options[] = {
-    {"lease_ms", "30000", "visibility timeout: an un-acked task comes back "
-                          "after this many ms (1..86400000)"},
-    {"poll_ms", "100", "longest sleep when nothing is due, ms (1..60000)"},
-    {"clock", "client", "whose clock decides due times and lease deadlines: "
-                        "client (this handle) or server (Redis TIME)"},
-    {NULL, NULL, NULL},
+    DQ_OPTDEF_INT("lease_ms", "30000", 1, 86400000,
+                  "visibility timeout: an un-acked task comes back after "
+                  "this many ms (1..86400000)"),
+    DQ_OPTDEF_INT("poll_ms", "100", 1, 60000,
+                  "longest sleep when nothing is due, ms (1..60000)"),
+    DQ_OPTDEF_CHOICE("clock", "client", "client|server",
+                     "whose clock decides due times and lease deadlines: "
+                     "client (this handle) or server (Redis TIME)"),
+    DQ_OPTDEF_END,
 };
 
 static int ll_open(dq_queue *q)
 {
     ll_priv *p;
-    const char *clock;
     int rc;
 
     p = calloc(1, sizeof *p);
@@ -178,28 +170,26 @@ static int ll_open(dq_queue *q)
     p->claim.src = claim_src;
     p->ack.src = ack_src;
     p->resched.src = resched_src;
-    if ((rc = dq_opt_int(q, "lease_ms", 1, 86400000, &p->lease_ms)) != DQ_OK ||
-        (rc = dq_opt_int(q, "poll_ms", 1, 60000, &p->poll_ms)) != DQ_OK)
+    if ((rc = dq_opt_i64(q, "lease_ms", &p->lease_ms)) != DQ_OK ||
+        (rc = dq_opt_i64(q, "poll_ms", &p->poll_ms)) != DQ_OK)
         goto free_priv;
-    clock = dq_opt_get(q, "clock");
-    if (clock != NULL && strcmp(clock, "server") == 0) {
-        p->server_clock = true;
-    } else if (clock == NULL || strcmp(clock, "client") != 0) {
-        rc = dq_fail(q, DQ_EINVAL, "strategy 'lua-lease': option clock=%s: "
-                     "expected client or server", clock ? clock : "");
-        goto free_priv;
-    }
+    /* "client" or "server": checked against ll_options by dq_open. */
+    p->server_clock = strcmp(dq_opt_get(q, "clock"), "server") == 0;
     dq_redis_key(q, DQ_ZH_ZSET, p->zkey, sizeof p->zkey);
     dq_redis_key(q, DQ_ZH_HASH, p->pkey, sizeof p->pkey);
     dq_redis_key(q, "a", p->akey, sizeof p->akey);
     dq_redis_key(q, "d", p->dkey, sizeof p->dkey);
+    if ((rc = dq_held_init(q, &p->held, 1)) != DQ_OK)
+        goto free_priv;
     rc = dq_redis_connect(q, p->server_clock ? "5.0.0" : NULL,
                           DQ_SOCK_TIMEOUT_MS, &p->c);
     if (rc != DQ_OK)
-        goto free_priv;
+        goto free_held;
     q->priv = p;
     return DQ_OK;
 
+free_held:
+    dq_held_free(&p->held);
 free_priv:
     free(p);
     return rc;
@@ -212,7 +202,7 @@ static void ll_close(dq_queue *q)
     if (p == NULL)
         return;
     /* A held task stays leased in Redis and comes back after lease_ms. */
-    dq_task_clear(&p->held);
+    dq_held_free(&p->held);
     redisFree(p->c);
     free(p);
     q->priv = NULL;
@@ -270,24 +260,20 @@ static int ll_fill_task(dq_queue *q, const redisReply *r, dq_task *t)
     return DQ_OK;
 }
 
-/* One claim script call.  On DQ_OK either *got is set and *t filled (the
- * task is now leased to us), or *wait_us says how long until the head's
- * score comes (-1: the queue is empty). */
-static int ll_run_claim(dq_queue *q, bool *got, dq_task *t, int64_t *wait_us)
+/* One claim script call: a dq_zlua_fetch_fn (zlua.h).  A task it gets is
+ * leased to us and goes into the one slot of p->held. */
+static int ll_run_claim(dq_queue *q, int64_t *wait_us)
 {
     ll_priv *p = q->priv;
+    dq_task *t = &p->held.tasks[0];
     char now[32], lease[32];
     const char *args[6] = {p->zkey, p->pkey, p->akey, p->dkey, now, lease};
     redisReply *r;
-    int64_t n, srv_now, head;
+    int64_t n, srv_now;
     int rc;
 
-    *got = false;
     *wait_us = -1;
-    if (p->server_clock)
-        now[0] = '\0';
-    else
-        snprintf(now, sizeof now, "%lld", (long long)dq_now_ms(q));
+    dq_zlua_now_arg(q, p->server_clock, now, sizeof now);
     snprintf(lease, sizeof lease, "%lld", (long long)p->lease_ms);
     r = dq_redis_eval(q, p->c, &p->claim, &rc, 4, 6, args, NULL);
     if (r == NULL)
@@ -300,24 +286,16 @@ static int ll_run_claim(dq_queue *q, bool *got, dq_task *t, int64_t *wait_us)
         goto free_reply;
     }
     if (n == 1) {
-        if ((rc = ll_fill_task(q, r, t)) == DQ_OK)
-            *got = true;
-        else
+        if ((rc = ll_fill_task(q, r, t)) == DQ_OK) {
+            p->held.head = 0;
+            p->held.count = 1;
+        } else {
             dq_task_clear(t);
+        }
         goto free_reply;
     }
-    if (r->element[2]->type == REDIS_REPLY_NIL)
-        goto free_reply;
-    if (!dq_reply_score_ms(r->element[2], &head)) {
-        rc = dq_fail(q, DQ_EPROTO, "claim script: bad head score");
-        goto free_reply;
-    }
-    if (p->server_clock)
-        *wait_us = (head - srv_now) * 1000;
-    else
-        *wait_us = head * 1000 - dq_now_us(q);
-    if (*wait_us < 0)
-        *wait_us = 0;
+    rc = dq_zlua_head_wait(q, r->element[2], p->server_clock, srv_now,
+                           wait_us);
 free_reply:
     freeReplyObject(r);
     return rc;
@@ -326,42 +304,9 @@ free_reply:
 static int ll_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 {
     ll_priv *p = q->priv;
-    int64_t deadline_us = dq_mono_us() + timeout_ms * 1000;
-    int rc;
 
-    for (;;) {
-        int64_t wait_us, left_us;
-
-        if (p->have_held) {
-            int64_t early_us = p->held.due_ms * 1000 - dq_now_us(q);
-
-            if (early_us <= 0) {
-                *out = p->held; /* the payload moves to the caller */
-                memset(&p->held, 0, sizeof p->held);
-                p->have_held = false;
-                return DQ_OK;
-            }
-            /* clock=server only: due by Redis's clock, not yet by ours. */
-            left_us = deadline_us - dq_mono_us();
-            if (left_us <= 0)
-                return DQ_EMPTY;
-            dq_sleep_us(early_us < left_us ? early_us : left_us);
-            q->counters.wakeups++;
-            continue;
-        }
-        if ((rc = ll_run_claim(q, &p->have_held, &p->held, &wait_us)) != DQ_OK)
-            return rc;
-        if (p->have_held)
-            continue;
-        q->counters.empty_polls++;
-        left_us = deadline_us - dq_mono_us();
-        if (left_us <= 0)
-            return DQ_EMPTY;
-        if (wait_us < 0 || wait_us > p->poll_ms * 1000)
-            wait_us = p->poll_ms * 1000;
-        dq_sleep_us(wait_us < left_us ? wait_us : left_us);
-        q->counters.wakeups++;
-    }
+    return dq_zlua_claim(q, &p->held, timeout_ms, p->poll_ms, ll_run_claim,
+                         out);
 }
 
 /* Splits "<attempt>:<deadline>" into two decimal strings. */
@@ -484,8 +429,7 @@ static int ll_purge(dq_queue *q)
 {
     ll_priv *p = q->priv;
 
-    dq_task_clear(&p->held);
-    p->have_held = false;
+    dq_held_drop(&p->held);
     return dq_redis_purge(q, p->c);
 }
 

@@ -54,14 +54,15 @@ typedef struct naive_priv {
     redisContext *c;
     int64_t poll_ms;
     int64_t gap_us;
-    char zkey[128];
-    char pkey[128];
 } naive_priv;
 
 static const dq_optdef naive_options[] = {
-    {"poll_ms", "100", "sleep between empty polls, ms (1..60000)"},
-    {"gap_us", "0", "sleep between find and remove, us, widens the race (0..10000000)"},
-    {NULL, NULL, NULL},
+    DQ_OPTDEF_INT("poll_ms", "100", 1, 60000,
+                  "sleep between empty polls, ms (1..60000)"),
+    DQ_OPTDEF_INT("gap_us", "0", 0, 10000000,
+                  "sleep between find and remove, us, widens the race "
+                  "(0..10000000)"),
+    DQ_OPTDEF_END,
 };
 
 static int naive_open(dq_queue *q)
@@ -72,11 +73,9 @@ static int naive_open(dq_queue *q)
     p = calloc(1, sizeof *p);
     if (p == NULL)
         return dq_fail(q, DQ_ENOMEM, "naive: out of memory");
-    if ((rc = dq_opt_int(q, "poll_ms", 1, 60000, &p->poll_ms)) != DQ_OK ||
-        (rc = dq_opt_int(q, "gap_us", 0, 10000000, &p->gap_us)) != DQ_OK)
+    if ((rc = dq_opt_i64(q, "poll_ms", &p->poll_ms)) != DQ_OK ||
+        (rc = dq_opt_i64(q, "gap_us", &p->gap_us)) != DQ_OK)
         goto free_priv;
-    dq_redis_key(q, DQ_ZH_ZSET, p->zkey, sizeof p->zkey);
-    dq_redis_key(q, DQ_ZH_HASH, p->pkey, sizeof p->pkey);
     if ((rc = dq_redis_connect(q, NULL, DQ_SOCK_TIMEOUT_MS, &p->c)) != DQ_OK)
         goto free_priv;
     q->priv = p;
@@ -106,56 +105,20 @@ static int naive_enqueue(dq_queue *q, const char *id, const void *payload,
     return dq_zh_enqueue(q, p->c, id, payload, payload_len, due_ms);
 }
 
-/* Step 1: the id and due time of the earliest due task, if any.  Returns
- * DQ_OK with *found set, or DQ_E*. */
-static int find_due(dq_queue *q, char *id, int64_t *due_ms, bool *found)
-{
-    naive_priv *p = q->priv;
-    char now[32];
-    const char *argv[8] = {"ZRANGEBYSCORE", p->zkey, "-inf", now,
-                           "WITHSCORES", "LIMIT", "0", "1"};
-    redisReply *r;
-    int rc = DQ_OK;
-
-    *found = false;
-    snprintf(now, sizeof now, "%lld", (long long)dq_now_ms(q));
-    r = dq_redis_cmd(q, p->c, &rc, 8, argv, NULL);
-    if (r == NULL)
-        return rc;
-    if (r->type != REDIS_REPLY_ARRAY || (r->elements != 0 && r->elements != 2)) {
-        rc = dq_fail(q, DQ_EPROTO, "ZRANGEBYSCORE: unexpected reply");
-        goto free_reply;
-    }
-    if (r->elements == 0)
-        goto free_reply;
-    if (r->element[0]->type != REDIS_REPLY_STRING ||
-        r->element[0]->len >= DQ_ID_MAX ||
-        !dq_reply_score_ms(r->element[1], due_ms)) {
-        rc = dq_fail(q, DQ_EPROTO, "ZRANGEBYSCORE: bad member or score");
-        goto free_reply;
-    }
-    memcpy(id, r->element[0]->str, r->element[0]->len);
-    id[r->element[0]->len] = '\0';
-    *found = true;
-free_reply:
-    freeReplyObject(r);
-    return rc;
-}
-
 static int naive_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 {
     naive_priv *p = q->priv;
     int64_t deadline_us = dq_mono_us() + timeout_ms * 1000;
     char id[DQ_ID_MAX];
     int64_t due_ms = 0, removed = 0;
-    redisReply *rep[2];
     bool found;
     int rc;
 
     for (;;) {
         int64_t left_us;
 
-        if ((rc = find_due(q, id, &due_ms, &found)) != DQ_OK)
+        rc = dq_zh_find_due(q, p->c, dq_now_ms(q), id, &due_ms, &found);
+        if (rc != DQ_OK)
             return rc;
         if (found)
             break;
@@ -169,46 +132,20 @@ static int naive_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 
     dq_sleep_us(p->gap_us); /* the race window, widened on request */
 
-    {
-        const char *zrem[3] = {"ZREM", p->zkey, id};
-        const char *hget[3] = {"HGET", p->pkey, id};
-        dq_redis_argv cmds[2] = {{3, zrem, NULL}, {3, hget, NULL}};
-
-        if ((rc = dq_redis_pipeline(q, p->c, 2, cmds, rep)) != DQ_OK)
-            return rc;
-    }
-    if ((rc = dq_reply_error(q, rep[0], "ZREM")) != DQ_OK ||
-        (rc = dq_reply_error(q, rep[1], "HGET")) != DQ_OK)
-        goto free_replies;
-    if (!dq_reply_int(rep[0], &removed) ||
-        (rep[1]->type != REDIS_REPLY_STRING && rep[1]->type != REDIS_REPLY_NIL)) {
-        rc = dq_fail(q, DQ_EPROTO, "ZREM/HGET: unexpected reply");
-        goto free_replies;
-    }
+    rc = dq_zh_remove_fetch(q, p->c, id, &removed, &out->payload,
+                            &out->payload_len);
+    if (rc != DQ_OK)
+        return rc;
     /* THE TEXTBOOK BUG, on purpose: removed == 0 means another consumer
      * took this task between our ZRANGEBYSCORE and our ZREM.  Count it, and
      * deliver anyway, as the code in the tutorials does. */
     if (removed == 0)
         q->counters.lost_races++;
 
-    out->payload_len = rep[1]->type == REDIS_REPLY_STRING ? rep[1]->len : 0;
-    out->payload = malloc(out->payload_len + 1);
-    if (out->payload == NULL) {
-        rc = dq_fail(q, DQ_ENOMEM, "claim %s: out of memory", id);
-        goto free_replies;
-    }
-    if (out->payload_len > 0)
-        memcpy(out->payload, rep[1]->str, out->payload_len);
-    out->payload[out->payload_len] = '\0';
     snprintf(out->id, sizeof out->id, "%s", id);
     out->due_ms = due_ms;
     out->attempt = 0;
-    rc = DQ_OK;
-
-free_replies:
-    freeReplyObject(rep[0]);
-    freeReplyObject(rep[1]);
-    return rc;
+    return DQ_OK;
 }
 
 static int naive_ack(dq_queue *q, const dq_task *t)

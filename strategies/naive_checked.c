@@ -60,13 +60,12 @@
 typedef struct nc_priv {
     redisContext *c;
     int64_t poll_ms;
-    char zkey[128];
-    char pkey[128];
 } nc_priv;
 
 static const dq_optdef nc_options[] = {
-    {"poll_ms", "100", "sleep between empty polls, ms (1..60000)"},
-    {NULL, NULL, NULL},
+    DQ_OPTDEF_INT("poll_ms", "100", 1, 60000,
+                  "sleep between empty polls, ms (1..60000)"),
+    DQ_OPTDEF_END,
 };
 
 static int nc_open(dq_queue *q)
@@ -77,10 +76,8 @@ static int nc_open(dq_queue *q)
     p = calloc(1, sizeof *p);
     if (p == NULL)
         return dq_fail(q, DQ_ENOMEM, "naive-checked: out of memory");
-    if ((rc = dq_opt_int(q, "poll_ms", 1, 60000, &p->poll_ms)) != DQ_OK)
+    if ((rc = dq_opt_i64(q, "poll_ms", &p->poll_ms)) != DQ_OK)
         goto free_priv;
-    dq_redis_key(q, DQ_ZH_ZSET, p->zkey, sizeof p->zkey);
-    dq_redis_key(q, DQ_ZH_HASH, p->pkey, sizeof p->pkey);
     if ((rc = dq_redis_connect(q, NULL, DQ_SOCK_TIMEOUT_MS, &p->c)) != DQ_OK)
         goto free_priv;
     q->priv = p;
@@ -110,107 +107,33 @@ static int nc_enqueue(dq_queue *q, const char *id, const void *payload,
     return dq_zh_enqueue(q, p->c, id, payload, payload_len, due_ms);
 }
 
-/* Step 1: the id and due time of the earliest due task, if any.  Returns
- * DQ_OK with *found set, or DQ_E*.  (Same as naive.c's find_due.) */
-static int nc_find_due(dq_queue *q, char *id, int64_t *due_ms, bool *found)
-{
-    nc_priv *p = q->priv;
-    char now[32];
-    const char *argv[8] = {"ZRANGEBYSCORE", p->zkey, "-inf", now,
-                           "WITHSCORES", "LIMIT", "0", "1"};
-    redisReply *r;
-    int rc = DQ_OK;
-
-    *found = false;
-    snprintf(now, sizeof now, "%lld", (long long)dq_now_ms(q));
-    r = dq_redis_cmd(q, p->c, &rc, 8, argv, NULL);
-    if (r == NULL)
-        return rc;
-    if (r->type != REDIS_REPLY_ARRAY || (r->elements != 0 && r->elements != 2)) {
-        rc = dq_fail(q, DQ_EPROTO, "ZRANGEBYSCORE: unexpected reply");
-        goto free_reply;
-    }
-    if (r->elements == 0)
-        goto free_reply;
-    if (r->element[0]->type != REDIS_REPLY_STRING ||
-        r->element[0]->len == 0 || r->element[0]->len >= DQ_ID_MAX ||
-        !dq_reply_score_ms(r->element[1], due_ms)) {
-        rc = dq_fail(q, DQ_EPROTO, "ZRANGEBYSCORE: bad member or score");
-        goto free_reply;
-    }
-    memcpy(id, r->element[0]->str, r->element[0]->len);
-    id[r->element[0]->len] = '\0';
-    *found = true;
-free_reply:
-    freeReplyObject(r);
-    return rc;
-}
-
-/* Step 2: ZREM z id + HGET p id in one round trip.  *won is ZREM's verdict;
- * when won, out gets the payload (malloc'd, NUL-terminated for
- * convenience; an absent field gives an empty payload). */
-static int nc_take(dq_queue *q, const char *id, bool *won, dq_task *out)
-{
-    nc_priv *p = q->priv;
-    const char *zrem[3] = {"ZREM", p->zkey, id};
-    const char *hget[3] = {"HGET", p->pkey, id};
-    const dq_redis_argv cmds[2] = {{3, zrem, NULL}, {3, hget, NULL}};
-    redisReply *rep[2];
-    int64_t removed = 0;
-    int rc;
-
-    *won = false;
-    if ((rc = dq_redis_pipeline(q, p->c, 2, cmds, rep)) != DQ_OK)
-        return rc;
-    if ((rc = dq_reply_error(q, rep[0], "ZREM")) != DQ_OK ||
-        (rc = dq_reply_error(q, rep[1], "HGET")) != DQ_OK)
-        goto free_replies;
-    if (!dq_reply_int(rep[0], &removed) ||
-        (rep[1]->type != REDIS_REPLY_STRING && rep[1]->type != REDIS_REPLY_NIL)) {
-        rc = dq_fail(q, DQ_EPROTO, "ZREM/HGET: unexpected reply");
-        goto free_replies;
-    }
-    if (removed != 1)
-        goto free_replies; /* lost the race: not ours, deliver nothing */
-    out->payload_len = rep[1]->type == REDIS_REPLY_STRING ? rep[1]->len : 0;
-    out->payload = malloc(out->payload_len + 1);
-    if (out->payload == NULL) {
-        out->payload_len = 0;
-        rc = dq_fail(q, DQ_ENOMEM, "claim %s: out of memory (task removed, "
-                     "lost)", id);
-        goto free_replies;
-    }
-    if (out->payload_len > 0)
-        memcpy(out->payload, rep[1]->str, out->payload_len);
-    out->payload[out->payload_len] = '\0';
-    *won = true;
-
-free_replies:
-    freeReplyObject(rep[0]);
-    freeReplyObject(rep[1]);
-    return rc;
-}
-
 static int nc_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 {
     nc_priv *p = q->priv;
     int64_t deadline_us = dq_mono_us() + timeout_ms * 1000;
     int lost_late = 0; /* lost races after the deadline, this call */
     char id[DQ_ID_MAX];
-    int64_t due_ms = 0;
-    bool found, won;
+    int64_t due_ms = 0, removed = 0;
+    bool found;
     int rc;
 
     for (;;) {
         int64_t left_us;
 
-        if ((rc = nc_find_due(q, id, &due_ms, &found)) != DQ_OK)
+        rc = dq_zh_find_due(q, p->c, dq_now_ms(q), id, &due_ms, &found);
+        if (rc != DQ_OK)
             return rc;
         if (found) {
-            if ((rc = nc_take(q, id, &won, out)) != DQ_OK)
+            rc = dq_zh_remove_fetch(q, p->c, id, &removed, &out->payload,
+                                    &out->payload_len);
+            if (rc != DQ_OK)
                 return rc;
-            if (won)
-                break;
+            if (removed == 1)
+                break; /* ZREM's verdict: ours */
+            /* Not ours: deliver nothing. */
+            free(out->payload);
+            out->payload = NULL;
+            out->payload_len = 0;
             /* Claim C03's wasted round trips: someone else removed it. */
             q->counters.lost_races++;
             if (dq_mono_us() < deadline_us || ++lost_late <= LOST_RACE_RETRIES)

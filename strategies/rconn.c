@@ -655,3 +655,135 @@ int64_t dq_zh_pending(dq_queue *q, redisContext *c)
     freeReplyObject(r);
     return n;
 }
+
+int dq_redis_pipeline_ok(dq_queue *q, redisContext *c, size_t n,
+                         const dq_redis_argv *cmds, redisReply **replies)
+{
+    int rc = dq_redis_pipeline(q, c, n, cmds, replies);
+
+    for (size_t i = 0; i < n && rc == DQ_OK; i++)
+        rc = dq_reply_error(q, replies[i], cmds[i].argv[0]);
+    if (rc != DQ_OK)
+        for (size_t i = 0; i < n; i++)
+            if (replies[i] != NULL) {
+                freeReplyObject(replies[i]);
+                replies[i] = NULL;
+            }
+    return rc;
+}
+
+/* A malloc'd, NUL-terminated copy of a bulk-string reply (nil or NULL r:
+ * an empty one).  NULL on allocation failure. */
+static unsigned char *copy_bulk(const redisReply *r, size_t *len)
+{
+    size_t n = r != NULL && r->type == REDIS_REPLY_STRING ? r->len : 0;
+    unsigned char *b = malloc(n + 1);
+
+    *len = 0;
+    if (b == NULL)
+        return NULL;
+    if (n > 0)
+        memcpy(b, r->str, n);
+    b[n] = '\0';
+    *len = n;
+    return b;
+}
+
+int dq_zh_find_due(dq_queue *q, redisContext *c, int64_t now_ms,
+                   char id[DQ_ID_MAX], int64_t *due_ms, bool *found)
+{
+    char z[128], now[32];
+    const char *argv[8] = {"ZRANGEBYSCORE", z, "-inf", now,
+                           "WITHSCORES", "LIMIT", "0", "1"};
+    redisReply *r;
+    int rc = DQ_OK;
+
+    *found = false;
+    dq_redis_key(q, DQ_ZH_ZSET, z, sizeof z);
+    snprintf(now, sizeof now, "%lld", (long long)now_ms);
+    r = dq_redis_cmd(q, c, &rc, 8, argv, NULL);
+    if (r == NULL)
+        return rc;
+    if (r->type != REDIS_REPLY_ARRAY || (r->elements != 0 && r->elements != 2)) {
+        rc = dq_fail(q, DQ_EPROTO, "ZRANGEBYSCORE: unexpected reply");
+        goto free_reply;
+    }
+    if (r->elements == 0)
+        goto free_reply;
+    if (r->element[0]->type != REDIS_REPLY_STRING ||
+        r->element[0]->len == 0 || r->element[0]->len >= DQ_ID_MAX ||
+        !dq_reply_score_ms(r->element[1], due_ms)) {
+        rc = dq_fail(q, DQ_EPROTO, "ZRANGEBYSCORE: bad member or score");
+        goto free_reply;
+    }
+    memcpy(id, r->element[0]->str, r->element[0]->len);
+    id[r->element[0]->len] = '\0';
+    *found = true;
+free_reply:
+    freeReplyObject(r);
+    return rc;
+}
+
+int dq_zh_remove_fetch(dq_queue *q, redisContext *c, const char *id,
+                       int64_t *removed, unsigned char **payload,
+                       size_t *len)
+{
+    char z[128], p[128];
+    const char *zrem[3] = {"ZREM", z, id};
+    const char *hget[3] = {"HGET", p, id};
+    const dq_redis_argv cmds[2] = {{3, zrem, NULL}, {3, hget, NULL}};
+    redisReply *rep[2];
+    int rc;
+
+    *removed = 0;
+    *payload = NULL;
+    *len = 0;
+    dq_redis_key(q, DQ_ZH_ZSET, z, sizeof z);
+    dq_redis_key(q, DQ_ZH_HASH, p, sizeof p);
+    if ((rc = dq_redis_pipeline_ok(q, c, 2, cmds, rep)) != DQ_OK)
+        return rc;
+    if (!dq_reply_int(rep[0], removed) ||
+        (rep[1]->type != REDIS_REPLY_STRING && rep[1]->type != REDIS_REPLY_NIL)) {
+        rc = dq_fail(q, DQ_EPROTO, "ZREM/HGET: unexpected reply");
+        goto free_replies;
+    }
+    *payload = copy_bulk(rep[1], len);
+    if (*payload == NULL)
+        rc = dq_fail(q, DQ_ENOMEM, "claim %s: out of memory%s", id,
+                     *removed ? " (task removed, lost)" : "");
+free_replies:
+    freeReplyObject(rep[0]);
+    freeReplyObject(rep[1]);
+    return rc;
+}
+
+int dq_zh_take_payload(dq_queue *q, redisContext *c, const char *id,
+                       unsigned char **payload, size_t *len, bool *found)
+{
+    char p[128];
+    const char *hget[3] = {"HGET", p, id};
+    const char *hdel[3] = {"HDEL", p, id};
+    const dq_redis_argv cmds[2] = {{3, hget, NULL}, {3, hdel, NULL}};
+    redisReply *r[2];
+    int rc;
+
+    *payload = NULL;
+    *len = 0;
+    *found = false;
+    dq_redis_key(q, DQ_ZH_HASH, p, sizeof p);
+    if ((rc = dq_redis_pipeline_ok(q, c, 2, cmds, r)) != DQ_OK)
+        return rc;
+    if (r[0]->type == REDIS_REPLY_STRING) {
+        *payload = copy_bulk(r[0], len);
+        if (*payload == NULL)
+            rc = dq_fail(q, DQ_ENOMEM, "claim %s: out of memory", id);
+        else
+            *found = true;
+    } else if (r[0]->type != REDIS_REPLY_NIL) {
+        rc = dq_fail(q, DQ_EPROTO, "claim %s: HGET: unexpected reply type %d",
+                     id, r[0]->type);
+    }
+    freeReplyObject(r[0]);
+    freeReplyObject(r[1]);
+    return rc;
+}

@@ -63,6 +63,14 @@ typedef struct dq_redis_argv {
 int dq_redis_pipeline(dq_queue *q, redisContext *c, size_t n,
                       const dq_redis_argv *cmds, redisReply **replies);
 
+/* dq_redis_pipeline for commands whose error replies are failures: when
+ * any reply is an error reply, frees every reply, sets q->err to
+ * "<argv[0] of that command>: <error text>" and returns DQ_EREDIS.  On
+ * DQ_OK replies[0..n-1] hold n non-error replies (caller frees each); on
+ * any error every replies[i] is NULL. */
+int dq_redis_pipeline_ok(dq_queue *q, redisContext *c, size_t n,
+                         const dq_redis_argv *cmds, redisReply **replies);
+
 /* Sends MULTI, the n commands, EXEC in one round trip and returns the EXEC
  * reply (an array of n replies, caller frees).  Returns NULL with *rc =
  * DQ_EIO on a transport error, DQ_EREDIS when a command was rejected
@@ -153,5 +161,38 @@ int dq_zh_reschedule(dq_queue *q, redisContext *c, const char *id,
                      int64_t due_ms);
 /* ZCARD z: tasks not yet claimed, or a DQ_E* code. */
 int64_t dq_zh_pending(dq_queue *q, redisContext *c);
+
+/* The claim steps of the find-then-remove strategies (naive, naive-checked,
+ * zpopmin).  Each is one round trip; none decides whether the caller owns
+ * the task -- that decision is the difference between those strategies. */
+
+/* Find: ZRANGEBYSCORE z -inf <now_ms> WITHSCORES LIMIT 0 1, the earliest
+ * task whose due time is <= now_ms (inclusive bound, lowest score first:
+ * https://redis.io/commands/zrangebyscore/).  On DQ_OK *found tells
+ * whether there was one; if so id (DQ_ID_MAX bytes) gets its id,
+ * NUL-terminated, and *due_ms its score.  DQ_EPROTO for an empty or too
+ * long member or a score that is not a number; else DQ_E* from the call. */
+int dq_zh_find_due(dq_queue *q, redisContext *c, int64_t now_ms,
+                   char id[DQ_ID_MAX], int64_t *due_ms, bool *found);
+
+/* Remove + fetch: ZREM z id and HGET p id, pipelined.  On DQ_OK *removed
+ * is ZREM's reply (1: this call removed id; 0: it was not in z, e.g.
+ * another consumer removed it first) and *payload a malloc'd copy of the
+ * hash field (caller frees; NUL-terminated for convenience, *len bytes
+ * without the NUL; an absent field gives an empty payload), whatever
+ * *removed is: whether to deliver it is the caller's decision.  On error
+ * *payload is NULL and *len 0 (DQ_ENOMEM means the call may have removed
+ * the task: at-most-once, it is lost). */
+int dq_zh_remove_fetch(dq_queue *q, redisContext *c, const char *id,
+                       int64_t *removed, unsigned char **payload,
+                       size_t *len);
+
+/* Take payload: HGET p id and HDEL p id, pipelined (not atomic with each
+ * other; ids are unique per queue by contract).  On DQ_OK *found says
+ * whether the field existed; when it did, *payload is a malloc'd copy
+ * (caller frees; NUL-terminated, *len bytes without the NUL), else NULL
+ * with *len 0. */
+int dq_zh_take_payload(dq_queue *q, redisContext *c, const char *id,
+                       unsigned char **payload, size_t *len, bool *found);
 
 #endif /* DQ_RCONN_H */

@@ -72,40 +72,21 @@
 typedef struct zp_priv {
     redisContext *c;   /* rconn's helpers reconnect it after an error */
     char zkey[128];    /* dq:{Q}:z */
-    char pkey[128];    /* dq:{Q}:p */
     int64_t poll_ms;
     int bzpopmin;      /* 0 or 1 */
 } zp_priv;
 
 static const dq_optdef zp_options[] = {
-    {"poll_ms", "100", "sleep when the set is empty, and the longest wait "
-                       "for a not-yet-due head, in ms (1..60000)"},
-    {"bzpopmin", "0", "1: block in BZPOPMIN while the set is empty instead "
-                      "of sleeping poll_ms (needs Redis 6.0)"},
-    {NULL, NULL, NULL},
+    DQ_OPTDEF_INT("poll_ms", "100", 1, 60000,
+                  "sleep when the set is empty, and the longest wait for a "
+                  "not-yet-due head, in ms (1..60000)"),
+    DQ_OPTDEF_INT("bzpopmin", "0", 0, 1,
+                  "1: block in BZPOPMIN while the set is empty instead of "
+                  "sleeping poll_ms (needs Redis 6.0)"),
+    DQ_OPTDEF_END,
 };
 
 /* ---- Helpers ------------------------------------------------------------ */
-
-/* Runs the n commands of cmds as one pipeline (one round trip) and fails
- * with DQ_EREDIS when any reply is an error; on DQ_OK the caller frees
- * r[0..n-1]. */
-static int zp_pipeline(dq_queue *q, size_t n, const dq_redis_argv *cmds,
-                       redisReply **r)
-{
-    zp_priv *p = q->priv;
-    int rc = dq_redis_pipeline(q, p->c, n, cmds, r);
-
-    for (size_t i = 0; i < n && rc == DQ_OK; i++)
-        rc = dq_reply_error(q, r[i], cmds[i].argv[0]);
-    if (rc != DQ_OK)
-        for (size_t i = 0; i < n; i++)
-            if (r[i] != NULL) {
-                freeReplyObject(r[i]);
-                r[i] = NULL;
-            }
-    return rc;
-}
 
 /* Milliseconds left until the monotonic deadline (may be <= 0). */
 static int64_t zp_left_ms(int64_t deadline_us)
@@ -125,13 +106,12 @@ static int zp_open(dq_queue *q)
     p = calloc(1, sizeof *p);
     if (p == NULL)
         return dq_fail(q, DQ_ENOMEM, "zpopmin: out of memory");
-    if ((rc = dq_opt_int(q, "poll_ms", 1, 60000, &p->poll_ms)) != DQ_OK)
+    if ((rc = dq_opt_i64(q, "poll_ms", &p->poll_ms)) != DQ_OK)
         goto free_p;
-    if ((rc = dq_opt_int(q, "bzpopmin", 0, 1, &v)) != DQ_OK)
+    if ((rc = dq_opt_i64(q, "bzpopmin", &v)) != DQ_OK)
         goto free_p;
     p->bzpopmin = (int)v;
     dq_redis_key(q, DQ_ZH_ZSET, p->zkey, sizeof p->zkey);
-    dq_redis_key(q, DQ_ZH_HASH, p->pkey, sizeof p->pkey);
     rc = dq_redis_connect(q, p->bzpopmin ? "6.0.0" : "5.0.0",
                           DQ_SOCK_TIMEOUT_MS, &p->c);
     if (rc != DQ_OK)
@@ -162,42 +142,6 @@ static int zp_enqueue(dq_queue *q, const char *id, const void *payload,
     zp_priv *p = q->priv;
 
     return dq_zh_enqueue(q, p->c, id, payload, payload_len, due_ms);
-}
-
-/* HGET p id ; HDEL p id in one round trip.  *payload is malloc'd (NULL with
- * *found = false when the hash had no such field). */
-static int zp_take_payload(dq_queue *q, const char *id,
-                           unsigned char **payload, size_t *len, bool *found)
-{
-    zp_priv *p = q->priv;
-    const char *hget[3] = {"HGET", p->pkey, id};
-    const char *hdel[3] = {"HDEL", p->pkey, id};
-    const dq_redis_argv cmds[2] = {{3, hget, NULL}, {3, hdel, NULL}};
-    redisReply *r[2];
-    int rc;
-
-    *payload = NULL;
-    *len = 0;
-    *found = false;
-    if ((rc = zp_pipeline(q, 2, cmds, r)) != DQ_OK)
-        return rc;
-    if (r[0]->type == REDIS_REPLY_STRING) {
-        *payload = malloc(r[0]->len ? r[0]->len : 1);
-        if (*payload == NULL) {
-            rc = dq_fail(q, DQ_ENOMEM, "claim %s: out of memory", id);
-            goto free_replies;
-        }
-        memcpy(*payload, r[0]->str, r[0]->len);
-        *len = r[0]->len;
-        *found = true;
-    } else if (r[0]->type != REDIS_REPLY_NIL) {
-        rc = dq_fail(q, DQ_EPROTO, "claim %s: HGET: unexpected reply type %d",
-                     id, r[0]->type);
-    }
-free_replies:
-    freeReplyObject(r[0]);
-    freeReplyObject(r[1]);
-    return rc;
 }
 
 /* Pops the head: ZPOPMIN (block_ms < 0) or BZPOPMIN with a clamped timeout.
@@ -308,7 +252,8 @@ static int zp_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
         }
 
         bool found;
-        rc = zp_take_payload(q, id, &out->payload, &out->payload_len, &found);
+        rc = dq_zh_take_payload(q, p->c, id, &out->payload, &out->payload_len,
+                                &found);
         if (rc != DQ_OK)
             return rc;
         if (!found)
