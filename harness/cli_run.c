@@ -2,9 +2,9 @@
  *
  * Order of work, so that bad input costs nothing and nothing is left
  * behind: parse and validate every argument (exit 2 with one line naming
- * the option and the value), check the strategy options by opening one
- * handle against a port that refuses connections (preflight_options), check
- * --out without creating it, then start the private redis-server if the
+ * the option and the value), check the strategy option values against
+ * their declared types and ranges (dq_opts_check, dq.h), check --out
+ * without creating it, then start the private redis-server if the
  * strategy needs Redis and no --redis was given, create --out DIR, run the
  * trial (trial.c), print the summary, and on every path after the server
  * started -- success, error, Ctrl-C -- stop it, remove the temporary log,
@@ -86,57 +86,6 @@ static void strategy_names(char *buf, size_t buflen)
     for (size_t i = 0; dq_strategies[i] != NULL && n < buflen; i++)
         n += (size_t)snprintf(buf + n, buflen - n, "%s%s", i ? ", " : "",
                               dq_strategies[i]->name);
-}
-
-/* Checks the strategy's option values before a redis-server is started:
- * opens one handle with p's options against 127.0.0.1 on a port bound by
- * us but not listening, so any connection is refused at once (and no
- * other process can listen there meanwhile).  dq_open checks every value
- * against the strategy's declared option types before calling its open
- * (dq_opts_check, dq.h), and strategies check anything further at the top
- * of open, before connecting, so a bad value comes back as DQ_EINVAL
- * naming the option; the refused connection comes back as DQ_EIO and is
- * ignored (a check a strategy makes only after connecting is still made
- * by the trial, as before).  Returns 0, or -1 with the message in err. */
-static int preflight_options(const dq_trial_params *p, char *err,
-                             size_t errlen)
-{
-    struct sockaddr_in a;
-    socklen_t len = sizeof a;
-    dq_config cfg;
-    dq_queue *q = NULL;
-    dq_local *local;
-    int fd, rc;
-
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return 0;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        close(fd);
-        return 0;
-    }
-    local = dq_local_new();
-    if (local == NULL) {
-        close(fd);
-        return 0;
-    }
-    memset(&cfg, 0, sizeof cfg);
-    cfg.queue = "dqlab-preflight";
-    cfg.redis_host = "127.0.0.1";
-    cfg.redis_port = ntohs(a.sin_port);
-    cfg.opts = p->opts;
-    cfg.nopts = p->nopts;
-    cfg.local = local;
-    cfg.consumer = "preflight";
-    rc = dq_open(p->strategy, &cfg, &q, err, errlen);
-    dq_close(q);
-    dq_local_free(local);
-    close(fd);
-    return rc == DQ_EINVAL ? -1 : 0;
 }
 
 /* Checks --out DIR without creating it: an existing directory we may
@@ -418,7 +367,7 @@ int dq_cmd_run(int argc, char **argv)
     p.progress = !quiet;
 
     /* Strategy option values, before anything is started. */
-    if (preflight_options(&p, err, sizeof err) != 0) {
+    if (dq_opts_check(p.strategy, p.opts, p.nopts, err, sizeof err) != DQ_OK) {
         fprintf(stderr, "dqlab run: --opt: %s\n", err);
         return 2;
     }
