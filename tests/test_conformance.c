@@ -276,6 +276,18 @@ static void check_empty_claim(const char *name)
                  name, g.id);
     cr_assert_leq(g.elapsed_ms, TL_SLACK_MS, "%s: claim(0) took %lld ms",
                   name, (long long)g.elapsed_ms);
+    /* Waits computed below a millisecond must not reach a blocking command
+     * as 0, which BLPOP/BZPOPMIN/BLMOVE read as "block forever": 20 claims
+     * of 1 ms each on an empty queue must all come back, and soon. */
+    int64_t t0 = (dq_mono_us() / 1000);
+    for (int i = 0; i < 20; i++) {
+        g = tl_claim(q, 1);
+        cr_assert_eq(g.rc, DQ_EMPTY, "%s: claim(1) on an empty queue gave "
+                     "rc %d", name, g.rc);
+    }
+    cr_assert_leq((dq_mono_us() / 1000) - t0, 20 + TL_SLACK_MS,
+                  "%s: 20 claims of 1 ms took %lld ms", name,
+                  (long long)((dq_mono_us() / 1000) - t0));
     dq_close(q);
     tl_teardown(&c);
 }

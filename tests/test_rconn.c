@@ -1,0 +1,44 @@
+/* test_rconn.c -- the Redis plumbing that needs no server: the clamp of
+ * blocking timeouts (a wait below 1 ms must never reach BLPOP, BZPOPMIN or
+ * BLMOVE as 0, which means "block forever": https://redis.io/commands/blpop/)
+ * and the key layout (one hash tag per queue). */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "../strategies/rconn.h"
+
+static void expect_timeout(int64_t wait_ms, const char *want)
+{
+    char buf[32];
+    dq_block_timeout(wait_ms, buf, sizeof buf);
+    cr_expect_str_eq(buf, want, "dq_block_timeout(%lld) gave %s, want %s",
+                     (long long)wait_ms, buf, want);
+}
+
+Test(rconn, block_timeout_never_zero)
+{
+    expect_timeout(-1000, "0.005");
+    expect_timeout(0, "0.005");
+    expect_timeout(1, "0.005");
+    expect_timeout(DQ_BLOCK_MIN_MS, "0.005");
+}
+
+Test(rconn, block_timeout_in_range_and_capped)
+{
+    expect_timeout(6, "0.006");
+    expect_timeout(1234, "1.234");
+    expect_timeout(DQ_BLOCK_MAX_MS, "5.000");
+    expect_timeout(INT64_MAX, "5.000");
+}
+
+Test(rconn, keys_share_one_hash_tag)
+{
+    dq_queue q;
+    char key[128];
+    memset(&q, 0, sizeof q);
+    strcpy(q.queue, "orders");
+    dq_redis_key(&q, "z", key, sizeof key);
+    cr_expect_str_eq(key, "dq:{orders}:z");
+    dq_redis_key(&q, "p", key, sizeof key);
+    cr_expect_str_eq(key, "dq:{orders}:p");
+}
