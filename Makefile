@@ -7,6 +7,8 @@
 #   make test       install missing packages, build and run the Criterion
 #                   tests against a private redis-server
 #   make test-sanitize   the same tests under AddressSanitizer + UBSan
+#   make bench     install missing packages, measure speed and scale into
+#                  results/bench/ (FULL=1: backlog up to 1M pending tasks)
 #   make clean
 #
 # SANITIZER=asan builds everything with -fsanitize=address,undefined into
@@ -85,6 +87,15 @@ report:
 	@$(MAKE) --no-print-directory all
 	@set -e; for f in experiments/*.ini; do ./bin/dqlab experiment "$$f" $(REPORT_ARGS); done
 	./bin/dqlab report results
+
+# `dqlab bench`: speed, the Redis ceiling, backlog scaling, lateness under
+# load into results/bench/<stamp>/ (about 5 minutes; FULL=1: backlog up to
+# 1M, more repeats); `dqlab report` shows it in its Performance section.
+BENCH_ARGS := $(if $(filter-out 0,$(FULL)),--full,--quick)
+bench:
+	@sh tools/deps.sh
+	@$(MAKE) --no-print-directory all
+	./bin/dqlab bench $(BENCH_ARGS)
 
 clean:
 	rm -rf build bin

@@ -4,20 +4,26 @@
  * once, line by line, into a hash map id -> record (open addressing with
  * linear probing over a power-of-two table of indices into a record
  * vector, FNV-1a hashes kept in the records so growing never rehashes
- * strings; ids live in one growing arena).  That keeps a 1M-task log (3M+
- * records) to a few hundred ms and ~100 bytes per id.
+ * strings; ids live in one growing arena).  Consumer names go into a
+ * second map of the same kind.  Every D and A record is kept as a small
+ * fixed-size entry (24 and 16 bytes) and, at the end of the file, both
+ * vectors are sorted by (id, time): the deliveries of one id are then
+ * adjacent and in time order, which is what telling a redelivery from a
+ * duplicate needs.  A 1M-task log (3M+ records) stays around a second and
+ * ~150 bytes per id.
  *
  * Order independence: a producer logs E after enqueue returns, and a fast
- * consumer may log the D of the same id before that, so a D whose id has no
- * E yet cannot be judged early or not on the spot.  Such deliveries are kept
- * in a side list and judged at the end of the file; the first delivery of
- * an id is the one with the smallest t_us, not the first line.
+ * consumer may log the D of the same id before that, so nothing is judged
+ * while reading; the first delivery of an id is the one with the smallest
+ * t_us, not the first line (ties: the earlier line).
  *
  * Counting rules (see checker.h): deliveries counts every D record,
  * unknown those of ids never enqueued, duplicates the extra deliveries of
- * enqueued ids: (deliveries - unknown) - delivered.  Lateness is taken per
- * delivered id from its first delivery and summarised with nearest-rank
- * percentiles (https://en.wikipedia.org/wiki/Percentile#The_nearest-rank_method).
+ * enqueued ids: (deliveries - unknown) - delivered, split into
+ * redelivered / dup_fault / dup_nofault with the fault windows of the F
+ * records.  Lateness is taken per delivered id from its first delivery and
+ * summarised with nearest-rank percentiles
+ * (https://en.wikipedia.org/wiki/Percentile#The_nearest-rank_method).
  * A log with an id enqueued twice is rejected: producers choose unique ids,
  * so it means two trials wrote into one file.
  */
@@ -30,33 +36,74 @@
 
 #include <jansson.h>
 
+#include "../strategies/dq.h"
 #include "checker.h"
 
 #define DQ_LOG_MAGIC "# dqlab event log v1"
 
-typedef struct rec {
+/* A string -> index map: open addressing over a power-of-two slot table
+ * (index + 1; 0 = empty), strings NUL-terminated in one arena. */
+typedef struct ment {
     uint64_t hash;
-    size_t id_off;        /* into the arena; NUL-terminated */
+    size_t off;           /* into arena */
+} ment;
+
+typedef struct strmap {
+    ment *e;
+    size_t n, cap;
+    uint32_t *slots;
+    size_t nslots;
+    char *arena;
+    size_t alen, acap;
+} strmap;
+
+typedef struct rec {
     int64_t due_ms;
-    int64_t first_d_us;   /* smallest D time; valid when ndeliv > 0 */
+    int64_t e_us;         /* time of the E record */
     uint64_t ndeliv;
     uint64_t e_line;      /* line of the E record, 0 when none yet */
 } rec;
 
-typedef struct pend {
-    size_t rec;           /* index into recs */
-    int64_t t_us;
-} pend;
+typedef struct dent {     /* one D record */
+    int64_t t;
+    uint32_t rec, cons, line;
+    int32_t attempt;
+} dent;
+
+typedef struct aent {     /* one A record */
+    int64_t t;
+    uint32_t rec, cons;
+} aent;
+
+typedef struct fent {     /* one F record */
+    int64_t t;
+    uint64_t line;
+    size_t fault;         /* index into out->faults */
+    bool begin;
+    char arg[64];
+} fent;
+
+typedef struct window {   /* a paired fault window */
+    int64_t begin, end;   /* end INT64_MAX: open to the end of the log */
+    size_t fault;
+    int64_t cons;         /* consumer index, -1: every consumer */
+    char arg[64];
+    bool kill, skew;
+} window;
 
 typedef struct checker {
+    strmap ids;
     rec *recs;
-    size_t nrecs, caprecs;
-    uint32_t *slots;      /* rec index + 1; 0 = empty */
-    size_t nslots;        /* power of two */
-    char *arena;
-    size_t arena_len, arena_cap;
-    pend *pends;
-    size_t npends, cappends;
+    size_t caprecs;
+    strmap cons;
+    dent *dv;
+    size_t ndv, capdv;
+    aent *av;
+    size_t nav, capav;
+    fent *fv;
+    size_t nfv, capfv;
+    window *wv;
+    size_t nwv;
 } checker;
 
 static uint64_t fnv1a(const char *s, size_t n)
@@ -87,64 +134,92 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
-static int rehash(checker *c, size_t nslots)
+static int rehash(strmap *m, size_t nslots)
 {
     uint32_t *s = calloc(nslots, sizeof *s);
 
     if (s == NULL)
         return -1;
-    for (size_t i = 0; i < c->nrecs; i++) {
-        size_t j = c->recs[i].hash & (nslots - 1);
+    for (size_t i = 0; i < m->n; i++) {
+        size_t j = m->e[i].hash & (nslots - 1);
         while (s[j] != 0)
             j = (j + 1) & (nslots - 1);
         s[j] = (uint32_t)(i + 1);
     }
-    free(c->slots);
-    c->slots = s;
-    c->nslots = nslots;
+    free(m->slots);
+    m->slots = s;
+    m->nslots = nslots;
     return 0;
 }
 
-/* Finds the record of id (n bytes), creating it when absent.  Returns its
- * index, or (size_t)-1 when out of memory. */
-static size_t lookup(checker *c, const char *id, size_t n)
+/* Index of str (n bytes) in m, or (size_t)-1 when absent. */
+static size_t map_find(const strmap *m, const char *str, size_t n)
 {
-    uint64_t h = fnv1a(id, n);
+    uint64_t h;
     size_t j;
-    rec *r;
 
-    if ((c->nrecs + 1) * 2 > c->nslots &&
-        rehash(c, c->nslots ? c->nslots * 2 : 4096) != 0)
+    if (m->nslots == 0)
         return (size_t)-1;
-    j = h & (c->nslots - 1);
-    while (c->slots[j] != 0) {
-        rec *x = &c->recs[c->slots[j] - 1];
-        if (x->hash == h && strncmp(c->arena + x->id_off, id, n) == 0 &&
-            c->arena[x->id_off + n] == '\0')
-            return c->slots[j] - 1;
-        j = (j + 1) & (c->nslots - 1);
+    h = fnv1a(str, n);
+    j = h & (m->nslots - 1);
+    while (m->slots[j] != 0) {
+        size_t x = m->slots[j] - 1;
+        if (m->e[x].hash == h &&
+            strncmp(m->arena + m->e[x].off, str, n) == 0 &&
+            m->arena[m->e[x].off + n] == '\0')
+            return x;
+        j = (j + 1) & (m->nslots - 1);
     }
-    if (c->nrecs >= UINT32_MAX - 1 ||
-        grow((void **)&c->recs, &c->caprecs, c->nrecs + 1, sizeof *c->recs) ||
-        grow((void **)&c->arena, &c->arena_cap, c->arena_len + n + 1, 1))
+    return (size_t)-1;
+}
+
+/* Index of str (n bytes) in m, added when absent (*added set then).
+ * Returns (size_t)-1 when out of memory. */
+static size_t map_get(strmap *m, const char *str, size_t n, bool *added)
+{
+    size_t x = map_find(m, str, n), j;
+    uint64_t h;
+
+    *added = false;
+    if (x != (size_t)-1)
+        return x;
+    if ((m->n + 1) * 2 > m->nslots &&
+        rehash(m, m->nslots ? m->nslots * 2 : 4096) != 0)
         return (size_t)-1;
-    r = &c->recs[c->nrecs];
-    memset(r, 0, sizeof *r);
-    r->hash = h;
-    r->id_off = c->arena_len;
-    memcpy(c->arena + c->arena_len, id, n);
-    c->arena[c->arena_len + n] = '\0';
-    c->arena_len += n + 1;
-    c->slots[j] = (uint32_t)(c->nrecs + 1);
-    return c->nrecs++;
+    if (m->n >= UINT32_MAX - 1 ||
+        grow((void **)&m->e, &m->cap, m->n + 1, sizeof *m->e) ||
+        grow((void **)&m->arena, &m->acap, m->alen + n + 1, 1))
+        return (size_t)-1;
+    h = fnv1a(str, n);
+    j = h & (m->nslots - 1);
+    while (m->slots[j] != 0)
+        j = (j + 1) & (m->nslots - 1);
+    m->e[m->n].hash = h;
+    m->e[m->n].off = m->alen;
+    memcpy(m->arena + m->alen, str, n);
+    m->arena[m->alen + n] = '\0';
+    m->alen += n + 1;
+    m->slots[j] = (uint32_t)(m->n + 1);
+    *added = true;
+    return m->n++;
+}
+
+static void map_free(strmap *m)
+{
+    free(m->e);
+    free(m->slots);
+    free(m->arena);
 }
 
 static void checker_free(checker *c)
 {
+    map_free(&c->ids);
+    map_free(&c->cons);
     free(c->recs);
-    free(c->slots);
-    free(c->arena);
-    free(c->pends);
+    free(c->dv);
+    free(c->av);
+    free(c->fv);
+    free(c->wv);
 }
 
 /* Strict decimal int64 >= 0 from a field. */
@@ -171,22 +246,254 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static int cmp_dent(const void *a, const void *b)
+{
+    const dent *x = a, *y = b;
+    if (x->rec != y->rec)
+        return x->rec < y->rec ? -1 : 1;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return (x->line > y->line) - (x->line < y->line);
+}
+
+static int cmp_aent(const void *a, const void *b)
+{
+    const aent *x = a, *y = b;
+    if (x->rec != y->rec)
+        return x->rec < y->rec ? -1 : 1;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
+static int cmp_fent(const void *a, const void *b)
+{
+    const fent *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return (x->line > y->line) - (x->line < y->line);
+}
+
+size_t dq_percentile_rank(double p, size_t n)
+{
+    double r;
+
+    if (n == 0)
+        return 0;
+    /* p / 100 * n is inexact for p = 99.9 (999.0000000000001 for n =
+     * 1000), and ceil would then pick rank 1000, the maximum: round away
+     * anything below 1e-9 of a rank first. */
+    r = ceil(p / 100.0 * (double)n - 1e-9);
+    if (r < 1)
+        return 1;
+    if (r > (double)n)
+        return n;
+    return (size_t)r;
+}
+
 double dq_percentile(const double *sorted, size_t n, double p)
 {
-    size_t rank;
-
     if (n == 0)
         return 0;
     if (p <= 0)
         return sorted[0];
     if (p >= 100)
         return sorted[n - 1];
-    rank = (size_t)ceil(p / 100.0 * (double)n);
-    if (rank < 1)
-        rank = 1;
-    if (rank > n)
-        rank = n;
-    return sorted[rank - 1];
+    return sorted[dq_percentile_rank(p, n) - 1];
+}
+
+/* Index of fault name in out->faults, added when new; names beyond the
+ * table are pooled in its last entry, renamed "other". */
+static size_t fault_index(dq_check *out, const char *name)
+{
+    for (size_t i = 0; i < out->nfaults; i++)
+        if (strcmp(out->faults[i].name, name) == 0)
+            return i;
+    if (out->nfaults == DQ_CHECK_MAX_FAULTS) {
+        snprintf(out->faults[DQ_CHECK_MAX_FAULTS - 1].name,
+                 sizeof out->faults[0].name, "other");
+        return DQ_CHECK_MAX_FAULTS - 1;
+    }
+    snprintf(out->faults[out->nfaults].name, sizeof out->faults[0].name, "%s",
+             name);
+    return out->nfaults++;
+}
+
+/* Does window w concern consumer cons? */
+static bool win_for(const window *w, uint32_t cons)
+{
+    return w->cons < 0 || (uint32_t)w->cons == cons;
+}
+
+/* The first window (by begin) of consumer cons begun in (after, upto];
+ * NULL when none. */
+static const window *began_between(const checker *c, int64_t after,
+                                   int64_t upto, uint32_t cons)
+{
+    for (size_t i = 0; i < c->nwv; i++) {
+        const window *w = &c->wv[i];
+        if (w->begin > upto)
+            break;
+        if (w->begin > after && win_for(w, cons))
+            return w;
+    }
+    return NULL;
+}
+
+/* Pairs the F records into windows (sorted by begin) and resolves their
+ * consumers.  Returns 0, or -1 with the offending F record in *bad (NULL:
+ * out of memory). */
+static int make_windows(checker *c, dq_check *out, const fent **bad)
+{
+    if (c->nfv == 0)
+        return 0;
+    qsort(c->fv, c->nfv, sizeof *c->fv, cmp_fent);
+    c->wv = calloc(c->nfv, sizeof *c->wv);
+    if (c->wv == NULL) {
+        *bad = NULL;
+        return -1;
+    }
+    for (size_t i = 0; i < c->nfv; i++) {
+        const fent *f = &c->fv[i];
+        if (f->begin) {
+            window *w = &c->wv[c->nwv++];
+            const char *name = out->faults[f->fault].name;
+            const char *who = strstr(f->arg, "consumer=");
+            size_t ci;
+            if (who != NULL && (who == f->arg || who[-1] == ',')) {
+                who += strlen("consumer=");
+                ci = map_find(&c->cons, who, strcspn(who, ","));
+            } else {
+                ci = map_find(&c->cons, f->arg, strcspn(f->arg, ":"));
+            }
+            w->begin = f->t;
+            w->end = INT64_MAX;
+            w->fault = f->fault;
+            w->cons = ci == (size_t)-1 ? -1 : (int64_t)ci;
+            snprintf(w->arg, sizeof w->arg, "%s", f->arg);
+            w->kill = strcmp(name, "kill-consumer") == 0;
+            w->skew = strcmp(name, "clock-skew") == 0;
+            out->fault_windows++;
+            if (out->faults[f->fault].windows++ == 0)
+                snprintf(out->faults[f->fault].arg,
+                         sizeof out->faults[0].arg, "%s", f->arg);
+            continue;
+        }
+        size_t k;
+        for (k = 0; k < c->nwv; k++)
+            if (c->wv[k].fault == f->fault && c->wv[k].end == INT64_MAX)
+                break;
+        if (k == c->nwv) {
+            *bad = f;
+            return -1;
+        }
+        c->wv[k].end = f->t;
+    }
+    for (size_t i = 0; i < c->nwv; i++) {
+        const window *w = &c->wv[i];
+        int64_t e = w->end == INT64_MAX ? out->end_us : w->end;
+        if (e > w->begin)
+            out->faults[w->fault].window_us += e - w->begin;
+    }
+    return 0;
+}
+
+/* Judges every enqueued id once the file is read (checker.h). */
+static void judge(checker *c, dq_check *out, double *lat, size_t *nlat)
+{
+    size_t di = 0, ai = 0, n = 0;
+
+    qsort(c->dv, c->ndv, sizeof *c->dv, cmp_dent);
+    qsort(c->av, c->nav, sizeof *c->av, cmp_aent);
+    for (size_t i = 0; i < c->ids.n; i++) {
+        rec *r = &c->recs[i];
+        size_t d0 = di, a0 = ai, d1, a1;
+        while (di < c->ndv && c->dv[di].rec == i)
+            di++;
+        while (ai < c->nav && c->av[ai].rec == i)
+            ai++;
+        d1 = di;
+        a1 = ai;
+        if (r->e_line == 0) {
+            out->unknown += r->ndeliv;
+            continue;
+        }
+        /* Early deliveries; those inside a clock-skew window explained. */
+        for (size_t k = d0; k < d1; k++) {
+            const dent *d = &c->dv[k];
+            if (d->t >= r->due_ms * 1000)
+                continue;
+            out->early++;
+            for (size_t w = 0; w < c->nwv; w++) {
+                const window *x = &c->wv[w];
+                if (x->skew && x->begin <= d->t && d->t <= x->end &&
+                    win_for(x, d->cons)) {
+                    out->early_fault++;
+                    out->faults[x->fault].early++;
+                    break;
+                }
+            }
+        }
+        if (d1 == d0) {
+            const window *x = NULL;
+            if (r->due_ms * 1000 >= out->end_us) {
+                out->pending_end++;
+                continue;
+            }
+            out->lost++;
+            for (size_t w = 0; w < c->nwv && x == NULL; w++)
+                if (c->wv[w].end >= r->e_us && c->wv[w].begin <= out->end_us)
+                    x = &c->wv[w];
+            if (x != NULL)
+                out->faults[x->fault].lost++;
+            else
+                out->lost_nofault++;
+            continue;
+        }
+        out->delivered++;
+        lat[n++] = (double)(c->dv[d0].t - r->due_ms * 1000) / 1000.0;
+        if (c->dv[d0].attempt > 1)
+            out->redelivered_hidden++;
+        /* Extra deliveries, in time order. */
+        for (size_t k = d0 + 1; k < d1; k++) {
+            const dent *d = &c->dv[k], *prev = &c->dv[k - 1];
+            bool acked_before = a1 > a0 && c->av[a0].t <= d->t;
+            bool prev_acked = false;
+            const window *x = began_between(c, prev->t, d->t, prev->cons);
+            for (size_t a = a0; a < a1 && !prev_acked; a++)
+                prev_acked = c->av[a].cons == prev->cons;
+            out->duplicates++;
+            if (!acked_before && !prev_acked && (d->attempt > 1 || x)) {
+                out->redelivered++;
+                if (x != NULL)
+                    out->faults[x->fault].redelivered++;
+            } else if (x != NULL) {
+                out->dup_fault++;
+                out->faults[x->fault].dup_fault++;
+            } else {
+                out->dup_nofault++;
+            }
+        }
+        if (a1 > a0)
+            continue;
+        out->unacked++;
+        /* Claimed by a consumer killed after its last delivery? */
+        const dent *last = &c->dv[d1 - 1];
+        for (size_t w = 0; w < c->nwv; w++) {
+            const window *x = &c->wv[w];
+            if (!x->kill || x->begin < last->t || x->begin > out->end_us ||
+                !win_for(x, last->cons))
+                continue;
+            if (out->lease_ms > 0 &&
+                last->t + out->lease_ms * 1000 > out->end_us) {
+                out->pending_end++;
+            } else {
+                out->lost++;
+                out->lost_claimed++;
+                out->faults[x->fault].lost++;
+            }
+            break;
+        }
+    }
+    *nlat = n;
 }
 
 #define MAXF 6
@@ -202,6 +509,7 @@ static int check_stream(FILE *f, const char *name, dq_check *out,
     ssize_t len;
     uint64_t lineno = 0;
     double *lat = NULL;
+    int64_t h_end_us = -1;
     int rc = -1;
 
     memset(&c, 0, sizeof c);
@@ -221,7 +529,8 @@ static int check_stream(FILE *f, const char *name, dq_check *out,
         int nf = 0;
         int64_t t;
         char *p;
-        size_t ri;
+        size_t ri, ci = 0;
+        bool added;
 
         lineno++;
         if (len > 0 && line[len - 1] == '\n')
@@ -255,6 +564,19 @@ static int check_stream(FILE *f, const char *name, dq_check *out,
                 BAD("H record needs 3 fields, has %d", nf);
             if (fld[1][0] == '\0')
                 BAD("H record with an empty key");
+            if (strcmp(fld[1], "fault") == 0 ||
+                strcmp(fld[1], "faults") == 0) {
+                snprintf(out->fault_spec, sizeof out->fault_spec, "%s",
+                         fld[2]);
+            } else if (strcmp(fld[1], "end_us") == 0) {
+                if (!parse_nonneg(fld[2], &h_end_us))
+                    BAD("bad H end_us '%.30s' (expected microseconds >= 0)",
+                        fld[2]);
+            } else if (strcmp(fld[1], "opt.lease_ms") == 0) {
+                if (!parse_nonneg(fld[2], &out->lease_ms))
+                    BAD("bad H opt.lease_ms '%.30s' (expected ms >= 0)",
+                        fld[2]);
+            }
             continue;
         case 'E':
             if (nf != 5)
@@ -274,6 +596,8 @@ static int check_stream(FILE *f, const char *name, dq_check *out,
             if (strcmp(fld[3], "begin") != 0 && strcmp(fld[3], "end") != 0)
                 BAD("F record phase must be begin or end, not '%.20s'",
                     fld[3]);
+            if (fld[2][0] == '\0')
+                BAD("F record with an empty fault name");
             break;
         default:
             BAD("unknown record type '%.20s'", fld[0]);
@@ -284,54 +608,80 @@ static int check_stream(FILE *f, const char *name, dq_check *out,
             out->first_us = t;
         if (t > out->last_us)
             out->last_us = t;
-        if (fld[0][0] == 'F')
+        if (fld[0][0] == 'F') {
+            fent *fe;
+            if (grow((void **)&c.fv, &c.capfv, c.nfv + 1, sizeof *c.fv))
+                BAD("out of memory");
+            fe = &c.fv[c.nfv++];
+            memset(fe, 0, sizeof *fe);
+            fe->t = t;
+            fe->line = lineno;
+            fe->fault = fault_index(out, fld[2]);
+            fe->begin = fld[3][0] == 'b';
+            snprintf(fe->arg, sizeof fe->arg, "%s", fld[4]);
             continue;
+        }
         if (fld[2][0] == '\0')
             BAD("empty task id");
         if (fld[3][0] == '\0')
             BAD("empty %s name", fld[0][0] == 'E' ? "producer" : "consumer");
 
-        ri = lookup(&c, fld[2], strlen(fld[2]));
-        if (ri == (size_t)-1)
+        ri = map_get(&c.ids, fld[2], strlen(fld[2]), &added);
+        if (ri == (size_t)-1 ||
+            grow((void **)&c.recs, &c.caprecs, c.ids.n, sizeof *c.recs))
             BAD("out of memory");
+        if (added)
+            memset(&c.recs[ri], 0, sizeof c.recs[ri]);
+        if (fld[0][0] != 'E') {
+            ci = map_get(&c.cons, fld[3], strlen(fld[3]), &added);
+            if (ci == (size_t)-1)
+                BAD("out of memory");
+        }
         rec *r = &c.recs[ri];
         switch (fld[0][0]) {
         case 'E': {
             int64_t due;
             if (!parse_nonneg(fld[3], &due))
                 BAD("bad due time '%.30s' (expected ms >= 0)", fld[3]);
+            if (due > INT64_MAX / 1000)
+                BAD("due time '%.30s' out of range", fld[3]);
             if (r->e_line != 0)
                 BAD("task '%.64s' enqueued twice (first at line %llu)",
                     fld[2], (unsigned long long)r->e_line);
             r->e_line = lineno;
+            r->e_us = t;
             r->due_ms = due;
             out->enqueued++;
             break;
         }
         case 'D': {
             int64_t attempt;
+            dent *d;
             if (!parse_nonneg(fld[4], &attempt) || attempt > INT32_MAX)
                 BAD("bad attempt '%.30s' (expected an integer >= 0)", fld[4]);
+            if (grow((void **)&c.dv, &c.capdv, c.ndv + 1, sizeof *c.dv))
+                BAD("out of memory");
+            d = &c.dv[c.ndv++];
+            d->t = t;
+            d->rec = (uint32_t)ri;
+            d->cons = (uint32_t)ci;
+            d->line = (uint32_t)lineno;
+            d->attempt = (int32_t)attempt;
             out->deliveries++;
-            if (r->ndeliv == 0 || t < r->first_d_us)
-                r->first_d_us = t;
             r->ndeliv++;
-            if (r->e_line != 0) {
-                if (t < r->due_ms * 1000)
-                    out->early++;
-            } else {
-                if (grow((void **)&c.pends, &c.cappends, c.npends + 1,
-                         sizeof *c.pends))
-                    BAD("out of memory");
-                c.pends[c.npends].rec = ri;
-                c.pends[c.npends].t_us = t;
-                c.npends++;
-            }
             break;
         }
-        case 'A':
+        case 'A': {
+            aent *a;
+            if (grow((void **)&c.av, &c.capav, c.nav + 1, sizeof *c.av))
+                BAD("out of memory");
+            a = &c.av[c.nav++];
+            a->t = t;
+            a->rec = (uint32_t)ri;
+            a->cons = (uint32_t)ci;
             out->acked++;
             break;
+        }
         }
     }
     if (ferror(f)) {
@@ -343,33 +693,25 @@ static int check_stream(FILE *f, const char *name, dq_check *out,
         goto done;
     }
 
-    /* Deliveries seen before their id's E record. */
-    for (size_t i = 0; i < c.npends; i++) {
-        rec *r = &c.recs[c.pends[i].rec];
-        if (r->e_line != 0 && c.pends[i].t_us < r->due_ms * 1000)
-            out->early++;
+    out->end_us = h_end_us >= 0 ? h_end_us : out->last_us;
+    {
+        const fent *bad = NULL;
+        if (make_windows(&c, out, &bad) != 0) {
+            if (bad == NULL)
+                BAD("out of memory");
+            lineno = bad->line;
+            BAD("F end of '%.32s' with no open begin before it",
+                out->faults[bad->fault].name);
+        }
     }
 
-    lat = malloc((c.nrecs ? c.nrecs : 1) * sizeof *lat);
+    lat = malloc((c.ids.n ? c.ids.n : 1) * sizeof *lat);
     if (lat == NULL) {
         snprintf(err, errlen, "%s: out of memory", name);
         goto done;
     }
     size_t n = 0;
-    for (size_t i = 0; i < c.nrecs; i++) {
-        rec *r = &c.recs[i];
-        if (r->e_line == 0) {
-            out->unknown += r->ndeliv;
-            continue;
-        }
-        if (r->ndeliv == 0) {
-            out->lost++;
-            continue;
-        }
-        out->delivered++;
-        out->duplicates += r->ndeliv - 1;
-        lat[n++] = (double)(r->first_d_us - r->due_ms * 1000) / 1000.0;
-    }
+    judge(&c, out, lat, &n);
     qsort(lat, n, sizeof *lat, cmp_double);
     out->lateness.n = n;
     out->lateness.p50_ms = dq_percentile(lat, n, 50);
@@ -452,5 +794,123 @@ json_t *dq_check_json(const dq_check *c)
     json_object_set_new(lat, "max", json_real(c->lateness.max_ms));
     json_object_set_new(lat, "n", json_integer((json_int_t)c->lateness.n));
     json_object_set_new(o, "lateness_ms", lat);
+
+    json_t *fa = json_array();
+    if (fa == NULL) {
+        json_decref(o);
+        return NULL;
+    }
+#define U(k, v) json_object_set_new(o, k, json_integer((json_int_t)(v)))
+    U("redelivered", c->redelivered);
+    U("dup_fault", c->dup_fault);
+    U("dup_nofault", c->dup_nofault);
+    U("pending_end", c->pending_end);
+    U("lost_claimed", c->lost_claimed);
+    U("lost_nofault", c->lost_nofault);
+    U("early_fault", c->early_fault);
+    U("unacked", c->unacked);
+    U("redelivered_hidden", c->redelivered_hidden);
+    U("fault_windows", c->fault_windows);
+    U("end_us", c->end_us);
+#undef U
+    json_object_set_new(o, "fault", c->fault_spec[0]
+                                        ? json_string(c->fault_spec)
+                                        : json_null());
+    for (size_t i = 0; i < c->nfaults && i < DQ_CHECK_MAX_FAULTS; i++) {
+        const dq_fault_stat *f = &c->faults[i];
+        json_t *x = json_object();
+        if (x == NULL)
+            continue;
+        json_object_set_new(x, "name", json_string(f->name));
+        json_object_set_new(x, "arg", json_string(f->arg));
+        json_object_set_new(x, "windows",
+                            json_integer((json_int_t)f->windows));
+        json_object_set_new(x, "window_ms",
+                            json_real((double)f->window_us / 1000.0));
+        json_object_set_new(x, "lost", json_integer((json_int_t)f->lost));
+        json_object_set_new(x, "redelivered",
+                            json_integer((json_int_t)f->redelivered));
+        json_object_set_new(x, "dup_fault",
+                            json_integer((json_int_t)f->dup_fault));
+        json_object_set_new(x, "early", json_integer((json_int_t)f->early));
+        json_array_append_new(fa, x);
+    }
+    json_object_set_new(o, "faults", fa);
     return o;
+}
+
+/* Is a loss attributed to fault f allowed for a strategy declaring flags?
+ * The same rules as dq_trial_violations (trial.h):
+ *   kill-consumer      unless survives-consumer-crash
+ *   restart-redis      unless its mode is always (AOF fsync at every
+ *                      write) and the strategy declares both
+ *                      survives-consumer-crash and survives-process-exit
+ *   pause-redis        unless survives-consumer-crash (an at-most-once
+ *                      claim whose reply is lost in the stall is gone)
+ *   subscriber-outage,
+ *   mover-stall        unless survives-process-exit (expiry's events are
+ *                      fire-and-forget)
+ *   clock-skew         never (a wrong clock loses nothing by design)
+ *   any other name     always (not judged) */
+static bool loss_allowed(const dq_fault_stat *f, unsigned flags)
+{
+    const char *n = f->name;
+
+    if (strcmp(n, "kill-consumer") == 0 || strcmp(n, "pause-redis") == 0)
+        return !(flags & DQ_G_SURVIVES_CONSUMER_CRASH);
+    if (strcmp(n, "restart-redis") == 0)
+        return strstr(f->arg, "always") == NULL ||
+               (flags & (DQ_G_SURVIVES_CONSUMER_CRASH |
+                         DQ_G_SURVIVES_PROCESS_EXIT)) !=
+                   (DQ_G_SURVIVES_CONSUMER_CRASH | DQ_G_SURVIVES_PROCESS_EXIT);
+    if (strcmp(n, "subscriber-outage") == 0 || strcmp(n, "mover-stall") == 0)
+        return !(flags & DQ_G_SURVIVES_PROCESS_EXIT);
+    return strcmp(n, "clock-skew") != 0;
+}
+
+size_t dq_check_violations(const dq_check *c, unsigned flags,
+                           bool interrupted, const char **out, size_t max)
+{
+    const char *v[8];
+    size_t n = 0;
+    uint64_t kill_lost = 0, other_lost = 0, amo_redeliv = 0;
+
+    for (size_t i = 0; i < c->nfaults && i < DQ_CHECK_MAX_FAULTS; i++) {
+        const dq_fault_stat *f = &c->faults[i];
+        if (!loss_allowed(f, flags)) {
+            if (strcmp(f->name, "kill-consumer") == 0)
+                kill_lost += f->lost;
+            else
+                other_lost += f->lost;
+        }
+        /* A lost reply under restart or pause may make any strategy
+         * repeat a task (an enqueue retried with the same id). */
+        if (strcmp(f->name, "restart-redis") != 0 &&
+            strcmp(f->name, "pause-redis") != 0)
+            amo_redeliv += f->redelivered + f->dup_fault;
+    }
+    if (c->early > c->early_fault)
+        v[n++] = "early: tasks were delivered before their due time";
+    if (c->unknown > 0)
+        v[n++] = "unknown: ids that were never enqueued were delivered";
+    if (c->dup_nofault > 0 && (flags & DQ_G_NO_DUP_CONCURRENT))
+        v[n++] = "duplicates: the strategy declares no-dup-concurrent";
+    /* naive's documented race can straddle a fault window: its repeats
+     * are the declared duplicates, not a redelivery. */
+    if (amo_redeliv > 0 && (flags & DQ_G_AT_MOST_ONCE) &&
+        !(flags & DQ_G_DUPLICATES))
+        v[n++] = "redelivered: the strategy declares at-most-once, and a "
+                 "task came back after a fault";
+    if (!interrupted && c->lost_nofault > 0)
+        v[n++] = "lost: tasks not delivered by the drain deadline (latest "
+                 "due + grace; raise --grace-ms if consumers are just slow)";
+    if (!interrupted && kill_lost > 0)
+        v[n++] = "lost under kill-consumer: the strategy declares "
+                 "survives-consumer-crash";
+    if (!interrupted && other_lost > 0)
+        v[n++] = "lost under a fault the strategy declares it survives "
+                 "(see dq_check_violations in checker.h)";
+    for (size_t i = 0; i < n && i < max; i++)
+        out[i] = v[i];
+    return n;
 }

@@ -18,6 +18,58 @@
  * Record order between lines does not matter: an E may follow the D of
  * the same id (the producer logs after enqueue returns).  Lines starting
  * with '#' after the first are comments.
+ *
+ * Faults (the faults issue).  F records mark fault windows:
+ *   F <t_us> <fault> begin <arg>   ...   F <t_us> <fault> end <arg>
+ * An end closes the oldest open window of the same fault name (records are
+ * paired in time order); a window never closed lasts to the end of the
+ * log, and so does a fault written with a begin only (an instant, like a
+ * kill).  When the arg of a begin holds "consumer=NAME" (a comma-separated
+ * key=value list, as trial.c writes: "consumer=c2,point=after-claim,..."),
+ * or its text up to the first ':' is a name ("c2:+500"), and NAME is a
+ * consumer seen in D or A records, the window concerns that consumer only
+ * (kill-consumer, clock-skew); otherwise it concerns every consumer.  The header records the checker reads:
+ *   H faults <specs>      the fault specs of the trial, comma-separated
+ *                         ("kill-consumer:after-claim:3"); copied to
+ *                         fault_spec (H fault is read the same way)
+ *   H end_us <t_us>       when the trial stopped waiting (the drain
+ *                         deadline or the moment every task was in);
+ *                         without it the last record's time is the end
+ *   H opt.lease_ms <ms>   a lease (visibility timeout): a task claimed by
+ *                         a killed consumer comes back after it
+ * With them, each enqueued id is counted as:
+ *   pending_end   never delivered and due at or after the end (the trial
+ *                 stopped first); or last delivered to a killed consumer,
+ *                 never acked, with its lease (opt.lease_ms) not yet run
+ *                 out at the end: it would still come back
+ *   lost          never delivered and due before the end; plus
+ *                 lost_claimed: delivered, never acked, and its consumer
+ *                 killed after its last delivery, with no lease to bring
+ *                 it back (at-most-once under kill-consumer)
+ * `delivered` keeps its meaning (ids delivered at least once), so
+ * enqueued = delivered + (lost - lost_claimed) + (never-delivered
+ * pending); lost and pending_end never count the same id.
+ * Each extra delivery of an id (in time order, after its first) is one of:
+ *   redelivered   no ack of the id before it, the previous delivery's
+ *                 consumer never acked the id, and either its attempt is
+ *                 > 1 (the strategy says it is a redelivery, e.g. a lease
+ *                 ran out) or a fault window began after the previous
+ *                 delivery and at or before this one: at-least-once
+ *                 behaviour
+ *   dup_fault     otherwise, when a fault window began after the previous
+ *                 delivery and at or before this one (e.g. Redis lost the
+ *                 claim's write in a restart): a duplicate a fault explains
+ *   dup_nofault   otherwise: a duplicate no fault explains (a bug, or
+ *                 naive's documented race).  A delivery after an ack of
+ *                 the same id is never a redelivery.
+ * duplicates = redelivered + dup_fault + dup_nofault.  early_fault counts
+ * the early deliveries made inside a clock-skew window (of that consumer,
+ * or of all).  Each lost id, redelivery, fault duplicate and skewed early
+ * delivery is attributed to one fault (faults[]): a claimed-and-killed id
+ * to the kill that followed its last delivery; a never-delivered id to the
+ * first window (by begin) still open at, or begun after, its enqueue; a
+ * redelivery or duplicate to the first window begun between the two
+ * deliveries.  What no window explains is lost_nofault / dup_nofault.
  */
 #ifndef DQ_CHECKER_H
 #define DQ_CHECKER_H
@@ -30,11 +82,41 @@ typedef struct dq_latency {
     uint64_t n;
 } dq_latency;
 
+#define DQ_CHECK_MAX_FAULTS 8
+
+/* What one fault name did in a log: its windows and what is attributed to
+ * it.  Fault names beyond DQ_CHECK_MAX_FAULTS are pooled in the last. */
+typedef struct dq_fault_stat {
+    char name[32];             /* "kill-consumer", ... */
+    char arg[64];              /* arg of its first begin ("mode=always") */
+    uint64_t windows;          /* begin records */
+    int64_t window_us;         /* summed window lengths */
+    uint64_t lost, redelivered, dup_fault, early;
+} dq_fault_stat;
+
 typedef struct dq_check {
     uint64_t enqueued, delivered, deliveries, duplicates, lost, early;
     uint64_t acked, unknown;
     dq_latency lateness;
     int64_t first_us, last_us;  /* first and last record times, 0 if none */
+
+    /* Added for faults (see the top comment). */
+    uint64_t redelivered, dup_fault, dup_nofault; /* sum to duplicates */
+    uint64_t pending_end;      /* not lost: the trial ended first */
+    uint64_t lost_claimed;     /* part of lost: claimed, consumer killed */
+    uint64_t lost_nofault;     /* part of lost: no fault window explains it */
+    uint64_t early_fault;      /* part of early: inside a clock-skew window */
+    uint64_t unacked;          /* delivered ids with no A record */
+    uint64_t redelivered_hidden; /* delivered ids whose first logged
+                                  delivery has attempt > 1: an earlier
+                                  claim was never logged (its consumer
+                                  was killed right after the claim) */
+    uint64_t fault_windows;    /* F begin records */
+    int64_t end_us;            /* the end used for pending_end */
+    int64_t lease_ms;          /* H opt.lease_ms, 0 when absent */
+    char fault_spec[128];      /* H faults (or H fault), "" when absent */
+    size_t nfaults;            /* distinct fault names, <= DQ_CHECK_MAX_FAULTS */
+    dq_fault_stat faults[DQ_CHECK_MAX_FAULTS]; /* first-seen order */
 } dq_check;
 
 /* Checks the log at path.  Returns 0 and fills *out, or -1 with a one-line
@@ -58,10 +140,48 @@ int dq_check_file_lateness(const char *path, dq_check *out, double **lat,
 /* Percentile p (0..100) of n sorted samples, nearest-rank; 0 when n == 0. */
 double dq_percentile(const double *sorted, size_t n, double p);
 
+/* The nearest rank (1..n) of percentile p (0..100) among n samples:
+ * ceil(p/100 * n), computed so that floating-point error cannot push an
+ * exact rank up by one (99.9% of 1000 is rank 999, not 1000).  0 when
+ * n == 0. */
+size_t dq_percentile_rank(double p, size_t n);
+
 /* The counts as a new jansson object (caller owns the reference):
  * enqueued, delivered, deliveries, duplicates, lost, early, unknown, acked,
- * lateness_ms {p50, p90, p99, p999, max, n}.  NULL on allocation failure. */
+ * lateness_ms {p50, p90, p99, p999, max, n}, and redelivered, dup_fault,
+ * dup_nofault, pending_end, lost_claimed, lost_nofault, early_fault,
+ * unacked, fault_windows, end_us, fault (the H fault spec or null),
+ * faults [{name, windows, window_ms, lost, redelivered, dup_fault,
+ * early}].  NULL on allocation failure. */
 struct json_t;
 struct json_t *dq_check_json(const dq_check *c);
+
+/* The guarantees the checked log c shows broken by a strategy declaring
+ * flags (DQ_G_*), as one-line static texts, in this order:
+ *   early        early deliveries outside clock-skew windows (any strategy)
+ *   unknown      deliveries of ids never enqueued (any strategy)
+ *   duplicates   dup_nofault > 0 and DQ_G_NO_DUP_CONCURRENT declared
+ *   redelivered  a redelivery or fault duplicate attributed to a fault
+ *                other than restart-redis and pause-redis (where a lost
+ *                reply can make any strategy repeat a task), and
+ *                DQ_G_AT_MOST_ONCE declared without DQ_G_DUPLICATES (naive's
+ *                documented race may straddle a fault window)
+ *   lost         (unless interrupted) lost ids no fault explains, and lost
+ *                ids attributed to a fault whose loss the flags rule out
+ *                (the rules of dq_trial_violations, trial.h):
+ *                kill-consumer and pause-redis unless the strategy lacks
+ *                SURVIVES_CONSUMER_CRASH; restart-redis only with mode
+ *                always (its arg) for a strategy declaring both
+ *                SURVIVES_CONSUMER_CRASH and SURVIVES_PROCESS_EXIT;
+ *                subscriber-outage and mover-stall with
+ *                SURVIVES_PROCESS_EXIT; clock-skew always; unknown fault
+ *                names never.
+ * interrupted: the trial was cut short, so lost tasks are not judged.
+ * Fills up to max entries of out and returns how many there are (may be
+ * more than max).  Payload changes are not in the log: `dqlab run` adds
+ * its own rule for them. */
+#include <stdbool.h>
+size_t dq_check_violations(const dq_check *c, unsigned flags,
+                           bool interrupted, const char **out, size_t max);
 
 #endif

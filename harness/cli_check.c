@@ -9,10 +9,16 @@
  *   1  it breaks one (one "verdict: VIOLATION: ..." line each);
  *   2  the log cannot be read or a record is malformed ("file:line: what").
  *
- * The verdict uses dq_trial_violations() (trial.h), the rules `dqlab run`
- * applies, on what the log alone can show: early and unknown deliveries,
- * duplicates for a strategy declaring no-dup-concurrent, and lost tasks.
- * Payload changes are not in the log (only `dqlab run` sees them).  A log
+ * The verdict uses dq_check_violations() (checker.h), the rules `dqlab
+ * run` applies, on what the log alone can show: early deliveries outside
+ * clock-skew windows, unknown deliveries, duplicates no fault explains for
+ * a strategy declaring no-dup-concurrent, redeliveries after a fault for
+ * an at-most-once one, and lost tasks -- those no fault explains, those
+ * lost under kill-consumer for a strategy declaring
+ * survives-consumer-crash, those lost under a fault that loses no data
+ * (pause-redis, clock-skew).  Redeliveries are at-least-once behaviour,
+ * not a violation; tasks due after the end of the trial are pending, not
+ * lost.  Payload changes are not in the log (only `dqlab run` sees them).  A log
  * with fewer E records than its "H tasks N" header was cut short (Ctrl-C,
  * or an error), and so is one with an "H interrupted 1" record (H records
  * may come anywhere, so a trial can append it when it is interrupted while
@@ -30,7 +36,7 @@
 #include "checker.h"
 #include "commands.h"
 #include "parse.h"
-#include "trial.h"
+#include "../strategies/dq.h"
 
 #define MAX_VIOL 8
 
@@ -38,12 +44,15 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: dqlab check LOG [--json]\n"
                "  Reads an event log written by dqlab run and prints "
-               "enqueued, delivered,\n  duplicates, lost, early, unknown, "
-               "lateness percentiles and a verdict:\n  whether the strategy "
-               "named in the log (H strategy S) broke a guarantee it\n  "
-               "declares (early or unknown deliveries, duplicates for "
-               "no-dup-concurrent,\n  lost tasks; payload changes are not "
-               "in the log).\n\n"
+               "enqueued, delivered,\n  duplicates (redelivered after a "
+               "fault / duplicated after a fault /\n  duplicated without "
+               "one), lost, pending at the end, early, unknown, fault\n  "
+               "windows, lateness percentiles and a verdict: whether the "
+               "strategy named\n  in the log (H strategy S) broke a "
+               "guarantee it declares (early or unknown\n  deliveries, "
+               "duplicates without a fault for no-dup-concurrent, losses "
+               "no\n  fault excuses; payload changes are not in the "
+               "log).\n\n"
                "Exit: 0 ok (or no strategy in the log: no verdict), 1 a "
                "guarantee broken,\n2 the log is unreadable or malformed.\n");
 }
@@ -107,23 +116,16 @@ static int read_header(const char *path, log_header *h, char *err,
 static size_t verdict(const dq_check *c, const log_header *h, bool *computed,
                       bool *cut_short, const char **viol)
 {
-    dq_trial_params p;
-    dq_trial_result r;
+    const dq_strategy *s;
 
     *computed = false;
     *cut_short = h->interrupted ||
                  (h->tasks > 0 && c->enqueued < (uint64_t)h->tasks);
-    dq_trial_defaults(&p);
-    p.strategy = h->strategy[0] ? dq_strategy_find(h->strategy) : NULL;
-    if (p.strategy == NULL)
+    s = h->strategy[0] ? dq_strategy_find(h->strategy) : NULL;
+    if (s == NULL)
         return 0;
     *computed = true;
-    memset(&r, 0, sizeof r);
-    r.check = *c;
-    r.interrupted = *cut_short;
-    r.redis_commands = -1;
-    r.redis_cpu_us = -1;
-    return dq_trial_violations(&p, &r, viol, MAX_VIOL);
+    return dq_check_violations(c, s->flags, *cut_short, viol, MAX_VIOL);
 }
 
 int dq_cmd_check(int argc, char **argv)
@@ -212,12 +214,30 @@ int dq_cmd_check(int argc, char **argv)
            : cut_short   ? "  (fewer than the tasks header: cut short)"
                          : "");
     printf("delivered   %" PRIu64 "  (deliveries %" PRIu64 ", duplicates %"
-           PRIu64 ", acked %" PRIu64 ")\n", c.delivered, c.deliveries,
-           c.duplicates, c.acked);
-    printf("lost        %" PRIu64 "%s\n", c.lost,
+           PRIu64 ", acked %" PRIu64 ", never acked %" PRIu64 ")\n",
+           c.delivered, c.deliveries, c.duplicates, c.acked, c.unacked);
+    printf("duplicates  %" PRIu64 " redelivered after a fault, %" PRIu64
+           " duplicated after a fault, %" PRIu64 " without a fault\n",
+           c.redelivered, c.dup_fault, c.dup_nofault);
+    printf("lost        %" PRIu64 "  (%" PRIu64 " claimed by a killed "
+           "consumer, %" PRIu64 " no fault explains)%s\n", c.lost,
+           c.lost_claimed, c.lost_nofault,
            cut_short && c.lost ? "  (cut short: not a verdict)" : "");
-    printf("early       %" PRIu64 "\n", c.early);
+    printf("pending end %" PRIu64 "  (due after the end, or leased to a "
+           "killed consumer)\n", c.pending_end);
+    printf("early       %" PRIu64 "  (%" PRIu64 " in a clock-skew window)\n",
+           c.early, c.early_fault);
     printf("unknown     %" PRIu64 "\n", c.unknown);
+    if (c.fault_spec[0])
+        printf("fault spec  %s\n", c.fault_spec);
+    for (size_t i = 0; i < c.nfaults; i++)
+        printf("fault       %s: %" PRIu64 " window%s, %.1f ms; lost %" PRIu64
+               ", redelivered %" PRIu64 ", duplicated %" PRIu64 ", early %"
+               PRIu64 "\n", c.faults[i].name, c.faults[i].windows,
+               c.faults[i].windows == 1 ? "" : "s",
+               (double)c.faults[i].window_us / 1000.0, c.faults[i].lost,
+               c.faults[i].redelivered, c.faults[i].dup_fault,
+               c.faults[i].early);
     printf("lateness ms p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  "
            "(n %" PRIu64 ")\n", c.lateness.p50_ms, c.lateness.p90_ms,
            c.lateness.p99_ms, c.lateness.p999_ms, c.lateness.max_ms,

@@ -31,6 +31,7 @@
 #include <jansson.h>
 
 #include "commands.h"
+#include "faults.h"
 #include "parse.h"
 #include "redis_server.h"
 #include "redis_url.h"
@@ -71,6 +72,19 @@ static void usage(FILE *f)
         "                        a private redis-server on a free port\n"
         "  --fresh               delete existing keys dq:{queue}:* first\n"
         "  --out DIR             keep DIR/events.log and DIR/summary.json\n"
+        "  --consumer-mode M     thread (default) or process: each consumer "
+        "a child\n"
+        "                        process, so a fault can SIGKILL it\n"
+        "  --fault SPEC          inject a fault, repeatable (faults.h):\n"
+        "                          kill-consumer:POINT[:N]  POINT after-claim|"
+        "during-work|\n"
+        "                            before-ack (implies --consumer-mode "
+        "process)\n"
+        "                          restart-redis:off|everysec|always[:AT_MS]\n"
+        "                          pause-redis:MS[:AT_MS]   subscriber-outage:"
+        "MS[:AT_MS]\n"
+        "                          clock-skew:[+|-]MS       mover-stall[:AT_MS]"
+        "\n"
         "  --json                print the summary as one JSON object\n"
         "  --quiet               no progress line\n\n"
         "Exit: 0 ok, 1 the strategy broke a guarantee it declares, 2 bad "
@@ -170,6 +184,18 @@ static void print_human(const dq_trial_params *p, const dq_trial_result *r,
            p->producers == 1 ? "" : "s", p->consumers,
            p->consumers == 1 ? "" : "s", p->delay_min_ms, p->delay_max_ms,
            p->work_us, p->payload_bytes, p->seed);
+    if (p->nfaults > 0 || r->process_mode) {
+        printf("faults      ");
+        for (size_t i = 0; i < p->nfaults; i++) {
+            char spec[64];
+            dq_fault_format(&p->faults[i], spec, sizeof spec);
+            printf("%s%s", i ? ", " : "", spec);
+        }
+        printf("%sconsumers as %s; kills %d, redis restarts %d, retries %"
+               PRIu64 "\n", p->nfaults ? "; " : "",
+               r->process_mode ? "processes" : "threads", r->kills,
+               r->restarts, r->retries);
+    }
     if (where != NULL)
         printf("redis       %s (%s), queue %s\n", where,
                r->redis_version[0] ? r->redis_version : "?", r->queue);
@@ -218,6 +244,7 @@ int dq_cmd_run(int argc, char **argv)
     bool made_outdir = false;
     char err[512], names[256], where[600] = "", logpath[4200] = "";
     char tmpdir[300] = "";
+    const char *restart_mode = NULL;
     int ret = 2, rc;
 
     memset(&srv, 0, sizeof srv);
@@ -262,7 +289,8 @@ int dq_cmd_run(int argc, char **argv)
         static const char *const with_value[] = {
             "--strategy", "--opt", "--producers", "--consumers", "--tasks",
             "--delay-ms", "--work-us", "--payload-bytes", "--grace-ms",
-            "--seed", "--redis", "--out", "--queue", NULL};
+            "--seed", "--redis", "--out", "--queue", "--fault",
+            "--consumer-mode", NULL};
         bool known = false;
         for (size_t k = 0; with_value[k]; k++)
             if (strcmp(name, with_value[k]) == 0)
@@ -336,6 +364,25 @@ int dq_cmd_run(int argc, char **argv)
             have_target = true;
         } else if (strcmp(name, "--out") == 0) {
             outdir = val;
+        } else if (strcmp(name, "--fault") == 0) {
+            if (p.nfaults >= DQ_MAX_FAULTS) {
+                fprintf(stderr, "dqlab run: --fault: at most %d faults\n",
+                        DQ_MAX_FAULTS);
+                return 2;
+            }
+            if (dq_fault_parse(val, &p.faults[p.nfaults], err, sizeof err))
+                goto bad_fault;
+            p.nfaults++;
+        } else if (strcmp(name, "--consumer-mode") == 0) {
+            if (strcmp(val, "thread") == 0)
+                p.consumer_process = false;
+            else if (strcmp(val, "process") == 0)
+                p.consumer_process = true;
+            else {
+                fprintf(stderr, "dqlab run: --consumer-mode: '%.40s': "
+                        "expected thread or process\n", val);
+                return 2;
+            }
         } else if (strcmp(name, "--queue") == 0) {
             if (strlen(val) >= sizeof p.queue || val[0] == '\0' ||
                 strspn(val, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu"
@@ -349,6 +396,9 @@ int dq_cmd_run(int argc, char **argv)
         continue;
     bad:
         fprintf(stderr, "dqlab run: %s\n", err);
+        return 2;
+    bad_fault:
+        fprintf(stderr, "dqlab run: --fault: %s\n", err);
         return 2;
     }
 
@@ -365,6 +415,39 @@ int dq_cmd_run(int argc, char **argv)
         return 2;
     }
     p.progress = !quiet;
+
+    /* Faults: what they need, checked before anything starts. */
+    for (size_t i = 0; i < p.nfaults; i++) {
+        const dq_fault *f = &p.faults[i];
+        char spec[64];
+        dq_fault_format(f, spec, sizeof spec);
+        if ((dq_fault_needs_server(f) || f->kind == DQ_FAULT_MOVER_STALL) &&
+            !(p.strategy->flags & DQ_G_NEEDS_REDIS)) {
+            fprintf(stderr, "dqlab run: --fault %s: strategy '%s' uses no "
+                    "Redis\n", spec, p.strategy->name);
+            return 2;
+        }
+        if (dq_fault_needs_server(f) && have_target) {
+            fprintf(stderr, "dqlab run: --fault %s: needs the private "
+                    "redis-server dqlab starts itself; drop --redis\n", spec);
+            return 2;
+        }
+        if (f->kind == DQ_FAULT_RESTART_REDIS) {
+            if (restart_mode != NULL) {
+                fprintf(stderr, "dqlab run: --fault %s: one restart-redis "
+                        "per trial\n", spec);
+                return 2;
+            }
+            restart_mode = strcmp(f->mode, "off") == 0 ? "no" : f->mode;
+        }
+        if (dq_fault_needs_process(f) && !p.consumer_process) {
+            p.consumer_process = true;
+            if (!quiet)
+                fprintf(stderr, "dqlab run: note: --fault %s runs the "
+                        "consumers as processes (--consumer-mode process)\n",
+                        spec);
+        }
+    }
 
     /* Strategy option values, before anything is started. */
     if (dq_opts_check(p.strategy, p.opts, p.nopts, err, sizeof err) != DQ_OK) {
@@ -402,7 +485,7 @@ int dq_cmd_run(int argc, char **argv)
         if (have_target) {
             dq_redis_url_redacted(&target, where, sizeof where);
         } else {
-            dq_redis_server_opts so = {NULL, NULL, 0};
+            dq_redis_server_opts so = {NULL, restart_mode, 0};
             if (!quiet)
                 fprintf(stderr, "dqlab run: starting a private "
                         "redis-server...\n");
@@ -420,6 +503,7 @@ int dq_cmd_run(int argc, char **argv)
             target.port = srv.port;
             snprintf(where, sizeof where, "private redis-server on "
                      "127.0.0.1:%d", srv.port);
+            p.server = &srv;
         }
         p.redis = &target;
     } else if (have_target && !quiet) {

@@ -12,5 +12,6 @@ int dq_cmd_run(int argc, char **argv);        /* cli_run.c */
 int dq_cmd_check(int argc, char **argv);      /* cli_check.c */
 int dq_cmd_experiment(int argc, char **argv); /* experiment.c */
 int dq_cmd_report(int argc, char **argv);     /* ../report/report.c */
+int dq_cmd_bench(int argc, char **argv);      /* bench.c */
 
 #endif

@@ -12,10 +12,50 @@
  *   A  <t_us> <id> <consumer>                  ack returned
  *   F  <t_us> <fault> begin|end <arg>          a fault window (faults issue)
  *
+ * F records as the harness writes them (trial.c, faults.h).  <arg> is
+ * "<consumer>:<key>=<v>,..." when the fault concerns one consumer (the
+ * name before the first ':' is the consumer of the D/A records), else
+ * "<key>=<v>,..." (or empty):
+ *   kill-consumer begin  c1:point=after-claim,claim=10,id=t48
+ *       written by the consumer process itself right before it SIGKILLs
+ *       itself at its claim number `claim`; id is the task it held (with
+ *       after-claim no D record of that claim exists)
+ *   kill-consumer end    c1:replacement=c1.1  (or c1:replacement=none for
+ *       an in-process strategy, whose whole queue died: heap)
+ *       written by the parent once the replacement process was started
+ *   restart-redis begin|end  mode=off|everysec|always  (SIGKILL of the
+ *       server .. it answers PING again)
+ *   pause-redis begin|end    ms=N  (SIGSTOP .. SIGCONT)
+ *   subscriber-outage begin|end  ms=N  (consumers stopped .. started)
+ *   clock-skew begin|end  c0:offset_ms=+N  (the whole run)
+ *   mover-stall begin ""; end pubsub=N,blocked=M  (the CLIENT KILLs)
+ *   an end cut short by the end of the trial has arg interrupted=1.
+ * Headers the trial adds for faults: H consumer_mode thread|process,
+ * H fault <spec>[,<spec>...] (only with faults), H end_us <t_us> (when the
+ * trial stopped waiting; written after the run's records start).
+ *
  * Ids, consumer and producer names must not contain TAB, CR or LF (the
- * writer refuses them).  Each record is written with one write(2) on an
- * O_APPEND descriptor, so records from threads and processes interleave
- * whole and a consumer killed mid-run leaves every record it wrote.
+ * writer refuses them).
+ *
+ * Durability, two modes (chosen at create/open, see DQ_LOG_*):
+ *   sync each (dq_eventlog_create, the v1 behaviour): each record is one
+ *     write(2) on an O_APPEND descriptor, so records from threads and
+ *     processes interleave whole and a process killed mid-run leaves every
+ *     record it wrote.  The price is a system call (and the file's
+ *     position lock, shared by every writer) per record.
+ *   buffered (DQ_LOG_BUFFERED): each thread appends its E/D/A records to
+ *     its own buffer, written with one write(2) when it fills
+ *     (DQ_LOG_BUF_BYTES), on dq_log_flush() by that thread, and for every
+ *     thread on dq_eventlog_flush_all() / dq_eventlog_close().  A thread's
+ *     records stay in their order; records of different threads land in
+ *     chunks, not in time order (the checker does not rely on order
+ *     between lines: checker.h).  H and F records are always written at
+ *     once (after the calling thread's buffer).  A process that is killed
+ *     loses what its buffers held, so: a process other than the one that
+ *     created the log -- a forked consumer, which a fault may kill --
+ *     always writes each record at once, and drops (never writes) the
+ *     buffered records it inherited from its parent, which the parent
+ *     writes itself.
  */
 #ifndef DQ_EVENTLOG_H
 #define DQ_EVENTLOG_H
@@ -25,14 +65,46 @@
 
 typedef struct dq_eventlog dq_eventlog;
 
+/* Modes for dq_eventlog_create_flags / dq_eventlog_open_append. */
+enum {
+    DQ_LOG_SYNC_EACH = 0,      /* one write(2) per record (the default) */
+    DQ_LOG_BUFFERED = 1u << 0, /* per-thread buffers, see above */
+};
+/* Size of one thread's buffer in DQ_LOG_BUFFERED mode, bytes. */
+#define DQ_LOG_BUF_BYTES (64 * 1024)
+
 /* Creates (O_EXCL: never overwrites) the log at path and writes the first
- * line.  Returns NULL with a message in err (errlen bytes) on failure. */
+ * line.  Returns NULL with a message in err (errlen bytes) on failure.
+ * Same as dq_eventlog_create_flags(path, DQ_LOG_SYNC_EACH, ...). */
 dq_eventlog *dq_eventlog_create(const char *path, char *err, size_t errlen);
-/* Closes it; NULL is fine. */
+/* dq_eventlog_create with a mode: DQ_LOG_SYNC_EACH or DQ_LOG_BUFFERED.
+ * NULL with a message in err for an unknown flag too. */
+dq_eventlog *dq_eventlog_create_flags(const char *path, unsigned flags,
+                                      char *err, size_t errlen);
+/* Opens an existing log (created by dq_eventlog_create*, e.g. by a parent
+ * process) to append records to it; its first line must be the v1 magic.
+ * For a separate process that writes into the trial's log. */
+dq_eventlog *dq_eventlog_open_append(const char *path, unsigned flags,
+                                     char *err, size_t errlen);
+/* Writes every thread's buffered records (DQ_LOG_BUFFERED; a no-op in
+ * sync-each mode).  Call it when no other thread is writing to l (after
+ * joining them), before reading the file.  Returns 0, or -1 with errno of
+ * the first failed write (the other buffers are still written). */
+int dq_eventlog_flush_all(dq_eventlog *l);
+/* dq_eventlog_flush_all (errors ignored: call it first to see them), then
+ * closes and frees; NULL is fine.  No other thread may be writing to l. */
 void dq_eventlog_close(dq_eventlog *l);
 
+/* Writes the calling thread's buffered records (DQ_LOG_BUFFERED; a no-op
+ * otherwise), e.g. before a point where this thread may be stopped.
+ * Returns 0 or -1 with errno. */
+int dq_log_flush(dq_eventlog *l);
+
 /* Each writes one record and returns 0, or -1 with errno set (including
- * EINVAL for a name holding TAB/CR/LF).  Thread-safe. */
+ * EINVAL for a name holding TAB/CR/LF, or a record of 2048 bytes or more).
+ * Thread-safe.  In DQ_LOG_BUFFERED mode the record may sit in this
+ * thread's buffer until a flush (an error of that flush is returned by the
+ * call that triggered it). */
 int dq_log_header(dq_eventlog *l, const char *key, const char *value);
 int dq_log_enqueue(dq_eventlog *l, int64_t t_us, const char *id,
                    int64_t due_ms, const char *producer);

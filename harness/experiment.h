@@ -47,6 +47,32 @@
  *                                        ; ones, due backlog_delay_ms ahead
  *   backlog_delay_ms = 3600000           ; (default 3600000)
  *
+ * Keys added for the loss experiment (faults issue; both may appear in
+ * [quick]):
+ *   faults        = none, kill-consumer:after-claim:3, restart-redis:off
+ *                                        ; list (matrix dimension): one
+ *                                        ; fault per trial, each item a
+ *                                        ; spec of faults.h
+ *                                        ; (dq_fault_parse), "none" = no
+ *                                        ; fault (the default: {none}).
+ *                                        ; Items are separated by commas
+ *                                        ; and/or blanks; a long list goes
+ *                                        ; on indented continuation lines
+ *                                        ; (inih cuts lines at 200 bytes)
+ *   consumer_mode = thread               ; thread (default) or process:
+ *                                        ; each consumer a child process.
+ *                                        ; A kill-consumer trial runs in
+ *                                        ; process mode whatever this says
+ *                                        ; (as `dqlab run --fault`)
+ * A fault that does not apply to a strategy (restart-redis, pause-redis or
+ * mover-stall for a strategy without Redis, e.g. heap) is skipped: that
+ * cell is not in the matrix and not counted in ntrials.  Load errors: a
+ * bad spec ("FILE:LINE: faults: <dq_fault_parse's message>"), an item
+ * listed twice, faults or consumer_mode = process with tasks = 0 (idle
+ * mode), a matrix left empty by the skips.  `dqlab experiment --redis URL`
+ * refuses (exit 2, before anything is written) a run whose matrix holds
+ * restart-redis or pause-redis: they act on the private server only.
+ *
  * Lists are separated by commas and/or blanks, except option values in
  * [opts.NAME], which are split on commas only (each item trimmed).  Every
  * error (unknown section or key, unknown strategy, bad number, MIN > MAX,
@@ -66,6 +92,8 @@
 #define DQ_EXP_MAX_LIST 16    /* values per list */
 #define DQ_EXP_MAX_CLAIMS 24
 #define DQ_EXP_MAX_VARIANTS 64 /* strategy variants after option lists */
+
+#include "faults.h"
 
 /* One strategy in the matrix with the options from its [opts.NAME]; with
  * option lists, one entry per combination of values (a variant). */
@@ -109,6 +137,14 @@ typedef struct dq_experiment {
     int64_t backlog_delay_ms;  /* 3600000 */
     int64_t idle_ms;           /* 0 unless tasks == 0 */
     int64_t claim_timeout_ms;  /* 100 */
+
+    /* Faults (faults.h): list (matrix dimension), in the order written. */
+    dq_fault faults[DQ_EXP_MAX_LIST]; /* kind DQ_FAULT_NONE for "none" */
+    char fault_specs[DQ_EXP_MAX_LIST][64]; /* canonical (dq_fault_format),
+                                "none" for no fault */
+    size_t nfaults;            /* >= 1; {none} when the key is absent */
+    bool faults_given;         /* the file has a faults key */
+    bool consumer_process;     /* consumer_mode = process */
 } dq_experiment;
 
 /* Loads the experiment at path into *e (caller-owned storage; nothing
@@ -124,13 +160,20 @@ int dq_experiment_load(const char *path, bool quick, dq_experiment *e,
  * owns memory.  NULL is fine. */
 void dq_experiment_free(dq_experiment *e);
 
-/* Number of trials the matrix holds (strategy variants x producers x
- * consumers x work_us x backlog x repeats). */
+/* Number of trials the matrix holds (strategy variants x faults that
+ * apply to the variant's strategy x producers x consumers x work_us x
+ * backlog x repeats). */
 size_t dq_experiment_ntrials(const dq_experiment *e);
 
+/* True when fault f (NULL or DQ_FAULT_NONE: no fault, always true)
+ * applies to strategy s: restart-redis, pause-redis and mover-stall need a
+ * strategy that uses Redis (DQ_G_NEEDS_REDIS). */
+bool dq_experiment_fault_applies(const dq_strategy *s, const dq_fault *f);
+
 /* One cell of the matrix, by trial index 0..ntrials-1, in the order the
- * runner uses (strategy variant outermost, then producers, consumers,
- * work_us, backlog, repeat innermost). */
+ * runner uses (strategy variant outermost, then fault, producers,
+ * consumers, work_us, backlog, repeat innermost; faults that do not apply
+ * to the strategy are skipped). */
 typedef struct dq_exp_cell {
     const dq_exp_strategy *strategy;
     int producers;
@@ -138,6 +181,8 @@ typedef struct dq_exp_cell {
     int64_t work_us;
     int repeat;              /* 1..repeats */
     int64_t backlog;
+    const dq_fault *fault;   /* into e->faults; kind DQ_FAULT_NONE: none */
+    const char *fault_spec;  /* into e->fault_specs: "none" or the spec */
 } dq_exp_cell;
 
 void dq_experiment_cell(const dq_experiment *e, size_t index, dq_exp_cell *c);

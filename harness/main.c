@@ -5,6 +5,7 @@
  *   dqlab check LOG            the checker on an event log
  *   dqlab experiment FILE      a matrix of trials (experiment.c)
  *   dqlab report DIR           the comparison report (report/report.c)
+ *   dqlab bench                performance and scale (bench.c)
  *
  * Exit codes (commands.h): 0 ok, 1 a strategy broke a guarantee it
  * declares, 2 bad input or environment (one line on stderr), 130 after
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "faults.h"
 #include "signals.h"
 
 static const struct {
@@ -27,6 +29,8 @@ static const struct {
     {"experiment", dq_cmd_experiment, "run an experiment file (a matrix of "
                                       "trials)"},
     {"report", dq_cmd_report, "write the comparison report from results"},
+    {"bench", dq_cmd_bench, "measure speed, the Redis ceiling and backlog "
+                            "scaling (results/bench/)"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -69,6 +73,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "dqlab: unknown command '%s' (see dqlab --help)\n",
                 argv[2]);
         return 2;
+    }
+    if (strcmp(cmd, DQ_CHILD_COMMAND) == 0) {
+        /* Hidden: a consumer process of a process-mode trial (trial.c). */
+        dq_signals_install();
+        return dq_cmd_child(argc - 1, argv + 1);
     }
     for (size_t i = 0; i < NCOMMANDS; i++)
         if (strcmp(cmd, commands[i].name) == 0) {

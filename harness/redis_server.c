@@ -296,6 +296,7 @@ int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
                      "(apt-get install redis-server)");
         return -1;
     }
+    snprintf(s->binary, sizeof s->binary, "%s", bin);
     tmp = getenv("TMPDIR");
     if (tmp == NULL || *tmp == '\0' || strlen(tmp) > 200)
         tmp = "/tmp";
@@ -416,4 +417,71 @@ void dq_redis_server_stop(dq_redis_server *s)
         dq_signals_forget_remove(s->dir);
     }
     s->dir[0] = '\0';
+}
+
+int dq_redis_server_restart(dq_redis_server *s, const char *appendonly,
+                            char *err, size_t errlen)
+{
+    dq_redis_server_opts o = {NULL, appendonly, s->port};
+    int64_t deadline;
+    int status;
+    pid_t pid;
+    char msg[512];
+
+    if (s->dir[0] == '\0' || s->binary[0] == '\0' || s->port <= 0) {
+        snprintf(err, errlen, "restart: no private redis-server to restart");
+        return -1;
+    }
+    if (s->pid > 0) {
+        kill(s->pid, SIGKILL);
+        reap(s->pid, &status, true);
+        s->pid = 0;
+    }
+    pid = spawn(s->binary, &o, s->port, s->dir);
+    if (pid < 0) {
+        snprintf(err, errlen, "restart: fork: %s", strerror(errno));
+        return -1;
+    }
+    s->pid = pid;
+    /* A big AOF takes a while to load: LOADING replies extend the wait. */
+    deadline = mono_ms() + START_TIMEOUT_MS;
+    for (;;) {
+        redisContext *c;
+        struct timeval tv = {0, 200000};
+        bool loading = false;
+
+        if (reap(pid, &status, false) == pid) {
+            s->pid = 0;
+            last_log_line(s->dir, msg, sizeof msg);
+            snprintf(err, errlen, "restart: redis-server exited at start: %s",
+                     msg[0] ? msg : "(no log)");
+            return -1;
+        }
+        c = redisConnectWithTimeout("127.0.0.1", s->port, tv);
+        if (c != NULL && c->err == 0) {
+            redisReply *r = redisCommand(c, "PING");
+            bool ok = r != NULL && r->type == REDIS_REPLY_STATUS &&
+                      strcmp(r->str, "PONG") == 0;
+            loading = r != NULL && r->type == REDIS_REPLY_ERROR &&
+                      strncmp(r->str, "LOADING", 7) == 0;
+            if (r)
+                freeReplyObject(r);
+            redisFree(c);
+            if (ok)
+                return 0;
+        } else if (c != NULL) {
+            redisFree(c);
+        }
+        if (loading)
+            deadline = mono_ms() + START_TIMEOUT_MS;
+        if (mono_ms() > deadline) {
+            snprintf(err, errlen, "restart: redis-server on port %d did not "
+                     "answer PING within %d ms", s->port, START_TIMEOUT_MS);
+            kill(pid, SIGKILL);
+            reap(pid, &status, true);
+            s->pid = 0;
+            return -1;
+        }
+        sleep_ms(10);
+    }
 }

@@ -24,6 +24,7 @@ typedef struct dq_redis_server {
     int port;
     char dir[256];      /* temporary directory, removed at stop */
     char version[32];   /* from INFO server, e.g. "7.0.15" */
+    char binary[512];   /* the redis-server executable started (restart) */
 } dq_redis_server;
 
 typedef struct dq_redis_server_opts {
@@ -43,5 +44,16 @@ int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
 /* Stops it (SIGTERM, then SIGKILL after 3 s), reaps it and removes its
  * directory.  Safe to call twice and on a zeroed struct. */
 void dq_redis_server_stop(dq_redis_server *s);
+
+/* Crashes and restarts the server (the restart-redis fault, faults.h):
+ * SIGKILL, reap, then start redis-server again on the same port and dir
+ * with appendonly "no", "everysec" or "always" (the AOF written before the
+ * crash, if any, is loaded from the dir), and wait until it answers PING
+ * (up to 5 s, longer while it says LOADING).  Call from the thread that
+ * started it (PR_SET_PDEATHSIG).  Returns 0, or -1 with a message in err;
+ * on failure s->pid is 0 (nothing runs) and the directory is kept for
+ * dq_redis_server_stop. */
+int dq_redis_server_restart(dq_redis_server *s, const char *appendonly,
+                            char *err, size_t errlen);
 
 #endif

@@ -12,6 +12,9 @@
 
 #include "../strategies/dq.h"
 #include "checker.h"
+#include "faults.h"
+
+struct dq_redis_server;
 
 typedef struct dq_redis_target {
     char host[256];
@@ -58,6 +61,22 @@ typedef struct dq_trial_params {
                                how many), never waited for */
     int64_t backlog_delay_ms; /* due time of the backlog, ms after its
                                enqueue (3600000) */
+
+    /* Added for the faults issue (faults.h). */
+    dq_fault faults[DQ_MAX_FAULTS]; /* injected in this trial */
+    size_t nfaults;
+    bool consumer_process;  /* consumer mode process: each consumer is a
+                               child process (`/proc/self/exe __child`);
+                               forced on by kill-consumer.  An in-process
+                               strategy (heap) runs its producers and
+                               consumers together in one child process */
+    struct dq_redis_server *server; /* the harness-owned private server
+                               (restart-redis, pause-redis act on it; the
+                               trial updates its pid on restart); NULL with
+                               --redis */
+    const char *child_exe;  /* binary started for child processes: NULL
+                               means /proc/self/exe (must be dqlab, or a
+                               binary whose main dispatches __child) */
 } dq_trial_params;
 
 typedef struct dq_trial_result {
@@ -87,6 +106,13 @@ typedef struct dq_trial_result {
                                used_cpu_sys + used_cpu_user, us; -1 when
                                not measured */
     double backlog_s;       /* time the backlog enqueue took, s */
+
+    /* Faults (faults.h). */
+    bool process_mode;      /* consumers ran as child processes */
+    int kills;              /* consumer processes that died by SIGKILL */
+    int restarts;           /* redis-server restarts done */
+    int fault_windows;      /* F begin records written by the parent */
+    uint64_t retries;       /* enqueue / ack calls retried after an error */
 } dq_trial_result;
 
 /* Fills p with the defaults: 1 producer, 1 consumer, 1000 tasks, delay
@@ -120,7 +146,24 @@ void dq_trial_payload(uint64_t seed, int64_t index, unsigned char *buf,
  * early or unknown deliveries, changed payloads, duplicates when the
  * strategy declares DQ_G_NO_DUP_CONCURRENT, tasks not delivered by the
  * drain deadline (unless interrupted).  Fills up to max entries of out and
- * returns how many there are.  `dqlab run` exits 1 when it is not 0. */
+ * returns how many there are.  `dqlab run` exits 1 when it is not 0.
+ *
+ * With faults, what the strategy's declared guarantees allow is not a
+ * violation:
+ *   lost   kill-consumer: allowed unless DQ_G_SURVIVES_CONSUMER_CRASH;
+ *          restart-redis: allowed unless mode always and the strategy
+ *          declares SURVIVES_CONSUMER_CRASH and SURVIVES_PROCESS_EXIT;
+ *          pause-redis: allowed unless SURVIVES_CONSUMER_CRASH (an
+ *          at-most-once claim whose reply is lost in the stall is gone);
+ *          subscriber-outage, mover-stall: allowed unless
+ *          SURVIVES_PROCESS_EXIT (expiry's events are fire-and-forget);
+ *   duplicates  allowed under kill-consumer, subscriber-outage and
+ *          mover-stall for DQ_G_AT_LEAST_ONCE strategies (redelivery), and
+ *          under restart-redis and pause-redis for every strategy (an
+ *          enqueue whose reply was lost is retried with the same id);
+ *   early  allowed under clock-skew (the check uses the true clock).
+ * When the checker grows separate redelivered / pending counts, lost and
+ * duplicates here should switch to them. */
 size_t dq_trial_violations(const dq_trial_params *p, const dq_trial_result *r,
                            const char **out, size_t max);
 
@@ -136,6 +179,31 @@ size_t dq_trial_violations(const dq_trial_params *p, const dq_trial_result *r,
 struct json_t;
 struct json_t *dq_trial_json(const dq_trial_params *p,
                              const dq_trial_result *r);
+
+/* The child side of a process-mode trial (faults.h DQ_CHILD_COMMAND):
+ * what one child process runs. */
+typedef struct dq_child_spec {
+    bool all_in_one;        /* producers + consumers of an in-process
+                               strategy; else one consumer */
+    const char *name;       /* consumer name ("c0", "c0.1"); all_in_one:
+                               unused (workers are p<i>, c<i>) */
+    int log_fd;             /* the trial's event log, O_APPEND */
+    int64_t clock_offset_us; /* consumer's clock; all_in_one: of c<skew_index> */
+    int skew_index;         /* all_in_one: consumer index skewed, -1 none */
+    int64_t die_claim;      /* raise SIGKILL at this claim (1-based), 0 never */
+    dq_kill_point die_point;
+    int die_index;          /* all_in_one: consumer index that dies */
+    bool retry;             /* retry enqueue / ack after errors (faults) */
+} dq_child_spec;
+
+/* Runs the child's work with p (strategy, options, queue, Redis target,
+ * tasks, delays, work, payload, claim timeout, seed) until SIGTERM
+ * (dq_trial_interrupt) or death by its own plan, then prints one summary
+ * line "S <round_trips> <empty_polls> <lost_races> <wakeups> <putbacks>
+ * <errors> <payload_bad> <retries> <first error>" on stdout.  Returns 0,
+ * or -1 with a message in err (bad options, unreachable Redis). */
+int dq_trial_child_run(const dq_trial_params *p, const dq_child_spec *c,
+                       char *err, size_t errlen);
 
 int64_t dq_trial_delay_ms(uint64_t seed, int64_t index, int64_t lo_ms,
                           int64_t hi_ms);

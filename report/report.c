@@ -1122,6 +1122,8 @@ static int write_experiment(out *o, dq_rexp *e, char *err, size_t errlen)
         src = section_idle_cost(o, e, err, errlen);
     else if (dq_rexp_has_plot(e, "backlog-lateness"))
         src = section_backlog(o, e, err, errlen);
+    else if (dq_loss_is(e))
+        src = section_loss(o, e, err, errlen);
     if (src < 0)
         return -1;
     if (src == 0) {
@@ -1438,7 +1440,9 @@ int dq_cmd_report(int argc, char **argv)
         return 2;
     }
     int nincomplete = count_incomplete(root);
-    if (n == 0) {
+    snprintf(path, sizeof path, "%s/bench/latest/meta.txt", root);
+    bool have_bench = access(path, R_OK) == 0; /* `dqlab bench` results */
+    if (n == 0 && !have_bench) {
         if (nincomplete > 0)
             fprintf(stderr, "dqlab report: no complete run under %s/: %d "
                     "incomplete run%s (interrupted or failed) %s skipped; "
@@ -1516,6 +1520,8 @@ int dq_cmd_report(int argc, char **argv)
     for (size_t i = 0; i < r.nexps; i++)
         if (write_experiment(&o, &r.exps[i], err, sizeof err) != 0)
             goto fail;
+    if (section_perf(&o, root, err, sizeof err) != 0)
+        goto fail;
     write_claims(&o, &r);
     write_strategies(&o);
     fclose(o.md);

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "report.h"
@@ -53,5 +54,53 @@ size_t strategies_of(const dq_rexp *e, char names[][32], size_t max);
 int section_lateness_cdf(out *o, dq_rexp *e, char *err, size_t errlen);
 int section_idle_cost(out *o, dq_rexp *e, char *err, size_t errlen);
 int section_backlog(out *o, dq_rexp *e, char *err, size_t errlen);
+
+/* section_perf.c: the Performance section from root/bench/latest (`dqlab
+ * bench`, perf.h); a short "not measured yet" note when there is none.
+ * Returns 0 or -1 with err. */
+int section_perf(out *o, const char *root, char *err, size_t errlen);
+
+/* section_loss.c: the loss experiment (plots = loss, or a meta.txt with
+ * faults): the table strategies x faults of lost / duplicated /
+ * redelivered tasks, re-checked from each trial's event log, with what
+ * each strategy declares and a cross where it broke it; then what each
+ * fault did.  Returns 0 when written, 1 when e has no trial (the caller
+ * writes its generic section), -1 with err. */
+int section_loss(out *o, dq_rexp *e, char *err, size_t errlen);
+
+/* The loss table, shared with the claim rules (claims.c). */
+#define DQ_LOSS_MAX_ROWS 32
+#define DQ_LOSS_MAX_FAULTS 16
+typedef struct dq_loss_cell {
+    char strategy[32];
+    unsigned flags;          /* DQ_G_* of the strategy */
+    bool known;              /* the strategy exists in this dqlab */
+    size_t trials, violation_trials;
+    uint64_t enqueued, lost, lost_claimed, duplicated, dup_nofault;
+    uint64_t redelivered;    /* redelivered + redelivered_hidden */
+    uint64_t pending_end, early, early_fault, windows;
+    int64_t window_us;
+    char violation[160];     /* the first violation text, "" if none */
+} dq_loss_cell;
+typedef struct dq_loss_table {
+    const dq_rexp *e;
+    char rows[DQ_LOSS_MAX_ROWS][64];     /* strategy (+ options) labels */
+    size_t nrows;
+    char faults[DQ_LOSS_MAX_FAULTS][64]; /* fault specs, "none" first-seen */
+    size_t nfaults;
+    dq_loss_cell *cells;     /* [row * DQ_LOSS_MAX_FAULTS + col] */
+} dq_loss_table;
+/* True when e is a loss experiment (plots has loss, or meta faults). */
+bool dq_loss_is(const dq_rexp *e);
+/* The first loss experiment of r, or NULL. */
+const dq_rexp *dq_loss_experiment(const dq_results *r);
+/* Loads e's table by checking every trial's event log.  Returns 0 (free
+ * with dq_loss_free) or -1 with err (nothing to free). */
+int dq_loss_load(const dq_rexp *e, dq_loss_table *lt, char *err,
+                 size_t errlen);
+void dq_loss_free(dq_loss_table *lt);
+/* The cell of row and col, or NULL when no trial ran it. */
+const dq_loss_cell *dq_loss_cell_at(const dq_loss_table *lt, size_t row,
+                                    size_t col);
 
 #endif

@@ -520,6 +520,39 @@ int dq_enqueue(dq_queue *q, const char *id, const void *payload,
     return q->s->enqueue(q, id, payload, payload_len, due_ms);
 }
 
+int dq_enqueue_many(dq_queue *q, const dq_enqueue_item *items, size_t n)
+{
+    int rc;
+
+    if (q == NULL)
+        return DQ_EINVAL;
+    if (n == 0)
+        return DQ_OK;
+    if (items == NULL)
+        return dq_fail(q, DQ_EINVAL, "enqueue_many: items NULL with n %zu", n);
+    for (size_t i = 0; i < n; i++) {
+        if ((rc = check_id(q, items[i].id)) != DQ_OK) {
+            char why[sizeof q->err];
+            memcpy(why, q->err, sizeof why);
+            return dq_fail(q, rc, "enqueue_many: item %zu: %.200s", i, why);
+        }
+        if (items[i].payload == NULL && items[i].payload_len > 0)
+            return dq_fail(q, DQ_EINVAL, "enqueue_many: item %zu (%s): "
+                           "payload NULL with length %zu", i, items[i].id,
+                           items[i].payload_len);
+    }
+    if (q->s->enqueue_many != NULL)
+        return q->s->enqueue_many(q, items, n);
+    for (size_t i = 0; i < n; i++) {
+        const void *pl = items[i].payload != NULL ? items[i].payload : "";
+        rc = q->s->enqueue(q, items[i].id, pl, items[i].payload_len,
+                           items[i].due_ms);
+        if (rc != DQ_OK)
+            return rc;
+    }
+    return DQ_OK;
+}
+
 int dq_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 {
     if (q == NULL)

@@ -192,6 +192,16 @@ typedef struct dq_counters {
     uint64_t putbacks;     /* tasks taken and put back not yet due */
 } dq_counters;
 
+/* ---- One task of a batched enqueue (dq_enqueue_many) --------------------
+ * The same four things dq_enqueue takes.  The strings and bytes are the
+ * caller's; they need to live only until dq_enqueue_many returns. */
+typedef struct dq_enqueue_item {
+    const char *id;        /* as for dq_enqueue: NUL-terminated, unique */
+    const void *payload;   /* payload_len bytes; NULL only with length 0 */
+    size_t payload_len;
+    int64_t due_ms;        /* ms since the Unix epoch */
+} dq_enqueue_item;
+
 typedef struct dq_strategy dq_strategy;
 
 /* A handle on one queue.  Strategies keep their state in `priv`. */
@@ -250,6 +260,17 @@ struct dq_strategy {
      * list -v`): how it works, the Redis commands per task, what it
      * guarantees, where it breaks.  NULL when not written. */
     const char *doc;
+
+    /* Optional (NULL: dq_enqueue_many loops over enqueue).  Added last so
+     * that initializers written before it stay valid.  Adds items[0..n-1]
+     * (n >= 1; every id, payload and due time already checked by the
+     * wrapper as dq_enqueue checks one; a NULL payload has length 0) with
+     * fewer round trips than n enqueues, e.g. one variadic HSET and one
+     * variadic ZADD in one MULTI/EXEC.  Returns DQ_OK when the queue holds
+     * every item, or a DQ_E* code; after an error any subset of the items
+     * may be in the queue (a transaction's reply can be lost), so the
+     * caller treats them all as unknown. */
+    int (*enqueue_many)(dq_queue *q, const dq_enqueue_item *items, size_t n);
 };
 
 /* ---- Registry (registry.c) ---------------------------------------------- */
@@ -277,6 +298,14 @@ int dq_enqueue(dq_queue *q, const char *id, const void *payload,
  * (dq_task_clear) before passing it again, or its payload leaks.  A claim
  * may overrun timeout_ms by one Redis round trip when Redis is slow (a
  * reply is never abandoned half-way). */
+/* Adds items[0..n-1] (n >= 0; n == 0 does nothing) as n dq_enqueue calls
+ * would, in fewer round trips when the strategy has enqueue_many, else by
+ * looping over enqueue.  Every item is checked first (id as dq_enqueue:
+ * DQ_EINVAL naming the item's index, nothing sent).  Returns DQ_OK when the
+ * queue holds every item.  On an error (DQ_E*, q->err) some items may have
+ * been added: with the loop fallback a prefix of them; with a strategy's
+ * op, see its top comment (one MULTI/EXEC per chunk: whole chunks). */
+int dq_enqueue_many(dq_queue *q, const dq_enqueue_item *items, size_t n);
 int dq_claim(dq_queue *q, int64_t timeout_ms, dq_task *out);
 int dq_ack(dq_queue *q, const dq_task *t);
 int dq_cancel(dq_queue *q, const char *id);

@@ -156,6 +156,16 @@ static int lua_enqueue(dq_queue *q, const char *id, const void *payload,
     return dq_zh_enqueue(q, p->c, id, payload, payload_len, due_ms);
 }
 
+/* Batched enqueue: one MULTI/EXEC of variadic HSET and ZADD per 1000
+ * items (dq_zh_enqueue_many). */
+static int lua_enqueue_many(dq_queue *q, const dq_enqueue_item *items,
+                            size_t n)
+{
+    lua_priv *p = q->priv;
+
+    return dq_zh_enqueue_many(q, p->c, items, n, NULL, 0);
+}
+
 /* Moves the script's triples into the (empty) buffer.  r was checked to be
  * an array of 3 + 3n elements with n <= batch. */
 static int fill_buffer(dq_queue *q, const redisReply *r, size_t n)
@@ -307,4 +317,5 @@ const dq_strategy dq_strategy_lua = {
         "faults (claim C02); at-most-once, so a consumer that dies after "
         "the claim loses the task (and with batch, its whole buffer).  "
         "clock=server decides due times by Redis TIME.",
+    .enqueue_many = lua_enqueue_many,
 };

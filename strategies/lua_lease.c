@@ -229,6 +229,17 @@ static int ll_enqueue(dq_queue *q, const char *id, const void *payload,
     return rc;
 }
 
+/* Batched enqueue: one MULTI/EXEC of variadic HSET and ZADD per 1000
+ * items (dq_zh_enqueue_many). */
+static int ll_enqueue_many(dq_queue *q, const dq_enqueue_item *items,
+                           size_t n)
+{
+    ll_priv *p = q->priv;
+    const char *const clear[2] = {p->akey, p->dkey};
+
+    return dq_zh_enqueue_many(q, p->c, items, n, clear, 2);
+}
+
 /* Fills *t from the claim script's reply elements 3..7. */
 static int ll_fill_task(dq_queue *q, const redisReply *r, dq_task *t)
 {
@@ -468,4 +479,5 @@ const dq_strategy dq_strategy_lua_lease = {
         "comes back with attempt + 1, so a consumer crash loses nothing, "
         "but work that outlasts the lease is done twice and must be "
         "idempotent (claims C12, C21).  No retry limit.",
+    .enqueue_many = ll_enqueue_many,
 };

@@ -105,6 +105,16 @@ static int naive_enqueue(dq_queue *q, const char *id, const void *payload,
     return dq_zh_enqueue(q, p->c, id, payload, payload_len, due_ms);
 }
 
+/* Batched enqueue: one MULTI/EXEC of variadic HSET and ZADD per 1000
+ * items (dq_zh_enqueue_many). */
+static int naive_enqueue_many(dq_queue *q, const dq_enqueue_item *items,
+                              size_t n)
+{
+    naive_priv *p = q->priv;
+
+    return dq_zh_enqueue_many(q, p->c, items, n, NULL, 0);
+}
+
 static int naive_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 {
     naive_priv *p = q->priv;
@@ -217,4 +227,5 @@ const dq_strategy dq_strategy_naive = {
         "ignores ZREM's reply, so two consumers that read the same head "
         "both deliver it: duplicates under concurrency (kept on purpose, "
         "claims C01 and C13).  Lateness lies anywhere in [0, poll_ms].",
+    .enqueue_many = naive_enqueue_many,
 };

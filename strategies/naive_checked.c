@@ -107,6 +107,16 @@ static int nc_enqueue(dq_queue *q, const char *id, const void *payload,
     return dq_zh_enqueue(q, p->c, id, payload, payload_len, due_ms);
 }
 
+/* Batched enqueue: one MULTI/EXEC of variadic HSET and ZADD per 1000
+ * items (dq_zh_enqueue_many). */
+static int nc_enqueue_many(dq_queue *q, const dq_enqueue_item *items,
+                           size_t n)
+{
+    nc_priv *p = q->priv;
+
+    return dq_zh_enqueue_many(q, p->c, items, n, NULL, 0);
+}
+
 static int nc_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 {
     nc_priv *p = q->priv;
@@ -223,4 +233,5 @@ const dq_strategy dq_strategy_naive_checked = {
         "to N-1 claims per task (claim C03).  At-most-once, no duplicates; "
         "a consumer dying after ZREM loses the task and leaves its payload "
         "behind.  Blind polling: lateness in [0, poll_ms].",
+    .enqueue_many = nc_enqueue_many,
 };

@@ -581,6 +581,96 @@ int dq_zh_enqueue(dq_queue *q, redisContext *c, const char *id,
     return rc;
 }
 
+/* One chunk of dq_zh_enqueue_many: items[0..m-1], m <= DQ_ZH_CHUNK. */
+static int zh_enqueue_chunk(dq_queue *q, redisContext *c, const char *z,
+                            const char *p, const dq_enqueue_item *items,
+                            size_t m, const char *const *clear_keys,
+                            size_t nclear)
+{
+    size_t nh = 2 + 2 * m, nd = 2 + m, nz = 2 + 2 * m;
+    const char **hv = NULL, **dv = NULL, **zv = NULL;
+    size_t *hl = NULL;
+    char (*due)[24] = NULL;
+    dq_redis_argv cmds[10];
+    redisReply *r;
+    size_t k = 0;
+    int rc = DQ_ENOMEM;
+
+    hv = malloc(nh * sizeof *hv);
+    hl = malloc(nh * sizeof *hl);
+    dv = malloc(nd * sizeof *dv);
+    zv = malloc(nz * sizeof *zv);
+    due = malloc(m * sizeof *due);
+    if (hv == NULL || hl == NULL || dv == NULL || zv == NULL || due == NULL) {
+        rc = dq_fail(q, DQ_ENOMEM, "enqueue_many: out of memory");
+        goto out;
+    }
+    hv[0] = "HSET";
+    hl[0] = 4;
+    hv[1] = p;
+    hl[1] = strlen(p);
+    dv[0] = "HDEL";
+    zv[0] = "ZADD";
+    zv[1] = z;
+    for (size_t i = 0; i < m; i++) {
+        hv[2 + 2 * i] = items[i].id;
+        hl[2 + 2 * i] = strlen(items[i].id);
+        hv[3 + 2 * i] = items[i].payload != NULL ? items[i].payload : "";
+        hl[3 + 2 * i] = items[i].payload_len;
+        dv[2 + i] = items[i].id;
+        snprintf(due[i], sizeof due[i], "%lld", (long long)items[i].due_ms);
+        zv[2 + 2 * i] = due[i];
+        zv[3 + 2 * i] = items[i].id;
+    }
+    cmds[k++] = (dq_redis_argv){(int)nh, hv, hl};
+    /* Every HDEL shares dv but for its key: one argv array per key. */
+    const char **dvs[8];
+    size_t nd_made = 0;
+    for (size_t j = 0; j < nclear; j++) {
+        dvs[j] = malloc(nd * sizeof **dvs);
+        if (dvs[j] == NULL) {
+            rc = dq_fail(q, DQ_ENOMEM, "enqueue_many: out of memory");
+            goto free_dvs;
+        }
+        nd_made++;
+        memcpy(dvs[j], dv, nd * sizeof *dv);
+        dvs[j][1] = clear_keys[j];
+        cmds[k++] = (dq_redis_argv){(int)nd, dvs[j], NULL};
+    }
+    cmds[k++] = (dq_redis_argv){(int)nz, zv, NULL};
+    r = dq_redis_multi(q, c, &rc, k, cmds);
+    freeReplyObject(r);
+free_dvs:
+    for (size_t j = 0; j < nd_made; j++)
+        free(dvs[j]);
+out:
+    free(hv);
+    free(hl);
+    free(dv);
+    free(zv);
+    free(due);
+    return rc;
+}
+
+int dq_zh_enqueue_many(dq_queue *q, redisContext *c,
+                       const dq_enqueue_item *items, size_t n,
+                       const char *const *clear_keys, size_t nclear)
+{
+    char z[128], p[128];
+    int rc = DQ_OK;
+
+    if (nclear > 8)
+        return dq_fail(q, DQ_EINVAL, "enqueue_many: %zu hashes to clear "
+                       "(at most 8)", nclear);
+    dq_redis_key(q, DQ_ZH_ZSET, z, sizeof z);
+    dq_redis_key(q, DQ_ZH_HASH, p, sizeof p);
+    for (size_t at = 0; at < n && rc == DQ_OK; at += DQ_ZH_CHUNK) {
+        size_t m = n - at < DQ_ZH_CHUNK ? n - at : DQ_ZH_CHUNK;
+        rc = zh_enqueue_chunk(q, c, z, p, items + at, m, clear_keys, nclear);
+    }
+    return rc;
+}
+
 int dq_zh_ack(dq_queue *q, redisContext *c, const char *id)
 {
     char p[128];

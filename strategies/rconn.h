@@ -150,6 +150,21 @@ bool dq_reply_int(const redisReply *r, int64_t *out);
  * Re-adding an id replaces its payload and due time.  DQ_OK or DQ_E*. */
 int dq_zh_enqueue(dq_queue *q, redisContext *c, const char *id,
                   const void *payload, size_t payload_len, int64_t due_ms);
+/* Batched enqueue: for each chunk of at most DQ_ZH_CHUNK items, one
+ * round trip of MULTI; HSET p id1 pl1 id2 pl2 ...; [HDEL <clear_keys[k]>
+ * id1 id2 ... for each of nclear extra hashes (lua-lease's attempt and
+ * due hashes)]; ZADD z due1 id1 due2 id2 ...; EXEC (variadic HSET since
+ * Redis 4.0, https://redis.io/commands/hset/; ZADD takes many score/member
+ * pairs, https://redis.io/commands/zadd/).  Every chunk is atomic, so a
+ * claimer never sees an id without its payload.  nclear <= 8.  DQ_OK or
+ * DQ_E*; after an error, the chunks before the failing one are in the
+ * queue and the failing one is in or out as a whole (unknown on DQ_EIO).
+ * A NULL payload (length 0) is stored as an empty string.  Items repeating
+ * an id within one call: the last one wins (one task). */
+#define DQ_ZH_CHUNK 1000
+int dq_zh_enqueue_many(dq_queue *q, redisContext *c,
+                       const dq_enqueue_item *items, size_t n,
+                       const char *const *clear_keys, size_t nclear);
 /* HDEL p id (the payload of a claimed task).  DQ_OK or DQ_E*. */
 int dq_zh_ack(dq_queue *q, redisContext *c, const char *id);
 /* MULTI; ZREM z id; HDEL p id; EXEC.  DQ_ENOTFOUND when id was not in the

@@ -68,18 +68,31 @@
 
 #include "dq.h"
 #include "rconn.h"
+#include "zlua.h"
+
+typedef struct zp_popped {
+    char id[DQ_ID_MAX];
+    int64_t due_ms;
+} zp_popped;
 
 typedef struct zp_priv {
     redisContext *c;   /* rconn's helpers reconnect it after an error */
     char zkey[128];    /* dq:{Q}:z */
+    char pkey[128];    /* dq:{Q}:p */
     int64_t poll_ms;
+    int64_t batch;     /* members per ZPOPMIN */
     int bzpopmin;      /* 0 or 1 */
+    zp_popped *pop;    /* batch slots: the last pop */
+    dq_held held;      /* popped, due, payload taken, not yet returned */
 } zp_priv;
 
 static const dq_optdef zp_options[] = {
     DQ_OPTDEF_INT("poll_ms", "100", 1, 60000,
                   "sleep when the set is empty, and the longest wait for a "
                   "not-yet-due head, in ms (1..60000)"),
+    DQ_OPTDEF_INT("batch", "1", 1, 1000,
+                  "members popped per ZPOPMIN and buffered; the not-yet-due "
+                  "ones go back in one ZADD (1..1000)"),
     DQ_OPTDEF_INT("bzpopmin", "0", 0, 1,
                   "1: block in BZPOPMIN while the set is empty instead of "
                   "sleeping poll_ms (needs Redis 6.0)"),
@@ -108,10 +121,19 @@ static int zp_open(dq_queue *q)
         return dq_fail(q, DQ_ENOMEM, "zpopmin: out of memory");
     if ((rc = dq_opt_i64(q, "poll_ms", &p->poll_ms)) != DQ_OK)
         goto free_p;
-    if ((rc = dq_opt_i64(q, "bzpopmin", &v)) != DQ_OK)
+    if ((rc = dq_opt_i64(q, "bzpopmin", &v)) != DQ_OK ||
+        (rc = dq_opt_i64(q, "batch", &p->batch)) != DQ_OK)
         goto free_p;
     p->bzpopmin = (int)v;
     dq_redis_key(q, DQ_ZH_ZSET, p->zkey, sizeof p->zkey);
+    dq_redis_key(q, DQ_ZH_HASH, p->pkey, sizeof p->pkey);
+    p->pop = calloc((size_t)p->batch, sizeof *p->pop);
+    if (p->pop == NULL) {
+        rc = dq_fail(q, DQ_ENOMEM, "zpopmin: out of memory");
+        goto free_p;
+    }
+    if ((rc = dq_held_init(q, &p->held, (size_t)p->batch)) != DQ_OK)
+        goto free_p;
     rc = dq_redis_connect(q, p->bzpopmin ? "6.0.0" : "5.0.0",
                           DQ_SOCK_TIMEOUT_MS, &p->c);
     if (rc != DQ_OK)
@@ -120,6 +142,8 @@ static int zp_open(dq_queue *q)
     return DQ_OK;
 
 free_p:
+    dq_held_free(&p->held);
+    free(p->pop);
     free(p);
     return rc;
 }
@@ -132,6 +156,8 @@ static void zp_close(dq_queue *q)
         return;
     if (p->c != NULL)
         redisFree(p->c);
+    dq_held_free(&p->held); /* at-most-once: buffered tasks are lost here */
+    free(p->pop);
     free(p);
     q->priv = NULL;
 }
@@ -144,20 +170,31 @@ static int zp_enqueue(dq_queue *q, const char *id, const void *payload,
     return dq_zh_enqueue(q, p->c, id, payload, payload_len, due_ms);
 }
 
-/* Pops the head: ZPOPMIN (block_ms < 0) or BZPOPMIN with a clamped timeout.
- * Sets *got and fills id/due when a member came back. */
-static int zp_pop(dq_queue *q, int64_t block_ms, bool *got,
-                  char id[DQ_ID_MAX], int64_t *due_ms)
+/* Batched enqueue: one MULTI/EXEC of variadic HSET and ZADD per 1000
+ * items (dq_zh_enqueue_many). */
+static int zp_enqueue_many(dq_queue *q, const dq_enqueue_item *items,
+                           size_t n)
 {
     zp_priv *p = q->priv;
-    const redisReply *mem, *score;
+
+    return dq_zh_enqueue_many(q, p->c, items, n, NULL, 0);
+}
+
+/* Pops up to p->batch members: ZPOPMIN z <batch> (block_ms < 0), or one
+ * with BZPOPMIN and a clamped timeout.  Fills p->pop[0..*k-1] in score
+ * order (ZPOPMIN's reply is lowest score first). */
+static int zp_pop(dq_queue *q, int64_t block_ms, size_t *k)
+{
+    zp_priv *p = q->priv;
     redisReply *r;
-    char tmo[32];
+    char tmo[32], cnt[24];
+    size_t first, step;
     int rc;
 
-    *got = false;
+    *k = 0;
     if (block_ms < 0) {
-        r = dq_redis_cmdf(q, p->c, &rc, "ZPOPMIN %s", p->zkey);
+        snprintf(cnt, sizeof cnt, "%lld", (long long)p->batch);
+        r = dq_redis_cmdf(q, p->c, &rc, "ZPOPMIN %s %s", p->zkey, cnt);
     } else {
         dq_block_timeout(block_ms, tmo, sizeof tmo);
         r = dq_redis_cmdf(q, p->c, &rc, "BZPOPMIN %s %s", p->zkey, tmo);
@@ -167,45 +204,163 @@ static int zp_pop(dq_queue *q, int64_t block_ms, bool *got,
     if (r->type == REDIS_REPLY_NIL ||
         (r->type == REDIS_REPLY_ARRAY && r->elements == 0))
         goto free_reply; /* empty set / timed out */
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != (block_ms < 0 ? 2u : 3u)) {
+    /* ZPOPMIN: member, score, member, score...; BZPOPMIN: key, member,
+     * score. */
+    first = block_ms < 0 ? 0 : 1;
+    step = r->type == REDIS_REPLY_ARRAY ? (r->elements - first) / 2 : 0;
+    if (r->type != REDIS_REPLY_ARRAY ||
+        (block_ms < 0 ? r->elements % 2 != 0 || step > (size_t)p->batch
+                      : r->elements != 3)) {
         rc = dq_fail(q, DQ_EPROTO, "%s: unexpected reply shape",
                      block_ms < 0 ? "ZPOPMIN" : "BZPOPMIN");
         goto free_reply;
     }
-    mem = r->element[r->elements - 2];
-    score = r->element[r->elements - 1];
-    if (mem->type != REDIS_REPLY_STRING || mem->len == 0 ||
-        mem->len >= DQ_ID_MAX || !dq_reply_score_ms(score, due_ms)) {
-        rc = dq_fail(q, DQ_EPROTO, "ZPOPMIN: bad member or score");
-        goto free_reply;
+    for (size_t i = 0; i < step; i++) {
+        const redisReply *mem = r->element[first + 2 * i];
+        const redisReply *score = r->element[first + 2 * i + 1];
+
+        if (mem->type != REDIS_REPLY_STRING || mem->len == 0 ||
+            mem->len >= DQ_ID_MAX ||
+            !dq_reply_score_ms(score, &p->pop[i].due_ms)) {
+            /* Only a protocol bug gets here; the popped members are lost. */
+            rc = dq_fail(q, DQ_EPROTO, "ZPOPMIN: bad member or score");
+            goto free_reply;
+        }
+        memcpy(p->pop[i].id, mem->str, mem->len);
+        p->pop[i].id[mem->len] = '\0';
     }
-    memcpy(id, mem->str, mem->len);
-    id[mem->len] = '\0';
-    *got = true;
+    *k = step;
 free_reply:
     freeReplyObject(r);
+    return rc;
+}
+
+/* Puts p->pop[from..k-1] back with one variadic ZADD.  On failure those
+ * tasks are lost (popped, not re-added) and q->err says so. */
+static int zp_put_back(dq_queue *q, size_t from, size_t k)
+{
+    zp_priv *p = q->priv;
+    size_t m = k - from, argc = 2 + 2 * m;
+    const char **argv = malloc(argc * sizeof *argv);
+    char (*due)[24] = malloc(m * sizeof *due);
+    redisReply *r = NULL;
+    int rc = DQ_ENOMEM;
+
+    if (argv != NULL && due != NULL) {
+        argv[0] = "ZADD";
+        argv[1] = p->zkey;
+        for (size_t i = 0; i < m; i++) {
+            snprintf(due[i], sizeof due[i], "%lld",
+                     (long long)p->pop[from + i].due_ms);
+            argv[2 + 2 * i] = due[i];
+            argv[3 + 2 * i] = p->pop[from + i].id;
+        }
+        r = dq_redis_cmd(q, p->c, &rc, (int)argc, argv, NULL);
+    }
+    free(argv);
+    free(due);
+    if (r == NULL) {
+        char why[sizeof q->err];
+        snprintf(why, sizeof why, "%s",
+                 rc == DQ_ENOMEM ? "out of memory" : q->err);
+        return dq_fail(q, rc, "put-back of %zu task(s) from %s (lost: "
+                       "popped, not re-added): %.200s", m,
+                       p->pop[from].id, why);
+    }
+    freeReplyObject(r);
+    q->counters.putbacks += m;
+    return DQ_OK;
+}
+
+/* Takes the payloads of the due tasks p->pop[0..d-1]: HMGET p ids... and
+ * HDEL p ids..., pipelined (1 round trip), into the held buffer.  An id
+ * whose payload is gone (cancelled during a put-back) is dropped. */
+static int zp_take(dq_queue *q, size_t d)
+{
+    zp_priv *p = q->priv;
+    const char **hm = malloc((2 + d) * sizeof *hm);
+    const char **hd = malloc((2 + d) * sizeof *hd);
+    redisReply *rep[2] = {NULL, NULL};
+    dq_held *h = &p->held;
+    int rc;
+
+    if (hm == NULL || hd == NULL) {
+        rc = dq_fail(q, DQ_ENOMEM, "claim: out of memory (%zu popped tasks "
+                     "lost)", d);
+        goto out;
+    }
+    hm[0] = "HMGET";
+    hd[0] = "HDEL";
+    hm[1] = hd[1] = p->pkey;
+    for (size_t i = 0; i < d; i++)
+        hm[2 + i] = hd[2 + i] = p->pop[i].id;
+    {
+        const dq_redis_argv cmds[2] = {{(int)(2 + d), hm, NULL},
+                                       {(int)(2 + d), hd, NULL}};
+        rc = dq_redis_pipeline_ok(q, p->c, 2, cmds, rep);
+    }
+    if (rc != DQ_OK)
+        goto out;
+    if (rep[0]->type != REDIS_REPLY_ARRAY || rep[0]->elements != d) {
+        rc = dq_fail(q, DQ_EPROTO, "HMGET: expected %zu replies", d);
+        goto out;
+    }
+    h->head = h->count = 0;
+    for (size_t i = 0; i < d; i++) {
+        const redisReply *pl = rep[0]->element[i];
+        dq_task *t = &h->tasks[h->count];
+
+        if (pl->type != REDIS_REPLY_STRING)
+            continue; /* a bare id left by a cancel during a put-back */
+        memset(t, 0, sizeof *t);
+        t->payload = malloc(pl->len + 1);
+        if (t->payload == NULL) {
+            rc = dq_fail(q, DQ_ENOMEM, "claim: out of memory");
+            goto out;
+        }
+        memcpy(t->payload, pl->str, pl->len);
+        t->payload[pl->len] = '\0';
+        t->payload_len = pl->len;
+        memcpy(t->id, p->pop[i].id, strlen(p->pop[i].id) + 1);
+        t->due_ms = p->pop[i].due_ms;
+        t->attempt = 1;
+        h->count++;
+    }
+out:
+    free(hm);
+    free(hd);
+    freeReplyObject(rep[0]);
+    freeReplyObject(rep[1]);
     return rc;
 }
 
 static int zp_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 {
     zp_priv *p = q->priv;
+    dq_held *h = &p->held;
     int64_t deadline_us = dq_mono_us() + timeout_ms * 1000;
     int64_t block_ms = -1; /* < 0: ZPOPMIN; >= 0: BZPOPMIN for that long */
-    char id[DQ_ID_MAX];
-    int64_t due_ms = 0;
-    bool got;
+    size_t k, d;
     int rc;
 
     for (;;) {
-        rc = zp_pop(q, block_ms, &got, id, &due_ms);
+        if (h->count > 0) {
+            /* Held tasks were due when popped: due <= now then <= now. */
+            *out = h->tasks[h->head]; /* the payload moves to the caller */
+            memset(&h->tasks[h->head], 0, sizeof h->tasks[h->head]);
+            h->head++;
+            if (--h->count == 0)
+                h->head = 0;
+            return DQ_OK;
+        }
+        rc = zp_pop(q, block_ms, &k);
         if (rc != DQ_OK)
             return rc;
         if (block_ms >= 0)
             q->counters.wakeups++;
         block_ms = -1;
 
-        if (!got) {
+        if (k == 0) {
             int64_t left = zp_left_ms(deadline_us);
 
             q->counters.empty_polls++;
@@ -220,28 +375,21 @@ static int zp_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
             continue;
         }
 
+        /* Score order: the due ones are a prefix. */
         int64_t now_ms = dq_now_ms(q);
-        if (due_ms > now_ms) {
-            /* Popped early: put it back, then wait about until it is due. */
-            char due[32];
-            redisReply *r;
+        for (d = 0; d < k && p->pop[d].due_ms <= now_ms; d++)
+            ;
+        if (d < k && (rc = zp_put_back(q, d, k)) != DQ_OK)
+            return rc;
+        if (d == 0) {
+            /* Popped early: put back; wait about until the head is due. */
             int64_t left, wait;
 
-            snprintf(due, sizeof due, "%lld", (long long)due_ms);
-            r = dq_redis_cmdf(q, p->c, &rc, "ZADD %s %s %s", p->zkey, due, id);
-            if (r == NULL) {
-                char why[sizeof q->err];
-                memcpy(why, q->err, sizeof why);
-                return dq_fail(q, rc, "put-back of %s (task lost: popped, "
-                               "not re-added): %.200s", id, why);
-            }
-            freeReplyObject(r);
-            q->counters.putbacks++;
             q->counters.empty_polls++;
             left = zp_left_ms(deadline_us);
             if (left <= 0)
                 return DQ_EMPTY;
-            wait = due_ms - now_ms;
+            wait = p->pop[0].due_ms - now_ms;
             if (wait > p->poll_ms)
                 wait = p->poll_ms;
             if (wait > left)
@@ -250,19 +398,8 @@ static int zp_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
             q->counters.wakeups++;
             continue;
         }
-
-        bool found;
-        rc = dq_zh_take_payload(q, p->c, id, &out->payload, &out->payload_len,
-                                &found);
-        if (rc != DQ_OK)
+        if ((rc = zp_take(q, d)) != DQ_OK)
             return rc;
-        if (!found)
-            continue; /* a bare id left by a cancel during a put-back */
-        memcpy(out->id, id, strlen(id) + 1);
-        out->due_ms = due_ms;
-        out->attempt = 1;
-        out->token[0] = '\0';
-        return DQ_OK;
     }
 }
 
@@ -290,14 +427,16 @@ static int zp_reschedule(dq_queue *q, const char *id, int64_t due_ms)
 static int64_t zp_pending(dq_queue *q)
 {
     zp_priv *p = q->priv;
+    int64_t n = dq_zh_pending(q, p->c);
 
-    return dq_zh_pending(q, p->c);
+    return n < 0 ? n : n + (int64_t)p->held.count;
 }
 
 static int zp_purge(dq_queue *q)
 {
     zp_priv *p = q->priv;
 
+    dq_held_drop(&p->held);
     return dq_redis_purge(q, p->c);
 }
 
@@ -336,4 +475,5 @@ const dq_strategy dq_strategy_zpopmin = {
         "to others, each early pop is a wasted write, and a consumer dying "
         "in that window loses a task that was not even due (claim C07).  "
         "At-most-once.",
+    .enqueue_many = zp_enqueue_many,
 };

@@ -9,6 +9,12 @@
  * The verdict of `dqlab check` (exit 1 when the strategy named in the log
  * breaks a guarantee it declares, cli_check.c) is tested through the
  * binary: $DQLAB (set by tests/run.sh), else bin/dqlab next to tests/.
+ *
+ * Faults (F records): faults.log holds one id of every outcome the
+ * checker tells apart (redelivered, duplicated after / without a fault,
+ * lost claimed / after a fault / without one, pending at the end, early
+ * in a skew window); the verdict_*.log files check how each outcome feeds
+ * the exit code for real strategies' declared guarantees.
  */
 #include <criterion/criterion.h>
 #include <inttypes.h>
@@ -21,6 +27,7 @@
 
 #include "../harness/checker.h"
 #include "../harness/eventlog.h"
+#include "../strategies/dq.h"
 
 static void log_path(const char *name, char *buf, size_t buflen)
 {
@@ -231,6 +238,205 @@ Test(checker, one_million_tasks, .timeout = 60)
     cr_log_info("checked 1M tasks in %.2f s", secs);
 }
 
+/* ---- Faults: lost, duplicated, redelivered, pending ---------------------- */
+
+static const dq_fault_stat *fault_stat(const dq_check *c, const char *name)
+{
+    for (size_t i = 0; i < c->nfaults; i++)
+        if (strcmp(c->faults[i].name, name) == 0)
+            return &c->faults[i];
+    cr_assert_fail("no fault '%s' in the check", name);
+    return NULL;
+}
+
+Test(checker_faults, every_outcome)
+{
+    dq_check c;
+    const dq_fault_stat *k, *r, *s;
+
+    check_ok("faults.log", &c);
+    cr_assert_eq(c.enqueued, 13);
+    cr_assert_eq(c.deliveries, 16);
+    cr_assert_eq(c.delivered, 10);
+    cr_assert_eq(c.acked, 9);
+    cr_assert_eq(c.duplicates, 6);
+    cr_assert_eq(c.redelivered, 3, "redelivered = %" PRIu64, c.redelivered);
+    cr_assert_eq(c.dup_fault, 1, "dup_fault = %" PRIu64, c.dup_fault);
+    cr_assert_eq(c.dup_nofault, 2, "dup_nofault = %" PRIu64, c.dup_nofault);
+    cr_assert_eq(c.lost, 3, "lost = %" PRIu64, c.lost);
+    cr_assert_eq(c.lost_claimed, 1);
+    cr_assert_eq(c.lost_nofault, 1);
+    cr_assert_eq(c.pending_end, 2, "pending_end = %" PRIu64, c.pending_end);
+    cr_assert_eq(c.early, 2);
+    cr_assert_eq(c.early_fault, 1);
+    cr_assert_eq(c.unacked, 2);
+    cr_assert_eq(c.unknown, 0);
+    cr_assert_eq(c.fault_windows, 4);
+    cr_assert_eq(c.end_us, 10000000);
+    cr_assert_eq(c.lease_ms, 1000);
+    cr_assert_str_eq(c.fault_spec, "mixed");
+    cr_assert_eq(c.nfaults, 3);
+    k = fault_stat(&c, "kill-consumer");
+    r = fault_stat(&c, "restart-redis");
+    s = fault_stat(&c, "clock-skew");
+    cr_assert_eq(k->windows, 2);
+    cr_assert_eq(k->window_us, 199500);
+    cr_assert_eq(k->lost, 1);
+    cr_assert_eq(k->redelivered, 1);
+    cr_assert_eq(k->dup_fault, 0);
+    cr_assert_eq(r->windows, 1);
+    cr_assert_eq(r->window_us, 500000);
+    cr_assert_eq(r->lost, 1);
+    cr_assert_eq(r->redelivered, 1);
+    cr_assert_eq(r->dup_fault, 1);
+    cr_assert_eq(s->early, 1);
+    cr_assert_eq(s->lost + s->redelivered + s->dup_fault, 0);
+}
+
+/* A delivery after an ack of the same id is a duplicate, even with an
+ * attempt > 1 (never a redelivery). */
+Test(checker_faults, delivery_after_ack_is_duplicate)
+{
+    dq_check c;
+
+    check_ok("verdict_dup_after_ack.log", &c);
+    cr_assert_eq(c.duplicates, 1);
+    cr_assert_eq(c.dup_nofault, 1);
+    cr_assert_eq(c.redelivered, 0);
+}
+
+/* lua-lease: killed after the claim, attempt 2 after the lease. */
+Test(checker_faults, redelivery_after_kill_is_not_duplicate)
+{
+    dq_check c;
+
+    check_ok("verdict_kill_lease_ok.log", &c);
+    cr_assert_eq(c.duplicates, 1);
+    cr_assert_eq(c.redelivered, 1);
+    cr_assert_eq(c.dup_nofault, 0);
+    cr_assert_eq(c.dup_fault, 0);
+    cr_assert_eq(c.lost, 0);
+    cr_assert_eq(fault_stat(&c, "kill-consumer")->redelivered, 1);
+    /* trial.c's arg form names the consumer: the window is c0's. */
+    cr_assert_str_eq(fault_stat(&c, "kill-consumer")->arg,
+                     "consumer=c0,point=during-work,claim=1,id=t1");
+    /* Killed before the D record: only attempt 2 is in the log. */
+    check_ok("verdict_kill_after_claim_lease.log", &c);
+    cr_assert_eq(c.duplicates, 0);
+    cr_assert_eq(c.redelivered_hidden, 1);
+    cr_assert_eq(c.lost, 0);
+    cr_assert_str_eq(c.fault_spec, "kill-consumer:after-claim:1");
+}
+
+Test(checker_faults, lost_during_a_fault)
+{
+    dq_check c;
+
+    /* Claimed by a consumer killed before its ack: lost (claimed). */
+    check_ok("verdict_kill_lua_lost.log", &c);
+    cr_assert_eq(c.lost, 1);
+    cr_assert_eq(c.lost_claimed, 1);
+    cr_assert_eq(c.lost_nofault, 0);
+    cr_assert_eq(c.delivered, 2);
+    cr_assert_eq(fault_stat(&c, "kill-consumer")->lost, 1);
+    /* Due while no subscriber listened: lost, attributed to the outage. */
+    check_ok("verdict_outage_expiry.log", &c);
+    cr_assert_eq(c.lost, 2);
+    cr_assert_eq(c.lost_claimed, 0);
+    cr_assert_eq(c.lost_nofault, 0);
+    cr_assert_eq(fault_stat(&c, "subscriber-outage")->lost, 2);
+    cr_assert_eq(fault_stat(&c, "subscriber-outage")->window_us, 2000000);
+}
+
+Test(checker_faults, pending_at_end_is_not_lost)
+{
+    dq_check c;
+
+    check_ok("verdict_pending_end.log", &c);
+    cr_assert_eq(c.pending_end, 1);
+    cr_assert_eq(c.lost, 0);
+    cr_assert_eq(c.end_us, 2000000);
+    /* Without H end_us the last record is the end: mixed.log's t3 (due
+     * 3 s, last record 4.9 s) is lost. */
+    check_ok("mixed.log", &c);
+    cr_assert_eq(c.end_us, 4900000);
+    cr_assert_eq(c.pending_end, 0);
+    cr_assert_eq(c.lost_nofault, 1);
+    /* mixed.log's pause window ends before anything: its duplicates are
+     * not explained by it. */
+    cr_assert_eq(c.dup_nofault, 2);
+}
+
+Test(checker_faults, malformed_fault_records)
+{
+    check_bad("bad_f_end.log", 5, "F end of 'pause-redis' with no open "
+                                  "begin");
+    check_bad("bad_f_phase.log", 2, "phase must be begin or end");
+}
+
+/* dq_check_violations on counts, without a log. */
+Test(checker_faults, violations_follow_declared_flags)
+{
+    dq_check c;
+    const char *v[8];
+
+    memset(&c, 0, sizeof c);
+    c.redelivered = 5;
+    c.duplicates = 5;
+    c.nfaults = 1;
+    snprintf(c.faults[0].name, sizeof c.faults[0].name, "kill-consumer");
+    c.faults[0].redelivered = 5;
+    /* Redelivered is at-least-once behaviour... */
+    cr_assert_eq(dq_check_violations(&c, DQ_G_AT_LEAST_ONCE |
+                                     DQ_G_NO_DUP_CONCURRENT, false, v, 8), 0);
+    /* ...and breaks at-most-once. */
+    cr_assert_eq(dq_check_violations(&c, DQ_G_AT_MOST_ONCE, false, v, 8), 1);
+    cr_assert(strncmp(v[0], "redelivered:", 12) == 0, "%s", v[0]);
+    /* Lost under kill-consumer only matters when survival is declared. */
+    memset(&c, 0, sizeof c);
+    c.lost = c.lost_claimed = 3;
+    c.nfaults = 1;
+    snprintf(c.faults[0].name, sizeof c.faults[0].name, "kill-consumer");
+    c.faults[0].lost = 3;
+    cr_assert_eq(dq_check_violations(&c, DQ_G_AT_MOST_ONCE, false, v, 8), 0);
+    cr_assert_eq(dq_check_violations(&c, DQ_G_SURVIVES_CONSUMER_CRASH, false,
+                                     v, 8), 1);
+    cr_assert_eq(dq_check_violations(&c, DQ_G_SURVIVES_CONSUMER_CRASH, true,
+                                     v, 8), 0, "interrupted: not judged");
+    /* Lost under restart-redis is allowed, except with AOF always for a
+     * strategy that declares surviving crashes and process exits. */
+    snprintf(c.faults[0].name, sizeof c.faults[0].name, "restart-redis");
+    snprintf(c.faults[0].arg, sizeof c.faults[0].arg, "mode=everysec");
+    cr_assert_eq(dq_check_violations(&c, DQ_G_SURVIVES_CONSUMER_CRASH |
+                                     DQ_G_SURVIVES_PROCESS_EXIT, false, v, 8),
+                 0);
+    snprintf(c.faults[0].arg, sizeof c.faults[0].arg, "mode=always");
+    cr_assert_eq(dq_check_violations(&c, DQ_G_SURVIVES_CONSUMER_CRASH |
+                                     DQ_G_SURVIVES_PROCESS_EXIT, false, v, 8),
+                 1);
+    cr_assert_eq(dq_check_violations(&c, DQ_G_SURVIVES_PROCESS_EXIT, false,
+                                     v, 8), 0);
+    /* subscriber-outage: allowed unless survives-process-exit (expiry
+     * lacks it, list declares it). */
+    snprintf(c.faults[0].name, sizeof c.faults[0].name, "subscriber-outage");
+    cr_assert_eq(dq_check_violations(&c, DQ_G_AT_MOST_ONCE, false, v, 8), 0);
+    cr_assert_eq(dq_check_violations(&c, DQ_G_SURVIVES_PROCESS_EXIT, false,
+                                     v, 8), 1);
+    /* A duplicate without a fault breaks no-dup-concurrent only. */
+    memset(&c, 0, sizeof c);
+    c.duplicates = c.dup_nofault = 1;
+    cr_assert_eq(dq_check_violations(&c, DQ_G_DUPLICATES, false, v, 8), 0);
+    cr_assert_eq(dq_check_violations(&c, DQ_G_NO_DUP_CONCURRENT, false, v, 8),
+                 1);
+    /* Early inside a skew window is explained; outside it is not. */
+    memset(&c, 0, sizeof c);
+    c.early = 2;
+    c.early_fault = 1;
+    cr_assert_eq(dq_check_violations(&c, 0, false, v, 8), 1);
+    c.early_fault = 2;
+    cr_assert_eq(dq_check_violations(&c, 0, false, v, 8), 0);
+}
+
 /* ---- dqlab check: the verdict and the exit code ------------------------- */
 
 /* The dqlab binary into buf, or skips the test when there is none. */
@@ -340,6 +546,34 @@ Test(check_verdict, kept_guarantees_exit_0)
     expect_check("verdict_interrupted.log", 0, "verdict: ok\n");
 }
 
+/* Faults: the exit code follows what each strategy declares. */
+Test(check_verdict, faults_exit_codes)
+{
+    /* lua-lease killed after a claim: redelivered with attempt 2, ok. */
+    expect_check("verdict_kill_lease_ok.log", 0, "verdict: ok\n");
+    expect_check("verdict_kill_lease_ok.log", 0, "1 redelivered after a "
+                                                 "fault");
+    /* lua-lease declares survives-consumer-crash: a lost task breaks it. */
+    expect_check("verdict_kill_lease_lost.log", 1, "verdict: VIOLATION: "
+                 "lost under kill-consumer");
+    /* lua (at-most-once) loses the killed consumer's task: documented. */
+    expect_check("verdict_kill_lua_lost.log", 0, "verdict: ok\n");
+    expect_check("verdict_kill_lua_lost.log", 0, "1 claimed by a killed "
+                                                 "consumer");
+    expect_check("verdict_kill_lua_redelivered.log", 1,
+                 "verdict: VIOLATION: redelivered:");
+    /* A delivery after an ack: duplicate, lua-lease declares none. */
+    expect_check("verdict_dup_after_ack.log", 1, "verdict: VIOLATION: "
+                 "duplicates:");
+    expect_check("verdict_pending_end.log", 0, "pending end 1");
+    expect_check("verdict_outage_expiry.log", 0, "verdict: ok\n");
+    expect_check("verdict_pause_lost.log", 1, "verdict: VIOLATION: lost "
+                 "under a fault the strategy declares it survives");
+    expect_check("verdict_kill_after_claim_lease.log", 0, "verdict: ok\n");
+    expect_check("verdict_skew_early.log", 0, "verdict: ok\n");
+    expect_check("verdict_restart_dup.log", 0, "1 duplicated after a fault");
+}
+
 Test(check_verdict, no_known_strategy_is_not_judged)
 {
     expect_check("verdict_no_strategy.log", 0,
@@ -366,6 +600,15 @@ Test(check_verdict, json)
     cr_assert_eq(run_check("verdict_no_strategy.log", "--json", out,
                            sizeof out, err, sizeof err), 0, "%s%s", out, err);
     cr_assert(strstr(out, "\"verdict\": null") != NULL, "%s", out);
+    /* The fault fields. */
+    cr_assert_eq(run_check("verdict_kill_lease_ok.log", "--json", out,
+                           sizeof out, err, sizeof err), 0, "%s%s", out, err);
+    cr_assert(strstr(out, "\"redelivered\": 1") != NULL, "%s", out);
+    cr_assert(strstr(out, "\"dup_nofault\": 0") != NULL, "%s", out);
+    cr_assert(strstr(out, "\"fault\": \"kill-consumer:after-claim:1\"") !=
+              NULL, "%s", out);
+    cr_assert(strstr(out, "\"name\": \"kill-consumer\"") != NULL, "%s", out);
+    cr_assert(strstr(out, "\"pending_end\": 0") != NULL, "%s", out);
 }
 
 /* Bad input: exit 2 and exactly one line on stderr. */

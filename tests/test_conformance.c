@@ -85,6 +85,85 @@ static void check_due_order(const char *name)
     tl_teardown(&c);
 }
 
+/* dq_enqueue_many (the strategy's batched op, or the wrapper's loop of
+ * enqueue) of N tasks with shuffled due times: each is delivered exactly
+ * once, with its payload, never early, and in due order when the strategy
+ * declares DQ_G_DUE_ORDER.  An empty batch is a no-op. */
+static void check_enqueue_many(const char *name)
+{
+    enum { N = 40 };
+    tl_ctx c;
+    tl_setup(&c, name, "enqueue_many");
+    dq_queue *q = tl_open(&c);
+    dq_enqueue_item items[N];
+    char ids[N][32];
+    int order[N], seen[N] = {0};
+    int64_t due[N];
+    for (int i = 0; i < N; i++)
+        order[i] = i;
+    unsigned seed = (unsigned)getpid();
+    tl_shuffle(order, N, &seed);
+    int rc = dq_enqueue_many(q, items, 0);
+    cr_assert_eq(rc, DQ_OK, "%s: enqueue_many(0 items) = %s: %s", name,
+                 dq_result_name(rc), dq_errstr(q));
+    int64_t now = dq_wall_us() / 1000;
+    for (int k = 0; k < N; k++) {
+        int i = order[k];
+        due[i] = now + 50 + 5 * i;  /* task-i due at now+50..now+245 */
+        snprintf(ids[k], sizeof(ids[k]), "task-%d", i);
+        items[k].id = ids[k];
+        items[k].payload = ids[k];
+        items[k].payload_len = strlen(ids[k]);
+        items[k].due_ms = due[i];
+    }
+    rc = dq_enqueue_many(q, items, N);
+    cr_assert_eq(rc, DQ_OK, "%s: enqueue_many(%d items) = %s: %s", name, N,
+                 dq_result_name(rc), dq_errstr(q));
+    if (c.s->pending != NULL) {
+        int64_t p = dq_pending(q);
+        cr_assert_eq(p, N, "%s: pending = %lld after enqueue_many of %d (%s)",
+                     name, (long long)p, N, p < 0 ? dq_errstr(q) : "");
+    }
+    int64_t last_due = INT64_MIN;
+    for (int k = 0; k < N; k++) {
+        unsigned char *pl = NULL;
+        size_t len = 0;
+        tl_got g = tl_claim_p(q, 3000, &pl, &len);
+        cr_assert_eq(g.rc, DQ_OK, "%s: claim %d of %d found nothing in 3 s",
+                     name, k + 1, N);
+        int i = tl_task_index(g.id, N);
+        cr_assert_geq(i, 0, "%s: unexpected id '%s'", name, g.id);
+        cr_assert_eq(seen[i], 0, "%s: %s delivered twice", name, g.id);
+        seen[i]++;
+        cr_assert(len == strlen(g.id) && memcmp(pl, g.id, len) == 0,
+                  "%s: %s came with another payload", name, g.id);
+        free(pl);
+        tl_assert_not_early(c.s, &g, due[i]);
+        if (c.s->flags & DQ_G_DUE_ORDER) {
+            cr_assert_geq(g.due_ms, last_due, "%s: %s (due %lld) delivered "
+                          "after a task due %lld", name, g.id,
+                          (long long)g.due_ms, (long long)last_due);
+            last_due = g.due_ms;
+        }
+    }
+    tl_got g = tl_claim(q, 200);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: extra delivery %s", name, g.id);
+    /* A bad id anywhere in the batch is refused before anything is sent. */
+    items[0].id = "ok-0";
+    items[1].id = "";
+    rc = dq_enqueue_many(q, items, 2);
+    cr_assert_eq(rc, DQ_EINVAL, "%s: enqueue_many with an empty id = %s",
+                 name, dq_result_name(rc));
+    cr_assert(strstr(dq_errstr(q), "item 1") != NULL,
+              "%s: the message does not name item 1: '%s'", name,
+              dq_errstr(q));
+    g = tl_claim(q, 100);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: a refused batch delivered %s", name,
+                 g.id);
+    dq_close(q);
+    tl_teardown(&c);
+}
+
 /* No task is handed out before its due time (every strategy). */
 static void check_not_early(const char *name)
 {
@@ -618,6 +697,7 @@ static void check_closed_port(const char *name)
     Test(ident, due_order, .timeout = 30) { check_due_order(name); }          \
     Test(ident, not_early, .timeout = 30) { check_not_early(name); }          \
     Test(ident, exactly_once, .timeout = 60) { check_exactly_once(name); }    \
+    Test(ident, enqueue_many, .timeout = 60) { check_enqueue_many(name); }    \
     Test(ident, binary_payloads, .timeout = 30)                               \
     {                                                                         \
         check_binary_payloads(name);                                          \
