@@ -401,8 +401,10 @@ static void judge(checker *c, dq_check *out, double *lat, size_t *nlat)
 {
     size_t di = 0, ai = 0, n = 0;
 
-    qsort(c->dv, c->ndv, sizeof *c->dv, cmp_dent);
-    qsort(c->av, c->nav, sizeof *c->av, cmp_aent);
+    if (c->ndv > 1)     /* qsort's base must not be NULL, even for 0 */
+        qsort(c->dv, c->ndv, sizeof *c->dv, cmp_dent);
+    if (c->nav > 1)
+        qsort(c->av, c->nav, sizeof *c->av, cmp_aent);
     for (size_t i = 0; i < c->ids.n; i++) {
         rec *r = &c->recs[i];
         size_t d0 = di, a0 = ai, d1, a1;

@@ -12,8 +12,19 @@
  * the strategy a set of variants, one per combination of values
  * (expand_variants), so a strategy's options become a matrix dimension.
  *
- * Running.  The matrix (strategy variant x producers x consumers x work_us
- * x backlog x repeat) runs one trial at a time through dq_trial_run() (trial.c), each
+ * Faults.  `faults` is a matrix dimension of one fault per trial (faults.h
+ * specs, "none" = no fault); a fault that needs Redis is skipped for a
+ * strategy without it (dq_experiment_fault_applies), so the matrix is not
+ * a plain product and dq_experiment_cell walks the strategy blocks.  Each
+ * trial gets its fault, the consumer mode (process when the file says so
+ * or the fault is kill-consumer) and the private server, which
+ * restart-redis and pause-redis act on (trial.c sets and resets the AOF
+ * mode itself).  The exit code counts dq_trial_violations (fault-aware:
+ * what a fault lets the declared guarantees lose or repeat is not a
+ * failure), see trial_violations().
+ *
+ * Running.  The matrix (strategy variant x fault x producers x consumers x
+ * work_us x backlog x repeat) runs one trial at a time through dq_trial_run() (trial.c), each
  * with seed = experiment seed + trial index and its own queue name, so no
  * trial sees another's keys.  One private redis-server serves the whole run
  * (unless --redis names one); it is stopped on every exit path, and Ctrl-C
@@ -74,7 +85,8 @@ enum {
     K_NAME, K_TITLE, K_DESCRIPTION, K_CLAIMS, K_PLOTS, K_STRATEGIES,
     K_PRODUCERS, K_CONSUMERS, K_WORK_US, K_TASKS, K_DELAY_MS,
     K_PAYLOAD_BYTES, K_GRACE_MS, K_REPEATS, K_SEED, K_BACKLOG,
-    K_BACKLOG_DELAY_MS, K_IDLE_MS, K_CLAIM_TIMEOUT_MS, K_COUNT
+    K_BACKLOG_DELAY_MS, K_IDLE_MS, K_CLAIM_TIMEOUT_MS, K_FAULTS,
+    K_CONSUMER_MODE, K_COUNT
 };
 
 static const struct {
@@ -100,13 +112,15 @@ static const struct {
     [K_BACKLOG_DELAY_MS] = {"backlog_delay_ms", true},
     [K_IDLE_MS] = {"idle_ms", true},
     [K_CLAIM_TIMEOUT_MS] = {"claim_timeout_ms", true},
+    [K_FAULTS] = {"faults", true},
+    [K_CONSUMER_MODE] = {"consumer_mode", true},
 };
 
 /* Figures the report knows how to draw (report.c). */
 static const char *const plot_names[] = {"duplicates", "throughput",
                                          "lateness", "lateness-cdf",
                                          "idle-cost", "backlog-lateness",
-                                         NULL};
+                                         "loss", NULL};
 
 /* Per registered strategy: its [opts.NAME] section. */
 #define MAX_REGISTERED 64
@@ -294,12 +308,59 @@ static bool parse_one(load_state *st, const char *key, const char *val,
     return true;
 }
 
+/* The faults list (or, continued, more items of it) into e: each item a
+ * faults.h spec or "none". */
+static bool parse_faults(load_state *st, dq_experiment *e, const char *val,
+                         bool continued)
+{
+    char buf[256], *tok[DQ_EXP_MAX_LIST + 1];
+    snprintf(buf, sizeof buf, "%s", val);
+    int nt = split_list(buf, tok, DQ_EXP_MAX_LIST);
+    if (!continued)
+        e->nfaults = 0;
+    if (nt < 0 || e->nfaults + (size_t)nt > DQ_EXP_MAX_LIST) {
+        load_fail(st, "faults: more than %d values", DQ_EXP_MAX_LIST);
+        return false;
+    }
+    if (nt == 0) {
+        load_fail(st, "faults: empty list (write none for no fault)");
+        return false;
+    }
+    for (int i = 0; i < nt; i++) {
+        size_t n = e->nfaults;
+        dq_fault *f = &e->faults[n];
+        memset(f, 0, sizeof *f);
+        if (strcmp(tok[i], "none") == 0) {
+            f->kind = DQ_FAULT_NONE;
+            snprintf(e->fault_specs[n], sizeof e->fault_specs[n], "none");
+        } else {
+            char ferr[300];
+            if (dq_fault_parse(tok[i], f, ferr, sizeof ferr) != 0) {
+                load_fail(st, "faults: %s", ferr);
+                return false;
+            }
+            dq_fault_format(f, e->fault_specs[n], sizeof e->fault_specs[n]);
+        }
+        for (size_t j = 0; j < n; j++)
+            if (strcmp(e->fault_specs[j], e->fault_specs[n]) == 0) {
+                load_fail(st, "faults: '%s' listed twice", e->fault_specs[n]);
+                return false;
+            }
+        e->nfaults++;
+    }
+    return true;
+}
+
 /* One key of [experiment] or [quick] into e. */
 static bool set_key(load_state *st, dq_experiment *e, bool *set, int k,
                     const char *val, bool in_quick)
 {
     const char *key = keys[k].name;
-    if (set[k] && k != K_DESCRIPTION) {
+    /* An indented line after `faults = ...` continues its list (inih
+     * multi-line: the handler sees the same key again). */
+    bool continued = k == K_FAULTS && set[k] && st->linebuf != NULL &&
+                     (st->linebuf[0] == ' ' || st->linebuf[0] == '\t');
+    if (set[k] && k != K_DESCRIPTION && !continued) {
         load_fail(st, "%s given twice in [%s]", key,
                   in_quick ? "quick" : "experiment");
         return false;
@@ -359,7 +420,7 @@ static bool set_key(load_state *st, dq_experiment *e, bool *set, int k,
             if (plot_names[j] == NULL) {
                 load_fail(st, "plots: unknown plot '%.30s' (known: "
                           "duplicates, throughput, lateness, lateness-cdf, "
-                          "idle-cost, backlog-lateness)", tok[i]);
+                          "idle-cost, backlog-lateness, loss)", tok[i]);
                 return false;
             }
             snprintf(e->plots[i], sizeof e->plots[i], "%s", tok[i]);
@@ -427,6 +488,19 @@ static bool set_key(load_state *st, dq_experiment *e, bool *set, int k,
         return parse_one(st, key, val, 1, 3600000, &e->idle_ms);
     case K_CLAIM_TIMEOUT_MS:
         return parse_one(st, key, val, 0, 600000, &e->claim_timeout_ms);
+    case K_FAULTS:
+        return parse_faults(st, e, val, continued);
+    case K_CONSUMER_MODE:
+        if (strcmp(val, "thread") == 0) {
+            e->consumer_process = false;
+        } else if (strcmp(val, "process") == 0) {
+            e->consumer_process = true;
+        } else {
+            load_fail(st, "consumer_mode: '%.40s': expected thread or "
+                      "process", val);
+            return false;
+        }
+        return true;
     case K_PAYLOAD_BYTES:
         return parse_one(st, key, val, 0, 1 << 20, &e->payload_bytes);
     case K_GRACE_MS:
@@ -727,6 +801,11 @@ int dq_experiment_load(const char *path, bool quick, dq_experiment *e,
         b->backlog_delay_ms = 3600000;
     if (!st->set_base[K_CLAIM_TIMEOUT_MS])
         b->claim_timeout_ms = 100;
+    if (!st->set_base[K_FAULTS]) {
+        memset(&b->faults[0], 0, sizeof b->faults[0]);
+        snprintf(b->fault_specs[0], sizeof b->fault_specs[0], "none");
+        b->nfaults = 1;
+    }
     if (!st->set_base[K_TITLE])
         snprintf(b->title, sizeof b->title, "%s", b->name);
     if (!st->set_base[K_PLOTS]) {
@@ -745,6 +824,27 @@ int dq_experiment_load(const char *path, bool quick, dq_experiment *e,
             load_fail(st, "tasks = 0 (idle mode) needs idle_ms = N (ms the "
                       "consumers run against the empty queue)%s",
                       (bt == 0 && bi <= 0) ? "" : " in [quick]");
+            goto close_file;
+        }
+    }
+    /* Faults and process mode need tasks, in both forms. */
+    {
+        bool bf = false, qf = false;
+        for (size_t i = 0; i < b->nfaults; i++)
+            bf = bf || b->faults[i].kind != DQ_FAULT_NONE;
+        if (st->set_quick[K_FAULTS])
+            for (size_t i = 0; i < st->quick.nfaults; i++)
+                qf = qf || st->quick.faults[i].kind != DQ_FAULT_NONE;
+        else
+            qf = bf;
+        bf = bf || b->consumer_process;
+        qf = qf || (st->set_quick[K_CONSUMER_MODE]
+                        ? st->quick.consumer_process : b->consumer_process);
+        int64_t qt = st->set_quick[K_TASKS] ? st->quick.tasks : b->tasks;
+        if ((b->tasks == 0 && bf) || (qt == 0 && qf)) {
+            load_fail(st, "faults and consumer_mode = process need tasks "
+                      "(not idle mode, tasks = 0)%s",
+                      (b->tasks == 0 && bf) ? "" : " in [quick]");
             goto close_file;
         }
     }
@@ -789,12 +889,27 @@ int dq_experiment_load(const char *path, bool quick, dq_experiment *e,
             b->idle_ms = q->idle_ms;
         if (s[K_CLAIM_TIMEOUT_MS])
             b->claim_timeout_ms = q->claim_timeout_ms;
+        if (s[K_FAULTS]) {
+            memcpy(b->faults, q->faults, sizeof b->faults);
+            memcpy(b->fault_specs, q->fault_specs, sizeof b->fault_specs);
+            b->nfaults = q->nfaults;
+        }
+        if (s[K_CONSUMER_MODE])
+            b->consumer_process = q->consumer_process;
     }
+    b->faults_given = st->set_base[K_FAULTS] ||
+                      (quick && st->set_quick[K_FAULTS]);
     b->quick = quick;
     if (b->tasks > 0)
         b->idle_ms = 0;
     if (!expand_variants(st, b))
         goto close_file;
+    if (dq_experiment_ntrials(b) == 0) {
+        load_fail(st, "no trial to run: no fault listed applies to any "
+                  "strategy listed (restart-redis, pause-redis and "
+                  "mover-stall need a strategy that uses Redis)");
+        goto close_file;
+    }
     snprintf(b->path, sizeof b->path, "%s", path);
     *e = *b;
     ret = 0;
@@ -814,15 +929,66 @@ void dq_experiment_free(dq_experiment *e)
     (void)e;
 }
 
+bool dq_experiment_fault_applies(const dq_strategy *s, const dq_fault *f)
+{
+    if (f == NULL || f->kind == DQ_FAULT_NONE)
+        return true;
+    if (dq_fault_needs_server(f) || f->kind == DQ_FAULT_MOVER_STALL)
+        return (s->flags & DQ_G_NEEDS_REDIS) != 0;
+    return true;
+}
+
+/* Faults of e that apply to strategy s. */
+static size_t applicable_faults(const dq_experiment *e, const dq_strategy *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < e->nfaults; i++)
+        if (dq_experiment_fault_applies(s, &e->faults[i]))
+            n++;
+    return n;
+}
+
+/* Trials of one (strategy variant, fault) pair. */
+static size_t inner_trials(const dq_experiment *e)
+{
+    return e->nproducers * e->nconsumers * e->nwork_us * e->nbacklog *
+           (size_t)e->repeats;
+}
+
 size_t dq_experiment_ntrials(const dq_experiment *e)
 {
-    return e->nstrategies * e->nproducers * e->nconsumers * e->nwork_us *
-           e->nbacklog * (size_t)e->repeats;
+    size_t n = 0;
+    for (size_t i = 0; i < e->nstrategies; i++)
+        n += applicable_faults(e, e->strategies[i].s);
+    return n * inner_trials(e);
 }
 
 void dq_experiment_cell(const dq_experiment *e, size_t index, dq_exp_cell *c)
 {
-    size_t i = index;
+    /* Strategy variant and fault first (their blocks differ in size when
+     * a fault is skipped), then the regular inner dimensions. */
+    size_t inner = inner_trials(e), i = index, si = 0, fi = 0;
+    for (si = 0; si < e->nstrategies; si++) {
+        size_t blk = applicable_faults(e, e->strategies[si].s) * inner;
+        if (i < blk)
+            break;
+        i -= blk;
+    }
+    if (si == e->nstrategies) /* out of range: the last cell */
+        si = e->nstrategies - 1, i = 0;
+    c->strategy = &e->strategies[si];
+    size_t want = i / inner, seen = 0;
+    for (fi = 0; fi < e->nfaults; fi++) {
+        if (!dq_experiment_fault_applies(c->strategy->s, &e->faults[fi]))
+            continue;
+        if (seen++ == want)
+            break;
+    }
+    if (fi == e->nfaults)
+        fi = 0;
+    c->fault = &e->faults[fi];
+    c->fault_spec = e->fault_specs[fi];
+    i %= inner;
     c->repeat = (int)(i % (size_t)e->repeats) + 1;
     i /= (size_t)e->repeats;
     c->backlog = e->backlog[i % e->nbacklog];
@@ -832,8 +998,6 @@ void dq_experiment_cell(const dq_experiment *e, size_t index, dq_exp_cell *c)
     c->consumers = e->consumers[i % e->nconsumers];
     i /= e->nconsumers;
     c->producers = e->producers[i % e->nproducers];
-    i /= e->nproducers;
-    c->strategy = &e->strategies[i % e->nstrategies];
 }
 
 /* ======================================================================
@@ -845,6 +1009,7 @@ typedef struct trial_row {
     dq_exp_cell cell;
     uint64_t seed;
     dq_trial_result r;
+    size_t violations;        /* guarantees broken (trial_violations) */
 } trial_row;
 
 typedef struct run {
@@ -930,7 +1095,10 @@ static void opts_string(const dq_exp_strategy *s, char *buf, size_t len)
     "lateness_p99_ms,lateness_p999_ms,lateness_max_ms,tasks_per_s,"          \
     "elapsed_s,redis_commands,round_trips,empty_polls,lost_races,wakeups,"   \
     "putbacks,acked,unknown,backlog,idle_ms,claim_timeout_ms,measured_s,"   \
-    "redis_cpu_ms,backlog_enqueue_s\n"
+    "redis_cpu_ms,backlog_enqueue_s,"                                        \
+    "fault,consumer_mode,kills,restarts,retries,redelivered,dup_fault,"      \
+    "dup_nofault,pending_end,lost_claimed,lost_nofault,early_fault,"         \
+    "unacked,redelivered_hidden,fault_windows,violations\n"
 
 static int write_csv(const run *rn, char *err, size_t errlen)
 {
@@ -976,7 +1144,19 @@ static int write_csv(const run *rn, char *err, size_t errlen)
             fprintf(f, "%.3f", (double)t->r.redis_cpu_us / 1000.0);
         else
             fputs("-1", f);
-        fprintf(f, ",%.3f\n", t->r.backlog_s);
+        fprintf(f, ",%.3f,", t->r.backlog_s);
+        /* Columns added for the faults issue (names as in dq_check). */
+        csv_field(f, t->cell.fault_spec);
+        fprintf(f, ",%s,%d,%d,%" PRIu64, t->r.process_mode ? "process"
+                                                         : "thread",
+                t->r.kills, t->r.restarts, t->r.retries);
+        fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                ",%" PRIu64 ",%" PRIu64 ",%zu\n", c->redelivered,
+                c->dup_fault, c->dup_nofault, c->pending_end,
+                c->lost_claimed, c->lost_nofault, c->early_fault,
+                c->unacked, c->redelivered_hidden, c->fault_windows,
+                t->violations);
     }
     if (fclose(f) != 0) {
         free(buf);
@@ -1115,6 +1295,17 @@ static int write_meta(const run *rn, char *err, size_t errlen)
     fprintf(f, "backlog_delay_ms = %" PRId64 "\n", e->backlog_delay_ms);
     fprintf(f, "idle_ms = %" PRId64 "\n", e->idle_ms);
     fprintf(f, "claim_timeout_ms = %" PRId64 "\n", e->claim_timeout_ms);
+    if (e->faults_given) {
+        /* Only when the file lists faults: the report picks its loss
+         * section by this key (section_loss.c). */
+        off = 0;
+        tmp[0] = '\0';
+        for (size_t i = 0; i < e->nfaults; i++)
+            off += (size_t)snprintf(tmp + off, sizeof tmp - off, "%s%s",
+                                    i ? ", " : "", e->fault_specs[i]);
+        meta_kv(f, "faults", tmp);
+    }
+    meta_kv(f, "consumer_mode", e->consumer_process ? "process" : "thread");
     fprintf(f, "trials_planned = %zu\n", rn->ntrials);
     fprintf(f, "trials_done = %zu\n", rn->nrows);
     meta_kv(f, "complete", rn->complete ? "yes" : "no");
@@ -1393,38 +1584,32 @@ static void usage(FILE *f)
             "[/db]) instead of a private one\n");
 }
 
-/* The guarantees a fault-free trial can break; appends a line to viol. */
-static bool check_guarantees(const run *rn, const trial_row *t, size_t index,
-                             char *viol, size_t len)
+/* The guarantees trial t (run with p) broke, by dq_trial_violations
+ * (trial.c): fault-aware, so what a fault allows the strategy's declared
+ * guarantees to lose or repeat is not counted.  Two exceptions kept from
+ * before faults: tasks lost in a trial without a fault are a warning of
+ * the run (grace_ms too short for the machine), and tasks behind a backlog
+ * not delivered by the end are the measurement (expiry-scale).  Appends
+ * one line per broken guarantee to viol; returns how many. */
+static size_t trial_violations(const dq_trial_params *p, const trial_row *t,
+                               size_t index, char *viol, size_t len)
 {
-    const dq_check *c = &t->r.check;
-    const char *name = t->cell.strategy->s->name;
+    const char *v[8];
+    size_t n = dq_trial_violations(p, &t->r, v, 8), count = 0;
     size_t off = strlen(viol);
-    bool bad = false;
-    if (c->early > 0) {
+    for (size_t i = 0; i < n && i < 8; i++) {
+        if (strncmp(v[i], "lost:", 5) == 0 &&
+            (p->nfaults == 0 || t->cell.backlog > 0))
+            continue;
+        count++;
         off += (size_t)snprintf(viol + off, len > off ? len - off : 0,
-                                "dqlab experiment: %s trial %zu delivered %" PRIu64
-                                " tasks before their due time\n", name,
-                                index + 1, c->early);
-        bad = true;
+                                "dqlab experiment: %s trial %zu%s%s%s: %s\n",
+                                p->strategy->name, index + 1,
+                                p->nfaults ? " (fault " : "",
+                                p->nfaults ? t->cell.fault_spec : "",
+                                p->nfaults ? ")" : "", v[i]);
     }
-    if (c->unknown > 0) {
-        off += (size_t)snprintf(viol + off, len > off ? len - off : 0,
-                                "dqlab experiment: %s trial %zu delivered %" PRIu64
-                                " ids never enqueued\n", name, index + 1,
-                                c->unknown);
-        bad = true;
-    }
-    if (c->duplicates > 0 &&
-        (t->cell.strategy->s->flags & DQ_G_NO_DUP_CONCURRENT)) {
-        off += (size_t)snprintf(viol + off, len > off ? len - off : 0,
-                                "dqlab experiment: %s declares no duplicates under "
-                                "concurrency but trial %zu delivered %" PRIu64
-                                "\n", name, index + 1, c->duplicates);
-        bad = true;
-    }
-    (void)rn;
-    return bad;
+    return count;
 }
 
 int dq_cmd_experiment(int argc, char **argv)
@@ -1492,6 +1677,28 @@ int dq_cmd_experiment(int argc, char **argv)
     for (size_t i = 0; i < e->nstrategies; i++)
         if (e->strategies[i].s->flags & DQ_G_NEEDS_REDIS)
             needs_redis = true;
+
+    /* Faults: restart-redis and pause-redis act on the private server
+     * (checked against the cells that will run, so a fault skipped for
+     * every strategy does not count); kill-consumer runs the consumers as
+     * processes, said once here. */
+    const dq_fault *kill_note = NULL;
+    for (size_t i = 0; i < rn->ntrials; i++) {
+        dq_exp_cell c;
+        dq_experiment_cell(e, i, &c);
+        if (url != NULL && dq_fault_needs_server(c.fault)) {
+            fprintf(stderr, "dqlab experiment: %s: fault %s needs the "
+                    "private redis-server dqlab starts itself; drop "
+                    "--redis\n", file, c.fault_spec);
+            goto free_all;
+        }
+        if (dq_fault_needs_process(c.fault) && !e->consumer_process)
+            kill_note = c.fault;
+    }
+    if (kill_note != NULL)
+        fprintf(stderr, "dqlab: note: %s trials run the consumers as "
+                "processes (consumer_mode = process)\n",
+                dq_fault_name(kill_note->kind));
 
     /* Ctrl-C / SIGTERM / SIGHUP: the handler (signals.c) asks the running
      * trial to stop; the loop below then keeps the trials done so far. */
@@ -1564,7 +1771,7 @@ int dq_cmd_experiment(int argc, char **argv)
         dq_experiment_cell(e, i, &t->cell);
         t->seed = e->seed + i;
 
-        char label[128];
+        char label[256];
         int lo = snprintf(label, sizeof label, "[%zu/%zu] %s c=%d",
                           i + 1, rn->ntrials, t->cell.strategy->s->name,
                           t->cell.consumers);
@@ -1577,6 +1784,9 @@ int dq_cmd_experiment(int argc, char **argv)
         if (e->nbacklog > 1 && lo > 0 && (size_t)lo < sizeof label)
             lo += snprintf(label + lo, sizeof label - (size_t)lo,
                            " backlog=%" PRId64, t->cell.backlog);
+        if (e->faults_given && lo > 0 && (size_t)lo < sizeof label)
+            lo += snprintf(label + lo, sizeof label - (size_t)lo,
+                           " fault=%s", t->cell.fault_spec);
         for (size_t k = 0; k < t->cell.strategy->nopts; k++)
             if (lo > 0 && (size_t)lo < sizeof label)
                 lo += snprintf(label + lo, sizeof label - (size_t)lo,
@@ -1608,6 +1818,14 @@ int dq_cmd_experiment(int argc, char **argv)
         p.idle_ms = e->idle_ms;
         p.backlog = t->cell.backlog;
         p.backlog_delay_ms = e->backlog_delay_ms;
+        if (t->cell.fault->kind != DQ_FAULT_NONE) {
+            p.faults[0] = *t->cell.fault;
+            p.nfaults = 1;
+        }
+        p.consumer_process = e->consumer_process ||
+                             dq_fault_needs_process(t->cell.fault);
+        /* restart-redis / pause-redis act on it (NULL with --redis). */
+        p.server = url == NULL && server.pid > 0 ? &server : NULL;
         /* In idle mode every strategy gets the server, so that a strategy
          * without Redis measures the idle server's own baseline. */
         p.redis = (t->cell.strategy->s->flags & DQ_G_NEEDS_REDIS) ||
@@ -1646,9 +1864,11 @@ int dq_cmd_experiment(int argc, char **argv)
          * then are the measurement, not a fault of the run. */
         if (t->cell.backlog > 0)
             lost_window += c->lost;
-        else
+        else if (p.nfaults == 0)
             lost_total += c->lost;
-        if (check_guarantees(rn, t, i, violations, sizeof violations))
+        t->violations = trial_violations(&p, t, i, violations,
+                                         sizeof violations);
+        if (t->violations > 0)
             nviol++;
         if (e->tasks == 0)
             fprintf(stderr, "%s%s: %.0f Redis cmds/s, server CPU %.1f ms/s%s",
@@ -1658,11 +1878,21 @@ int dq_cmd_experiment(int argc, char **argv)
                     t->r.measured_s > 0 && t->r.redis_cpu_us >= 0
                         ? (double)t->r.redis_cpu_us / 1000.0 / t->r.measured_s
                         : -1.0, tty ? "" : "\n");
+        else if (p.nfaults > 0 || p.consumer_process)
+            fprintf(stderr, "%s%s: dup=%" PRIu64 " (redelivered %" PRIu64
+                    ") lost=%" PRIu64 " pending=%" PRIu64 " early=%" PRIu64
+                    " kills=%d restarts=%d %s%s",
+                    tty ? "\r\033[K" : "", label, c->duplicates,
+                    c->redelivered, c->lost, c->pending_end, c->early,
+                    t->r.kills, t->r.restarts,
+                    t->violations ? "VIOLATES its guarantees" : "ok",
+                    tty ? "" : "\n");
         else
             fprintf(stderr, "%s%s: dup=%" PRIu64 " lost=%" PRIu64
-                    " early=%" PRIu64 " %.0f tasks/s p99 %.1f ms%s",
+                    " early=%" PRIu64 " %.0f tasks/s p99 %.1f ms%s%s",
                     tty ? "\r\033[K" : "", label, c->duplicates, c->lost,
                     c->early, t->r.tasks_per_s, c->lateness.p99_ms,
+                    t->violations ? " VIOLATES its guarantees" : "",
                     tty ? "" : "\n");
         fflush(stderr);
         if (write_csv(rn, err, sizeof err) != 0 ||

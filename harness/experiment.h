@@ -12,8 +12,9 @@
  *   claims      = C01 C02 C13            ; ids from CLAIMS.md (report)
  *   plots       = duplicates, throughput ; figures the report draws
  *                                        ; (also lateness, lateness-cdf,
- *                                        ;  idle-cost, backlog-lateness:
- *                                        ;  these pick the report section)
+ *                                        ;  idle-cost, backlog-lateness,
+ *                                        ;  loss: these pick the report
+ *                                        ;  section)
  *   strategies  = naive, lua, heap       ; list (matrix dimension)
  *   producers   = 1                      ; list (matrix dimension)
  *   consumers   = 1, 2, 4, 8             ; list (matrix dimension)

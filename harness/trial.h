@@ -143,27 +143,13 @@ bool dq_trial_interrupted(void);
 void dq_trial_payload(uint64_t seed, int64_t index, unsigned char *buf,
                       size_t payload_len);
 /* Guarantees the trial shows broken, as one-line texts (static strings):
- * early or unknown deliveries, changed payloads, duplicates when the
- * strategy declares DQ_G_NO_DUP_CONCURRENT, tasks not delivered by the
- * drain deadline (unless interrupted).  Fills up to max entries of out and
- * returns how many there are.  `dqlab run` exits 1 when it is not 0.
- *
- * With faults, what the strategy's declared guarantees allow is not a
- * violation:
- *   lost   kill-consumer: allowed unless DQ_G_SURVIVES_CONSUMER_CRASH;
- *          restart-redis: allowed unless mode always and the strategy
- *          declares SURVIVES_CONSUMER_CRASH and SURVIVES_PROCESS_EXIT;
- *          pause-redis: allowed unless SURVIVES_CONSUMER_CRASH (an
- *          at-most-once claim whose reply is lost in the stall is gone);
- *          subscriber-outage, mover-stall: allowed unless
- *          SURVIVES_PROCESS_EXIT (expiry's events are fire-and-forget);
- *   duplicates  allowed under kill-consumer, subscriber-outage and
- *          mover-stall for DQ_G_AT_LEAST_ONCE strategies (redelivery), and
- *          under restart-redis and pause-redis for every strategy (an
- *          enqueue whose reply was lost is retried with the same id);
- *   early  allowed under clock-skew (the check uses the true clock).
- * When the checker grows separate redelivered / pending counts, lost and
- * duplicates here should switch to them. */
+ * the checker's log-based rules, judged against the fault windows of the
+ * log (dq_check_violations, checker.h: early, unknown, duplicates,
+ * redeliveries of at-most-once strategies, losses no fault or declared
+ * guarantee allows), plus changed payloads, which only the harness sees
+ * (not counted for strategies declaring DQ_G_DUPLICATES, nor in a trial
+ * with fault windows).  Fills up to max entries of out and returns how
+ * many there are.  `dqlab run` exits 1 when it is not 0. */
 size_t dq_trial_violations(const dq_trial_params *p, const dq_trial_result *r,
                            const char **out, size_t max);
 

@@ -927,7 +927,9 @@ static void what_happened(out *o, const dq_rexp *e)
                 continue;
             both(o, "%s%s %" PRIu64 " (%.2f per delivered task)",
                  nr++ ? ", " : "Lost races (a claim that found its task "
-                 "already taken by another consumer, and tried again): ",
+                 "already taken by another consumer; naive-checked and expiry "
+                 "then try again, naive delivers it anyway, so there each lost "
+                 "race is a duplicate): ",
                  names[s], races, deliv ? (double)races / (double)deliv : 0);
         }
         if (nr > 0)
@@ -1265,7 +1267,7 @@ static void write_claims(out *o, const dq_results *r)
     while (dq_claims[n].id)
         n++;
     dq_verdict *v = calloc(n ? n : 1, sizeof *v);
-    char (*ev)[1024] = calloc(n ? n : 1, sizeof *ev);
+    char (*ev)[2048] = calloc(n ? n : 1, sizeof *ev);
     if (v == NULL || ev == NULL) {
         free(v);
         free(ev);

@@ -9,6 +9,8 @@
  * its start_id.  Insert and pop-min are O(log n); cancel and reschedule
  * find the id by a linear scan, O(n).  Payloads are copied at enqueue and
  * handed to the claimer (no copy at claim).  ack does nothing.
+ * enqueue_many copies the payloads outside the lock, then inserts all
+ * items under one lock with at most one signal.
  *
  * Waiting (java.util.concurrent.DelayQueue.poll(timeout, unit)): one mutex
  * and one condition variable.  A consumer finding the head not yet due

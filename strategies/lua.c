@@ -6,7 +6,11 @@
  *   enqueue  MULTI; HSET p id payload; ZADD z due id; EXEC  (1 round trip)
  *   claim    EVALSHA <claim script> 2 z p <now|""> <batch>  (1 round trip)
  *            The script runs ZRANGEBYSCORE z -inf now WITHSCORES LIMIT 0
- *            batch, then for each id ZREM, HGET, HDEL, and returns
+ *            batch, then, for the n ids it found, one ZREMRANGEBYRANK z 0
+ *            n-1 (they are the n lowest scores, so ranks 0..n-1: no other
+ *            command runs inside a script), one HMGET p ids... and one
+ *            HDEL p ids... -- 3 calls per batch instead of 3 per task --
+ *            and returns
  *            {n, now, head_due|nil, id1, due1, payload1, ...}.  When nothing
  *            is due it returns the head's due time (ZRANGE z 0 0 WITHSCORES)
  *            or nil for an empty queue, and the client sleeps
@@ -53,6 +57,12 @@
  *   Lua false -> RESP nil, numbers -> integers (truncated):
  *     https://redis.io/docs/interact/programmability/lua-api/
  *   ZRANGEBYSCORE inclusive bounds, LIMIT: https://redis.io/commands/zrangebyscore/
+ *   ZREMRANGEBYRANK 0-based inclusive ranks, lowest score first (ties by
+ *     member, as ZRANGEBYSCORE orders them):
+ *     https://redis.io/commands/zremrangebyrank/
+ *   Variadic HDEL (2.4) and HMGET: https://redis.io/commands/hdel/
+ *   Batched enqueue (enqueue_many): one MULTI; HSET p id pl ...; ZADD z
+ *     due id ...; EXEC per 1000 tasks (https://redis.io/commands/zadd/).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,18 +78,18 @@ static const char claim_src[] =
     "local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nows,\n"
     "                       'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))\n"
     DQ_ZLUA_NONE_DUE_SRC
-    "local out = {0, nows, false}\n"
-    "local n = 0\n"
-    "for i = 1, #due, 2 do\n"
-    "  local id = due[i]\n"
-    "  redis.call('ZREM', KEYS[1], id)\n"
-    "  out[#out + 1] = id\n"
-    "  out[#out + 1] = due[i + 1]\n"
-    "  out[#out + 1] = redis.call('HGET', KEYS[2], id)\n"
-    "  redis.call('HDEL', KEYS[2], id)\n"
-    "  n = n + 1\n"
+    "local n = #due / 2\n"
+    "local ids = {}\n"
+    "for i = 1, n do ids[i] = due[2 * i - 1] end\n"
+    "redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - 1)\n"
+    "local pls = redis.call('HMGET', KEYS[2], unpack(ids))\n"
+    "redis.call('HDEL', KEYS[2], unpack(ids))\n"
+    "local out = {n, nows, false}\n"
+    "for i = 1, n do\n"
+    "  out[3 * i + 1] = ids[i]\n"
+    "  out[3 * i + 2] = due[2 * i]\n"
+    "  out[3 * i + 3] = pls[i]\n"
     "end\n"
-    "out[1] = n\n"
     "return out\n";
 
 typedef struct lua_priv {

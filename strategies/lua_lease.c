@@ -33,6 +33,8 @@
  * Per delivered task without contention: 3 round trips (enqueue, claim,
  * ack), 4 writes more than lua (re-score, HINCRBY, HSET d, and the ack's
  * deletes).
+ * Batched enqueue (enqueue_many): one MULTI; HSET p id pl ...; HDEL a ids...;
+ * HDEL d ids...; ZADD z due id ...; EXEC per 1000 tasks (dq_zh_enqueue_many).
  *
  * Guarantee: at-least-once with a visibility timeout, as Sidekiq's retry
  * set and Asynq's lease do.  A task that is claimed and not acked within

@@ -11,6 +11,8 @@
  *   ack      HDEL p id                                   (1 round trip)
  * Per delivered task: 4 round trips without contention (enqueue, find,
  * remove+fetch, ack), plus one per empty poll.
+ * Batched enqueue (enqueue_many): one MULTI; HSET p id pl ...;
+ * ZADD z due id ...; EXEC per 1000 tasks (dq_zh_enqueue_many).
  *
  * The bug (claims C01, C13): "find" and "remove" are two commands.  Each is
  * atomic on its own, the pair is not: two consumers can both read the same

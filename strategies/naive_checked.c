@@ -20,6 +20,8 @@
  * lost race wastes 2 more (find + remove), which is the price claim C03
  * names: under N consumers racing for the same head, up to N-1 of them
  * lose every round.
+ * Batched enqueue (enqueue_many): one MULTI; HSET p id pl ...; ZADD z due
+ * id ...; EXEC per 1000 tasks (dq_zh_enqueue_many).
  *
  * Timeout: timeout_ms bounds the waiting for something to become due;
  * timeout_ms = 0 is one look.  A lost race is not an empty look: the claim

@@ -19,8 +19,23 @@
  *   reschedule  MULTI; ZSCORE z id; ZADD z XX due id; EXEC (dq_zh_reschedule)
  *   pending  ZCARD z                                (dq_zh_pending)
  *
- * Per delivered task, without contention: ZPOPMIN, HGET+HDEL = 2 round
+ * Per delivered task, without contention: ZPOPMIN, HMGET+HDEL = 2 round
  * trips, 3 commands.  Every early pop costs one extra ZADD.
+ *
+ * Option batch=N (1..1000): ZPOPMIN z N pops up to N members, lowest score
+ * first (https://redis.io/commands/zpopmin/), so the due ones are a prefix;
+ * the rest (popped, not yet due) go back in ONE variadic ZADD (counted
+ * per task in counters.putbacks), and the payloads of the due ones come in
+ * one pipelined HMGET p ids... + HDEL p ids....  The due tasks are kept in
+ * this handle and handed out one per dq_claim.  Per N due tasks: 2 round
+ * trips (+1 when a put-back was needed).  As with lua's batch, the buffer
+ * is at-most-once: a consumer that dies loses it, and other consumers
+ * cannot take those tasks meanwhile; a bigger batch also hides more
+ * not-yet-due tasks between pop and put-back.  BZPOPMIN (bzpopmin=1) still
+ * pops one.
+ *
+ * Batched enqueue (enqueue_many): one MULTI; HSET p id pl ...; ZADD z due
+ * id ...; EXEC per 1000 tasks (dq_zh_enqueue_many).
  *
  * Guarantee: at-most-once.  ZPOPMIN is atomic (https://redis.io/commands/
  * zpopmin/: "Removes and returns up to count members with the lowest scores

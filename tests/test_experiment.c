@@ -367,6 +367,8 @@ Test(experiment, idle_mode)
                  "backlog");
     expect_error("[experiment]\nname = x\nplots = idle-cost, pie\n", false, 3,
                  "unknown plot 'pie'");
+    expect_error("[experiment]\nname = x\nplots = loss, pie\n", false, 3,
+                 "unknown plot 'pie'");
 }
 
 Test(experiment, the_shipped_files_load)
@@ -383,6 +385,16 @@ Test(experiment, the_shipped_files_load)
             cr_assert_eq(dq_experiment_load(files[i], q, &e, err, sizeof err),
                          0, "%s", err);
             cr_assert(dq_experiment_ntrials(&e) > 0, "%s", files[i]);
+        }
+    /* The loss experiment (faults issue), once it is in place. */
+    if (access("experiments/loss.ini", R_OK) == 0)
+        for (int q = 0; q < 2; q++) {
+            dq_experiment e;
+            char err[1024] = "";
+            cr_assert_eq(dq_experiment_load("experiments/loss.ini", q, &e,
+                                            err, sizeof err), 0, "%s", err);
+            cr_assert(e.faults_given);
+            cr_assert(dq_experiment_ntrials(&e) > 0);
         }
 }
 
@@ -434,4 +446,123 @@ Test(experiment, redis_password_is_redacted)
     dq_experiment_command_line(4, argv, out, sizeof out);
     cr_assert_str_eq(out, "bin/dqlab experiment x.ini --redis "
                           "redis://:***@127.0.0.1:6390/3");
+}
+
+/* ---- Faults and consumer mode (faults issue) ----------------------------- */
+
+Test(experiment, faults_dimension_skips_what_does_not_apply)
+{
+    /* restart-redis needs Redis: heap skips it, lua-lease runs it.  The
+     * list goes on over an indented continuation line. */
+    char *path = write_tmp(
+        "[experiment]\nname = f\nstrategies = lua-lease, heap\n"
+        "consumers = 2\ntasks = 100\nrepeats = 2\n"
+        "faults = none, kill-consumer:after-claim:3,\n"
+        "  restart-redis:everysec\n"
+        "consumer_mode = thread\n"
+        "[quick]\nfaults = kill-consumer:before-ack:1\n"
+        "consumer_mode = process\n");
+    dq_experiment e;
+    char err[1024] = "";
+    cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert(e.faults_given);
+    cr_assert_not(e.consumer_process);
+    cr_assert_eq(e.nfaults, 3);
+    cr_assert_eq(e.faults[0].kind, DQ_FAULT_NONE);
+    cr_assert_str_eq(e.fault_specs[0], "none");
+    cr_assert_eq(e.faults[1].kind, DQ_FAULT_KILL_CONSUMER);
+    cr_assert_eq(e.faults[1].point, DQ_KILL_AFTER_CLAIM);
+    cr_assert_eq(e.faults[1].count, 3);
+    cr_assert_str_eq(e.fault_specs[1], "kill-consumer:after-claim:3");
+    cr_assert_eq(e.faults[2].kind, DQ_FAULT_RESTART_REDIS);
+    cr_assert_str_eq(e.faults[2].mode, "everysec");
+    cr_assert_str_eq(e.fault_specs[2], "restart-redis:everysec");
+    /* lua-lease x 3 faults x 2 repeats + heap x 2 faults x 2 repeats. */
+    cr_assert_eq(dq_experiment_ntrials(&e), 3 * 2 + 2 * 2);
+
+    /* Order: strategy, fault, ..., repeat innermost; heap has no
+     * restart-redis cell. */
+    const char *want[][2] = {
+        {"lua-lease", "none"}, {"lua-lease", "none"},
+        {"lua-lease", "kill-consumer:after-claim:3"},
+        {"lua-lease", "kill-consumer:after-claim:3"},
+        {"lua-lease", "restart-redis:everysec"},
+        {"lua-lease", "restart-redis:everysec"},
+        {"heap", "none"}, {"heap", "none"},
+        {"heap", "kill-consumer:after-claim:3"},
+        {"heap", "kill-consumer:after-claim:3"}};
+    for (size_t i = 0; i < 10; i++) {
+        dq_exp_cell c;
+        dq_experiment_cell(&e, i, &c);
+        cr_assert_str_eq(c.strategy->s->name, want[i][0], "cell %zu", i);
+        cr_assert_str_eq(c.fault_spec, want[i][1], "cell %zu", i);
+        cr_assert_str_eq(c.fault_spec, e.fault_specs[c.fault - e.faults]);
+        cr_assert_eq(c.repeat, (int)(i % 2) + 1, "cell %zu", i);
+    }
+    cr_assert(dq_experiment_fault_applies(e.strategies[1].s, &e.faults[1]));
+    cr_assert_not(dq_experiment_fault_applies(e.strategies[1].s,
+                                              &e.faults[2]));
+    cr_assert(dq_experiment_fault_applies(e.strategies[1].s, NULL));
+
+    /* [quick] replaces the list and the mode. */
+    cr_assert_eq(dq_experiment_load(path, true, &e, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_eq(e.nfaults, 1);
+    cr_assert_str_eq(e.fault_specs[0], "kill-consumer:before-ack:1");
+    cr_assert(e.consumer_process);
+    cr_assert_eq(dq_experiment_ntrials(&e), 2 * 2);
+    remove_tmp(path);
+
+    /* Without the key: one "none" cell, thread mode. */
+    path = write_tmp("[experiment]\nname = d\nstrategies = heap\n"
+                     "consumers = 1\n");
+    cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_not(e.faults_given);
+    cr_assert_not(e.consumer_process);
+    cr_assert_eq(e.nfaults, 1);
+    cr_assert_str_eq(e.fault_specs[0], "none");
+    dq_exp_cell c;
+    dq_experiment_cell(&e, 0, &c);
+    cr_assert_eq(c.fault->kind, DQ_FAULT_NONE);
+    cr_assert_str_eq(c.fault_spec, "none");
+    remove_tmp(path);
+}
+
+Test(experiment, fault_errors)
+{
+    /* A bad spec fails at its line with faults.h's message. */
+    expect_error("[experiment]\nname = x\nstrategies = lua\nconsumers = 1\n"
+                 "faults = none, kill-consumer:sideways:1\n", false, 5,
+                 "faults: ");
+    expect_error("[experiment]\nname = x\nstrategies = lua\nconsumers = 1\n"
+                 "faults = none, explode\n", false, 5, "explode");
+    /* On a continuation line: that line. */
+    expect_error("[experiment]\nname = x\nstrategies = lua\nconsumers = 1\n"
+                 "faults = none,\n  restart-redis:sometimes\n", false, 6,
+                 "faults: ");
+    /* In [quick], also without --quick. */
+    expect_error("[experiment]\nname = x\nstrategies = lua\nconsumers = 1\n"
+                 "[quick]\nfaults = pause-redis:abc\n", false, 6,
+                 "faults: ");
+    expect_error("[experiment]\nname = x\nstrategies = lua\nconsumers = 1\n"
+                 "faults = none, restart-redis:off, none\n", false, 5,
+                 "'none' listed twice");
+    expect_error("[experiment]\nname = x\nstrategies = lua\nconsumers = 1\n"
+                 "faults = kill-consumer:after-claim:1\n"
+                 "faults = none\n", false, 6, "faults given twice");
+    expect_error("[experiment]\nname = x\nstrategies = lua\nconsumers = 1\n"
+                 "consumer_mode = fork\n", false, 5, "thread or process");
+    /* Faults need tasks (not idle mode). */
+    expect_error("[experiment]\nname = x\nstrategies = lua\nconsumers = 1\n"
+                 "tasks = 0\nidle_ms = 100\nfaults = mover-stall\n", false, 1,
+                 "need tasks");
+    expect_error("[experiment]\nname = x\nstrategies = lua\nconsumers = 1\n"
+                 "consumer_mode = process\n[quick]\ntasks = 0\n"
+                 "idle_ms = 100\n", false, 1, "in [quick]");
+    /* Nothing left to run when no fault applies. */
+    expect_error("[experiment]\nname = x\nstrategies = heap\nconsumers = 1\n"
+                 "faults = restart-redis:off, pause-redis:100\n", false, 1,
+                 "no trial to run");
 }
