@@ -15,7 +15,10 @@
  *      sleep work_us -> ack -> log A.
  *   4. This thread waits until every task was delivered at least once (a
  *      shared atomic bitmap over the harness's own indices) or the drain
- *      deadline (latest due + grace) passes, or an interrupt; then it stops
+ *      deadline (grace after the latest due time, the end of the fault
+ *      windows, and -- for an at-least-once strategy -- the last consumer
+ *      kill + lease_ms, when the killed consumer's task comes back) passes,
+ *      or an interrupt; then it stops
  *      and joins everyone, takes INFO commandstats again, purges the queue's
  *      keys (the log is the record of the trial) and runs the checker on
  *      the log: the numbers reported come from the log, not from here.
@@ -1469,6 +1472,8 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
     bool needs_redis, idle, paused = false;
     int ret = -1, rc;
     int64_t start_us, next_progress_us, end_us, fault_end_wall_ms = 0;
+    int64_t lease_ms = 0, lease_end_wall_ms = 0; /* drain after kills */
+    int kills_seen = 0;
     bool tty;
     procs ps;
     fault_run fr[DQ_MAX_FAULTS];
@@ -1782,9 +1787,18 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
         fr[nfr].phase = 0;
         nfr++;
     }
+    /* A killed consumer's task comes back from an at-least-once strategy
+     * only once its lease (option lease_ms, whatever the strategy) runs
+     * out: after each kill the drain waits until kill + lease_ms + grace,
+     * so the checker sees it redelivered rather than pending at the end. */
+    if (p->strategy->flags & DQ_G_AT_LEAST_ONCE)
+        for (size_t i = 0; i < r->nopts; i++)
+            if (strcmp(r->opts[i].key, "lease_ms") == 0)
+                lease_ms = strtoll(r->opts[i].val, NULL, 10);
     next_progress_us = start_us + (tty ? PROGRESS_TTY_US : PROGRESS_PLAIN_US);
     for (;;) {
         bool producers_done;
+        int64_t drain_from_ms;
 
         if (g_interrupt) {
             r->interrupted = true;
@@ -1797,6 +1811,10 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
             reap_children(&t, &ps, r);
             if (atomic_load(&t.failed))
                 break;
+            if (lease_ms > 0 && r->kills != kills_seen) {
+                kills_seen = r->kills;
+                lease_end_wall_ms = dq_wall_us() / 1000 + lease_ms;
+            }
         }
         if (nfr > 0) {
             bool was = faults_pending(fr, nfr);
@@ -1809,19 +1827,25 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
         producers_done = ps.all_in_one
                              ? (ps.e_count >= p->tasks || ps.dead)
                              : atomic_load(&t.producers_left) == 0;
+        /* The drain deadline: grace after the latest due time, the end of
+         * the faults and the last killed consumer's lease. */
+        drain_from_ms = atomic_load(&t.latest_due_ms);
+        if (fault_end_wall_ms > drain_from_ms)
+            drain_from_ms = fault_end_wall_ms;
+        if (lease_end_wall_ms > drain_from_ms)
+            drain_from_ms = lease_end_wall_ms;
         if (idle) {
             if (dq_mono_us() - start_us >= p->idle_ms * 1000) {
                 r->drained = true;
                 break;
             }
-        } else if (atomic_load(&t.distinct) == p->tasks) {
+        } else if (atomic_load(&t.distinct) == p->tasks &&
+                 (lease_end_wall_ms == 0 ||
+                  dq_wall_us() / 1000 > lease_end_wall_ms + p->grace_ms)) {
             r->drained = true;
             break;
         } else if (producers_done && !faults_pending(fr, nfr) &&
-                   dq_wall_us() / 1000 >
-                       (atomic_load(&t.latest_due_ms) > fault_end_wall_ms
-                            ? atomic_load(&t.latest_due_ms)
-                            : fault_end_wall_ms) + p->grace_ms)
+                   dq_wall_us() / 1000 > drain_from_ms + p->grace_ms)
             break;
         if (p->progress && dq_mono_us() >= next_progress_us) {
             progress(&t, start_us, tty, false);

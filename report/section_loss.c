@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../harness/checker.h"
 #include "../strategies/dq.h"
@@ -249,6 +250,474 @@ static void list_rows(const dq_loss_table *lt, size_t col, int what,
     }
 }
 
+/* ---- Timelines -------------------------------------------------------------
+ * One figure per fault: for the first repeat of each strategy under that
+ * fault, deliveries per bucket against seconds since the trial's
+ * first record (100 ms buckets, finer for trials under 4 s), the
+ * cumulative share of enqueued tasks delivered, and the
+ * F windows of that trial shaded (report/loss_timeline.gp).  Read from the
+ * event log directly: the checker gives counts, this needs times. */
+
+typedef struct tl_task {
+    char id[32];
+    int64_t due_ms, first_us;    /* first_us: first D, 0 when none */
+} tl_task;
+
+typedef struct tl_win {
+    char name[32], id[32];       /* id: the kill's task (id=) or "" */
+    int64_t b_us, e_us;          /* e_us < 0 while open */
+} tl_win;
+
+typedef struct tl_log {
+    int64_t t0_us, end_us;
+    tl_task *tasks;
+    size_t ntasks;
+    int64_t *d_us;               /* every D time, sorted at the end */
+    char (*d_id)[32];            /* the D's id, in file order */
+    int64_t *d_t_file;           /* the D's time, in file order */
+    size_t nd;
+    tl_win win[64];
+    size_t nwin;
+} tl_log;
+
+static void tl_free(tl_log *l)
+{
+    free(l->tasks);
+    free(l->d_us);
+    free(l->d_id);
+    free(l->d_t_file);
+    memset(l, 0, sizeof *l);
+}
+
+static int tl_cmp_task(const void *a, const void *b)
+{
+    return strcmp(((const tl_task *)a)->id, ((const tl_task *)b)->id);
+}
+
+static int tl_cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Grows *p (elements of size sz) to hold n + 1; 0 or -1. */
+static int tl_grow(void **p, size_t *cap, size_t n, size_t sz)
+{
+    if (n < *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 256;
+    void *q = realloc(*p, nc * sz);
+    if (q == NULL)
+        return -1;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+/* Reads the E, D, F records and H end_us of the log at path.  Malformed
+ * lines are skipped (dq_check_file has judged the log already).  0 or -1
+ * with err. */
+static int tl_read(const char *path, tl_log *l, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    char line[4096];
+    size_t capt = 0, capd = 0, capi = 0, capf = 0;
+    int64_t last_us = 0;
+
+    memset(l, 0, sizeof *l);
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: cannot open", path);
+        return -1;
+    }
+    while (fgets(line, sizeof line, f) != NULL) {
+        char *fld[6] = {0};
+        size_t nf = 0;
+        line[strcspn(line, "\r\n")] = '\0';
+        for (char *p = line; nf < 6;) {
+            fld[nf++] = p;
+            p = strchr(p, '\t');
+            if (p == NULL)
+                break;
+            *p++ = '\0';
+        }
+        if (nf < 3 || fld[0][1] != '\0')
+            continue;
+        if (fld[0][0] == 'H') {
+            if (strcmp(fld[1], "end_us") == 0)
+                l->end_us = strtoll(fld[2], NULL, 10);
+            continue;
+        }
+        int64_t t = strtoll(fld[1], NULL, 10);
+        if (t <= 0)
+            continue;
+        if (fld[0][0] == 'E' || fld[0][0] == 'D' || fld[0][0] == 'A' ||
+            fld[0][0] == 'F') {
+            if (l->t0_us == 0 || t < l->t0_us)
+                l->t0_us = t;
+            if (t > last_us)
+                last_us = t;
+        }
+        if (fld[0][0] == 'E' && nf >= 4) {
+            if (tl_grow((void **)&l->tasks, &capt, l->ntasks,
+                        sizeof *l->tasks) != 0)
+                goto oom;
+            tl_task *k = &l->tasks[l->ntasks++];
+            snprintf(k->id, sizeof k->id, "%s", fld[2]);
+            k->due_ms = strtoll(fld[3], NULL, 10);
+            k->first_us = 0;
+        } else if (fld[0][0] == 'D') {
+            if (tl_grow((void **)&l->d_us, &capd, l->nd, sizeof *l->d_us) ||
+                tl_grow((void **)&l->d_id, &capi, l->nd, sizeof *l->d_id) ||
+                tl_grow((void **)&l->d_t_file, &capf, l->nd,
+                        sizeof *l->d_t_file))
+                goto oom;
+            l->d_us[l->nd] = t;
+            l->d_t_file[l->nd] = t;
+            snprintf(l->d_id[l->nd], sizeof l->d_id[0], "%s", fld[2]);
+            l->nd++;
+        } else if (fld[0][0] == 'F' && nf >= 4) {
+            if (strcmp(fld[3], "begin") == 0 && l->nwin < 64) {
+                tl_win *w = &l->win[l->nwin++];
+                const char *id = nf >= 5 ? strstr(fld[4], "id=") : NULL;
+                snprintf(w->name, sizeof w->name, "%s", fld[2]);
+                snprintf(w->id, sizeof w->id, "%.*s",
+                         id ? (int)strcspn(id + 3, ",") : 0,
+                         id ? id + 3 : "");
+                w->b_us = t;
+                w->e_us = -1;
+            } else if (strcmp(fld[3], "end") == 0) {
+                /* closes the oldest open window of that fault (as the
+                 * checker pairs them; the log is in time order here) */
+                for (size_t i = 0; i < l->nwin; i++)
+                    if (l->win[i].e_us < 0 &&
+                        strcmp(l->win[i].name, fld[2]) == 0) {
+                        l->win[i].e_us = t;
+                        break;
+                    }
+            }
+        }
+    }
+    fclose(f);
+    if (l->end_us < last_us)
+        l->end_us = last_us;
+    for (size_t i = 0; i < l->nwin; i++)
+        if (l->win[i].e_us < 0)
+            l->win[i].e_us = l->end_us;
+    qsort(l->tasks, l->ntasks, sizeof *l->tasks, tl_cmp_task);
+    for (size_t i = 0; i < l->nd; i++) {
+        tl_task key, *k;
+        snprintf(key.id, sizeof key.id, "%s", l->d_id[i]);
+        k = bsearch(&key, l->tasks, l->ntasks, sizeof *l->tasks,
+                    tl_cmp_task);
+        if (k != NULL && (k->first_us == 0 || l->d_t_file[i] < k->first_us))
+            k->first_us = l->d_t_file[i];
+    }
+    qsort(l->d_us, l->nd, sizeof *l->d_us, tl_cmp_i64);
+    return 0;
+oom:
+    fclose(f);
+    tl_free(l);
+    snprintf(err, errlen, "out of memory reading %s", path);
+    return -1;
+}
+
+/* What one trial's timeline shows, in one clause ("stall 1.20 s; ...")
+ * appended to buf at *off. */
+static void tl_describe(const tl_log *l, const char *label, char *buf,
+                        size_t len, size_t *off)
+{
+    int64_t stall = 0, caught = -1;
+    bool never = false;
+    size_t due_in = 0, undelivered = 0;
+#define OUT(...)                                                           \
+    (*off += (size_t)snprintf(buf + *off, *off < len ? len - *off : 0,     \
+                              __VA_ARGS__))
+
+    OUT("- **%s**: ", label);
+    if (l->nwin == 0) {
+        OUT("no fault window in the log");
+        return;
+    }
+    /* the longest stretch without a delivery that overlaps a window */
+    for (size_t i = 0; i + 1 <= l->nd; i++) {
+        int64_t a = l->d_us[i];
+        int64_t b = i + 1 < l->nd ? l->d_us[i + 1] : l->end_us;
+        for (size_t w = 0; w < l->nwin; w++)
+            if (a < l->win[w].e_us && b > l->win[w].b_us && b - a > stall) {
+                stall = b - a;
+                never = i + 1 == l->nd;
+            }
+    }
+    /* the tasks due inside a window, and when they were delivered */
+    for (size_t i = 0; i < l->ntasks; i++) {
+        const tl_task *k = &l->tasks[i];
+        int64_t due_us = k->due_ms * 1000;
+        for (size_t w = 0; w < l->nwin; w++) {
+            const tl_win *x = &l->win[w];
+            if (due_us < x->b_us || due_us > x->e_us)
+                continue;
+            due_in++;
+            if (k->first_us == 0)
+                undelivered++;
+            else if (k->first_us - x->e_us > caught)
+                caught = k->first_us - x->e_us;
+            break;
+        }
+    }
+    if (stall > 0)
+        OUT("longest gap between deliveries across a window %.*f %s%s",
+            stall >= 1000000 ? 2 : 0,
+            stall >= 1000000 ? (double)stall / 1e6 : (double)stall / 1e3,
+            stall >= 1000000 ? "s" : "ms",
+            never ? " (deliveries never resume before the trial ends)" : "");
+    else
+        OUT("no delivery at all");
+    /* (tasks delivered before their window closed are not news) */
+    if (due_in > 0 && (caught >= 0 || undelivered > 0)) {
+        OUT("; %zu task%s fell due inside the window%s", due_in,
+            due_in == 1 ? "" : "s", l->nwin == 1 ? "" : "s");
+        if (caught >= 0)
+            OUT(", the last delivered %.0f ms after it closed",
+                (double)caught / 1e3);
+        if (undelivered > 0)
+            OUT(", %zu never delivered", undelivered);
+    }
+    /* a killed consumer's task: did it come back, and when? */
+    size_t kills = 0, back = 0;
+    int64_t back_max = 0;
+    for (size_t w = 0; w < l->nwin; w++) {
+        const tl_win *x = &l->win[w];
+        if (x->id[0] == '\0')
+            continue;
+        kills++;
+        int64_t first = 0;
+        for (size_t i = 0; i < l->nd; i++)
+            if (l->d_t_file[i] > x->b_us && strcmp(l->d_id[i], x->id) == 0 &&
+                (first == 0 || l->d_t_file[i] < first))
+                first = l->d_t_file[i];
+        if (first > 0) {
+            back++;
+            if (first - x->b_us > back_max)
+                back_max = first - x->b_us;
+        }
+    }
+    if (kills > 0 && back == 0)
+        OUT("; the task%s held by the killed consumer%s never came back "
+            "(%zu kill%s)", kills == 1 ? "" : "s", kills == 1 ? "" : "s",
+            kills, kills == 1 ? "" : "s");
+    else if (kills > 0)
+        OUT("; %zu of the %zu killed consumers' tasks came back, the last "
+            "%.2f s after its kill", back, kills, (double)back_max / 1e6);
+#undef OUT
+}
+
+/* "kill-consumer:during-work:2" -> "kill-consumer-during-work-2" */
+static void tl_slug(const char *spec, char *buf, size_t len)
+{
+    size_t j = 0;
+    for (size_t i = 0; spec[i] && j + 1 < len; i++) {
+        char c = spec[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                  (c >= '0' && c <= '9') || c == '-' || c == '_';
+        if (!ok && j > 0 && buf[j - 1] == '-')
+            continue;
+        buf[j++] = ok ? c : '-';
+    }
+    while (j > 0 && buf[j - 1] == '-')
+        j--;
+    buf[j] = '\0';
+}
+
+/* True when the log at path says its fault spec is spec ("none" when it
+ * has no H fault / H faults header); reads only the headers. */
+static bool tl_has_fault(const char *path, const char *spec)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024], got[600] = "none";
+    if (f == NULL)
+        return false;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (line[0] == '#')
+            continue;
+        if (line[0] != 'H')
+            break;
+        line[strcspn(line, "\r\n")] = '\0';
+        if (strncmp(line, "H\tfault\t", 8) == 0)
+            snprintf(got, sizeof got, "%s", line + 8);
+        else if (strncmp(line, "H\tfaults\t", 9) == 0)
+            snprintf(got, sizeof got, "%s", line + 9);
+    }
+    fclose(f);
+    return strcmp(got, spec) == 0;
+}
+
+/* The trial of row r under fault column col with the lowest repeat, or
+ * NULL. */
+static const dq_rtrial *tl_pick(const dq_loss_table *lt, const dq_rexp *e,
+                                size_t r, size_t col)
+{
+    const dq_rtrial *best = NULL;
+    for (size_t i = 0; i < e->ntrials; i++) {
+        const dq_rtrial *t = &e->trials[i];
+        char label[64], path[PATH_MAX];
+        row_label(e, t, label, sizeof label);
+        if (strcmp(label, lt->rows[r]) != 0 ||
+            (best != NULL && t->repeat >= best->repeat))
+            continue;
+        snprintf(path, sizeof path, "%s/logs/trial-%03d.log", e->dir,
+                 t->trial);
+        if (tl_has_fault(path, lt->faults[col]))
+            best = t;
+    }
+    return best;
+}
+
+/* The timeline figure of fault column col: data/<exp>-timeline-<slug>.csv
+ * (block 0 "panel,t0_s,t1_s" windows; then one block per strategy
+ * "t_s,<label>,delivered_pct", a row per bucket, t_s its start), figures in svg
+ * and png, and a paragraph.  Returns 0 or -1 with err. */
+static int tl_figure(out *o, const dq_loss_table *lt, const dq_rexp *e,
+                     size_t col, char *err, size_t errlen)
+{
+    char slug[64], kind[96], data[PATH_MAX], script[PATH_MAX];
+    char fig[PATH_MAX], path[PATH_MAX];
+    char *csv = NULL, *blocks = NULL, text[8192];
+    size_t csvlen = 0, blen = 0, toff = 0, panels = 0;
+    int64_t span_us = 0, bucket_us;
+    FILE *f = NULL, *fb = NULL;
+    int rc = -1;
+
+    tl_slug(lt->faults[col], slug, sizeof slug);
+    snprintf(kind, sizeof kind, "timeline-%s", slug);
+    f = open_memstream(&csv, &csvlen);
+    fb = open_memstream(&blocks, &blen);
+    if (f == NULL || fb == NULL) {
+        snprintf(err, errlen, "open_memstream failed");
+        goto done;
+    }
+    fputs("# panel,t0_s,t1_s: the fault windows of each panel's trial\n", f);
+    text[0] = '\0';
+    /* The bucket: the largest of 100, 50, 20, 10 ms that still gives the
+     * longest of these trials 40 buckets. */
+    for (size_t r = 0; r < lt->nrows; r++) {
+        const dq_rtrial *best = tl_pick(lt, e, r, col);
+        tl_log l;
+        if (best == NULL)
+            continue;
+        snprintf(path, sizeof path, "%s/logs/trial-%03d.log", e->dir,
+                 best->trial);
+        if (tl_read(path, &l, err, errlen) != 0)
+            goto done;
+        if (l.end_us - l.t0_us > span_us)
+            span_us = l.end_us - l.t0_us;
+        tl_free(&l);
+    }
+    bucket_us = 100000;
+    while (bucket_us > 10000 && span_us / bucket_us < 40)
+        bucket_us = bucket_us == 100000 ? 50000
+                    : bucket_us == 50000 ? 20000 : 10000;
+    for (size_t r = 0; r < lt->nrows; r++) {
+        /* the first trial (lowest repeat) of this row and fault */
+        const dq_rtrial *best = tl_pick(lt, e, r, col);
+        tl_log l;
+        if (best == NULL)
+            continue;
+        snprintf(path, sizeof path, "%s/logs/trial-%03d.log", e->dir,
+                 best->trial);
+        if (tl_read(path, &l, err, errlen) != 0)
+            goto done;
+        panels++;
+        for (size_t w = 0; w < l.nwin; w++)
+            fprintf(f, "%zu,%.3f,%.3f\n", panels,
+                    (double)(l.win[w].b_us - l.t0_us) / 1e6,
+                    (double)(l.win[w].e_us - l.t0_us) / 1e6);
+        fprintf(fb, "\n\nt_s,%s (trial %d),delivered_pct\n", lt->rows[r],
+                best->trial);
+        {
+            size_t nb = (size_t)((l.end_us - l.t0_us) / bucket_us) + 1;
+            size_t di = 0;
+            uint64_t firsts = 0;
+            int64_t *fs = malloc((l.ntasks + 1) * sizeof *fs);
+            size_t nfs = 0, fi = 0;
+            if (fs == NULL) {
+                tl_free(&l);
+                snprintf(err, errlen, "out of memory");
+                goto done;
+            }
+            for (size_t i = 0; i < l.ntasks; i++)
+                if (l.tasks[i].first_us > 0)
+                    fs[nfs++] = l.tasks[i].first_us;
+            qsort(fs, nfs, sizeof *fs, tl_cmp_i64);
+            for (size_t b = 0; b < nb; b++) {
+                int64_t hi = l.t0_us + (int64_t)(b + 1) * bucket_us;
+                size_t n = 0;
+                while (di < l.nd && l.d_us[di] < hi) {
+                    di++;
+                    n++;
+                }
+                while (fi < nfs && fs[fi] < hi) {
+                    fi++;
+                    firsts++;
+                }
+                fprintf(fb, "%.3f,%zu,%.1f\n",
+                        (double)b * (double)bucket_us / 1e6, n,
+                        l.ntasks ? 100.0 * (double)firsts /
+                                       (double)l.ntasks
+                                 : 0.0);
+            }
+            free(fs);
+        }
+        if (toff > 0)
+            toff += (size_t)snprintf(text + toff, sizeof text - toff, "\n");
+        tl_describe(&l, lt->rows[r], text, sizeof text, &toff);
+        tl_free(&l);
+    }
+    if (panels == 0) {
+        rc = 0;
+        goto done;
+    }
+    fprintf(f, "0,0,0\n"); /* keeps block 0 non-empty */
+    fclose(fb);
+    fb = NULL;
+    fwrite(blocks, 1, blen, f);
+    fclose(f);
+    f = NULL;
+
+    snprintf(data, sizeof data, "%s/data/%s-%s.csv", o->dir, e->name, kind);
+    if (write_atomic(data, csv, csvlen, err, errlen) != 0)
+        goto done;
+    snprintf(script, sizeof script, "%s/loss_timeline.gp", o->scripts);
+    if (access(script, R_OK) != 0) {
+        snprintf(err, errlen, "%s: not readable (run dqlab report from the "
+                 "dqlab directory, or pass --scripts DIR)", script);
+        goto done;
+    }
+    static const char *const exts[] = {"svg", "png"};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(fig, sizeof fig, "%s/figures/%s-%s.%s", o->dir, e->name,
+                 kind, exts[i]);
+        if (run_gnuplot(script, data, fig, err, errlen) != 0)
+            goto done;
+    }
+    both(o, "**`%s`, over time** (the first repeat of each strategy; "
+         "shaded: the fault windows of that trial, drawn at least 1%% of "
+         "the axis wide; bars: deliveries per %" PRId64 " ms; line: share "
+         "of the enqueued tasks delivered so far):\n\n%s\n\n",
+         lt->faults[col], bucket_us / 1000, text);
+    both(o, "![%s-%s](figures/%s-%s.svg) ([PNG](figures/%s-%s.png), "
+         "[data](data/%s-%s.csv))\n\n", e->name, kind, e->name, kind,
+         e->name, kind, e->name, kind);
+    rc = 0;
+done:
+    if (fb != NULL)
+        fclose(fb);
+    if (f != NULL)
+        fclose(f);
+    free(blocks);
+    free(csv);
+    return rc;
+}
+
 int section_loss(out *o, dq_rexp *e, char *err, size_t errlen)
 {
     dq_loss_table lt;
@@ -381,6 +850,11 @@ int section_loss(out *o, dq_rexp *e, char *err, size_t errlen)
                                     ran - nl, ran, ran == 1 ? "y" : "ies");
         snprintf(buf + off, sizeof buf - off, "%s", mechanism(name));
         both(o, "%s\n\n", buf);
+        if (strcmp(lt.faults[c], "none") != 0 &&
+            tl_figure(o, &lt, e, c, err, errlen) != 0) {
+            dq_loss_free(&lt);
+            return -1;
+        }
     }
     dq_loss_free(&lt);
     return 0;
