@@ -51,6 +51,7 @@
 #include "experiment.h"
 #include "redis_server.h"
 #include "redis_url.h"
+#include "runmeta.h"
 #include "signals.h"
 #include "trial.h"
 
@@ -1059,59 +1060,16 @@ static void part_lateness(bench *b)
 
 /* ---- Files -------------------------------------------------------------- */
 
-static int mkdir_parents(const char *path, char *err, size_t errlen)
-{
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char ch = *p;
-            *p = '\0';
-            if (mkdir(tmp, 0777) != 0 && errno != EEXIST) {
-                snprintf(err, errlen, "mkdir %s: %s", tmp, strerror(errno));
-                return -1;
-            }
-            if (ch == '\0')
-                return 0;
-            *p = ch;
-        }
-    }
-}
-
-/* results/bench/<stamp>[-N], never an existing one. */
+/* results/bench/<stamp>[-N], never an existing one (runmeta.h). */
 static int make_dir(bench *b, char *err, size_t errlen)
 {
     snprintf(b->benchdir, sizeof b->benchdir, "%s/bench", b->o->results);
-    if (mkdir_parents(b->benchdir, err, errlen) != 0)
+    dq_runmeta_now_iso(b->started, sizeof b->started);
+    if (dq_runmeta_make_dir(b->benchdir, b->stamp, sizeof b->stamp, b->dir,
+                            sizeof b->dir, err, errlen) != 0)
         return -1;
-    char base[32];
-    time_t t = time(NULL);
-    struct tm tm;
-    localtime_r(&t, &tm);
-    strftime(base, sizeof base, "%Y%m%d-%H%M%S", &tm);
-    strftime(b->started, sizeof b->started, "%Y-%m-%dT%H:%M:%S%z", &tm);
-    for (int n = 1; n < 1000; n++) {
-        if (n == 1)
-            snprintf(b->stamp, sizeof b->stamp, "%s", base);
-        else
-            snprintf(b->stamp, sizeof b->stamp, "%s-%d", base, n);
-        snprintf(b->dir, sizeof b->dir, "%s/%s", b->benchdir, b->stamp);
-        if (mkdir(b->dir, 0777) == 0) {
-            snprintf(b->logs, sizeof b->logs, "%s/logs", b->dir);
-            if (mkdir(b->logs, 0777) != 0) {
-                snprintf(err, errlen, "mkdir %s: %s", b->logs,
-                         strerror(errno));
-                return -1;
-            }
-            return 0;
-        }
-        if (errno != EEXIST) {
-            snprintf(err, errlen, "mkdir %s: %s", b->dir, strerror(errno));
-            return -1;
-        }
-    }
-    snprintf(err, errlen, "%s: too many runs this second", b->benchdir);
-    return -1;
+    snprintf(b->logs, sizeof b->logs, "%s/logs", b->dir);
+    return 0;
 }
 
 static FILE *open_csv(const bench *b, const char *name, const char *header,
@@ -1127,15 +1085,6 @@ static FILE *open_csv(const bench *b, const char *name, const char *header,
     fputs(header, f);
     fflush(f);
     return f;
-}
-
-/* meta.txt value: one line. */
-static void meta_line(FILE *f, const char *key, const char *val)
-{
-    fprintf(f, "%s = ", key);
-    for (const char *p = val; *p; p++)
-        fputc(*p == '\n' || *p == '\r' ? ' ' : *p, f);
-    fputc('\n', f);
 }
 
 static void join_i64(char *buf, size_t len, const int64_t *v, size_t n)
@@ -1160,18 +1109,18 @@ static int write_meta(const bench *b, bool complete, char *err,
         return -1;
     }
     fprintf(f, "# dqlab bench metadata; key = value, one per line\n");
-    meta_line(f, "experiment", "bench");
-    meta_line(f, "title", "Performance and scale");
-    meta_line(f, "level", pl->name);
-    meta_line(f, "quick", b->o->level == DQ_BENCH_FULL ? "no" : "yes");
-    meta_line(f, "command", b->o->command);
+    dq_runmeta_kv(f, "experiment", "bench");
+    dq_runmeta_kv(f, "title", "Performance and scale");
+    dq_runmeta_kv(f, "level", pl->name);
+    dq_runmeta_kv(f, "quick", b->o->level == DQ_BENCH_FULL ? "no" : "yes");
+    dq_runmeta_kv(f, "command", b->o->command);
     size_t off = 0;
     buf[0] = '\0';
     for (size_t i = 0; dq_strategies[i]; i++)
         if (selected(b, dq_strategies[i]))
             off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s",
                                     off ? ", " : "", dq_strategies[i]->name);
-    meta_line(f, "strategies", buf);
+    dq_runmeta_kv(f, "strategies", buf);
     fprintf(f, "parts = %s%s%s%s\n",
             b->o->parts & DQ_BENCH_CEILING ? "ceiling " : "",
             b->o->parts & DQ_BENCH_THROUGHPUT ? "throughput " : "",
@@ -1183,17 +1132,17 @@ static int write_meta(const bench *b, bool complete, char *err,
     for (size_t i = 0; i < pl->nconsumers; i++)
         off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%d",
                                 i ? ", " : "", pl->consumers[i]);
-    meta_line(f, "consumers", buf);
+    dq_runmeta_kv(f, "consumers", buf);
     fprintf(f, "producers = %d\ntasks = %" PRId64 "\nrepeats = %d\n"
             "enqueue_tasks = %" PRId64 "\nin_process_factor = %d\n",
             pl->producers, pl->tp_tasks, pl->tp_repeats, pl->enq_tasks,
             IN_PROCESS_FACTOR);
     join_i64(buf, sizeof buf, pl->backlogs, pl->nbacklogs);
-    meta_line(f, "backlog", buf);
+    dq_runmeta_kv(f, "backlog", buf);
     fprintf(f, "backlog_claims = %" PRId64 "\nbacklog_rounds = %d\n",
             pl->bl_claims, BACKLOG_ROUNDS);
     join_i64(buf, sizeof buf, pl->rates, pl->nrates);
-    meta_line(f, "lateness_rates", buf);
+    dq_runmeta_kv(f, "lateness_rates", buf);
     fprintf(f, "lateness_ms = %" PRId64 "\nlateness_consumers = %d\n"
             "lateness_producers = %d\npayload_bytes = %d\n", pl->lat_ms,
             pl->lat_consumers, pl->lat_producers, PAYLOAD_BYTES);
@@ -1202,41 +1151,17 @@ static int write_meta(const bench *b, bool complete, char *err,
                  b->redis->port);
     else
         dq_redis_url_redacted(b->redis, buf, sizeof buf);
-    meta_line(f, "redis", buf);
-    meta_line(f, "redis_version", b->redis_version);
-    meta_line(f, "date", b->started);
-    time_t t = time(NULL);
-    struct tm tm;
-    localtime_r(&t, &tm);
-    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
-    meta_line(f, "finished", complete ? buf : "");
-    if (gethostname(buf, sizeof buf) != 0)
-        snprintf(buf, sizeof buf, "unknown");
-    buf[sizeof buf - 1] = '\0';
-    meta_line(f, "hostname", buf);
-    fprintf(f, "cores = %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
-    /* TODO: cpu_model and dqlab_commit, once experiment.c exports its
-     * helpers (not copied here). */
-    meta_line(f, "complete", complete ? "yes" : "no");
+    dq_runmeta_kv(f, "redis", buf);
+    dq_runmeta_kv(f, "redis_version", b->redis_version);
+    dq_runmeta_kv(f, "date", b->started);
+    dq_runmeta_now_iso(buf, sizeof buf);
+    dq_runmeta_kv(f, "finished", complete ? buf : "");
+    dq_runmeta_env(f); /* dqlab_commit, hostname, cpu_model, cores */
+    dq_runmeta_kv(f, "complete", complete ? "yes" : "no");
     fprintf(f, "unit_errors = %d\n", b->errors);
-    meta_line(f, "first_error", b->first_error);
+    dq_runmeta_kv(f, "first_error", b->first_error);
     if (fclose(f) != 0 || rename(tmp, path) != 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
-
-static int update_latest(const bench *b, char *err, size_t errlen)
-{
-    char tmp[PATH_MAX + 32], link[PATH_MAX + 8];
-    snprintf(tmp, sizeof tmp, "%s/.latest.tmp.%ld", b->benchdir,
-             (long)getpid());
-    snprintf(link, sizeof link, "%s/latest", b->benchdir);
-    unlink(tmp);
-    if (symlink(b->stamp, tmp) != 0 || rename(tmp, link) != 0) {
-        snprintf(err, errlen, "%s: %s", link, strerror(errno));
         unlink(tmp);
         return -1;
     }
@@ -1366,7 +1291,7 @@ int dq_cmd_bench(int argc, char **argv)
         goto done;
     }
     if (write_meta(&b, true, err, sizeof err) != 0 ||
-        update_latest(&b, err, sizeof err) != 0)
+        dq_runmeta_update_latest(b.benchdir, b.stamp, err, sizeof err) != 0)
         goto fail;
     if (!o.keep_logs)
         rmdir(b.logs);

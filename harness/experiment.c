@@ -68,6 +68,7 @@
 #include "parse.h"
 #include "redis_server.h"
 #include "redis_url.h"
+#include "runmeta.h"
 #include "signals.h"
 #include "trial.h"
 
@@ -1028,40 +1029,6 @@ typedef struct run {
     bool complete;
 } run;
 
-static void now_iso(char *buf, size_t len)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-    localtime_r(&t, &tm);
-    strftime(buf, len, "%Y-%m-%dT%H:%M:%S%z", &tm);
-}
-
-/* Writes data through path.tmp.PID then rename().  Returns 0 or -1 with
- * the message in err. */
-static int write_atomic(const char *path, const char *data, size_t len,
-                        char *err, size_t errlen)
-{
-    char tmp[PATH_MAX + 32];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-        return -1;
-    }
-    size_t w = fwrite(data, 1, len, f);
-    if (fclose(f) != 0 || w != len) {
-        snprintf(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    if (rename(tmp, path) != 0) {
-        snprintf(err, errlen, "rename %s: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
-
 /* CSV field: quoted when it holds a comma, quote or newline. */
 static void csv_field(FILE *f, const char *s)
 {
@@ -1165,58 +1132,9 @@ static int write_csv(const run *rn, char *err, size_t errlen)
     }
     char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/trials.csv", rn->dir);
-    int rc = write_atomic(path, buf, len, err, errlen);
+    int rc = dq_runmeta_write_atomic(path, buf, len, err, errlen);
     free(buf);
     return rc;
-}
-
-/* First line of a command's output, or "unknown". */
-static void command_line_output(const char *cmd, char *buf, size_t len)
-{
-    snprintf(buf, len, "unknown");
-    FILE *p = popen(cmd, "r");
-    if (p == NULL)
-        return;
-    char line[256];
-    if (fgets(line, sizeof line, p) != NULL) {
-        line[strcspn(line, "\r\n")] = '\0';
-        if (line[0] != '\0')
-            snprintf(buf, len, "%s", line);
-    }
-    if (pclose(p) != 0)
-        snprintf(buf, len, "unknown");
-}
-
-static void cpu_model(char *buf, size_t len)
-{
-    snprintf(buf, len, "unknown");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f == NULL)
-        return;
-    char line[512];
-    while (fgets(line, sizeof line, f) != NULL) {
-        if (strncmp(line, "model name", 10) == 0) {
-            char *c = strchr(line, ':');
-            if (c != NULL) {
-                c++;
-                while (*c == ' ' || *c == '\t')
-                    c++;
-                c[strcspn(c, "\r\n")] = '\0';
-                snprintf(buf, len, "%s", c);
-            }
-            break;
-        }
-    }
-    fclose(f);
-}
-
-/* meta.txt value: one line, so newlines become spaces. */
-static void meta_kv(FILE *f, const char *key, const char *val)
-{
-    fprintf(f, "%s = ", key);
-    for (const char *p = val; *p; p++)
-        fputc(*p == '\n' || *p == '\r' ? ' ' : *p, f);
-    fputc('\n', f);
 }
 
 static void join_ints(char *buf, size_t len, const int *v, size_t n)
@@ -1240,25 +1158,25 @@ static int write_meta(const run *rn, char *err, size_t errlen)
     }
     char tmp[1024];
     fprintf(f, "# dqlab run metadata; key = value, one per line\n");
-    meta_kv(f, "experiment", e->name);
-    meta_kv(f, "title", e->title);
-    meta_kv(f, "description", e->description);
+    dq_runmeta_kv(f, "experiment", e->name);
+    dq_runmeta_kv(f, "title", e->title);
+    dq_runmeta_kv(f, "description", e->description);
     size_t off = 0;
     tmp[0] = '\0';
     for (size_t i = 0; i < e->nclaims; i++)
         off += (size_t)snprintf(tmp + off, sizeof tmp - off, "%s%s",
                                 i ? " " : "", e->claims[i]);
-    meta_kv(f, "claims", tmp);
+    dq_runmeta_kv(f, "claims", tmp);
     off = 0;
     tmp[0] = '\0';
     for (size_t i = 0; i < e->nplots; i++)
         off += (size_t)snprintf(tmp + off, sizeof tmp - off, "%s%s",
                                 i ? " " : "", e->plots[i]);
-    meta_kv(f, "plots", tmp);
-    meta_kv(f, "file", e->path);
-    meta_kv(f, "file_copy", "experiment.ini");
-    meta_kv(f, "command", rn->command);
-    meta_kv(f, "quick", e->quick ? "yes" : "no");
+    dq_runmeta_kv(f, "plots", tmp);
+    dq_runmeta_kv(f, "file", e->path);
+    dq_runmeta_kv(f, "file_copy", "experiment.ini");
+    dq_runmeta_kv(f, "command", rn->command);
+    dq_runmeta_kv(f, "quick", e->quick ? "yes" : "no");
     off = 0;
     tmp[0] = '\0';
     for (size_t i = 0; i < e->nstrategies; i++) {
@@ -1268,17 +1186,17 @@ static int write_meta(const run *rn, char *err, size_t errlen)
                                 i ? ", " : "", e->strategies[i].s->name,
                                 o[0] ? "(" : "", o, o[0] ? ")" : "");
     }
-    meta_kv(f, "strategies", tmp);
+    dq_runmeta_kv(f, "strategies", tmp);
     join_ints(tmp, sizeof tmp, e->producers, e->nproducers);
-    meta_kv(f, "producers", tmp);
+    dq_runmeta_kv(f, "producers", tmp);
     join_ints(tmp, sizeof tmp, e->consumers, e->nconsumers);
-    meta_kv(f, "consumers", tmp);
+    dq_runmeta_kv(f, "consumers", tmp);
     off = 0;
     tmp[0] = '\0';
     for (size_t i = 0; i < e->nwork_us; i++)
         off += (size_t)snprintf(tmp + off, sizeof tmp - off, "%s%" PRId64,
                                 i ? ", " : "", e->work_us[i]);
-    meta_kv(f, "work_us", tmp);
+    dq_runmeta_kv(f, "work_us", tmp);
     fprintf(f, "tasks = %" PRId64 "\n", e->tasks);
     fprintf(f, "delay_ms = %" PRId64 ":%" PRId64 "\n", e->delay_min_ms,
             e->delay_max_ms);
@@ -1291,7 +1209,7 @@ static int write_meta(const run *rn, char *err, size_t errlen)
     for (size_t i = 0; i < e->nbacklog; i++)
         off += (size_t)snprintf(tmp + off, sizeof tmp - off, "%s%" PRId64,
                                 i ? ", " : "", e->backlog[i]);
-    meta_kv(f, "backlog", tmp);
+    dq_runmeta_kv(f, "backlog", tmp);
     fprintf(f, "backlog_delay_ms = %" PRId64 "\n", e->backlog_delay_ms);
     fprintf(f, "idle_ms = %" PRId64 "\n", e->idle_ms);
     fprintf(f, "claim_timeout_ms = %" PRId64 "\n", e->claim_timeout_ms);
@@ -1303,28 +1221,19 @@ static int write_meta(const run *rn, char *err, size_t errlen)
         for (size_t i = 0; i < e->nfaults; i++)
             off += (size_t)snprintf(tmp + off, sizeof tmp - off, "%s%s",
                                     i ? ", " : "", e->fault_specs[i]);
-        meta_kv(f, "faults", tmp);
+        dq_runmeta_kv(f, "faults", tmp);
     }
-    meta_kv(f, "consumer_mode", e->consumer_process ? "process" : "thread");
+    dq_runmeta_kv(f, "consumer_mode", e->consumer_process ? "process" : "thread");
     fprintf(f, "trials_planned = %zu\n", rn->ntrials);
     fprintf(f, "trials_done = %zu\n", rn->nrows);
-    meta_kv(f, "complete", rn->complete ? "yes" : "no");
+    dq_runmeta_kv(f, "complete", rn->complete ? "yes" : "no");
     if (rn->error[0])
-        meta_kv(f, "error", rn->error);
-    meta_kv(f, "redis", rn->redis_desc);
-    meta_kv(f, "redis_version", rn->redis_version);
-    command_line_output("git rev-parse --short HEAD 2>/dev/null", tmp,
-                        sizeof tmp);
-    meta_kv(f, "dqlab_commit", tmp);
-    meta_kv(f, "date", rn->started);
-    meta_kv(f, "finished", rn->finished[0] ? rn->finished : "");
-    if (gethostname(tmp, sizeof tmp) != 0)
-        snprintf(tmp, sizeof tmp, "unknown");
-    tmp[sizeof tmp - 1] = '\0';
-    meta_kv(f, "hostname", tmp);
-    cpu_model(tmp, sizeof tmp);
-    meta_kv(f, "cpu_model", tmp);
-    fprintf(f, "cores = %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
+        dq_runmeta_kv(f, "error", rn->error);
+    dq_runmeta_kv(f, "redis", rn->redis_desc);
+    dq_runmeta_kv(f, "redis_version", rn->redis_version);
+    dq_runmeta_kv(f, "date", rn->started);
+    dq_runmeta_kv(f, "finished", rn->finished[0] ? rn->finished : "");
+    dq_runmeta_env(f);
     if (fclose(f) != 0) {
         free(buf);
         snprintf(err, errlen, "writing meta.txt: out of memory");
@@ -1332,7 +1241,7 @@ static int write_meta(const run *rn, char *err, size_t errlen)
     }
     char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/meta.txt", rn->dir);
-    int rc = write_atomic(path, buf, len, err, errlen);
+    int rc = dq_runmeta_write_atomic(path, buf, len, err, errlen);
     free(buf);
     return rc;
 }
@@ -1365,85 +1274,18 @@ static int copy_file(const char *from, const char *to, char *err,
         len += n;
     }
     fclose(in);
-    int rc = write_atomic(to, buf ? buf : "", len, err, errlen);
+    int rc = dq_runmeta_write_atomic(to, buf ? buf : "", len, err, errlen);
     free(buf);
     return rc;
 }
 
-/* mkdir -p for the parents of results/NAME. */
-static int mkdirs(const char *path, char *err, size_t errlen)
-{
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; ; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(tmp, 0777) != 0 && errno != EEXIST) {
-                snprintf(err, errlen, "mkdir %s: %s", tmp, strerror(errno));
-                return -1;
-            }
-            if (c == '\0')
-                break;
-            *p = c;
-        }
-    }
-    return 0;
-}
-
-/* Creates results/NAME/STAMP, adding -2, -3 ... when it exists. */
+/* Creates results/NAME/STAMP (runmeta.h: never an existing one). */
 static int make_run_dir(run *rn, const char *results, char *err,
                         size_t errlen)
 {
     snprintf(rn->expdir, sizeof rn->expdir, "%s/%s", results, rn->e->name);
-    if (mkdirs(rn->expdir, err, errlen) != 0)
-        return -1;
-    time_t t = time(NULL);
-    struct tm tm;
-    localtime_r(&t, &tm);
-    char base[32];
-    strftime(base, sizeof base, "%Y%m%d-%H%M%S", &tm);
-    for (int n = 1; n < 1000; n++) {
-        if (n == 1)
-            snprintf(rn->stamp, sizeof rn->stamp, "%s", base);
-        else
-            snprintf(rn->stamp, sizeof rn->stamp, "%s-%d", base, n);
-        snprintf(rn->dir, sizeof rn->dir, "%s/%s", rn->expdir, rn->stamp);
-        if (mkdir(rn->dir, 0777) == 0) {
-            char logs[PATH_MAX + 8];
-            snprintf(logs, sizeof logs, "%s/logs", rn->dir);
-            if (mkdir(logs, 0777) != 0) {
-                snprintf(err, errlen, "mkdir %s: %s", logs, strerror(errno));
-                return -1;
-            }
-            return 0;
-        }
-        if (errno != EEXIST) {
-            snprintf(err, errlen, "mkdir %s: %s", rn->dir, strerror(errno));
-            return -1;
-        }
-    }
-    snprintf(err, errlen, "%s: too many runs this second", rn->expdir);
-    return -1;
-}
-
-static int update_latest(const run *rn, char *err, size_t errlen)
-{
-    char tmp[PATH_MAX + 32], link[PATH_MAX + 8];
-    snprintf(tmp, sizeof tmp, "%s/.latest.tmp.%ld", rn->expdir,
-             (long)getpid());
-    snprintf(link, sizeof link, "%s/latest", rn->expdir);
-    unlink(tmp);
-    if (symlink(rn->stamp, tmp) != 0) {
-        snprintf(err, errlen, "symlink %s: %s", tmp, strerror(errno));
-        return -1;
-    }
-    if (rename(tmp, link) != 0) {
-        snprintf(err, errlen, "rename %s: %s", link, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    return dq_runmeta_make_dir(rn->expdir, rn->stamp, sizeof rn->stamp,
+                               rn->dir, sizeof rn->dir, err, errlen);
 }
 
 /* Checks an external server (--redis) before anything is written: connect
@@ -1745,7 +1587,7 @@ int dq_cmd_experiment(int argc, char **argv)
         fprintf(stderr, "dqlab experiment: %s\n", err);
         goto stop_server;
     }
-    now_iso(rn->started, sizeof rn->started);
+    dq_runmeta_now_iso(rn->started, sizeof rn->started);
     char copy[PATH_MAX + 32];
     snprintf(copy, sizeof copy, "%s/experiment.ini", rn->dir);
     if (copy_file(file, copy, err, sizeof err) != 0 ||
@@ -1908,11 +1750,11 @@ int dq_cmd_experiment(int argc, char **argv)
         fputc('\n', stderr);
 
     rn->complete = rn->nrows == rn->ntrials;
-    now_iso(rn->finished, sizeof rn->finished);
+    dq_runmeta_now_iso(rn->finished, sizeof rn->finished);
     if (write_meta(rn, err, sizeof err) != 0)
         fprintf(stderr, "dqlab experiment: %s\n", err);
     if (rn->complete) {
-        if (update_latest(rn, err, sizeof err) != 0) {
+        if (dq_runmeta_update_latest(rn->expdir, rn->stamp, err, sizeof err) != 0) {
             fprintf(stderr, "dqlab experiment: %s\n", err);
             goto stop_server;
         }

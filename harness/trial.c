@@ -2218,7 +2218,8 @@ json_t *dq_trial_json(const dq_trial_params *p, const dq_trial_result *r)
                         json_string(r->process_mode ? "process" : "thread"));
     json_object_set_new(o, "kills", json_integer(r->kills));
     json_object_set_new(o, "restarts", json_integer(r->restarts));
-    json_object_set_new(o, "fault_windows", json_integer(r->fault_windows));
+    /* "fault_windows" is the checker's count from the log (F begin records of
+     * the parent and of killed children alike), set by dq_check_json. */
     json_object_set_new(o, "retries", json_integer((json_int_t)r->retries));
     return o;
 }
