@@ -23,8 +23,10 @@
  * the strategies in zset_layout[] below; the heap is preloaded through
  * dq_enqueue (in-process, fast).
  *
- * TODO(H5a): batched variants (lua batch=16 + a batched enqueue) once
- * dq_enqueue_many and a trial enqueue_batch parameter exist.
+ * The throughput part also runs batched variants (tp_variants[] below:
+ * lua and zpopmin with batch=16 claims and enqueue_batch=64, lua with
+ * batch=1 claims and enqueue_batch=64), the configurations the issue's
+ * targets name; their rows carry the options in throughput.csv.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -382,18 +384,23 @@ static void part_ceiling(bench *b)
 
 /* ---- Part 2: throughput ------------------------------------------------ */
 
-/* One handle enqueues n tasks due now, timed.  Returns 0 or -1 + err. */
+/* One handle enqueues n tasks due now, timed: dq_enqueue per task, or
+ * dq_enqueue_many in groups of batch (> 1).  Returns 0 or -1 + err. */
 static int enqueue_only(bench *b, const dq_strategy *s, int64_t n,
-                        double *seconds, char *err, size_t errlen)
+                        int64_t batch, double *seconds, char *err,
+                        size_t errlen)
 {
     char queue[65];
     dq_config cfg;
     dq_queue *q = NULL;
     dq_local *local = dq_local_new();
+    size_t nb = batch > 1 ? (size_t)batch : 1;
+    dq_enqueue_item *items = calloc(nb, sizeof *items);
+    char (*ids)[24] = calloc(nb, sizeof *ids);
     int ret = -1;
-    if (local == NULL) {
+    if (local == NULL || items == NULL || ids == NULL) {
         snprintf(err, errlen, "out of memory");
-        return -1;
+        goto done;
     }
     queue_name(b, "enq", queue, sizeof queue);
     fill_config(b, &cfg, queue, local, "bench-producer");
@@ -401,16 +408,23 @@ static int enqueue_only(bench *b, const dq_strategy *s, int64_t n,
         goto done;
     if (q->s->purge != NULL)
         dq_purge(q);
-    char id[32];
     int64_t t0 = dq_mono_us();
-    for (int64_t i = 0; i < n; i++) {
-        snprintf(id, sizeof id, "e%" PRId64, i);
-        int rc = dq_enqueue(q, id, payload16, PAYLOAD_BYTES, dq_now_ms(q));
+    for (int64_t i = 0; i < n;) {
+        size_t k = 0;
+        int64_t now = dq_now_ms(q);
+        for (; k < nb && i < n; k++, i++) {
+            snprintf(ids[k], sizeof ids[k], "e%" PRId64, i);
+            items[k] = (dq_enqueue_item){ids[k], payload16, PAYLOAD_BYTES,
+                                         now};
+        }
+        int rc = nb == 1 ? dq_enqueue(q, ids[0], payload16, PAYLOAD_BYTES,
+                                      now)
+                         : dq_enqueue_many(q, items, k);
         if (rc != DQ_OK) {
             snprintf(err, errlen, "enqueue: %s", dq_errstr(q));
             goto done;
         }
-        if ((i & 1023) == 0 && stop_requested())
+        if ((i & 1023) < (int64_t)k && stop_requested())
             break;
     }
     *seconds = (double)(dq_mono_us() - t0) / 1e6;
@@ -422,95 +436,161 @@ done:
         dq_close(q);
     }
     dq_local_free(local);
+    free(items);
+    free(ids);
     return ret;
 }
 
 /* Tasks per throughput trial: an in-process strategy (the heap) goes
  * through 5000 tasks in a few ms, too short to time, so it gets
- * IN_PROCESS_FACTOR times more. */
+ * IN_PROCESS_FACTOR times more; a batched variant (next) runs
+ * VARIANT_FACTOR times more, for the same reason. */
 #define IN_PROCESS_FACTOR 20
+#define VARIANT_FACTOR 10
 static int64_t tp_tasks(const plan *pl, const dq_strategy *s)
 {
     return (s->flags & DQ_G_NEEDS_REDIS) ? pl->tp_tasks
                                          : pl->tp_tasks * IN_PROCESS_FACTOR;
 }
 
-static void part_throughput(bench *b)
+/* The batched variants of the throughput part, besides every strategy
+ * with its defaults: what the issue's targets are about (variadic
+ * enqueue, batched claims; and one claim round trip per task with a
+ * batched enqueue, so that the claim side alone is measured).  In
+ * throughput.csv: options "k=v;k=v" with enqueue_batch among them. */
+typedef struct tp_variant {
+    const char *strategy;
+    const char *opt;          /* one strategy option "k=v", or NULL */
+    int64_t enqueue_batch;
+} tp_variant;
+
+static const tp_variant tp_variants[] = {
+    {"lua", NULL, 64},
+    {"lua", "batch=16", 64},
+    {"zpopmin", "batch=16", 64},
+};
+
+/* The throughput.csv options field of a variant ("" for the defaults). */
+static void variant_options(const tp_variant *v, char *buf, size_t len)
+{
+    if (v == NULL) {
+        buf[0] = '\0';
+        return;
+    }
+    snprintf(buf, len, "%s%senqueue_batch=%" PRId64, v->opt ? v->opt : "",
+             v->opt ? ";" : "", v->enqueue_batch);
+}
+
+/* Enqueue-only repeats of s (variant v, NULL for the defaults). */
+static void tp_enqueue(bench *b, const dq_strategy *s, const tp_variant *v)
 {
     const plan *pl = b->pl;
-    char err[512], what[128];
+    char err[512], what[160], opts[128];
+    int64_t ne = tp_tasks(pl, s) * pl->enq_tasks / pl->tp_tasks;
+    if (v != NULL)
+        ne *= VARIANT_FACTOR;
+    variant_options(v, opts, sizeof opts);
+    for (int rep = 1; rep <= pl->tp_repeats && !stop_requested(); rep++) {
+        double sec = 0;
+        snprintf(what, sizeof what, "throughput %s%s%s enqueue repeat %d",
+                 s->name, opts[0] ? " " : "", opts, rep);
+        if (enqueue_only(b, s, ne, v ? v->enqueue_batch : 1, &sec, err,
+                         sizeof err) != 0) {
+            unit_error(b, what, err);
+            break;
+        }
+        fprintf(b->throughput, "enqueue,%s,%s,1,0,%d,%" PRId64 ",%.4f,"
+                "%.1f,0,0,0,0,-1,-1,0\n", s->name, opts, rep, ne, sec,
+                sec > 0 ? (double)ne / sec : 0);
+        fflush(b->throughput);
+    }
+}
+
+/* End-to-end repeats of s (variant v, NULL for the defaults) at every
+ * consumer count of the plan, through dq_trial_run. */
+static void tp_e2e(bench *b, const dq_strategy *s, const tp_variant *v)
+{
+    const plan *pl = b->pl;
+    char err[512], what[192], opts[128];
+    variant_options(v, opts, sizeof opts);
+    for (size_t ci = 0; ci < pl->nconsumers && !stop_requested(); ci++) {
+        for (int rep = 1; rep <= pl->tp_repeats && !stop_requested();
+             rep++) {
+            dq_trial_params p;
+            dq_trial_result r;
+            char log[PATH_MAX + 64];
+            dq_trial_defaults(&p);
+            p.strategy = s;
+            if (v != NULL && v->opt != NULL &&
+                dq_opt_parse(v->opt, &p.opts[p.nopts++], err, sizeof err) !=
+                    DQ_OK) {
+                unit_error(b, "throughput variant", err);
+                return;
+            }
+            p.enqueue_batch = v ? v->enqueue_batch : 1;
+            p.producers = pl->producers;
+            p.consumers = pl->consumers[ci];
+            p.tasks = tp_tasks(pl, s) * (v ? VARIANT_FACTOR : 1);
+            p.delay_min_ms = p.delay_max_ms = 0;
+            p.payload_bytes = PAYLOAD_BYTES;
+            p.grace_ms = 10000;
+            p.seed = (uint64_t)(1000 + rep);
+            p.redis = (s->flags & DQ_G_NEEDS_REDIS) ? b->redis : NULL;
+            queue_name(b, "tp", p.queue, sizeof p.queue);
+            p.fresh = true;
+            snprintf(log, sizeof log, "%s/tp-%s-%d-c%d-r%d.log", b->logs,
+                     s->name, b->unit, p.consumers, rep);
+            unlink(log);
+            p.log_path = log;
+            snprintf(what, sizeof what, "throughput %s%s%s consumers %d "
+                     "repeat %d", s->name, opts[0] ? " " : "", opts,
+                     p.consumers, rep);
+            int rc = dq_trial_run(&p, &r, err, sizeof err);
+            if (!b->o->keep_logs)
+                unlink(log);
+            if (rc != 0) {
+                if (rc < 0)
+                    unit_error(b, what, err);
+                return;
+            }
+            const dq_check *c = &r.check;
+            fprintf(b->throughput, "e2e,%s,%s,%d,%d,%d,%" PRId64 ",%.4f,"
+                    "%.1f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                    ",%" PRId64 ",", s->name, opts, p.producers,
+                    p.consumers, rep, p.tasks, r.elapsed_s, r.tasks_per_s,
+                    c->delivered, c->duplicates, c->lost, c->early,
+                    r.redis_commands);
+            if (r.redis_cpu_us >= 0)
+                fprintf(b->throughput, "%.3f", r.redis_cpu_us / 1000.0);
+            else
+                fputs("-1", b->throughput);
+            fprintf(b->throughput, ",%.3f\n", c->lateness.p99_ms);
+            fflush(b->throughput);
+        }
+    }
+}
+
+static void part_throughput(bench *b)
+{
     for (size_t si = 0; dq_strategies[si] && !stop_requested(); si++) {
         const dq_strategy *s = dq_strategies[si];
         if (!selected(b, s))
             continue;
-        /* Enqueue only. */
-        for (int rep = 1; rep <= pl->tp_repeats && !stop_requested(); rep++) {
-            double sec = 0;
-            snprintf(what, sizeof what, "throughput %s enqueue repeat %d",
-                     s->name, rep);
-            int64_t ne = tp_tasks(pl, s) * pl->enq_tasks / pl->tp_tasks;
-            if (enqueue_only(b, s, ne, &sec, err, sizeof err) != 0) {
-                unit_error(b, what, err);
-                break;
-            }
-            fprintf(b->throughput, "enqueue,%s,,1,0,%d,%" PRId64 ",%.4f,"
-                    "%.1f,0,0,0,0,-1,-1,0\n", s->name, rep, ne, sec,
-                    sec > 0 ? (double)ne / sec : 0);
-            fflush(b->throughput);
-        }
         fprintf(stderr, "dqlab bench: throughput: %s\n", s->name);
-        /* End to end, through the trial. */
-        for (size_t ci = 0; ci < pl->nconsumers && !stop_requested(); ci++) {
-            bool failed = false;
-            for (int rep = 1; rep <= pl->tp_repeats && !stop_requested();
-                 rep++) {
-                dq_trial_params p;
-                dq_trial_result r;
-                char log[PATH_MAX + 64];
-                dq_trial_defaults(&p);
-                p.strategy = s;
-                p.producers = pl->producers;
-                p.consumers = pl->consumers[ci];
-                p.tasks = tp_tasks(pl, s);
-                p.delay_min_ms = p.delay_max_ms = 0;
-                p.payload_bytes = PAYLOAD_BYTES;
-                p.grace_ms = 10000;
-                p.seed = (uint64_t)(1000 + rep);
-                p.redis = (s->flags & DQ_G_NEEDS_REDIS) ? b->redis : NULL;
-                queue_name(b, "tp", p.queue, sizeof p.queue);
-                p.fresh = true;
-                snprintf(log, sizeof log, "%s/tp-%s-c%d-r%d.log", b->logs,
-                         s->name, p.consumers, rep);
-                unlink(log);
-                p.log_path = log;
-                snprintf(what, sizeof what, "throughput %s consumers %d "
-                         "repeat %d", s->name, p.consumers, rep);
-                int rc = dq_trial_run(&p, &r, err, sizeof err);
-                if (!b->o->keep_logs)
-                    unlink(log);
-                if (rc != 0) {
-                    if (rc < 0)
-                        unit_error(b, what, err);
-                    failed = true;
-                    break;
-                }
-                const dq_check *c = &r.check;
-                fprintf(b->throughput, "e2e,%s,,%d,%d,%d,%" PRId64 ",%.4f,"
-                        "%.1f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-                        ",%" PRId64 ",", s->name, p.producers, p.consumers,
-                        rep, p.tasks, r.elapsed_s, r.tasks_per_s,
-                        c->delivered, c->duplicates, c->lost, c->early,
-                        r.redis_commands);
-                if (r.redis_cpu_us >= 0)
-                    fprintf(b->throughput, "%.3f", r.redis_cpu_us / 1000.0);
-                else
-                    fputs("-1", b->throughput);
-                fprintf(b->throughput, ",%.3f\n", c->lateness.p99_ms);
-                fflush(b->throughput);
-            }
-            if (failed)
-                break;
-        }
+        tp_enqueue(b, s, NULL);
+        tp_e2e(b, s, NULL);
+    }
+    for (size_t i = 0; i < sizeof tp_variants / sizeof tp_variants[0] &&
+                       !stop_requested(); i++) {
+        const tp_variant *v = &tp_variants[i];
+        const dq_strategy *s = dq_strategy_find(v->strategy);
+        char opts[128];
+        if (s == NULL || !selected(b, s))
+            continue;
+        variant_options(v, opts, sizeof opts);
+        fprintf(stderr, "dqlab bench: throughput: %s %s\n", s->name, opts);
+        tp_enqueue(b, s, v);
+        tp_e2e(b, s, v);
     }
 }
 
@@ -1134,9 +1214,20 @@ static int write_meta(const bench *b, bool complete, char *err,
                                 i ? ", " : "", pl->consumers[i]);
     dq_runmeta_kv(f, "consumers", buf);
     fprintf(f, "producers = %d\ntasks = %" PRId64 "\nrepeats = %d\n"
-            "enqueue_tasks = %" PRId64 "\nin_process_factor = %d\n",
+            "enqueue_tasks = %" PRId64 "\nin_process_factor = %d\n"
+            "variant_factor = %d\n",
             pl->producers, pl->tp_tasks, pl->tp_repeats, pl->enq_tasks,
-            IN_PROCESS_FACTOR);
+            IN_PROCESS_FACTOR, VARIANT_FACTOR);
+    off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof tp_variants / sizeof tp_variants[0];
+         i++) {
+        char o[128];
+        variant_options(&tp_variants[i], o, sizeof o);
+        off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s %s",
+                                off ? ", " : "", tp_variants[i].strategy, o);
+    }
+    dq_runmeta_kv(f, "variants", buf);
     join_i64(buf, sizeof buf, pl->backlogs, pl->nbacklogs);
     dq_runmeta_kv(f, "backlog", buf);
     fprintf(f, "backlog_claims = %" PRId64 "\nbacklog_rounds = %d\n",

@@ -10,14 +10,21 @@
  * (report/section_perf.c).  Files, all CSV with a header row, no quoting
  * (no field holds a comma: options are "k=v;k=v"):
  *
- *   meta.txt        key = value: level, command, Redis version, host, cores,
- *                   date, complete, unit_errors, first_error, the plan
+ *   meta.txt        key = value: level, command, Redis version, date,
+ *                   complete, unit_errors, first_error, the plan
+ *                   (variants: the batched throughput variants), and the
+ *                   environment of runmeta.h (dqlab_commit, hostname,
+ *                   cpu_model, cores)
  *   ceiling.csv     measure,source,ops,pipeline,seconds,ops_per_s
  *                   measure: zadd | zpopmin; source: dqlab (hiredis
  *                   pipelining, ceiling.h) | redis-benchmark (seconds 0)
  *   throughput.csv  kind,strategy,options,producers,consumers,repeat,tasks,
  *                   seconds,tasks_per_s,delivered,duplicates,lost,early,
  *                   redis_commands,redis_cpu_ms,lateness_p99_ms
+ *                   options: "" for the strategy's defaults, else a
+ *                   batched variant, e.g. "batch=16;enqueue_batch=64"
+ *                   (strategy options, then the trial's enqueue_batch;
+ *                   VARIANT_FACTOR (10) times more tasks)
  *                   kind: e2e (dq_trial_run, tasks all due now, first
  *                   enqueue to last delivery, every event logged and
  *                   checked) | enqueue (one producer handle calling

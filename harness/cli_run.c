@@ -65,6 +65,11 @@ static void usage(FILE *f)
         "  --work-us W           simulated work between claim and ack (0)\n"
         "  --payload-bytes B     payload size, binary with NUL/LF/comma (16)\n"
         "  --grace-ms G          drain deadline = latest due + G (2000)\n"
+        "  --enqueue-batch N     tasks per enqueue call: N > 1 sends groups "
+        "with\n"
+        "                        dq_enqueue_many (one MULTI/EXEC per group "
+        "for the\n"
+        "                        ZSet strategies) (1)\n"
         "  --seed SEED           seed for delays and payloads (1)\n"
         "  --queue NAME          queue name (dqlab-<strategy>-<seed>)\n"
         "  --redis URL           redis://[user:password@]host:port[/db]; "
@@ -184,6 +189,9 @@ static void print_human(const dq_trial_params *p, const dq_trial_result *r,
            p->producers == 1 ? "" : "s", p->consumers,
            p->consumers == 1 ? "" : "s", p->delay_min_ms, p->delay_max_ms,
            p->work_us, p->payload_bytes, p->seed);
+    if (p->enqueue_batch > 1)
+        printf("enqueue     batches of %" PRId64 " (dq_enqueue_many)\n",
+               p->enqueue_batch);
     if (p->nfaults > 0 || r->process_mode) {
         printf("faults      ");
         for (size_t i = 0; i < p->nfaults; i++) {
@@ -289,6 +297,7 @@ int dq_cmd_run(int argc, char **argv)
         static const char *const with_value[] = {
             "--strategy", "--opt", "--producers", "--consumers", "--tasks",
             "--delay-ms", "--work-us", "--payload-bytes", "--grace-ms",
+            "--enqueue-batch",
             "--seed", "--redis", "--out", "--queue", "--fault",
             "--consumer-mode", NULL};
         bool known = false;
@@ -353,6 +362,10 @@ int dq_cmd_run(int argc, char **argv)
         } else if (strcmp(name, "--grace-ms") == 0) {
             if (dq_parse_i64(name, val, 0, MAX_GRACE_MS, &p.grace_ms, err,
                              sizeof err))
+                goto bad;
+        } else if (strcmp(name, "--enqueue-batch") == 0) {
+            if (dq_parse_i64(name, val, 1, DQ_TRIAL_MAX_ENQUEUE_BATCH,
+                             &p.enqueue_batch, err, sizeof err))
                 goto bad;
         } else if (strcmp(name, "--seed") == 0) {
             if (dq_parse_u64(name, val, &p.seed, err, sizeof err))

@@ -87,7 +87,7 @@ enum {
     K_PRODUCERS, K_CONSUMERS, K_WORK_US, K_TASKS, K_DELAY_MS,
     K_PAYLOAD_BYTES, K_GRACE_MS, K_REPEATS, K_SEED, K_BACKLOG,
     K_BACKLOG_DELAY_MS, K_IDLE_MS, K_CLAIM_TIMEOUT_MS, K_FAULTS,
-    K_CONSUMER_MODE, K_COUNT
+    K_CONSUMER_MODE, K_ENQUEUE_BATCH, K_COUNT
 };
 
 static const struct {
@@ -115,6 +115,7 @@ static const struct {
     [K_CLAIM_TIMEOUT_MS] = {"claim_timeout_ms", true},
     [K_FAULTS] = {"faults", true},
     [K_CONSUMER_MODE] = {"consumer_mode", true},
+    [K_ENQUEUE_BATCH] = {"enqueue_batch", true},
 };
 
 /* Figures the report knows how to draw (report.c). */
@@ -489,6 +490,9 @@ static bool set_key(load_state *st, dq_experiment *e, bool *set, int k,
         return parse_one(st, key, val, 1, 3600000, &e->idle_ms);
     case K_CLAIM_TIMEOUT_MS:
         return parse_one(st, key, val, 0, 600000, &e->claim_timeout_ms);
+    case K_ENQUEUE_BATCH:
+        return parse_one(st, key, val, 1, DQ_TRIAL_MAX_ENQUEUE_BATCH,
+                         &e->enqueue_batch);
     case K_FAULTS:
         return parse_faults(st, e, val, continued);
     case K_CONSUMER_MODE:
@@ -802,6 +806,8 @@ int dq_experiment_load(const char *path, bool quick, dq_experiment *e,
         b->backlog_delay_ms = 3600000;
     if (!st->set_base[K_CLAIM_TIMEOUT_MS])
         b->claim_timeout_ms = 100;
+    if (!st->set_base[K_ENQUEUE_BATCH])
+        b->enqueue_batch = 1;
     if (!st->set_base[K_FAULTS]) {
         memset(&b->faults[0], 0, sizeof b->faults[0]);
         snprintf(b->fault_specs[0], sizeof b->fault_specs[0], "none");
@@ -890,6 +896,8 @@ int dq_experiment_load(const char *path, bool quick, dq_experiment *e,
             b->idle_ms = q->idle_ms;
         if (s[K_CLAIM_TIMEOUT_MS])
             b->claim_timeout_ms = q->claim_timeout_ms;
+        if (s[K_ENQUEUE_BATCH])
+            b->enqueue_batch = q->enqueue_batch;
         if (s[K_FAULTS]) {
             memcpy(b->faults, q->faults, sizeof b->faults);
             memcpy(b->fault_specs, q->fault_specs, sizeof b->fault_specs);
@@ -1213,6 +1221,7 @@ static int write_meta(const run *rn, char *err, size_t errlen)
     fprintf(f, "backlog_delay_ms = %" PRId64 "\n", e->backlog_delay_ms);
     fprintf(f, "idle_ms = %" PRId64 "\n", e->idle_ms);
     fprintf(f, "claim_timeout_ms = %" PRId64 "\n", e->claim_timeout_ms);
+    fprintf(f, "enqueue_batch = %" PRId64 "\n", e->enqueue_batch);
     if (e->faults_given) {
         /* Only when the file lists faults: the report picks its loss
          * section by this key (section_loss.c). */
@@ -1657,6 +1666,7 @@ int dq_cmd_experiment(int argc, char **argv)
         p.grace_ms = e->grace_ms;
         p.seed = t->seed;
         p.claim_timeout_ms = e->claim_timeout_ms;
+        p.enqueue_batch = e->enqueue_batch;
         p.idle_ms = e->idle_ms;
         p.backlog = t->cell.backlog;
         p.backlog_delay_ms = e->backlog_delay_ms;

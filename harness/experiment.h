@@ -74,6 +74,13 @@
  * refuses (exit 2, before anything is written) a run whose matrix holds
  * restart-redis or pause-redis: they act on the private server only.
  *
+ * Key added for the performance issue (may appear in [quick]):
+ *   enqueue_batch = 64                   ; tasks per enqueue call of each
+ *                                        ; producer (default 1): above 1,
+ *                                        ; dq_enqueue_many in groups
+ *                                        ; (trial.h enqueue_batch);
+ *                                        ; 1..10000
+ *
  * Lists are separated by commas and/or blanks, except option values in
  * [opts.NAME], which are split on commas only (each item trimmed).  Every
  * error (unknown section or key, unknown strategy, bad number, MIN > MAX,
@@ -146,6 +153,10 @@ typedef struct dq_experiment {
     size_t nfaults;            /* >= 1; {none} when the key is absent */
     bool faults_given;         /* the file has a faults key */
     bool consumer_process;     /* consumer_mode = process */
+
+    /* Added for the performance issue. */
+    int64_t enqueue_batch;     /* enqueue_batch: tasks per enqueue call,
+                                  1..DQ_TRIAL_MAX_ENQUEUE_BATCH (1) */
 } dq_experiment;
 
 /* Loads the experiment at path into *e (caller-owned storage; nothing

@@ -329,35 +329,77 @@ static int64_t backoff_us(int attempt)
 
 #define RETRY_LIMIT_US 60000000LL /* give up after 60 s of failures */
 
+/* Writes prefix and the decimal digits of v (>= 0) into buf (>= 22
+ * bytes), NUL-terminated; returns the length.  The producers' ids, without
+ * snprintf's format parsing on the hot path. */
+static size_t format_id(char *buf, char prefix, int64_t v)
+{
+    char tmp[20];
+    size_t n = 0, len = 0;
+    uint64_t u = (uint64_t)v;
+
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    buf[len++] = prefix;
+    while (n > 0)
+        buf[len++] = tmp[--n];
+    buf[len] = '\0';
+    return len;
+}
+
+/* One producer: tasks w->index, w->index + producers, ... in groups of
+ * enqueue_batch (dq_enqueue for a group of one, else dq_enqueue_many).
+ * Each task's E record is written once its group was acknowledged, with
+ * the acknowledgement time, so the log never shows an enqueue Redis did
+ * not confirm.  The payload, id and item buffers are allocated once. */
 static void *producer_main(void *arg)
 {
     worker *w = arg;
     trial *t = w->t;
     const dq_trial_params *p = t->p;
-    unsigned char *buf = malloc(p->payload_bytes ? (size_t)p->payload_bytes : 1);
+    size_t nb = p->enqueue_batch > 1 ? (size_t)p->enqueue_batch : 1;
+    size_t pb = p->payload_bytes ? (size_t)p->payload_bytes : 1;
+    unsigned char *buf = malloc(pb * nb);
+    dq_enqueue_item *items = malloc(nb * sizeof *items);
+    char (*ids)[24] = malloc(nb * sizeof *ids);
 
-    if (buf == NULL) {
+    if (buf == NULL || items == NULL || ids == NULL) {
         trial_fail(t, "%s: out of memory", w->name);
         goto done;
     }
-    for (int64_t i = w->index; i < p->tasks; i += p->producers) {
-        char id[32];
-        int64_t due_ms, now_us, first_fail_us = 0;
+    for (int64_t i = w->index; i < p->tasks;) {
+        int64_t now_us, first_fail_us = 0, maxdue = INT64_MIN;
+        size_t k = 0;
         int rc, attempt = 0;
 
         if (should_stop(t))
             break;
-        snprintf(id, sizeof id, "t%" PRId64, i);
-        dq_trial_payload(p->seed, i, buf, (size_t)p->payload_bytes);
-        due_ms = dq_now_ms(w->q) +
-                 dq_trial_delay_ms(p->seed, i, p->delay_min_ms, p->delay_max_ms);
+        for (; k < nb && i < p->tasks; k++, i += p->producers) {
+            unsigned char *pl = buf + pb * k;
+            format_id(ids[k], 't', i);
+            dq_trial_payload(p->seed, i, pl, (size_t)p->payload_bytes);
+            items[k].id = ids[k];
+            items[k].payload = pl;
+            items[k].payload_len = (size_t)p->payload_bytes;
+            items[k].due_ms = dq_now_ms(w->q) +
+                              dq_trial_delay_ms(p->seed, i, p->delay_min_ms,
+                                                p->delay_max_ms);
+            if (items[k].due_ms > maxdue)
+                maxdue = items[k].due_ms;
+        }
         /* With faults, an enqueue whose outcome is unknown (connection
-         * lost, server restarting) is retried with the same id and due
-         * time (ZADD/HSET of the same member are idempotent) and logged
+         * lost, server restarting) is retried with the same ids and due
+         * times (ZADD/HSET of the same member are idempotent) and logged
          * once acknowledged. */
-        while ((rc = dq_enqueue(w->q, id, buf, (size_t)p->payload_bytes,
-                                due_ms)) != DQ_OK &&
-               t->retry && rc != DQ_EINVAL && !should_stop(t)) {
+        for (;;) {
+            rc = k == 1 ? dq_enqueue(w->q, items[0].id, items[0].payload,
+                                     items[0].payload_len, items[0].due_ms)
+                        : dq_enqueue_many(w->q, items, k);
+            if (rc == DQ_OK || !t->retry || rc == DQ_EINVAL ||
+                should_stop(t))
+                break;
             if (first_fail_us == 0)
                 first_fail_us = dq_mono_us();
             else if (dq_mono_us() - first_fail_us > RETRY_LIMIT_US)
@@ -368,20 +410,24 @@ static void *producer_main(void *arg)
         if (rc != DQ_OK) {
             if (should_stop(t))
                 break;
-            trial_fail(t, "%s: enqueue %s: %s", w->name, id, dq_errstr(w->q));
+            trial_fail(t, "%s: enqueue %s%s: %s", w->name, ids[0],
+                       k > 1 ? " (and its batch)" : "", dq_errstr(w->q));
             break;
         }
         now_us = dq_wall_us();
-        atomic_max64(&t->latest_due_ms, due_ms);
-        if (log_E(t, now_us, id, due_ms, w->name) != 0) {
-            trial_fail(t, "event log: %s", strerror(errno));
-            break;
-        }
+        atomic_max64(&t->latest_due_ms, maxdue);
+        for (size_t j = 0; j < k; j++)
+            if (log_E(t, now_us, ids[j], items[j].due_ms, w->name) != 0) {
+                trial_fail(t, "event log: %s", strerror(errno));
+                goto done;
+            }
         atomic_min64(&t->first_e_us, now_us);
-        atomic_fetch_add(&t->enqueued, 1);
+        atomic_fetch_add(&t->enqueued, (int_fast64_t)k);
     }
 done:
     free(buf);
+    free(items);
+    free(ids);
     atomic_fetch_sub(&t->producers_left, 1);
     return NULL;
 }
@@ -405,7 +451,7 @@ static void *backlog_main(void *arg)
 
         if (should_stop(t))
             break;
-        snprintf(id, sizeof id, "b%" PRId64, i);
+        format_id(id, 'b', i);
         dq_trial_payload(p->seed ^ 0x5bd1e995u, i, buf,
                          (size_t)p->payload_bytes);
         rc = dq_enqueue(w->q, id, buf, (size_t)p->payload_bytes,
@@ -665,6 +711,7 @@ void dq_trial_defaults(dq_trial_params *p)
     p->idle_ms = 0;
     p->backlog = 0;
     p->backlog_delay_ms = BACKLOG_DELAY_MS;
+    p->enqueue_batch = 1;
 }
 
 static int log_headers(dq_eventlog *log, const dq_trial_params *p,
@@ -688,6 +735,8 @@ static int log_headers(dq_eventlog *log, const dq_trial_params *p,
     H("claim_timeout_ms", "%" PRId64, p->claim_timeout_ms);
     if (p->tasks == 0)
         H("idle_ms", "%" PRId64, p->idle_ms);
+    if (p->enqueue_batch > 1)
+        H("enqueue_batch", "%" PRId64, p->enqueue_batch);
     if (p->backlog > 0) {
         H("backlog", "%" PRId64, p->backlog);
         H("backlog_delay_ms", "%" PRId64, p->backlog_delay_ms);
@@ -1499,7 +1548,9 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
         p->work_us < 0 || p->payload_bytes < 0 || p->grace_ms < 0 ||
         p->claim_timeout_ms < 0 || p->backlog < 0 ||
         p->backlog_delay_ms < 0 || (p->tasks == 0 && p->idle_ms <= 0) ||
-        p->log_path == NULL || p->nfaults > DQ_MAX_FAULTS) {
+        p->log_path == NULL || p->nfaults > DQ_MAX_FAULTS ||
+        p->enqueue_batch < 0 ||
+        p->enqueue_batch > DQ_TRIAL_MAX_ENQUEUE_BATCH) {
         snprintf(err, errlen, "dq_trial_run: invalid parameters");
         goto out;
     }
@@ -2195,6 +2246,9 @@ json_t *dq_trial_json(const dq_trial_params *p, const dq_trial_result *r)
                         json_integer(p->claim_timeout_ms));
     json_object_set_new(o, "idle_ms", json_integer(p->tasks == 0 ? p->idle_ms
                                                                  : 0));
+    json_object_set_new(o, "enqueue_batch",
+                        json_integer(p->enqueue_batch > 1 ? p->enqueue_batch
+                                                           : 1));
     json_object_set_new(o, "backlog", json_integer(p->backlog));
     json_object_set_new(o, "backlog_delay_ms",
                         json_integer(p->backlog_delay_ms));

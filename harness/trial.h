@@ -77,7 +77,20 @@ typedef struct dq_trial_params {
     const char *child_exe;  /* binary started for child processes: NULL
                                means /proc/self/exe (must be dqlab, or a
                                binary whose main dispatches __child) */
+
+    /* Added for the performance issue. */
+    int64_t enqueue_batch;  /* tasks per enqueue call, 1..
+                               DQ_TRIAL_MAX_ENQUEUE_BATCH (default 1: one
+                               dq_enqueue per task); above 1 each producer
+                               sends groups of its tasks with
+                               dq_enqueue_many and logs each task's E record
+                               after its group was acknowledged, with the
+                               time of that acknowledgement.  0 counts as 1
+                               (a zeroed struct); process-mode children
+                               (heap all-in-one) always use 1 */
 } dq_trial_params;
+
+#define DQ_TRIAL_MAX_ENQUEUE_BATCH 10000
 
 typedef struct dq_trial_result {
     dq_check check;
@@ -117,7 +130,8 @@ typedef struct dq_trial_result {
 
 /* Fills p with the defaults: 1 producer, 1 consumer, 1000 tasks, delay
  * 0:100 ms, work 0 us, payload 16 bytes, grace 2000 ms, seed 1, claim
- * timeout 100 ms, no idle window, no backlog (backlog delay 3600000 ms). */
+ * timeout 100 ms, no idle window, no backlog (backlog delay 3600000 ms),
+ * enqueue batch 1. */
 void dq_trial_defaults(dq_trial_params *p);
 
 /* Runs the trial.  Returns 0 with *r filled, 1 when stopped by
@@ -160,7 +174,8 @@ size_t dq_trial_violations(const dq_trial_params *p, const dq_trial_result *r,
  * (null when not measured), redis_version, counters {...}, errors,
  * first_error, payload_mismatches, drained, interrupted, guarantees [..],
  * violations [..], claim_timeout_ms, idle_ms, backlog, backlog_delay_ms,
- * measured_s, redis_cpu_ms (null when not measured), backlog_s.  NULL on
+ * measured_s, redis_cpu_ms (null when not measured), backlog_s,
+ * enqueue_batch.  NULL on
  * allocation failure. */
 struct json_t;
 struct json_t *dq_trial_json(const dq_trial_params *p,

@@ -696,14 +696,11 @@ static int exp_cancel(dq_queue *q, const char *id)
     char skey[EXP_KEY_MAX + DQ_ID_MAX];
     snprintf(skey, sizeof(skey), "%s%s", p->prefix, id);
     const char *args[5] = {p->key_p, p->key_d, skey, p->key_ready, id};
-    redisReply *r = dq_redis_eval(q, p->cmd, &p->cnl, &rc, 4, 5, args, NULL);
-    if (r == NULL)
-        return rc;
     int64_t n = 0;
-    bool ok = dq_reply_int(r, &n);
-    freeReplyObject(r);
-    if (!ok)
-        return dq_fail(q, DQ_EPROTO, "expiry: unexpected reply to cancel");
+    rc = dq_redis_eval_int(q, p->cmd, &p->cnl, 4, 5, args, NULL,
+                           "expiry: unexpected reply to cancel", &n);
+    if (rc != DQ_OK)
+        return rc;
     return n == 1 ? DQ_OK
                   : dq_fail(q, DQ_ENOTFOUND, "expiry: no pending task '%s'",
                             id);
@@ -721,14 +718,11 @@ static int exp_reschedule(dq_queue *q, const char *id, int64_t due_ms)
     snprintf(px, sizeof(px), "%lld", (long long)exp_px(q, due_ms));
     const char *args[8] = {p->key_p, p->key_d, skey, p->key_ready,
                            id, due, px, p->chan_wake};
-    redisReply *r = dq_redis_eval(q, p->cmd, &p->rsc, &rc, 4, 8, args, NULL);
-    if (r == NULL)
-        return rc;
     int64_t n = 0;
-    bool ok = dq_reply_int(r, &n);
-    freeReplyObject(r);
-    if (!ok)
-        return dq_fail(q, DQ_EPROTO, "expiry: unexpected reply to reschedule");
+    rc = dq_redis_eval_int(q, p->cmd, &p->rsc, 4, 8, args, NULL,
+                           "expiry: unexpected reply to reschedule", &n);
+    if (rc != DQ_OK)
+        return rc;
     return n == 1 ? DQ_OK
                   : dq_fail(q, DQ_ENOTFOUND, "expiry: no pending task '%s'",
                             id);

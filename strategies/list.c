@@ -129,48 +129,18 @@ static int list_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
         int64_t left_us = deadline_us - dq_mono_us();
         if (!first && left_us <= 0)
             return DQ_EMPTY;
-        redisContext *c = s->b.c;
         redisReply *r;
         const char *item;
         size_t itemlen;
-        if (left_us <= 0) {
-            /* claim(0): look once, never block. */
-            const char *argv[2] = {"LPOP", s->b.kready};
-            r = dq_redis_cmd(q, c, &rc, 2, argv, NULL);
-        } else {
-            char tmo[32];
-            dq_block_timeout((left_us + 999) / 1000, tmo, sizeof(tmo));
-            const char *argv[3] = {"BLPOP", s->b.kready, tmo};
-            r = dq_redis_cmd(q, c, &rc, 3, argv, NULL);
-        }
+        rc = lm_pop_item(q, &s->b, NULL, left_us, out, &r, &item, &itemlen);
         first = false;
-        if (r == NULL)
-            return rc;
-        if (r->type == REDIS_REPLY_NIL) {
-            freeReplyObject(r);
-            q->counters.empty_polls++;
+        if (rc == DQ_EMPTY)
             continue;
-        }
-        if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-            r->element[1]->type == REDIS_REPLY_STRING) {
-            item = r->element[1]->str;
-            itemlen = r->element[1]->len;
-        } else if (r->type == REDIS_REPLY_STRING) {
-            item = r->str;
-            itemlen = r->len;
-        } else {
-            freeReplyObject(r);
-            return dq_fail(q, DQ_EPROTO, "claim: unexpected BLPOP reply");
-        }
-        q->counters.wakeups++;
-        memset(out, 0, sizeof(*out));
-        bool ok = lm_parse_item(item, itemlen, &out->due_ms, out->id);
+        if (rc != DQ_OK)
+            return rc;
         freeReplyObject(r);
-        if (!ok)
-            return dq_fail(q, DQ_EPROTO, "claim: malformed item in %s",
-                           s->b.kready);
 
-        rc = list_take_payload(q, s, c, out->id, out);
+        rc = list_take_payload(q, s, s->b.c, out->id, out);
         if (rc == DQ_ENOTFOUND)
             continue; /* purged under us: not a task any more */
         if (rc != DQ_OK)

@@ -260,20 +260,36 @@ static int parse_count_head(lm_mover *m, redisReply *r, int64_t *count,
     return DQ_OK;
 }
 
-static int mover_move(lm_mover *m, int64_t now_ms, int64_t *moved,
-                      int64_t *head)
+/* Runs MOVE or REAP (script s) with keys then ARGV {now_ms, arg} on the
+ * mover's connection and parses its {count, head} reply. */
+static int mover_script(lm_mover *m, dq_script *s, int nkeys,
+                        const char **keys, int64_t now_ms, int64_t arg,
+                        int64_t *count, int64_t *head)
 {
-    char now[32], batch[32];
+    char now[32], argbuf[32];
+    const char *args[5];
     snprintf(now, sizeof(now), "%" PRId64, now_ms);
-    snprintf(batch, sizeof(batch), "%" PRId64, m->batch);
-    const char *args[4] = {m->kz, m->kready, now, batch};
+    snprintf(argbuf, sizeof(argbuf), "%" PRId64, arg);
+    for (int i = 0; i < nkeys; i++)
+        args[i] = keys[i];
+    args[nkeys] = now;
+    args[nkeys + 1] = argbuf;
     int rc;
-    redisReply *r = dq_redis_eval(&m->mq, m->cmd, &m->move_s, &rc, 2, 4,
+    redisReply *r = dq_redis_eval(&m->mq, m->cmd, s, &rc, nkeys, nkeys + 2,
                                   args, NULL);
     if (r == NULL)
         return rc;
-    rc = parse_count_head(m, r, moved, head);
+    rc = parse_count_head(m, r, count, head);
     freeReplyObject(r);
+    return rc;
+}
+
+static int mover_move(lm_mover *m, int64_t now_ms, int64_t *moved,
+                      int64_t *head)
+{
+    const char *keys[2] = {m->kz, m->kready};
+    int rc = mover_script(m, &m->move_s, 2, keys, now_ms, m->batch, moved,
+                          head);
     if (rc == DQ_OK && *moved == 0)
         m->mq.counters.empty_polls++;
     return rc;
@@ -282,18 +298,9 @@ static int mover_move(lm_mover *m, int64_t now_ms, int64_t *moved,
 static int mover_reap(lm_mover *m, int64_t now_ms, int64_t *back,
                       int64_t *head)
 {
-    char now[32], lease[32];
-    snprintf(now, sizeof(now), "%" PRId64, now_ms);
-    snprintf(lease, sizeof(lease), "%" PRId64, m->lease_ms);
-    const char *args[5] = {m->kprocs, m->kleases, m->kready, now, lease};
-    int rc;
-    redisReply *r = dq_redis_eval(&m->mq, m->cmd, &m->reap_s, &rc, 3, 5,
-                                  args, NULL);
-    if (r == NULL)
-        return rc;
-    rc = parse_count_head(m, r, back, head);
-    freeReplyObject(r);
-    return rc;
+    const char *keys[3] = {m->kprocs, m->kleases, m->kready};
+    return mover_script(m, &m->reap_s, 3, keys, now_ms, m->lease_ms, back,
+                        head);
 }
 
 /* Handles one reply read from the subscribed connection: a "message"
@@ -605,21 +612,67 @@ int lm_enqueue(dq_queue *q, const char *id, const void *payload,
     return DQ_OK;
 }
 
+int lm_pop_item(dq_queue *q, lm_base *b, const char *dst, int64_t left_us,
+                dq_task *out, redisReply **reply, const char **item,
+                size_t *itemlen)
+{
+    redisContext *c = b->c;
+    redisReply *r;
+    int rc;
+
+    *reply = NULL;
+    if (left_us <= 0) {
+        /* claim(0): look once, never block. */
+        const char *argv[5] = {dst ? "LMOVE" : "LPOP", b->kready, dst,
+                               "LEFT", "RIGHT"};
+        r = dq_redis_cmd(q, c, &rc, dst ? 5 : 2, argv, NULL);
+    } else {
+        char tmo[32];
+        dq_block_timeout((left_us + 999) / 1000, tmo, sizeof(tmo));
+        const char *blpop[3] = {"BLPOP", b->kready, tmo};
+        const char *blmove[6] = {"BLMOVE", b->kready, dst, "LEFT", "RIGHT",
+                                 tmo};
+        r = dst ? dq_redis_cmd(q, c, &rc, 6, blmove, NULL)
+                : dq_redis_cmd(q, c, &rc, 3, blpop, NULL);
+    }
+    if (r == NULL)
+        return rc;
+    if (r->type == REDIS_REPLY_NIL) {
+        freeReplyObject(r);
+        q->counters.empty_polls++;
+        return DQ_EMPTY;
+    }
+    if (dst == NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_STRING) {
+        *item = r->element[1]->str; /* BLPOP: {key, item} */
+        *itemlen = r->element[1]->len;
+    } else if (r->type == REDIS_REPLY_STRING) {
+        *item = r->str;
+        *itemlen = r->len;
+    } else {
+        freeReplyObject(r);
+        return dq_fail(q, DQ_EPROTO, "claim: unexpected %s reply",
+                       dst ? "BLMOVE" : "BLPOP");
+    }
+    q->counters.wakeups++;
+    memset(out, 0, sizeof(*out));
+    if (!lm_parse_item(*item, *itemlen, &out->due_ms, out->id)) {
+        freeReplyObject(r);
+        return dq_fail(q, DQ_EPROTO, "claim: malformed item in %s",
+                       b->kready);
+    }
+    *reply = r;
+    return DQ_OK;
+}
+
 int64_t lm_pending(dq_queue *q)
 {
     lm_base *b = q->priv;
-    int rc;
     const char *args[2] = {b->kz, b->kready};
-    redisReply *r = dq_redis_eval(q, b->c, &b->pending_s, &rc, 2, 2, args,
-                                  NULL);
-    if (r == NULL)
-        return rc;
     int64_t n;
-    bool ok = dq_reply_int(r, &n);
-    freeReplyObject(r);
-    if (!ok)
-        return dq_fail(q, DQ_EPROTO, "pending: unexpected reply");
-    return n;
+    int rc = dq_redis_eval_int(q, b->c, &b->pending_s, 2, 2, args, NULL,
+                               "pending: unexpected reply", &n);
+    return rc != DQ_OK ? rc : n;
 }
 
 int lm_purge(dq_queue *q)

@@ -74,6 +74,25 @@ int lm_format_item(char *buf, size_t buflen, int64_t due_ms, const char *id);
  * clock". */
 void lm_wait_until_due(dq_queue *q, int64_t due_ms);
 
+/* One pop of a claim from the ready list.  dst NULL (list): LPOP ready
+ * when left_us <= 0 (look once, never block), else BLPOP ready with
+ * ceil(left_us / 1000) ms clamped by dq_block_timeout.  dst a key
+ * (list-reliable's processing list): LMOVE / BLMOVE ready dst LEFT RIGHT
+ * the same way.  Returns:
+ *   DQ_OK     an item was popped and counted in q->counters.wakeups; *out
+ *             is zeroed and then holds the item's id and due_ms; *reply is
+ *             the reply (caller frees it with freeReplyObject) and
+ *             *item and *itemlen point at the item bytes inside it;
+ *   DQ_EMPTY  nothing came (counted in q->counters.empty_polls); *reply
+ *             NULL;
+ *   DQ_E*     the call's error, or DQ_EPROTO ("claim: unexpected BLPOP
+ *             reply" / "... BLMOVE reply", "claim: malformed item in
+ *             <ready>"); *reply NULL.  With dst, a malformed item stays
+ *             in dst (the reaper gives it back). */
+int lm_pop_item(dq_queue *q, lm_base *b, const char *dst, int64_t left_us,
+                dq_task *out, redisReply **reply, const char **item,
+                size_t *itemlen);
+
 /* The ops both strategies share (same contracts as in dq.h). */
 int lm_enqueue(dq_queue *q, const char *id, const void *payload,
                size_t payload_len, int64_t due_ms);

@@ -242,39 +242,17 @@ static int lr_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
         int64_t left_us = deadline_us - dq_mono_us();
         if (!first && left_us <= 0)
             return DQ_EMPTY;
-        redisContext *c = s->b.c;
         redisReply *r;
-        if (left_us <= 0) {
-            const char *argv[5] = {"LMOVE", s->b.kready, s->kproc, "LEFT",
-                                   "RIGHT"};
-            r = dq_redis_cmd(q, c, &rc, 5, argv, NULL);
-        } else {
-            char tmo[32];
-            dq_block_timeout((left_us + 999) / 1000, tmo, sizeof(tmo));
-            const char *argv[6] = {"BLMOVE", s->b.kready, s->kproc, "LEFT",
-                                   "RIGHT", tmo};
-            r = dq_redis_cmd(q, c, &rc, 6, argv, NULL);
-        }
+        const char *item;
+        size_t itemlen;
+        rc = lm_pop_item(q, &s->b, s->kproc, left_us, out, &r, &item,
+                         &itemlen);
         first = false;
-        if (r == NULL)
-            return rc;
-        if (r->type == REDIS_REPLY_NIL) {
-            freeReplyObject(r);
-            q->counters.empty_polls++;
+        if (rc == DQ_EMPTY)
             continue;
-        }
-        if (r->type != REDIS_REPLY_STRING) {
-            freeReplyObject(r);
-            return dq_fail(q, DQ_EPROTO, "claim: unexpected BLMOVE reply");
-        }
-        q->counters.wakeups++;
-        memset(out, 0, sizeof(*out));
-        if (!lm_parse_item(r->str, r->len, &out->due_ms, out->id)) {
-            freeReplyObject(r);
-            return dq_fail(q, DQ_EPROTO, "claim: malformed item in %s",
-                           s->b.kready);
-        }
-        rc = lr_lease(q, s, c, r->str, r->len, out);
+        if (rc != DQ_OK)
+            return rc;
+        rc = lr_lease(q, s, s->b.c, item, itemlen, out);
         freeReplyObject(r);
         if (rc == DQ_ENOTFOUND)
             continue; /* purged under us */
@@ -297,18 +275,13 @@ static int lr_ack(dq_queue *q, const dq_task *t)
         lm_format_item(item, sizeof(item), t->due_ms, t->id) < 0)
         return dq_fail(q, DQ_EINVAL, "ack: task %s was not claimed here",
                        t->id);
-    int rc;
-    redisContext *c = s->b.c;
     const char *args[7] = {s->kproc, s->kleases, s->b.kp, s->ka,
                            item, t->id, t->token};
-    redisReply *r = dq_redis_eval(q, c, &s->ack_s, &rc, 4, 7, args, NULL);
-    if (r == NULL)
-        return rc;
     int64_t n;
-    bool ok = dq_reply_int(r, &n);
-    freeReplyObject(r);
-    if (!ok)
-        return dq_fail(q, DQ_EPROTO, "ack: unexpected reply");
+    int rc = dq_redis_eval_int(q, s->b.c, &s->ack_s, 4, 7, args, NULL,
+                               "ack: unexpected reply", &n);
+    if (rc != DQ_OK)
+        return rc;
     if (n == 0)
         return dq_fail(q, DQ_ENOTFOUND,
                        "ack: lease of %s (attempt %s) ran out; the task was "

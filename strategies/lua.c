@@ -102,6 +102,7 @@ typedef struct lua_priv {
     char pkey[128];
     dq_held held;        /* claimed, not yet returned (batch slots) */
 } lua_priv;
+DQ_ZH_PRIV_CHECK(lua_priv);
 
 static const dq_optdef lua_options[] = {
     DQ_OPTDEF_INT("batch", "1", 1, 1000,
@@ -156,24 +157,6 @@ static void lua_close(dq_queue *q)
     redisFree(p->c);
     free(p);
     q->priv = NULL;
-}
-
-static int lua_enqueue(dq_queue *q, const char *id, const void *payload,
-                       size_t payload_len, int64_t due_ms)
-{
-    lua_priv *p = q->priv;
-
-    return dq_zh_enqueue(q, p->c, id, payload, payload_len, due_ms);
-}
-
-/* Batched enqueue: one MULTI/EXEC of variadic HSET and ZADD per 1000
- * items (dq_zh_enqueue_many). */
-static int lua_enqueue_many(dq_queue *q, const dq_enqueue_item *items,
-                            size_t n)
-{
-    lua_priv *p = q->priv;
-
-    return dq_zh_enqueue_many(q, p->c, items, n, NULL, 0);
 }
 
 /* Moves the script's triples into the (empty) buffer.  r was checked to be
@@ -262,20 +245,6 @@ static int lua_ack(dq_queue *q, const dq_task *t)
     return DQ_OK;
 }
 
-static int lua_cancel(dq_queue *q, const char *id)
-{
-    lua_priv *p = q->priv;
-
-    return dq_zh_cancel(q, p->c, id);
-}
-
-static int lua_reschedule(dq_queue *q, const char *id, int64_t due_ms)
-{
-    lua_priv *p = q->priv;
-
-    return dq_zh_reschedule(q, p->c, id, due_ms);
-}
-
 static int64_t lua_pending(dq_queue *q)
 {
     lua_priv *p = q->priv;
@@ -292,13 +261,6 @@ static int lua_purge(dq_queue *q)
     return dq_redis_purge(q, p->c);
 }
 
-static int lua_exists(dq_queue *q)
-{
-    lua_priv *p = q->priv;
-
-    return dq_redis_exists(q, p->c);
-}
-
 const dq_strategy dq_strategy_lua = {
     .name = "lua",
     .summary = "ZSet + one Lua script that finds due tasks and removes them "
@@ -309,15 +271,15 @@ const dq_strategy dq_strategy_lua = {
     .min_redis = NULL, /* clock=server checks for 5.0.0 at open */
     .options = lua_options,
     .open = lua_open,
-    .enqueue = lua_enqueue,
+    .enqueue = dq_zh_op_enqueue,
     .claim = lua_claim,
     .ack = lua_ack,
     .close = lua_close,
-    .cancel = lua_cancel,
-    .reschedule = lua_reschedule,
+    .cancel = dq_zh_op_cancel,
+    .reschedule = dq_zh_op_reschedule,
     .pending = lua_pending,
     .purge = lua_purge,
-    .exists = lua_exists,
+    .exists = dq_zh_op_exists,
     .doc = "The usual fix for naive: one EVALSHA finds the due tasks "
         "(ZRANGEBYSCORE ... LIMIT batch) and removes them and their "
         "payloads (ZREM, HGET, HDEL) atomically, or returns the head's due "
@@ -327,5 +289,5 @@ const dq_strategy dq_strategy_lua = {
         "faults (claim C02); at-most-once, so a consumer that dies after "
         "the claim loses the task (and with batch, its whole buffer).  "
         "clock=server decides due times by Redis TIME.",
-    .enqueue_many = lua_enqueue_many,
+    .enqueue_many = dq_zh_op_enqueue_many,
 };

@@ -349,7 +349,6 @@ static int ll_ack(dq_queue *q, const dq_task *t)
     char attempt[24], deadline[24];
     const char *args[7] = {p->zkey, p->pkey, p->akey, p->dkey, t->id,
                            attempt, deadline};
-    redisReply *r;
     int64_t ok = 0;
     int rc;
 
@@ -357,16 +356,12 @@ static int ll_ack(dq_queue *q, const dq_task *t)
                         sizeof deadline))
         return dq_fail(q, DQ_EINVAL, "ack %s: token '%.64s' is not a "
                        "lua-lease token (attempt:deadline)", t->id, t->token);
-    r = dq_redis_eval(q, p->c, &p->ack, &rc, 4, 7, args, NULL);
-    if (r == NULL)
-        return rc;
-    if (!dq_reply_int(r, &ok))
-        rc = dq_fail(q, DQ_EPROTO, "ack script: unexpected reply");
-    else if (ok != 1)
+    rc = dq_redis_eval_int(q, p->c, &p->ack, 4, 7, args, NULL,
+                           "ack script: unexpected reply", &ok);
+    if (rc == DQ_OK && ok != 1)
         rc = dq_fail(q, DQ_ENOTFOUND, "ack %s: lease lost (attempt %s, lease "
                      "until %s ms): it expired and the task was claimed again, "
                      "or it was acked or cancelled", t->id, attempt, deadline);
-    freeReplyObject(r);
     return rc;
 }
 
@@ -399,20 +394,15 @@ static int ll_reschedule(dq_queue *q, const char *id, int64_t due_ms)
     ll_priv *p = q->priv;
     char due[32];
     const char *args[4] = {p->zkey, p->dkey, id, due};
-    redisReply *r;
     int64_t ok = 0;
     int rc;
 
     snprintf(due, sizeof due, "%lld", (long long)due_ms);
-    r = dq_redis_eval(q, p->c, &p->resched, &rc, 2, 4, args, NULL);
-    if (r == NULL)
-        return rc;
-    if (!dq_reply_int(r, &ok))
-        rc = dq_fail(q, DQ_EPROTO, "reschedule script: unexpected reply");
-    else if (ok != 1)
+    rc = dq_redis_eval_int(q, p->c, &p->resched, 2, 4, args, NULL,
+                           "reschedule script: unexpected reply", &ok);
+    if (rc == DQ_OK && ok != 1)
         rc = dq_fail(q, DQ_ENOTFOUND, "reschedule %s: no such pending task "
                      "(absent, or claimed and not acked)", id);
-    freeReplyObject(r);
     return rc;
 }
 

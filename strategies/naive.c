@@ -57,6 +57,7 @@ typedef struct naive_priv {
     int64_t poll_ms;
     int64_t gap_us;
 } naive_priv;
+DQ_ZH_PRIV_CHECK(naive_priv);
 
 static const dq_optdef naive_options[] = {
     DQ_OPTDEF_INT("poll_ms", "100", 1, 60000,
@@ -97,24 +98,6 @@ static void naive_close(dq_queue *q)
     redisFree(p->c);
     free(p);
     q->priv = NULL;
-}
-
-static int naive_enqueue(dq_queue *q, const char *id, const void *payload,
-                         size_t payload_len, int64_t due_ms)
-{
-    naive_priv *p = q->priv;
-
-    return dq_zh_enqueue(q, p->c, id, payload, payload_len, due_ms);
-}
-
-/* Batched enqueue: one MULTI/EXEC of variadic HSET and ZADD per 1000
- * items (dq_zh_enqueue_many). */
-static int naive_enqueue_many(dq_queue *q, const dq_enqueue_item *items,
-                              size_t n)
-{
-    naive_priv *p = q->priv;
-
-    return dq_zh_enqueue_many(q, p->c, items, n, NULL, 0);
 }
 
 static int naive_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
@@ -160,48 +143,6 @@ static int naive_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
     return DQ_OK;
 }
 
-static int naive_ack(dq_queue *q, const dq_task *t)
-{
-    naive_priv *p = q->priv;
-
-    return dq_zh_ack(q, p->c, t->id);
-}
-
-static int naive_cancel(dq_queue *q, const char *id)
-{
-    naive_priv *p = q->priv;
-
-    return dq_zh_cancel(q, p->c, id);
-}
-
-static int naive_reschedule(dq_queue *q, const char *id, int64_t due_ms)
-{
-    naive_priv *p = q->priv;
-
-    return dq_zh_reschedule(q, p->c, id, due_ms);
-}
-
-static int64_t naive_pending(dq_queue *q)
-{
-    naive_priv *p = q->priv;
-
-    return dq_zh_pending(q, p->c);
-}
-
-static int naive_purge(dq_queue *q)
-{
-    naive_priv *p = q->priv;
-
-    return dq_redis_purge(q, p->c);
-}
-
-static int naive_exists(dq_queue *q)
-{
-    naive_priv *p = q->priv;
-
-    return dq_redis_exists(q, p->c);
-}
-
 const dq_strategy dq_strategy_naive = {
     .name = "naive",
     .summary = "ZSet + ZRANGEBYSCORE then ZREM, reply ignored: the textbook "
@@ -211,15 +152,15 @@ const dq_strategy dq_strategy_naive = {
     .min_redis = NULL,
     .options = naive_options,
     .open = naive_open,
-    .enqueue = naive_enqueue,
+    .enqueue = dq_zh_op_enqueue,
     .claim = naive_claim,
-    .ack = naive_ack,
+    .ack = dq_zh_op_ack,
     .close = naive_close,
-    .cancel = naive_cancel,
-    .reschedule = naive_reschedule,
-    .pending = naive_pending,
-    .purge = naive_purge,
-    .exists = naive_exists,
+    .cancel = dq_zh_op_cancel,
+    .reschedule = dq_zh_op_reschedule,
+    .pending = dq_zh_op_pending,
+    .purge = dq_zh_op_purge,
+    .exists = dq_zh_op_exists,
     .doc = "Tasks wait in a sorted set (id -> due ms) with payloads in a hash.  "
         "A consumer polls: ZRANGEBYSCORE z -inf now LIMIT 0 1, and when "
         "something is due, ZREM + HGET (pipelined); when nothing is due it "
@@ -229,5 +170,5 @@ const dq_strategy dq_strategy_naive = {
         "ignores ZREM's reply, so two consumers that read the same head "
         "both deliver it: duplicates under concurrency (kept on purpose, "
         "claims C01 and C13).  Lateness lies anywhere in [0, poll_ms].",
-    .enqueue_many = naive_enqueue_many,
+    .enqueue_many = dq_zh_op_enqueue_many,
 };

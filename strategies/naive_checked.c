@@ -63,6 +63,7 @@ typedef struct nc_priv {
     redisContext *c;
     int64_t poll_ms;
 } nc_priv;
+DQ_ZH_PRIV_CHECK(nc_priv);
 
 static const dq_optdef nc_options[] = {
     DQ_OPTDEF_INT("poll_ms", "100", 1, 60000,
@@ -99,24 +100,6 @@ static void nc_close(dq_queue *q)
     redisFree(p->c);
     free(p);
     q->priv = NULL;
-}
-
-static int nc_enqueue(dq_queue *q, const char *id, const void *payload,
-                      size_t payload_len, int64_t due_ms)
-{
-    nc_priv *p = q->priv;
-
-    return dq_zh_enqueue(q, p->c, id, payload, payload_len, due_ms);
-}
-
-/* Batched enqueue: one MULTI/EXEC of variadic HSET and ZADD per 1000
- * items (dq_zh_enqueue_many). */
-static int nc_enqueue_many(dq_queue *q, const dq_enqueue_item *items,
-                           size_t n)
-{
-    nc_priv *p = q->priv;
-
-    return dq_zh_enqueue_many(q, p->c, items, n, NULL, 0);
 }
 
 static int nc_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
@@ -166,48 +149,6 @@ static int nc_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
     return DQ_OK;
 }
 
-static int nc_ack(dq_queue *q, const dq_task *t)
-{
-    nc_priv *p = q->priv;
-
-    return dq_zh_ack(q, p->c, t->id);
-}
-
-static int nc_cancel(dq_queue *q, const char *id)
-{
-    nc_priv *p = q->priv;
-
-    return dq_zh_cancel(q, p->c, id);
-}
-
-static int nc_reschedule(dq_queue *q, const char *id, int64_t due_ms)
-{
-    nc_priv *p = q->priv;
-
-    return dq_zh_reschedule(q, p->c, id, due_ms);
-}
-
-static int64_t nc_pending(dq_queue *q)
-{
-    nc_priv *p = q->priv;
-
-    return dq_zh_pending(q, p->c);
-}
-
-static int nc_purge(dq_queue *q)
-{
-    nc_priv *p = q->priv;
-
-    return dq_redis_purge(q, p->c);
-}
-
-static int nc_exists(dq_queue *q)
-{
-    nc_priv *p = q->priv;
-
-    return dq_redis_exists(q, p->c);
-}
-
 const dq_strategy dq_strategy_naive_checked = {
     .name = "naive-checked",
     .summary = "ZRANGEBYSCORE then ZREM, delivered only if ZREM returned 1: "
@@ -218,15 +159,15 @@ const dq_strategy dq_strategy_naive_checked = {
     .min_redis = NULL,
     .options = nc_options,
     .open = nc_open,
-    .enqueue = nc_enqueue,
+    .enqueue = dq_zh_op_enqueue,
     .claim = nc_claim,
-    .ack = nc_ack,
+    .ack = dq_zh_op_ack,
     .close = nc_close,
-    .cancel = nc_cancel,
-    .reschedule = nc_reschedule,
-    .pending = nc_pending,
-    .purge = nc_purge,
-    .exists = nc_exists,
+    .cancel = dq_zh_op_cancel,
+    .reschedule = dq_zh_op_reschedule,
+    .pending = dq_zh_op_pending,
+    .purge = dq_zh_op_purge,
+    .exists = dq_zh_op_exists,
     .doc = "naive's keys and commands (ZRANGEBYSCORE, then ZREM + HGET "
         "pipelined), but the task is delivered only when ZREM returned 1: "
         "the consumer that removed it owns it.  A lost race (ZREM = 0) is "
@@ -235,5 +176,5 @@ const dq_strategy dq_strategy_naive_checked = {
         "to N-1 claims per task (claim C03).  At-most-once, no duplicates; "
         "a consumer dying after ZREM loses the task and leaves its payload "
         "behind.  Blind polling: lateness in [0, poll_ms].",
-    .enqueue_many = nc_enqueue_many,
+    .enqueue_many = dq_zh_op_enqueue_many,
 };

@@ -558,6 +558,27 @@ bool dq_reply_score_ms(const redisReply *r, int64_t *out)
     return true;
 }
 
+int dq_redis_eval_int(dq_queue *q, redisContext *c, dq_script *s,
+                      int numkeys, int nargs, const char **args,
+                      const size_t *lens, const char *bad_reply,
+                      int64_t *out)
+{
+    redisReply *r;
+    int64_t n;
+    bool ok;
+    int rc;
+
+    r = dq_redis_eval(q, c, s, &rc, numkeys, nargs, args, lens);
+    if (r == NULL)
+        return rc;
+    ok = dq_reply_int(r, &n);
+    freeReplyObject(r);
+    if (!ok)
+        return dq_fail(q, DQ_EPROTO, "%s", bad_reply);
+    *out = n;
+    return DQ_OK;
+}
+
 /* ---- ZSet + hash layout ---------------------------------------------------- */
 
 int dq_zh_enqueue(dq_queue *q, redisContext *c, const char *id,
@@ -876,4 +897,54 @@ int dq_zh_take_payload(dq_queue *q, redisContext *c, const char *id,
     freeReplyObject(r[0]);
     freeReplyObject(r[1]);
     return rc;
+}
+
+/* ---- Ready-made ops on the ZSet + hash layout ------------------------------ */
+
+/* The connection of a q->priv whose first member is redisContext *c. */
+static redisContext *zh_conn(const dq_queue *q)
+{
+    return *(redisContext *const *)q->priv;
+}
+
+int dq_zh_op_enqueue(dq_queue *q, const char *id, const void *payload,
+                     size_t payload_len, int64_t due_ms)
+{
+    return dq_zh_enqueue(q, zh_conn(q), id, payload, payload_len, due_ms);
+}
+
+int dq_zh_op_enqueue_many(dq_queue *q, const dq_enqueue_item *items,
+                          size_t n)
+{
+    return dq_zh_enqueue_many(q, zh_conn(q), items, n, NULL, 0);
+}
+
+int dq_zh_op_ack(dq_queue *q, const dq_task *t)
+{
+    return dq_zh_ack(q, zh_conn(q), t->id);
+}
+
+int dq_zh_op_cancel(dq_queue *q, const char *id)
+{
+    return dq_zh_cancel(q, zh_conn(q), id);
+}
+
+int dq_zh_op_reschedule(dq_queue *q, const char *id, int64_t due_ms)
+{
+    return dq_zh_reschedule(q, zh_conn(q), id, due_ms);
+}
+
+int64_t dq_zh_op_pending(dq_queue *q)
+{
+    return dq_zh_pending(q, zh_conn(q));
+}
+
+int dq_zh_op_purge(dq_queue *q)
+{
+    return dq_redis_purge(q, zh_conn(q));
+}
+
+int dq_zh_op_exists(dq_queue *q)
+{
+    return dq_redis_exists(q, zh_conn(q));
 }

@@ -107,6 +107,17 @@ redisReply *dq_redis_eval(dq_queue *q, redisContext *c, dq_script *s, int *rc,
                           int numkeys, int nargs, const char **args,
                           const size_t *lens);
 
+/* dq_redis_eval for a script whose reply is one integer: runs s and
+ * parses the reply (integer, or decimal bulk string) into *out, freeing
+ * the reply in every case.  Returns DQ_OK; the DQ_E* code of
+ * dq_redis_eval (q->err set by it); or DQ_EPROTO with q->err = bad_reply
+ * (a fixed message, e.g. "ack: unexpected reply") when the reply is not
+ * an integer.  *out is written only on DQ_OK. */
+int dq_redis_eval_int(dq_queue *q, redisContext *c, dq_script *s,
+                      int numkeys, int nargs, const char **args,
+                      const size_t *lens, const char *bad_reply,
+                      int64_t *out);
+
 /* The key "dq:{<queue>}:<suffix>" in buf (buflen bytes).  Every key of a
  * queue carries the queue name as its hash tag, so all of them map to one
  * Redis Cluster slot (https://redis.io/docs/reference/cluster-spec/). */
@@ -176,6 +187,38 @@ int dq_zh_reschedule(dq_queue *q, redisContext *c, const char *id,
                      int64_t due_ms);
 /* ZCARD z: tasks not yet claimed, or a DQ_E* code. */
 int64_t dq_zh_pending(dq_queue *q, redisContext *c);
+
+/* Ready-made dq_strategy ops for strategies on this layout whose q->priv
+ * points to a struct with `redisContext *c` as its FIRST member (the same
+ * first-member rule as lm_base in list_mover.h; users check it with
+ * DQ_ZH_PRIV_CHECK).  Each op calls the dq_zh_ / dq_redis_ helper of the
+ * same name on that connection, with the contract of the dq.h op:
+ *   dq_zh_op_enqueue       dq_zh_enqueue
+ *   dq_zh_op_enqueue_many  dq_zh_enqueue_many, no extra hashes to clear
+ *   dq_zh_op_ack           dq_zh_ack (HDEL p id)
+ *   dq_zh_op_cancel        dq_zh_cancel
+ *   dq_zh_op_reschedule    dq_zh_reschedule
+ *   dq_zh_op_pending       dq_zh_pending (ZCARD z; no client-side buffer)
+ *   dq_zh_op_purge         dq_redis_purge
+ *   dq_zh_op_exists        dq_redis_exists
+ * A strategy that buffers claimed tasks on the client (lua, zpopmin) must
+ * write its own pending and purge. */
+int dq_zh_op_enqueue(dq_queue *q, const char *id, const void *payload,
+                     size_t payload_len, int64_t due_ms);
+int dq_zh_op_enqueue_many(dq_queue *q, const dq_enqueue_item *items,
+                          size_t n);
+int dq_zh_op_ack(dq_queue *q, const dq_task *t);
+int dq_zh_op_cancel(dq_queue *q, const char *id);
+int dq_zh_op_reschedule(dq_queue *q, const char *id, int64_t due_ms);
+int64_t dq_zh_op_pending(dq_queue *q);
+int dq_zh_op_purge(dq_queue *q);
+int dq_zh_op_exists(dq_queue *q);
+/* Compile-time check that priv type T starts with `redisContext *c`. */
+#define DQ_ZH_PRIV_CHECK(T)                                                  \
+    _Static_assert(__builtin_offsetof(T, c) == 0 &&                          \
+                       __builtin_types_compatible_p(__typeof__(((T *)0)->c), \
+                                                    redisContext *),         \
+                   #T " must start with redisContext *c (rconn.h)")
 
 /* The claim steps of the find-then-remove strategies (naive, naive-checked,
  * zpopmin).  Each is one round trip; none decides whether the caller owns

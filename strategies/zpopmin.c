@@ -100,6 +100,7 @@ typedef struct zp_priv {
     zp_popped *pop;    /* batch slots: the last pop */
     dq_held held;      /* popped, due, payload taken, not yet returned */
 } zp_priv;
+DQ_ZH_PRIV_CHECK(zp_priv);
 
 static const dq_optdef zp_options[] = {
     DQ_OPTDEF_INT("poll_ms", "100", 1, 60000,
@@ -175,24 +176,6 @@ static void zp_close(dq_queue *q)
     free(p->pop);
     free(p);
     q->priv = NULL;
-}
-
-static int zp_enqueue(dq_queue *q, const char *id, const void *payload,
-                      size_t payload_len, int64_t due_ms)
-{
-    zp_priv *p = q->priv;
-
-    return dq_zh_enqueue(q, p->c, id, payload, payload_len, due_ms);
-}
-
-/* Batched enqueue: one MULTI/EXEC of variadic HSET and ZADD per 1000
- * items (dq_zh_enqueue_many). */
-static int zp_enqueue_many(dq_queue *q, const dq_enqueue_item *items,
-                           size_t n)
-{
-    zp_priv *p = q->priv;
-
-    return dq_zh_enqueue_many(q, p->c, items, n, NULL, 0);
 }
 
 /* Pops up to p->batch members: ZPOPMIN z <batch> (block_ms < 0), or one
@@ -425,20 +408,6 @@ static int zp_ack(dq_queue *q, const dq_task *t)
     return DQ_OK; /* at-most-once: the task left Redis when it was popped */
 }
 
-static int zp_cancel(dq_queue *q, const char *id)
-{
-    zp_priv *p = q->priv;
-
-    return dq_zh_cancel(q, p->c, id);
-}
-
-static int zp_reschedule(dq_queue *q, const char *id, int64_t due_ms)
-{
-    zp_priv *p = q->priv;
-
-    return dq_zh_reschedule(q, p->c, id, due_ms);
-}
-
 static int64_t zp_pending(dq_queue *q)
 {
     zp_priv *p = q->priv;
@@ -472,12 +441,12 @@ const dq_strategy dq_strategy_zpopmin = {
     .min_redis = "5.0.0",
     .options = zp_options,
     .open = zp_open,
-    .enqueue = zp_enqueue,
+    .enqueue = dq_zh_op_enqueue,
     .claim = zp_claim,
     .ack = zp_ack,
     .close = zp_close,
-    .cancel = zp_cancel,
-    .reschedule = zp_reschedule,
+    .cancel = dq_zh_op_cancel,
+    .reschedule = dq_zh_op_reschedule,
     .pending = zp_pending,
     .purge = zp_purge,
     .exists = zp_exists,
@@ -490,5 +459,5 @@ const dq_strategy dq_strategy_zpopmin = {
         "to others, each early pop is a wasted write, and a consumer dying "
         "in that window loses a task that was not even due (claim C07).  "
         "At-most-once.",
-    .enqueue_many = zp_enqueue_many,
+    .enqueue_many = dq_zh_op_enqueue_many,
 };

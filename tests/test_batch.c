@@ -29,11 +29,10 @@
 
 #define BATCH "16"
 
-/* Sets up ctx for `name` with batch=16, or skips when there is no batch
- * option. */
-static void setup_batch(tl_ctx *c, const char *name, const char *check)
+/* Sets batch=16 on a set-up ctx for `name`, or tears down and skips when
+ * there is no batch option. */
+static void need_batch(tl_ctx *c, const char *name)
 {
-    tl_setup(c, name, check);
     if (!tl_has_option(c->s, "batch")) {
         tl_teardown(c);
         cr_skip_test("%s has no batch option", name);
@@ -66,7 +65,8 @@ static void check_four_consumers(const char *name)
 {
     enum { N = 400 };
     tl_ctx c;
-    setup_batch(&c, name, "b4c");
+    tl_setup(&c, name, "b4c");
+    need_batch(&c, name);
     int *seen = calloc(N, sizeof(int));
     cr_assert_not_null(seen);
     int total = tl_run_consumers(&c, 4, N, 1000, seen);
@@ -86,11 +86,8 @@ static void check_due_order(const char *name)
 {
     enum { N = 60 };
     tl_ctx c;
-    setup_batch(&c, name, "bdue");
-    if (!(c.s->flags & DQ_G_DUE_ORDER)) {
-        tl_teardown(&c);
-        cr_skip_test("%s does not declare DQ_G_DUE_ORDER", name);
-    }
+    tl_setup_need_flag(&c, name, "bdue", DQ_G_DUE_ORDER, "DQ_G_DUE_ORDER");
+    need_batch(&c, name);
     dq_queue *q = tl_open(&c);
     int64_t due[N];
     int perm[N];
@@ -102,23 +99,7 @@ static void check_due_order(const char *name)
     for (int i = 0; i < N; i++)
         due[i] = now + 20 + 5 * perm[i];  /* now+20 .. now+315, shuffled */
     enqueue_all(q, N, due);
-    int64_t last = INT64_MIN;
-    for (int k = 0; k < N; k++) {
-        tl_got g = tl_claim(q, 3000);
-        cr_assert_eq(g.rc, DQ_OK, "%s: claim %d of %d found nothing in 3 s",
-                     name, k + 1, N);
-        int i = tl_task_index(g.id, N);
-        cr_assert_geq(i, 0, "%s: unexpected id '%s'", name, g.id);
-        cr_assert_eq(g.due_ms, due[i], "%s: %s due %lld, enqueued %lld", name,
-                     g.id, (long long)g.due_ms, (long long)due[i]);
-        cr_assert_geq(g.due_ms, last, "%s batch=" BATCH ": %s (due %lld) "
-                      "after a task due %lld", name, g.id,
-                      (long long)g.due_ms, (long long)last);
-        tl_assert_not_early(c.s, &g, due[i]);
-        last = g.due_ms;
-    }
-    tl_got g = tl_claim(q, 200);
-    cr_assert_eq(g.rc, DQ_EMPTY, "%s: extra delivery %s", name, g.id);
+    tl_claim_in_due_order(&c, q, N, due, name);
     dq_close(q);
     tl_teardown(&c);
 }
@@ -127,7 +108,8 @@ static void check_mixed_due(const char *name)
 {
     enum { N = 40 };
     tl_ctx c;
-    setup_batch(&c, name, "bmix");
+    tl_setup(&c, name, "bmix");
+    need_batch(&c, name);
     dq_queue *q = tl_open(&c);
     int64_t due[N];
     int seen[N] = {0};

@@ -228,12 +228,14 @@ Test(bench_cli, smoke_run_writes_wellformed_csv, .timeout = 300)
     cr_expect_eq(check_csv(p, "measure,source,ops,pipeline,seconds,"
                            "ops_per_s\n", "measure,source"), 2);
     snprintf(p, sizeof p, "%s/bench/latest/throughput.csv", root);
-    /* heap and lua: 1 enqueue row + 2 consumer counts each, 1 repeat */
+    /* heap and lua: 1 enqueue row + 2 consumer counts each, 1 repeat;
+     * plus lua's two batched variants (bench.c tp_variants[]), 3 rows
+     * each */
     cr_expect_eq(check_csv(p, "kind,strategy,options,producers,consumers,"
                            "repeat,tasks,seconds,tasks_per_s,delivered,"
                            "duplicates,lost,early,redis_commands,"
                            "redis_cpu_ms,lateness_p99_ms\n",
-                           "kind,strategy,options"), 6);
+                           "kind,strategy,options"), 12);
     snprintf(p, sizeof p, "%s/bench/latest/backlog.csv", root);
     cr_expect_eq(check_csv(p, "strategy,options,backlog,preload_s,"
                            "memory_bytes,bytes_per_task,enqueue_us_mean,"

@@ -43,11 +43,8 @@ static void check_due_order(const char *name)
 {
     enum { N = 20 };
     tl_ctx c;
-    tl_setup(&c, name, "due_order");
-    if (!(c.s->flags & DQ_G_DUE_ORDER)) {
-        tl_teardown(&c);
-        cr_skip_test("%s does not declare DQ_G_DUE_ORDER", name);
-    }
+    tl_setup_need_flag(&c, name, "due_order", DQ_G_DUE_ORDER,
+                       "DQ_G_DUE_ORDER");
     dq_queue *q = tl_open(&c);
     int order[N];
     int64_t due[N];
@@ -63,24 +60,7 @@ static void check_due_order(const char *name)
         snprintf(id, sizeof(id), "task-%d", i);
         tl_enqueue(q, id, id, strlen(id), due[i]);
     }
-    int64_t last_due = INT64_MIN;
-    for (int k = 0; k < N; k++) {
-        tl_got g = tl_claim(q, 3000);
-        cr_assert_eq(g.rc, DQ_OK, "%s: claim %d of %d found nothing in 3 s",
-                     name, k + 1, N);
-        int i = tl_task_index(g.id, N);
-        cr_assert_geq(i, 0, "%s: unexpected id '%s'", name, g.id);
-        cr_assert_eq(g.due_ms, due[i], "%s: %s has due_ms %lld, enqueued "
-                     "with %lld", name, g.id, (long long)g.due_ms,
-                     (long long)due[i]);
-        cr_assert_geq(g.due_ms, last_due, "%s: %s (due %lld) delivered after "
-                      "a task due %lld", name, g.id, (long long)g.due_ms,
-                      (long long)last_due);
-        tl_assert_not_early(c.s, &g, due[i]);
-        last_due = g.due_ms;
-    }
-    tl_got g = tl_claim(q, 200);
-    cr_assert_eq(g.rc, DQ_EMPTY, "%s: extra delivery %s", name, g.id);
+    tl_claim_in_due_order(&c, q, N, due, name);
     dq_close(q);
     tl_teardown(&c);
 }
@@ -663,11 +643,8 @@ static int closed_port(int *port)
 static void check_closed_port(const char *name)
 {
     tl_ctx c;
-    tl_setup(&c, name, "closed_port");
-    if (!(c.s->flags & DQ_G_NEEDS_REDIS)) {
-        tl_teardown(&c);
-        cr_skip_test("%s does not declare DQ_G_NEEDS_REDIS", name);
-    }
+    tl_setup_need_flag(&c, name, "closed_port", DQ_G_NEEDS_REDIS,
+                       "DQ_G_NEEDS_REDIS");
     int port;
     int fd = closed_port(&port);
     dq_config cfg = tl_config(&c, NULL);

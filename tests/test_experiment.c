@@ -566,3 +566,35 @@ Test(experiment, fault_errors)
                  "faults = restart-redis:off, pause-redis:100\n", false, 1,
                  "no trial to run");
 }
+
+/* enqueue_batch (performance issue): default 1, [quick] overrides it,
+ * out-of-range and non-numeric values name the file, line and key. */
+Test(experiment, enqueue_batch_key)
+{
+    char *path = write_tmp("[experiment]\nname = eb\nstrategies = lua\n"
+                           "consumers = 1\nenqueue_batch = 64\n"
+                           "[quick]\nenqueue_batch = 8\n");
+    dq_experiment e;
+    char err[1024] = "";
+    cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_eq(e.enqueue_batch, 64);
+    cr_assert_eq(dq_experiment_load(path, true, &e, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_eq(e.enqueue_batch, 8);
+    remove_tmp(path);
+
+    path = write_tmp("[experiment]\nname = d\nstrategies = heap\n"
+                     "consumers = 1\n");
+    cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_eq(e.enqueue_batch, 1);
+    remove_tmp(path);
+
+    expect_error("[experiment]\nname = x\nstrategies = lua\n"
+                 "enqueue_batch = 0\n", false, 4, "enqueue_batch");
+    expect_error("[experiment]\nname = x\nstrategies = lua\n"
+                 "enqueue_batch = 10001\n", false, 4, "out of range");
+    expect_error("[experiment]\nname = x\nstrategies = lua\n"
+                 "enqueue_batch = many\n", false, 4, "not an integer");
+}

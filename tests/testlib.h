@@ -276,6 +276,48 @@ TL_FN int tl_task_index(const char *id, int ntasks)
     return n;
 }
 
+/* tl_setup, then, when the strategy lacks guarantee flag `flag` (a DQ_G_*
+ * bit, flag_name its spelling for the message), tears down and skips the
+ * test with "<name> does not declare <flag_name>".  Returns only when the
+ * flag is declared. */
+TL_FN void tl_setup_need_flag(tl_ctx *c, const char *name, const char *check,
+                              unsigned flag, const char *flag_name)
+{
+    tl_setup(c, name, check);
+    if (!(c->s->flags & flag)) {
+        tl_teardown(c);
+        cr_skip_test("%s does not declare %s", name, flag_name);
+    }
+}
+
+/* Claims n tasks named task-<i> (i in [0, n), due time due[i] ms, as given
+ * to enqueue) from q, allowing 3 s per claim, and asserts each: found,
+ * a known id, due_ms as enqueued, due_ms >= the previous one (due order),
+ * not early (tl_assert_not_early); then that a 200 ms claim finds nothing.
+ * label names the run in messages (e.g. the strategy name). */
+TL_FN void tl_claim_in_due_order(const tl_ctx *c, dq_queue *q, int n,
+                                 const int64_t *due, const char *label)
+{
+    int64_t last_due = INT64_MIN;
+    for (int k = 0; k < n; k++) {
+        tl_got g = tl_claim(q, 3000);
+        cr_assert_eq(g.rc, DQ_OK, "%s: claim %d of %d found nothing in 3 s",
+                     label, k + 1, n);
+        int i = tl_task_index(g.id, n);
+        cr_assert_geq(i, 0, "%s: unexpected id '%s'", label, g.id);
+        cr_assert_eq(g.due_ms, due[i], "%s: %s has due_ms %lld, enqueued "
+                     "with %lld", label, g.id, (long long)g.due_ms,
+                     (long long)due[i]);
+        cr_assert_geq(g.due_ms, last_due, "%s: %s (due %lld) delivered after "
+                      "a task due %lld", label, g.id, (long long)g.due_ms,
+                      (long long)last_due);
+        tl_assert_not_early(c->s, &g, due[i]);
+        last_due = g.due_ms;
+    }
+    tl_got g = tl_claim(q, 200);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: extra delivery %s", label, g.id);
+}
+
 typedef struct tl_consumers {
     dq_queue *q;               /* this consumer's own handle */
     pthread_barrier_t *start;
