@@ -12,7 +12,9 @@
  * trial.c child_spawn; nobody types it): the strategy and its options,
  * the queue, the Redis target (the password comes in the environment
  * variable DQLAB_CHILD_REDIS_PASSWORD, never in argv, which `ps` shows),
- * the trial's task parameters (so the payloads can be checked), the log
+ * the trial's task parameters (so the payloads can be checked; with
+ * --enqueue-batch=N an all-in-one child's producers enqueue in groups of N
+ * as in a thread-mode trial, trial.h enqueue_batch), the log
  * path, its consumer name, its clock offset and its "die at" plan (claim
  * number and point).  It appends its D, A and F records to the trial's log
  * through its own O_APPEND descriptor, runs until SIGTERM (the parent's
@@ -115,6 +117,7 @@ int dq_cmd_child(int argc, char **argv)
         NUM("work-us", 0, INT64_MAX, p.work_us)
         NUM("payload-bytes", 0, INT64_MAX, p.payload_bytes)
         NUM("claim-timeout-ms", 0, INT64_MAX, p.claim_timeout_ms)
+        NUM("enqueue-batch", 1, DQ_TRIAL_MAX_ENQUEUE_BATCH, p.enqueue_batch)
         NUM("clock-offset-us", INT64_MIN / 2, INT64_MAX / 2, c.clock_offset_us)
         NUM("skew-index", -1, 1024, c.skew_index)
         NUM("die-claim", 0, INT64_MAX, c.die_claim)

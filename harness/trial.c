@@ -1054,6 +1054,8 @@ static int child_spawn(trial *t, procs *ps, int slot, char *err, size_t errlen)
     arg_add(a, "--work-us=%" PRId64, p->work_us);
     arg_add(a, "--payload-bytes=%" PRId64, p->payload_bytes);
     arg_add(a, "--claim-timeout-ms=%" PRId64, p->claim_timeout_ms);
+    if (p->enqueue_batch > 1)
+        arg_add(a, "--enqueue-batch=%" PRId64, p->enqueue_batch);
     if (skew != NULL && (ps->all_in_one || slot == 0)) {
         arg_add(a, "--clock-offset-us=%" PRId64, skew->ms * 1000);
         arg_add(a, "--skew-index=0");

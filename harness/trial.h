@@ -87,7 +87,7 @@ typedef struct dq_trial_params {
                                after its group was acknowledged, with the
                                time of that acknowledgement.  0 counts as 1
                                (a zeroed struct); process-mode children
-                               (heap all-in-one) always use 1 */
+                               get it too (heap all-in-one batches) */
 } dq_trial_params;
 
 #define DQ_TRIAL_MAX_ENQUEUE_BATCH 10000

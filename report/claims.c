@@ -218,22 +218,6 @@ static dq_verdict rule_c03(const dq_results *r, char *ev, size_t evlen)
 
 /* ---- Helpers for the lateness / idle / backlog rules -------------------- */
 
-/* The poll interval of a group of a polling strategy (its option or the
- * default), or -1 for a strategy that does not poll. */
-static long group_poll_ms(const dq_rgroup *g)
-{
-    const dq_strategy *s = dq_strategy_find(g->strategy);
-    if (s == NULL || !(s->flags & DQ_G_POLLS))
-        return -1;
-    char v[32];
-    if (dq_options_get(g->options, "poll_ms", v, sizeof v))
-        return strtol(v, NULL, 10);
-    for (const dq_optdef *d = s->options; d && d->name; d++)
-        if (strcmp(d->name, "poll_ms") == 0 && d->def)
-            return strtol(d->def, NULL, 10);
-    return -1;
-}
-
 /* The first experiment whose meta plots include kind, or NULL. */
 static const dq_rexp *exp_with_plot(const dq_results *r, const char *kind)
 {

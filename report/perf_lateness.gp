@@ -41,4 +41,7 @@ set title "Lateness p99 vs offered rate (until saturation)"
 set xlabel "offered tasks per second"
 set ylabel "lateness p99, ms"
 set style data linespoints
-plot for [i=2:ncols] in using 1:i title columnheader(i) lw 2 pt 7
+# x tics at the offered rates themselves (a log axis alone labels only
+# powers of ten); distinct points so lines that coincide (several polling
+# strategies sit at their poll interval) stay visible.
+plot for [i=2:ncols] in using 1:i:xtic(1) title columnheader(i) lw 2 pt (i - 1) ps 1.3

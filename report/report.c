@@ -326,6 +326,24 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+bool trial_in_group(const dq_rtrial *t, const dq_rgroup *g)
+{
+    return strcmp(t->strategy, g->strategy) == 0 &&
+           strcmp(t->options, g->options) == 0 &&
+           t->producers == g->producers && t->consumers == g->consumers &&
+           t->work_us == g->work_us && t->backlog == g->backlog;
+}
+
+FILE *mem_open(char **buf, size_t *len, char *err, size_t errlen)
+{
+    *buf = NULL;
+    *len = 0;
+    FILE *f = open_memstream(buf, len);
+    if (f == NULL)
+        snprintf(err, errlen, "open_memstream: %s", strerror(errno));
+    return f;
+}
+
 /* Median of n values (sorted in place); 0 when n == 0. */
 static double median(double *v, size_t n)
 {
@@ -347,12 +365,7 @@ static int group_trials(dq_rexp *e)
         const dq_rtrial *t = &e->trials[i];
         size_t g;
         for (g = 0; g < e->ngroups; g++) {
-            const dq_rgroup *x = &e->groups[g];
-            if (strcmp(x->strategy, t->strategy) == 0 &&
-                strcmp(x->options, t->options) == 0 &&
-                x->producers == t->producers &&
-                x->consumers == t->consumers && x->work_us == t->work_us &&
-                x->backlog == t->backlog)
+            if (trial_in_group(t, &e->groups[g]))
                 break;
         }
         if (g == e->ngroups) {
@@ -371,11 +384,7 @@ static int group_trials(dq_rexp *e)
         size_t n = 0;
         for (size_t i = 0; i < e->ntrials && n < 1024; i++) {
             const dq_rtrial *t = &e->trials[i];
-            if (strcmp(x->strategy, t->strategy) == 0 &&
-                strcmp(x->options, t->options) == 0 &&
-                x->producers == t->producers &&
-                x->consumers == t->consumers && x->work_us == t->work_us &&
-                x->backlog == t->backlog)
+            if (trial_in_group(t, x))
                 m[n++] = t;
         }
         x->n = n;
@@ -601,6 +610,19 @@ void table_end(out *o)
     fputs("</tbody>\n</table>\n\n", o->hmd);
 }
 
+/* Renames the finished temporary file tmp to path; on failure removes
+ * tmp.  Returns 0, or -1 with err naming path. */
+static int rename_into(const char *tmp, const char *path, char *err,
+                       size_t errlen)
+{
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errlen, "rename %s: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
 /* Writes data to path through a temporary name and rename(). */
 int write_atomic(const char *path, const char *data, size_t len,
                  char *err, size_t errlen)
@@ -618,12 +640,7 @@ int write_atomic(const char *path, const char *data, size_t len,
         unlink(tmp);
         return -1;
     }
-    if (rename(tmp, path) != 0) {
-        snprintf(err, errlen, "rename %s: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    return rename_into(tmp, path, err, errlen);
 }
 
 static int mkdir_p(const char *path, char *err, size_t errlen)
@@ -679,12 +696,79 @@ int run_gnuplot(const char *script, const char *in,
                      outpath);
         return -1;
     }
-    if (rename(tmp, outpath) != 0) {
-        snprintf(err, errlen, "rename %s: %s", outpath, strerror(errno));
-        unlink(tmp);
+    return rename_into(tmp, outpath, err, errlen);
+}
+
+int draw_figure(out *o, const char *stem, const char *script,
+                const char *ext, const char *data, size_t len, char *err,
+                size_t errlen)
+{
+    char path[PATH_MAX], gp[PATH_MAX], fig[PATH_MAX];
+    static const char *const exts[] = {"svg", "png"};
+
+    snprintf(path, sizeof path, "%s/data/%s.%s", o->dir, stem, ext);
+    if (write_atomic(path, data, len, err, errlen) != 0)
+        return -1;
+    snprintf(gp, sizeof gp, "%s/%s.gp", o->scripts, script);
+    if (access(gp, R_OK) != 0) {
+        snprintf(err, errlen, "%s: %s (run dqlab report from the dqlab "
+                 "directory, or pass --scripts DIR)", gp, strerror(errno));
         return -1;
     }
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(fig, sizeof fig, "%s/figures/%s.%s", o->dir, stem, exts[i]);
+        if (run_gnuplot(gp, path, fig, err, errlen) != 0)
+            return -1;
+    }
     return 0;
+}
+
+void figure_links(out *o, const char *stem, const char *ext)
+{
+    both(o, "![%s](figures/%s.svg) ([PNG](figures/%s.png), [data](data/%s.%s))"
+         "\n\n", stem, stem, stem, stem, ext);
+}
+
+void add_figure(dq_rexp *e, const char *kind)
+{
+    char name[sizeof e->figures[0]];
+    snprintf(name, sizeof name, "%s-%s", e->name, kind);
+    if (e->nfigures < 8)
+        memcpy(e->figures[e->nfigures++], name, sizeof name);
+}
+
+size_t add_distinct_i64(int64_t *xs, size_t n, size_t max, int64_t v)
+{
+    for (size_t j = 0; j < n; j++)
+        if (xs[j] == v)
+            return n;
+    if (n < max)
+        xs[n++] = v;
+    return n;
+}
+
+void sort_i64(int64_t *xs, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && xs[j - 1] > xs[j]; j--) {
+            int64_t t = xs[j];
+            xs[j] = xs[j - 1];
+            xs[j - 1] = t;
+        }
+}
+
+long group_poll_ms(const dq_rgroup *g)
+{
+    const dq_strategy *s = dq_strategy_find(g->strategy);
+    if (s == NULL || !(s->flags & DQ_G_POLLS))
+        return -1;
+    char v[32];
+    if (dq_options_get(g->options, "poll_ms", v, sizeof v))
+        return strtol(v, NULL, 10);
+    for (const dq_optdef *d = s->options; d && d->name; d++)
+        if (strcmp(d->name, "poll_ms") == 0 && d->def)
+            return strtol(d->def, NULL, 10);
+    return -1;
 }
 
 /* Label of a group's line in a wide CSV: the strategy, plus producers and
@@ -730,7 +814,7 @@ static int make_plot(out *o, dq_rexp *e, const char *kind, char *err,
 {
     char labels[64][128];
     size_t nl = 0;
-    int xs[64];
+    int64_t xs[64];
     size_t nx = 0;
     for (size_t i = 0; i < e->ngroups; i++) {
         char l[128];
@@ -740,31 +824,20 @@ static int make_plot(out *o, dq_rexp *e, const char *kind, char *err,
             ;
         if (j == nl && nl < 64)
             snprintf(labels[nl++], sizeof labels[0], "%s", l);
-        for (j = 0; j < nx && xs[j] != e->groups[i].consumers; j++)
-            ;
-        if (j == nx && nx < 64)
-            xs[nx++] = e->groups[i].consumers;
+        nx = add_distinct_i64(xs, nx, 64, e->groups[i].consumers);
     }
-    /* x ascending */
-    for (size_t i = 1; i < nx; i++)
-        for (size_t j = i; j > 0 && xs[j - 1] > xs[j]; j--) {
-            int t = xs[j];
-            xs[j] = xs[j - 1];
-            xs[j - 1] = t;
-        }
+    sort_i64(xs, nx); /* x ascending */
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (f == NULL) {
-        snprintf(err, errlen, "open_memstream: %s", strerror(errno));
+    FILE *f = mem_open(&buf, &len, err, errlen);
+    if (f == NULL)
         return -1;
-    }
     fputs("consumers", f);
     for (size_t j = 0; j < nl; j++)
         fprintf(f, ",%s", labels[j]);
     fputc('\n', f);
     for (size_t i = 0; i < nx; i++) {
-        fprintf(f, "%d", xs[i]);
+        fprintf(f, "%" PRId64, xs[i]);
         for (size_t j = 0; j < nl; j++) {
             fputc(',', f);
             for (size_t g = 0; g < e->ngroups; g++) {
@@ -780,31 +853,13 @@ static int make_plot(out *o, dq_rexp *e, const char *kind, char *err,
         fputc('\n', f);
     }
     fclose(f);
-    char csv[PATH_MAX], script[PATH_MAX], fig[PATH_MAX];
-    snprintf(csv, sizeof csv, "%s/data/%s-%s.csv", o->dir, e->name, kind);
-    int rc = write_atomic(csv, buf, len, err, errlen);
+    char stem[PATH_MAX];
+    snprintf(stem, sizeof stem, "%s-%s", e->name, kind);
+    int rc = draw_figure(o, stem, kind, "csv", buf, len, err, errlen);
     free(buf);
     if (rc != 0)
         return -1;
-    snprintf(script, sizeof script, "%s/%s.gp", o->scripts, kind);
-    if (access(script, R_OK) != 0) {
-        snprintf(err, errlen, "%s: %s (run dqlab report from the dqlab "
-                 "directory, or pass --scripts DIR)", script,
-                 strerror(errno));
-        return -1;
-    }
-    static const char *const exts[] = {"svg", "png"};
-    for (size_t i = 0; i < 2; i++) {
-        snprintf(fig, sizeof fig, "%s/figures/%s-%s.%s", o->dir, e->name,
-                 kind, exts[i]);
-        if (run_gnuplot(script, csv, fig, err, errlen) != 0)
-            return -1;
-    }
-    if (e->nfigures < 8) {
-        char name[sizeof e->figures[0]];
-        snprintf(name, sizeof name, "%s-%s", e->name, kind);
-        memcpy(e->figures[e->nfigures++], name, sizeof name);
-    }
+    add_figure(e, kind);
     return 0;
 }
 
@@ -813,11 +868,9 @@ static int write_summary_csv(out *o, const dq_rexp *e, char *err,
 {
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (f == NULL) {
-        snprintf(err, errlen, "open_memstream: %s", strerror(errno));
+    FILE *f = mem_open(&buf, &len, err, errlen);
+    if (f == NULL)
         return -1;
-    }
     fputs("strategy,options,producers,consumers,work_us,repeats,"
           "tasks_per_s_median,duplicates_median,duplicates_max,"
           "trials_with_duplicates,lost_max,early_max,lateness_p50_ms_median,"

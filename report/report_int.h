@@ -1,6 +1,8 @@
-/* report_int.h -- what report.c shares with the experiment sections in
- * sections.c (lateness CDF, idle cost, backlog lateness).  Internal to
- * report/: nothing outside includes it.
+/* report_int.h -- what report.c shares with the sections in sections.c
+ * (lateness CDF, idle cost, backlog lateness), section_perf.c,
+ * section_loss.c and claims.c: the output pair, tables, figures and small
+ * helpers each of them would otherwise repeat.  Internal to report/:
+ * nothing outside includes it.
  */
 #ifndef DQ_REPORT_INT_H
 #define DQ_REPORT_INT_H
@@ -35,6 +37,37 @@ int write_atomic(const char *path, const char *data, size_t len, char *err,
  * -1 + err. */
 int run_gnuplot(const char *script, const char *in, const char *outpath,
                 char *err, size_t errlen);
+/* Writes data (len bytes) as <o->dir>/data/<stem>.<ext> and draws
+ * <o->dir>/figures/<stem>.svg and <stem>.png with gnuplot -c
+ * <o->scripts>/<script>.gp <data file> <figure>.  Writes nothing to the
+ * report text (figure_links does) and does not touch e->figures
+ * (add_figure does).  Returns 0, or -1 with err (a write, a missing
+ * script or a failed gnuplot). */
+int draw_figure(out *o, const char *stem, const char *script,
+                const char *ext, const char *data, size_t len, char *err,
+                size_t errlen);
+/* The report's line for figure stem (drawn by draw_figure): the SVG as an
+ * image, then links to the PNG and to data/<stem>.<ext>, and a blank
+ * line. */
+void figure_links(out *o, const char *stem, const char *ext);
+/* Appends "<e->name>-<kind>" to e->figures (the experiment's figure
+ * list, at most 8; further ones are dropped). */
+void add_figure(dq_rexp *e, const char *kind);
+/* Set insertion: xs[0..n-1] plus v when v is not there yet and n < max.
+ * Returns the new count (n when v was present or xs full). */
+size_t add_distinct_i64(int64_t *xs, size_t n, size_t max, int64_t v);
+/* Sorts xs[0..n-1] ascending in place (insertion sort: n is small). */
+void sort_i64(int64_t *xs, size_t n);
+/* The poll interval of a group of a polling strategy (DQ_G_POLLS), ms:
+ * its poll_ms option, else the strategy's default; -1 for a strategy that
+ * does not poll or is unknown to this dqlab. */
+long group_poll_ms(const dq_rgroup *g);
+/* True when trial t belongs to matrix cell g (same strategy, options,
+ * producers, consumers, work and backlog). */
+bool trial_in_group(const dq_rtrial *t, const dq_rgroup *g);
+/* open_memstream(buf, len) after setting *buf = NULL, *len = 0: the
+ * stream, or NULL with err.  After fclose the caller owns *buf (free). */
+FILE *mem_open(char **buf, size_t *len, char *err, size_t errlen);
 /* The label of a group's series: strategy, plus options, producers and
  * work when they vary for that strategy in e (no commas). */
 void series_label(const dq_rexp *e, const dq_rgroup *g, char *buf,

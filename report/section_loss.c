@@ -572,6 +572,22 @@ static const dq_rtrial *tl_pick(const dq_loss_table *lt, const dq_rexp *e,
     return best;
 }
 
+/* Reads the event log of row r's first trial (tl_pick) under fault column
+ * col into *l and sets *trial.  Returns 1 (free l with tl_free), 0 when no
+ * trial ran that cell (nothing to free), -1 with err. */
+static int tl_load(const dq_loss_table *lt, const dq_rexp *e, size_t r,
+                   size_t col, tl_log *l, const dq_rtrial **trial, char *err,
+                   size_t errlen)
+{
+    char path[PATH_MAX];
+    *trial = tl_pick(lt, e, r, col);
+    if (*trial == NULL)
+        return 0;
+    snprintf(path, sizeof path, "%s/logs/trial-%03d.log", e->dir,
+             (*trial)->trial);
+    return tl_read(path, l, err, errlen) != 0 ? -1 : 1;
+}
+
 /* The timeline figure of fault column col: data/<exp>-timeline-<slug>.csv
  * (block 0 "panel,t0_s,t1_s" windows; then one block per strategy
  * "t_s,<label>,delivered_pct", a row per bucket, t_s its start), figures in svg
@@ -579,8 +595,7 @@ static const dq_rtrial *tl_pick(const dq_loss_table *lt, const dq_rexp *e,
 static int tl_figure(out *o, const dq_loss_table *lt, const dq_rexp *e,
                      size_t col, char *err, size_t errlen)
 {
-    char slug[64], kind[96], data[PATH_MAX], script[PATH_MAX];
-    char fig[PATH_MAX], path[PATH_MAX];
+    char slug[64], kind[96], stem[PATH_MAX];
     char *csv = NULL, *blocks = NULL, text[8192];
     size_t csvlen = 0, blen = 0, toff = 0, panels = 0;
     int64_t span_us = 0, bucket_us;
@@ -600,14 +615,13 @@ static int tl_figure(out *o, const dq_loss_table *lt, const dq_rexp *e,
     /* The bucket: the largest of 100, 50, 20, 10 ms that still gives the
      * longest of these trials 40 buckets. */
     for (size_t r = 0; r < lt->nrows; r++) {
-        const dq_rtrial *best = tl_pick(lt, e, r, col);
+        const dq_rtrial *best;
         tl_log l;
-        if (best == NULL)
-            continue;
-        snprintf(path, sizeof path, "%s/logs/trial-%03d.log", e->dir,
-                 best->trial);
-        if (tl_read(path, &l, err, errlen) != 0)
+        int got = tl_load(lt, e, r, col, &l, &best, err, errlen);
+        if (got < 0)
             goto done;
+        if (got == 0)
+            continue;
         if (l.end_us - l.t0_us > span_us)
             span_us = l.end_us - l.t0_us;
         tl_free(&l);
@@ -618,14 +632,13 @@ static int tl_figure(out *o, const dq_loss_table *lt, const dq_rexp *e,
                     : bucket_us == 50000 ? 20000 : 10000;
     for (size_t r = 0; r < lt->nrows; r++) {
         /* the first trial (lowest repeat) of this row and fault */
-        const dq_rtrial *best = tl_pick(lt, e, r, col);
+        const dq_rtrial *best;
         tl_log l;
-        if (best == NULL)
-            continue;
-        snprintf(path, sizeof path, "%s/logs/trial-%03d.log", e->dir,
-                 best->trial);
-        if (tl_read(path, &l, err, errlen) != 0)
+        int got = tl_load(lt, e, r, col, &l, &best, err, errlen);
+        if (got < 0)
             goto done;
+        if (got == 0)
+            continue;
         panels++;
         for (size_t w = 0; w < l.nwin; w++)
             fprintf(f, "%zu,%.3f,%.3f\n", panels,
@@ -683,30 +696,16 @@ static int tl_figure(out *o, const dq_loss_table *lt, const dq_rexp *e,
     fclose(f);
     f = NULL;
 
-    snprintf(data, sizeof data, "%s/data/%s-%s.csv", o->dir, e->name, kind);
-    if (write_atomic(data, csv, csvlen, err, errlen) != 0)
+    snprintf(stem, sizeof stem, "%s-%s", e->name, kind);
+    if (draw_figure(o, stem, "loss_timeline", "csv", csv, csvlen, err,
+                    errlen) != 0)
         goto done;
-    snprintf(script, sizeof script, "%s/loss_timeline.gp", o->scripts);
-    if (access(script, R_OK) != 0) {
-        snprintf(err, errlen, "%s: not readable (run dqlab report from the "
-                 "dqlab directory, or pass --scripts DIR)", script);
-        goto done;
-    }
-    static const char *const exts[] = {"svg", "png"};
-    for (size_t i = 0; i < 2; i++) {
-        snprintf(fig, sizeof fig, "%s/figures/%s-%s.%s", o->dir, e->name,
-                 kind, exts[i]);
-        if (run_gnuplot(script, data, fig, err, errlen) != 0)
-            goto done;
-    }
     both(o, "**`%s`, over time** (the first repeat of each strategy; "
          "shaded: the fault windows of that trial, drawn at least 1%% of "
          "the axis wide; bars: deliveries per %" PRId64 " ms; line: share "
          "of the enqueued tasks delivered so far):\n\n%s\n\n",
          lt->faults[col], bucket_us / 1000, text);
-    both(o, "![%s-%s](figures/%s-%s.svg) ([PNG](figures/%s-%s.png), "
-         "[data](data/%s-%s.csv))\n\n", e->name, kind, e->name, kind,
-         e->name, kind, e->name, kind);
+    figure_links(o, stem, "csv");
     rc = 0;
 done:
     if (fb != NULL)

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../strategies/dq.h"
 #include "perf.h"
 #include "report_int.h"
 
@@ -457,26 +458,23 @@ static size_t names_of(const dq_perf *p, const char *which,
 static int figure(out *o, const char *kind, const char *script,
                   const char *data, size_t len, char *err, size_t errlen)
 {
-    char csvp[PATH_MAX], gp[PATH_MAX], fig[PATH_MAX];
-    snprintf(csvp, sizeof csvp, "%s/data/bench-%s.csv", o->dir, kind);
-    if (write_atomic(csvp, data, len, err, errlen) != 0)
+    char stem[64];
+    snprintf(stem, sizeof stem, "bench-%s", kind);
+    if (draw_figure(o, stem, script, "csv", data, len, err, errlen) != 0)
         return -1;
-    snprintf(gp, sizeof gp, "%s/%s.gp", o->scripts, script);
-    if (access(gp, R_OK) != 0) {
-        snprintf(err, errlen, "%s: not readable (run dqlab report from the "
-                 "dqlab directory, or pass --scripts DIR)", gp);
-        return -1;
-    }
-    static const char *const exts[] = {"svg", "png"};
-    for (size_t i = 0; i < 2; i++) {
-        snprintf(fig, sizeof fig, "%s/figures/bench-%s.%s", o->dir, kind,
-                 exts[i]);
-        if (run_gnuplot(gp, csvp, fig, err, errlen) != 0)
-            return -1;
-    }
-    both(o, "![bench-%s](figures/bench-%s.svg) ([PNG](figures/bench-%s.png),"
-         " [data](data/bench-%s.csv))\n\n", kind, kind, kind, kind);
+    figure_links(o, stem, "csv");
     return 0;
+}
+
+/* True when the strategy of a row label ("name" or "name options") does
+ * not use Redis (the heap): a fraction of the Redis ceiling means nothing
+ * for it. */
+static bool no_redis(const char *label)
+{
+    char name[NAMELEN];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(label, " "), label);
+    const dq_strategy *st = dq_strategy_find(name);
+    return st != NULL && !(st->flags & DQ_G_NEEDS_REDIS);
 }
 
 static void fmt_rate(char *buf, size_t len, double v)
@@ -539,23 +537,12 @@ static int write_throughput(out *o, const dq_perf *p, char *err,
 {
     char names[32][NAMELEN];
     size_t ns = names_of(p, "e2e", names, 32);
-    int xs[16];
+    int64_t xs[16];
     size_t nx = 0;
-    for (size_t i = 0; i < p->ntp; i++) {
-        if (strcmp(p->tp[i].kind, "e2e") != 0)
-            continue;
-        size_t j;
-        for (j = 0; j < nx && xs[j] != p->tp[i].consumers; j++)
-            ;
-        if (j == nx && nx < 16)
-            xs[nx++] = p->tp[i].consumers;
-    }
-    for (size_t i = 1; i < nx; i++)
-        for (size_t j = i; j > 0 && xs[j - 1] > xs[j]; j--) {
-            int t = xs[j];
-            xs[j] = xs[j - 1];
-            xs[j - 1] = t;
-        }
+    for (size_t i = 0; i < p->ntp; i++)
+        if (strcmp(p->tp[i].kind, "e2e") == 0)
+            nx = add_distinct_i64(xs, nx, 16, p->tp[i].consumers);
+    sort_i64(xs, nx);
     both(o, "### Throughput\n\n");
     if (ns == 0) {
         both(o, "Not measured in this run.\n\n");
@@ -564,19 +551,17 @@ static int write_throughput(out *o, const dq_perf *p, char *err,
     /* The figure: x consumers, one column per strategy (throughput.gp). */
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (f == NULL) {
-        snprintf(err, errlen, "open_memstream failed");
+    FILE *f = mem_open(&buf, &len, err, errlen);
+    if (f == NULL)
         return -1;
-    }
     fputs("consumers", f);
     for (size_t s = 0; s < ns; s++)
         fprintf(f, ",%s", names[s]);
     fputc('\n', f);
     for (size_t x = 0; x < nx; x++) {
-        fprintf(f, "%d", xs[x]);
+        fprintf(f, "%" PRId64, xs[x]);
         for (size_t s = 0; s < ns; s++) {
-            double v = dq_perf_e2e(p, names[s], xs[x], NULL);
+            double v = dq_perf_e2e(p, names[s], (int)xs[x], NULL);
             if (v >= 0)
                 fprintf(f, ",%.1f", v);
             else
@@ -616,7 +601,7 @@ static int write_throughput(out *o, const dq_perf *p, char *err,
     head[nh++] = h0[0];
     head[nh++] = h0[1];
     for (size_t x = 0; x < nx; x++) {
-        snprintf(xh[x], 32, "e2e /s, %d cons.", xs[x]);
+        snprintf(xh[x], 32, "e2e /s, %d cons.", (int)xs[x]);
         head[nh++] = xh[x];
     }
     for (size_t i = 0; i < 4; i++)
@@ -629,11 +614,11 @@ static int write_throughput(out *o, const dq_perf *p, char *err,
         snprintf(c[n++], NAMELEN, "%s", names[s]);
         fmt_rate(c[n++], 64, dq_perf_enqueue(p, names[s]));
         for (size_t x = 0; x < nx; x++)
-            fmt_rate(c[n++], 64, dq_perf_e2e(p, names[s], xs[x], NULL));
+            fmt_rate(c[n++], 64, dq_perf_e2e(p, names[s], (int)xs[x], NULL));
         int at = 0;
         double best = dq_perf_e2e(p, names[s], 0, &at);
         snprintf(c[n++], 64, "%.0f (%d cons.)", best, at);
-        if (p->zadd_per_s > 0)
+        if (p->zadd_per_s > 0 && !no_redis(names[s]))
             snprintf(c[n++], 64, "%.1f%%", 100 * best / p->zadd_per_s);
         else
             snprintf(c[n++], 64, "n/a");
@@ -723,26 +708,14 @@ static int write_backlog(out *o, const dq_perf *p, char *err, size_t errlen)
     }
     int64_t xs[16];
     size_t nx = 0;
-    for (size_t i = 0; i < p->nbl; i++) {
-        size_t j;
-        for (j = 0; j < nx && xs[j] != p->bl[i].backlog; j++)
-            ;
-        if (j == nx && nx < 16)
-            xs[nx++] = p->bl[i].backlog;
-    }
-    for (size_t i = 1; i < nx; i++)
-        for (size_t j = i; j > 0 && xs[j - 1] > xs[j]; j--) {
-            int64_t t = xs[j];
-            xs[j] = xs[j - 1];
-            xs[j - 1] = t;
-        }
+    for (size_t i = 0; i < p->nbl; i++)
+        nx = add_distinct_i64(xs, nx, 16, p->bl[i].backlog);
+    sort_i64(xs, nx);
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (f == NULL) {
-        snprintf(err, errlen, "open_memstream failed");
+    FILE *f = mem_open(&buf, &len, err, errlen);
+    if (f == NULL)
         return -1;
-    }
     fputs("pending", f);
     for (size_t s = 0; s < ns; s++)
         fprintf(f, ",%s p50,%s p99", names[s], names[s]);
@@ -836,26 +809,14 @@ static int write_lateness(out *o, const dq_perf *p, char *err, size_t errlen)
     }
     int64_t xs[16];
     size_t nx = 0;
-    for (size_t i = 0; i < p->nlat; i++) {
-        size_t j;
-        for (j = 0; j < nx && xs[j] != p->lat[i].offered_per_s; j++)
-            ;
-        if (j == nx && nx < 16)
-            xs[nx++] = p->lat[i].offered_per_s;
-    }
-    for (size_t i = 1; i < nx; i++)
-        for (size_t j = i; j > 0 && xs[j - 1] > xs[j]; j--) {
-            int64_t t = xs[j];
-            xs[j] = xs[j - 1];
-            xs[j - 1] = t;
-        }
+    for (size_t i = 0; i < p->nlat; i++)
+        nx = add_distinct_i64(xs, nx, 16, p->lat[i].offered_per_s);
+    sort_i64(xs, nx);
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (f == NULL) {
-        snprintf(err, errlen, "open_memstream failed");
+    FILE *f = mem_open(&buf, &len, err, errlen);
+    if (f == NULL)
         return -1;
-    }
     fputs("offered", f);
     for (size_t s = 0; s < ns; s++)
         fprintf(f, ",%s", names[s]);
@@ -932,7 +893,8 @@ static int write_lateness(out *o, const dq_perf *p, char *err, size_t errlen)
             both(o, "%ssaturated at %" PRId64 "/s", ok > 0 ? " and " : "",
                  sat);
         else
-            both(o, "%snever saturated", ok > 0 ? " and " : "");
+            both(o, "%sdid not saturate at the rates offered",
+                 ok > 0 ? " and " : "");
         both(o, "%s", s + 1 < ns ? "; " : ".\n\n");
     }
     return 0;

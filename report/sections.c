@@ -52,14 +52,6 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static bool same_cell(const dq_rtrial *t, const dq_rgroup *g)
-{
-    return strcmp(t->strategy, g->strategy) == 0 &&
-           strcmp(t->options, g->options) == 0 &&
-           t->producers == g->producers && t->consumers == g->consumers &&
-           t->work_us == g->work_us && t->backlog == g->backlog;
-}
-
 /* Reads the event logs of g's trials into ls.  Returns 0 or -1 with err. */
 static int load_series(const dq_rexp *e, const dq_rgroup *g, lat_series *ls,
                        char *err, size_t errlen)
@@ -69,7 +61,7 @@ static int load_series(const dq_rexp *e, const dq_rgroup *g, lat_series *ls,
     series_label(e, g, ls->label, sizeof ls->label);
     for (size_t i = 0; i < e->ntrials; i++) {
         const dq_rtrial *t = &e->trials[i];
-        if (!same_cell(t, g))
+        if (!trial_in_group(t, g))
             continue;
         if (t->trial <= 0) {
             snprintf(err, errlen, "%s/trials.csv: no trial column (results "
@@ -155,84 +147,61 @@ static void pct_cell(char *buf, size_t len, const lat_series *ls, double p,
         snprintf(buf, len, "> %.0f s", window_ms / 1000.0);
 }
 
-static void add_figure(dq_rexp *e, const char *kind)
-{
-    char name[sizeof e->figures[0]];
-    snprintf(name, sizeof name, "%s-%s", e->name, kind);
-    if (e->nfigures < 8)
-        memcpy(e->figures[e->nfigures++], name, sizeof name);
-}
-
-/* Writes buf as data/<exp>-<kind>.<ext> and draws figures/<exp>-<kind>.
- * {svg,png} with scripts/<script>.gp.  Returns 0 or -1 with err. */
+/* Draws figures/<exp>-<kind>.{svg,png} from buf (written as
+ * data/<exp>-<kind>.<ext>) with scripts/<script>.gp, lists it in
+ * e->figures and writes its line.  Returns 0 or -1 with err. */
 static int plot(out *o, dq_rexp *e, const char *kind, const char *script_name,
                 const char *ext, const char *buf, size_t len, char *err,
                 size_t errlen)
 {
-    char data[PATH_MAX], script[PATH_MAX], fig[PATH_MAX];
-    snprintf(data, sizeof data, "%s/data/%s-%s.%s", o->dir, e->name, kind,
-             ext);
-    if (write_atomic(data, buf, len, err, errlen) != 0)
+    char stem[PATH_MAX];
+    snprintf(stem, sizeof stem, "%s-%s", e->name, kind);
+    if (draw_figure(o, stem, script_name, ext, buf, len, err, errlen) != 0)
         return -1;
-    snprintf(script, sizeof script, "%s/%s.gp", o->scripts, script_name);
-    if (access(script, R_OK) != 0) {
-        snprintf(err, errlen, "%s: not readable (run dqlab report from the "
-                 "dqlab directory, or pass --scripts DIR)", script);
-        return -1;
-    }
-    static const char *const exts[] = {"svg", "png"};
-    for (size_t i = 0; i < 2; i++) {
-        snprintf(fig, sizeof fig, "%s/figures/%s-%s.%s", o->dir, e->name,
-                 kind, exts[i]);
-        if (run_gnuplot(script, data, fig, err, errlen) != 0)
-            return -1;
-    }
     add_figure(e, kind);
-    both(o, "![%s-%s](figures/%s-%s.svg) ([PNG](figures/%s-%s.png), "
-         "[data](data/%s-%s.%s))\n\n", e->name, kind, e->name, kind, e->name,
-         kind, e->name, kind, ext);
+    figure_links(o, stem, ext);
     return 0;
 }
 
-/* The poll interval of a group, or -1 when the strategy does not poll. */
-static long poll_ms_of(const dq_rgroup *g)
+/* The pooled series of e's first MAX_SERIES groups, *ns of them (calloc'd,
+ * at least one element).  Returns the array (free with free_series(ls,
+ * *ns) and free(ls)), or NULL with err. */
+static lat_series *load_all_series(dq_rexp *e, size_t *ns, char *err,
+                                   size_t errlen)
 {
-    const dq_strategy *s = dq_strategy_find(g->strategy);
-    if (s == NULL || !(s->flags & DQ_G_POLLS))
-        return -1;
-    char v[32];
-    if (dq_options_get(g->options, "poll_ms", v, sizeof v))
-        return strtol(v, NULL, 10);
-    for (const dq_optdef *d = s->options; d && d->name; d++)
-        if (strcmp(d->name, "poll_ms") == 0 && d->def)
-            return strtol(d->def, NULL, 10);
-    return -1;
+    size_t n = e->ngroups < MAX_SERIES ? e->ngroups : MAX_SERIES;
+    lat_series *ls = calloc(n ? n : 1, sizeof *ls);
+    if (ls == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (load_series(e, &e->groups[i], &ls[i], err, errlen) != 0) {
+            free_series(ls, n);
+            free(ls);
+            return NULL;
+        }
+    *ns = n;
+    return ls;
 }
 
 /* ====================================================================== */
 
 int section_lateness_cdf(out *o, dq_rexp *e, char *err, size_t errlen)
 {
-    size_t ns = e->ngroups < MAX_SERIES ? e->ngroups : MAX_SERIES;
-    lat_series *ls = calloc(ns ? ns : 1, sizeof *ls);
+    size_t ns;
+    lat_series *ls = load_all_series(e, &ns, err, errlen);
     char *buf = NULL;
     size_t len = 0;
     int rc = -1;
-    if (ls == NULL) {
-        snprintf(err, errlen, "out of memory");
+    if (ls == NULL)
         return -1;
-    }
-    for (size_t i = 0; i < ns; i++)
-        if (load_series(e, &e->groups[i], &ls[i], err, errlen) != 0)
-            goto done;
 
     /* The CDF data: one block per series (two blank lines apart), each
      * with its label in the header, as lateness_cdf.gp expects. */
-    FILE *f = open_memstream(&buf, &len);
-    if (f == NULL) {
-        snprintf(err, errlen, "open_memstream failed");
+    FILE *f = mem_open(&buf, &len, err, errlen);
+    if (f == NULL)
         goto done;
-    }
     size_t drawn = 0;
     for (size_t i = 0; i < ns; i++) {
         if (ls[i].n == 0)
@@ -279,7 +248,7 @@ int section_lateness_cdf(out *o, dq_rexp *e, char *err, size_t errlen)
             fmt_ms(c[10], 64, s->lat[s->n - 1]);
         else
             snprintf(c[10], 64, "n/a");
-        long pm = poll_ms_of(s->g);
+        long pm = group_poll_ms(s->g);
         if (pm > 0)
             snprintf(c[11], 64, "polling, %ld ms", pm);
         else
@@ -343,7 +312,7 @@ int section_lateness_cdf(out *o, dq_rexp *e, char *err, size_t errlen)
      * at most the interval, and an excess is printed in ms, so the words
      * follow from the numbers beside them (no hidden slack). */
     for (size_t i = 0; i < ns; i++) {
-        long pm = poll_ms_of(ls[i].g);
+        long pm = group_poll_ms(ls[i].g);
         double p50, p99;
         if (pm <= 0 || ls[i].n == 0 || !cens_pct(&ls[i], 50, &p50) ||
             !cens_pct(&ls[i], 99, &p99))
@@ -389,11 +358,9 @@ int section_idle_cost(out *o, dq_rexp *e, char *err, size_t errlen)
 {
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (f == NULL) {
-        snprintf(err, errlen, "open_memstream failed");
+    FILE *f = mem_open(&buf, &len, err, errlen);
+    if (f == NULL)
         return -1;
-    }
     fputs("strategy,redis_commands_per_s,server_cpu_ms_per_s\n", f);
     for (size_t i = 0; i < e->ngroups; i++) {
         char l[128];
@@ -421,12 +388,12 @@ int section_idle_cost(out *o, dq_rexp *e, char *err, size_t errlen)
         const dq_strategy *st = dq_strategy_find(g->strategy);
         double win = 0;
         for (size_t j = 0; j < e->ntrials; j++)
-            if (same_cell(&e->trials[j], g))
+            if (trial_in_group(&e->trials[j], g))
                 win = e->trials[j].measured_s;
         char c[8][64];
         const char *cells[8];
         series_label(e, g, c[0], 64);
-        long pm = poll_ms_of(g);
+        long pm = group_poll_ms(g);
         if (pm > 0)
             snprintf(c[1], 64, "polling, %ld ms", pm);
         else if (st && !(st->flags & DQ_G_NEEDS_REDIS))
@@ -517,8 +484,8 @@ int section_idle_cost(out *o, dq_rexp *e, char *err, size_t errlen)
         if (g->cmds_per_s_median < 0 || st == NULL ||
             !(st->flags & DQ_G_NEEDS_REDIS))
             continue;
-        if (poll_ms_of(g) > 0) {
-            long pm = poll_ms_of(g);
+        if (group_poll_ms(g) > 0) {
+            long pm = group_poll_ms(g);
             if (pm == 100)
                 pc += g->cmds_per_s_median / g->consumers, np++;
         } else {
@@ -537,11 +504,11 @@ int section_idle_cost(out *o, dq_rexp *e, char *err, size_t errlen)
         const dq_rgroup *a = NULL, *b = NULL;  /* shortest, longest poll */
         for (size_t i = 0; i < e->ngroups; i++) {
             const dq_rgroup *g = &e->groups[i];
-            if (strcmp(g->strategy, names[s]) != 0 || poll_ms_of(g) <= 0)
+            if (strcmp(g->strategy, names[s]) != 0 || group_poll_ms(g) <= 0)
                 continue;
-            if (a == NULL || poll_ms_of(g) < poll_ms_of(a))
+            if (a == NULL || group_poll_ms(g) < group_poll_ms(a))
                 a = g;
-            if (b == NULL || poll_ms_of(g) > poll_ms_of(b))
+            if (b == NULL || group_poll_ms(g) > group_poll_ms(b))
                 b = g;
         }
         if (a == NULL || a == b || a->cmds_per_s_median < 0 ||
@@ -549,8 +516,8 @@ int section_idle_cost(out *o, dq_rexp *e, char *err, size_t errlen)
             continue;
         both(o, "%s: poll_ms %ld -> %.0f commands/s, %.1f ms CPU/s; poll_ms "
              "%ld -> %.1f commands/s, %.1f ms CPU/s", names[s],
-             poll_ms_of(a), a->cmds_per_s_median, a->cpu_ms_per_s_median,
-             poll_ms_of(b), b->cmds_per_s_median, b->cpu_ms_per_s_median);
+             group_poll_ms(a), a->cmds_per_s_median, a->cpu_ms_per_s_median,
+             group_poll_ms(b), b->cmds_per_s_median, b->cpu_ms_per_s_median);
         /* The CPU is the whole server process over a few seconds: say so
          * when it moves against the commands. */
         if (b->cmds_per_s_median < a->cmds_per_s_median &&
@@ -573,44 +540,27 @@ int section_idle_cost(out *o, dq_rexp *e, char *err, size_t errlen)
 
 int section_backlog(out *o, dq_rexp *e, char *err, size_t errlen)
 {
-    size_t ns = e->ngroups < MAX_SERIES ? e->ngroups : MAX_SERIES;
-    lat_series *ls = calloc(ns ? ns : 1, sizeof *ls);
+    size_t ns;
+    lat_series *ls = load_all_series(e, &ns, err, errlen);
     char *buf = NULL;
     size_t len = 0;
     int rc = -1;
     double window_ms = strtod(dq_rexp_meta(e, "grace_ms"), NULL);
-    if (ls == NULL) {
-        snprintf(err, errlen, "out of memory");
+    if (ls == NULL)
         return -1;
-    }
-    for (size_t i = 0; i < ns; i++)
-        if (load_series(e, &e->groups[i], &ls[i], err, errlen) != 0)
-            goto done;
     char names[16][32];
     size_t nn = strategies_of(e, names, 16);
     int64_t xs[32];
     size_t nx = 0;
-    for (size_t i = 0; i < ns; i++) {
-        size_t j;
-        for (j = 0; j < nx && xs[j] != ls[i].g->backlog; j++)
-            ;
-        if (j == nx && nx < 32)
-            xs[nx++] = ls[i].g->backlog;
-    }
-    for (size_t i = 1; i < nx; i++)
-        for (size_t j = i; j > 0 && xs[j - 1] > xs[j]; j--) {
-            int64_t t = xs[j];
-            xs[j] = xs[j - 1];
-            xs[j - 1] = t;
-        }
+    for (size_t i = 0; i < ns; i++)
+        nx = add_distinct_i64(xs, nx, 32, ls[i].g->backlog);
+    sort_i64(xs, nx);
 
     /* Wide data: backlog, then per strategy p50, p99, max (ms, empty when
      * censored) and the % delivered in the window. */
-    FILE *f = open_memstream(&buf, &len);
-    if (f == NULL) {
-        snprintf(err, errlen, "open_memstream failed");
+    FILE *f = mem_open(&buf, &len, err, errlen);
+    if (f == NULL)
         goto done;
-    }
     fputs("pending", f);
     for (size_t s = 0; s < nn; s++)
         fprintf(f, ",%s p50,%s p99,%s max,%s delivered %%", names[s],
@@ -660,7 +610,7 @@ int section_backlog(out *o, dq_rexp *e, char *err, size_t errlen)
                 const char *cells[8];
                 double bs = 0;
                 for (size_t j = 0; j < e->ntrials; j++)
-                    if (same_cell(&e->trials[j], l->g))
+                    if (trial_in_group(&e->trials[j], l->g))
                         bs = e->trials[j].backlog_s;
                 snprintf(c[0], 64, "%s", l->label);
                 snprintf(c[1], 64, "%" PRId64, l->g->backlog);

@@ -129,19 +129,14 @@ static int lua_open(dq_queue *q)
         goto free_priv;
     /* "client" or "server": checked against lua_options by dq_open. */
     p->server_clock = strcmp(dq_opt_get(q, "clock"), "server") == 0;
-    if ((rc = dq_held_init(q, &p->held, (size_t)p->batch)) != DQ_OK)
-        goto free_priv;
     dq_redis_key(q, DQ_ZH_ZSET, p->zkey, sizeof p->zkey);
     dq_redis_key(q, DQ_ZH_HASH, p->pkey, sizeof p->pkey);
-    rc = dq_redis_connect(q, p->server_clock ? "5.0.0" : NULL,
-                          DQ_SOCK_TIMEOUT_MS, &p->c);
+    rc = dq_zlua_open(q, p->server_clock, &p->held, (size_t)p->batch, &p->c);
     if (rc != DQ_OK)
-        goto free_buf;
+        goto free_priv;
     q->priv = p;
     return DQ_OK;
 
-free_buf:
-    dq_held_free(&p->held);
 free_priv:
     free(p);
     return rc;
@@ -153,8 +148,7 @@ static void lua_close(dq_queue *q)
 
     if (p == NULL)
         return;
-    dq_held_free(&p->held); /* at-most-once: buffered tasks are lost here */
-    redisFree(p->c);
+    dq_zlua_close(&p->held, p->c); /* at-most-once: the buffer is lost */
     free(p);
     q->priv = NULL;
 }
@@ -168,27 +162,15 @@ static int fill_buffer(dq_queue *q, const redisReply *r, size_t n)
 
     h->head = h->count = 0;
     for (size_t i = 0; i < n; i++) {
-        const redisReply *id = r->element[3 + 3 * i];
-        const redisReply *due = r->element[4 + 3 * i];
-        const redisReply *pl = r->element[5 + 3 * i];
-        dq_task *t = &h->tasks[h->count];
+        int rc;
 
-        memset(t, 0, sizeof *t);
-        if (id->type != REDIS_REPLY_STRING || id->len == 0 ||
-            id->len >= DQ_ID_MAX || !dq_reply_score_ms(due, &t->due_ms) ||
-            (pl->type != REDIS_REPLY_STRING && pl->type != REDIS_REPLY_NIL))
-            /* Already removed from Redis: the rest of this batch is lost.
-             * Only a protocol bug can get here. */
-            return dq_fail(q, DQ_EPROTO, "claim script: bad task triple %zu", i);
-        memcpy(t->id, id->str, id->len);
-        t->id[id->len] = '\0';
-        t->payload_len = pl->type == REDIS_REPLY_STRING ? pl->len : 0;
-        t->payload = malloc(t->payload_len + 1);
-        if (t->payload == NULL)
-            return dq_fail(q, DQ_ENOMEM, "claim: out of memory");
-        if (t->payload_len > 0)
-            memcpy(t->payload, pl->str, t->payload_len);
-        t->payload[t->payload_len] = '\0';
+        /* On error the task and the rest of this batch are already
+         * removed from Redis, so lost.  Only a protocol bug can get here. */
+        rc = dq_zlua_task_copy(q, r->element[3 + 3 * i], r->element[4 + 3 * i],
+                               r->element[5 + 3 * i], i,
+                               &h->tasks[h->count]);
+        if (rc != DQ_OK)
+            return rc;
         h->count++;
     }
     return DQ_OK;

@@ -181,17 +181,12 @@ static int ll_open(dq_queue *q)
     dq_redis_key(q, DQ_ZH_HASH, p->pkey, sizeof p->pkey);
     dq_redis_key(q, "a", p->akey, sizeof p->akey);
     dq_redis_key(q, "d", p->dkey, sizeof p->dkey);
-    if ((rc = dq_held_init(q, &p->held, 1)) != DQ_OK)
-        goto free_priv;
-    rc = dq_redis_connect(q, p->server_clock ? "5.0.0" : NULL,
-                          DQ_SOCK_TIMEOUT_MS, &p->c);
+    rc = dq_zlua_open(q, p->server_clock, &p->held, 1, &p->c);
     if (rc != DQ_OK)
-        goto free_held;
+        goto free_priv;
     q->priv = p;
     return DQ_OK;
 
-free_held:
-    dq_held_free(&p->held);
 free_priv:
     free(p);
     return rc;
@@ -204,8 +199,7 @@ static void ll_close(dq_queue *q)
     if (p == NULL)
         return;
     /* A held task stays leased in Redis and comes back after lease_ms. */
-    dq_held_free(&p->held);
-    redisFree(p->c);
+    dq_zlua_close(&p->held, p->c);
     free(p);
     q->priv = NULL;
 }
@@ -245,31 +239,22 @@ static int ll_enqueue_many(dq_queue *q, const dq_enqueue_item *items,
 /* Fills *t from the claim script's reply elements 3..7. */
 static int ll_fill_task(dq_queue *q, const redisReply *r, dq_task *t)
 {
-    const redisReply *id = r->element[3], *pl = r->element[7];
     int64_t attempt, deadline;
+    int rc;
 
-    memset(t, 0, sizeof *t);
-    if (id->type != REDIS_REPLY_STRING || id->len == 0 ||
-        id->len >= DQ_ID_MAX || !dq_reply_score_ms(r->element[4], &t->due_ms) ||
-        !dq_reply_int(r->element[5], &attempt) || attempt < 1 ||
-        attempt > 1000000000 || !dq_reply_int(r->element[6], &deadline) ||
-        (pl->type != REDIS_REPLY_STRING && pl->type != REDIS_REPLY_NIL))
-        /* The task is leased; it comes back after lease_ms. */
+    /* On error the task is leased; it comes back after lease_ms. */
+    rc = dq_zlua_task_copy(q, r->element[3], r->element[4], r->element[7], 0,
+                           t);
+    if (rc != DQ_OK)
+        return rc;
+    if (!dq_reply_int(r->element[5], &attempt) || attempt < 1 ||
+        attempt > 1000000000 || !dq_reply_int(r->element[6], &deadline)) {
+        dq_task_clear(t);
         return dq_fail(q, DQ_EPROTO, "claim script: bad task in reply");
-    memcpy(t->id, id->str, id->len);
-    t->id[id->len] = '\0';
+    }
     t->attempt = (int)attempt;
     snprintf(t->token, sizeof t->token, "%lld:%lld", (long long)attempt,
              (long long)deadline);
-    t->payload_len = pl->type == REDIS_REPLY_STRING ? pl->len : 0;
-    t->payload = malloc(t->payload_len + 1);
-    if (t->payload == NULL) {
-        t->payload_len = 0;
-        return dq_fail(q, DQ_ENOMEM, "claim: out of memory");
-    }
-    if (t->payload_len > 0)
-        memcpy(t->payload, pl->str, t->payload_len);
-    t->payload[t->payload_len] = '\0';
     return DQ_OK;
 }
 

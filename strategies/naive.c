@@ -70,34 +70,18 @@ static const dq_optdef naive_options[] = {
 
 static int naive_open(dq_queue *q)
 {
+    int64_t poll_ms, gap_us;
     naive_priv *p;
     int rc;
 
-    p = calloc(1, sizeof *p);
-    if (p == NULL)
-        return dq_fail(q, DQ_ENOMEM, "naive: out of memory");
-    if ((rc = dq_opt_i64(q, "poll_ms", &p->poll_ms)) != DQ_OK ||
-        (rc = dq_opt_i64(q, "gap_us", &p->gap_us)) != DQ_OK)
-        goto free_priv;
-    if ((rc = dq_redis_connect(q, NULL, DQ_SOCK_TIMEOUT_MS, &p->c)) != DQ_OK)
-        goto free_priv;
-    q->priv = p;
+    if ((rc = dq_opt_i64(q, "poll_ms", &poll_ms)) != DQ_OK ||
+        (rc = dq_opt_i64(q, "gap_us", &gap_us)) != DQ_OK ||
+        (rc = dq_zh_priv_open(q, sizeof *p)) != DQ_OK)
+        return rc;
+    p = q->priv;
+    p->poll_ms = poll_ms;
+    p->gap_us = gap_us;
     return DQ_OK;
-
-free_priv:
-    free(p);
-    return rc;
-}
-
-static void naive_close(dq_queue *q)
-{
-    naive_priv *p = q->priv;
-
-    if (p == NULL)
-        return;
-    redisFree(p->c);
-    free(p);
-    q->priv = NULL;
 }
 
 static int naive_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
@@ -155,7 +139,7 @@ const dq_strategy dq_strategy_naive = {
     .enqueue = dq_zh_op_enqueue,
     .claim = naive_claim,
     .ack = dq_zh_op_ack,
-    .close = naive_close,
+    .close = dq_zh_op_close,
     .cancel = dq_zh_op_cancel,
     .reschedule = dq_zh_op_reschedule,
     .pending = dq_zh_op_pending,

@@ -73,33 +73,14 @@ static const dq_optdef nc_options[] = {
 
 static int nc_open(dq_queue *q)
 {
-    nc_priv *p;
+    int64_t poll_ms;
     int rc;
 
-    p = calloc(1, sizeof *p);
-    if (p == NULL)
-        return dq_fail(q, DQ_ENOMEM, "naive-checked: out of memory");
-    if ((rc = dq_opt_i64(q, "poll_ms", &p->poll_ms)) != DQ_OK)
-        goto free_priv;
-    if ((rc = dq_redis_connect(q, NULL, DQ_SOCK_TIMEOUT_MS, &p->c)) != DQ_OK)
-        goto free_priv;
-    q->priv = p;
+    if ((rc = dq_opt_i64(q, "poll_ms", &poll_ms)) != DQ_OK ||
+        (rc = dq_zh_priv_open(q, sizeof(nc_priv))) != DQ_OK)
+        return rc;
+    ((nc_priv *)q->priv)->poll_ms = poll_ms;
     return DQ_OK;
-
-free_priv:
-    free(p);
-    return rc;
-}
-
-static void nc_close(dq_queue *q)
-{
-    nc_priv *p = q->priv;
-
-    if (p == NULL)
-        return;
-    redisFree(p->c);
-    free(p);
-    q->priv = NULL;
 }
 
 static int nc_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
@@ -162,7 +143,7 @@ const dq_strategy dq_strategy_naive_checked = {
     .enqueue = dq_zh_op_enqueue,
     .claim = nc_claim,
     .ack = dq_zh_op_ack,
-    .close = nc_close,
+    .close = dq_zh_op_close,
     .cancel = dq_zh_op_cancel,
     .reschedule = dq_zh_op_reschedule,
     .pending = dq_zh_op_pending,

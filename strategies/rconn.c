@@ -907,6 +907,31 @@ static redisContext *zh_conn(const dq_queue *q)
     return *(redisContext *const *)q->priv;
 }
 
+int dq_zh_priv_open(dq_queue *q, size_t size)
+{
+    redisContext **p = calloc(1, size);
+    int rc;
+
+    if (p == NULL)
+        return dq_fail(q, DQ_ENOMEM, "%s: out of memory", q->s->name);
+    rc = dq_redis_connect(q, NULL, DQ_SOCK_TIMEOUT_MS, p);
+    if (rc != DQ_OK) {
+        free(p);
+        return rc;
+    }
+    q->priv = p;
+    return DQ_OK;
+}
+
+void dq_zh_op_close(dq_queue *q)
+{
+    if (q->priv == NULL)
+        return;
+    redisFree(zh_conn(q));
+    free(q->priv);
+    q->priv = NULL;
+}
+
 int dq_zh_op_enqueue(dq_queue *q, const char *id, const void *payload,
                      size_t payload_len, int64_t due_ms)
 {

@@ -213,6 +213,14 @@ int dq_zh_op_reschedule(dq_queue *q, const char *id, int64_t due_ms);
 int64_t dq_zh_op_pending(dq_queue *q);
 int dq_zh_op_purge(dq_queue *q);
 int dq_zh_op_exists(dq_queue *q);
+/* Open and close for such strategies when the priv holds nothing else to
+ * free (naive, naive-checked).  dq_zh_priv_open callocs `size` bytes (the
+ * priv struct), connects its first member c (dq_redis_connect, any Redis
+ * version) and sets q->priv; DQ_OK, or a DQ_E* code with q->err and
+ * nothing allocated.  The caller fills its other fields afterwards.
+ * dq_zh_op_close is the dq.h close op: redisFree(c), free(priv). */
+int dq_zh_priv_open(dq_queue *q, size_t size);
+void dq_zh_op_close(dq_queue *q);
 /* Compile-time check that priv type T starts with `redisContext *c`. */
 #define DQ_ZH_PRIV_CHECK(T)                                                  \
     _Static_assert(__builtin_offsetof(T, c) == 0 &&                          \

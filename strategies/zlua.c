@@ -40,6 +40,52 @@ void dq_held_free(dq_held *h)
     memset(h, 0, sizeof *h);
 }
 
+int dq_zlua_open(dq_queue *q, bool server_clock, dq_held *h, size_t cap,
+                 redisContext **c)
+{
+    int rc;
+
+    *c = NULL;
+    if ((rc = dq_held_init(q, h, cap)) != DQ_OK)
+        return rc;
+    rc = dq_redis_connect(q, server_clock ? "5.0.0" : NULL,
+                          DQ_SOCK_TIMEOUT_MS, c);
+    if (rc != DQ_OK)
+        dq_held_free(h);
+    return rc;
+}
+
+void dq_zlua_close(dq_held *h, redisContext *c)
+{
+    dq_held_free(h);
+    if (c != NULL)
+        redisFree(c);
+}
+
+int dq_zlua_task_copy(dq_queue *q, const redisReply *id,
+                      const redisReply *due, const redisReply *pl,
+                      size_t index, dq_task *t)
+{
+    memset(t, 0, sizeof *t);
+    if (id->type != REDIS_REPLY_STRING || id->len == 0 ||
+        id->len >= DQ_ID_MAX || !dq_reply_score_ms(due, &t->due_ms) ||
+        (pl->type != REDIS_REPLY_STRING && pl->type != REDIS_REPLY_NIL))
+        return dq_fail(q, DQ_EPROTO, "claim script: bad task %zu in reply",
+                       index);
+    memcpy(t->id, id->str, id->len);
+    t->id[id->len] = '\0';
+    t->payload_len = pl->type == REDIS_REPLY_STRING ? pl->len : 0;
+    t->payload = malloc(t->payload_len + 1);
+    if (t->payload == NULL) {
+        t->payload_len = 0;
+        return dq_fail(q, DQ_ENOMEM, "claim: out of memory");
+    }
+    if (t->payload_len > 0)
+        memcpy(t->payload, pl->str, t->payload_len);
+    t->payload[t->payload_len] = '\0';
+    return DQ_OK;
+}
+
 void dq_zlua_now_arg(const dq_queue *q, bool server_clock, char *buf,
                      size_t buflen)
 {

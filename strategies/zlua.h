@@ -63,6 +63,27 @@ void dq_held_drop(dq_held *h);
 /* dq_held_drop, then frees the slots.  Safe on a zeroed dq_held. */
 void dq_held_free(dq_held *h);
 
+/* Opening and closing a Lua strategy's handle, the part lua and lua-lease
+ * share: dq_held_init(h, cap), then a connection (dq_redis_connect, which
+ * with server_clock needs Redis >= 5.0 for TIME in scripts) into *c.
+ * DQ_OK, or a DQ_E* code with q->err and nothing left allocated. */
+int dq_zlua_open(dq_queue *q, bool server_clock, dq_held *h, size_t cap,
+                 redisContext **c);
+/* Frees the held tasks (lost for at-most-once strategies; for a lease they
+ * come back when it runs out) and the connection.  c may be NULL. */
+void dq_zlua_close(dq_held *h, redisContext *c);
+
+/* Copies one claimed task out of a script reply into *t (zeroed first):
+ * id must be a non-empty string shorter than DQ_ID_MAX, due a score
+ * (dq_reply_score_ms) and pl a string or nil (empty payload).  t->payload
+ * is a malloc'd NUL-terminated copy, owned by t; attempt and token are left
+ * 0 and empty.  index (the task's place in the reply, from 0) only goes
+ * into the message.  DQ_OK, DQ_EPROTO (q->err: "claim script: bad task
+ * <index> in reply") or DQ_ENOMEM; on error t holds no payload. */
+int dq_zlua_task_copy(dq_queue *q, const redisReply *id,
+                      const redisReply *due, const redisReply *pl,
+                      size_t index, dq_task *t);
+
 /* ARGV[1] for a claim script: "" with server_clock, else dq_now_ms(q) in
  * decimal.  buf: at least 32 bytes. */
 void dq_zlua_now_arg(const dq_queue *q, bool server_clock, char *buf,

@@ -153,7 +153,8 @@ static void check_mixed_due(const char *name)
  * batch/every_batch_strategy_listed fails until you do. */
 #define BATCH_STRATEGIES(X)                                                   \
     X(zpopmin, "zpopmin")                                                     \
-    X(lua, "lua")
+    X(lua, "lua")                                                             \
+    X(heap, "heap")
 
 BATCH_STRATEGIES(BATCH_TESTS)
 
