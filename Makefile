@@ -1,9 +1,9 @@
 # dqlab -- delay-queue strategies side by side on a real Redis.
 #
 #   make            build bin/dqlab
-#   make report     install missing packages, run the quick experiment suite,
-#                   write report/out/REPORT.md and report/out/index.html
-#                   (FULL=1: the full suite)
+#   make report     install missing packages, run the quick experiment suite
+#                   and `dqlab probes`, write report/out/REPORT.md and
+#                   report/out/index.html (FULL=1: the full suite)
 #   make test       install missing packages, build and run the Criterion
 #                   tests against a private redis-server
 #   make test-sanitize   the same tests under AddressSanitizer + UBSan
@@ -93,6 +93,8 @@ report:
 	        echo "make report: $$f: a strategy broke a guarantee it declares; see the report" >&2; \
 	    elif [ $$rc -ne 0 ]; then exit $$rc; fi; \
 	done
+	@# Claims about Redis itself (C06-C09, C20): a few seconds, own server.
+	./bin/dqlab probes --results results
 	./bin/dqlab report results
 
 # `dqlab bench`: speed, the Redis ceiling, backlog scaling, lateness under

@@ -13,5 +13,6 @@ int dq_cmd_check(int argc, char **argv);      /* cli_check.c */
 int dq_cmd_experiment(int argc, char **argv); /* experiment.c */
 int dq_cmd_report(int argc, char **argv);     /* ../report/report.c */
 int dq_cmd_bench(int argc, char **argv);      /* bench.c */
+int dq_cmd_probes(int argc, char **argv);     /* probes.c */
 
 #endif

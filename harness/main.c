@@ -6,6 +6,7 @@
  *   dqlab experiment FILE      a matrix of trials (experiment.c)
  *   dqlab report DIR           the comparison report (report/report.c)
  *   dqlab bench                performance and scale (bench.c)
+ *   dqlab probes               decisive checks of claims about Redis (probes.c)
  *
  * Exit codes (commands.h): 0 ok, 1 a strategy broke a guarantee it
  * declares, 2 bad input or environment (one line on stderr), 130 after
@@ -31,6 +32,8 @@ static const struct {
     {"report", dq_cmd_report, "write the comparison report from results"},
     {"bench", dq_cmd_bench, "measure speed, the Redis ceiling and backlog "
                             "scaling (results/bench/)"},
+    {"probes", dq_cmd_probes, "check claims about Redis itself (C06-C09, "
+                              "C20; results/probes/)"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -5,9 +5,10 @@
  * own words under the same id and, where an experiment measures it, gives a
  * rule that reads the loaded results (report.h) and returns a verdict with
  * the numbers behind it.  Rules never hard-code a figure: every number in
- * the evidence is computed here from trials.csv.  A rule looks for the data
- * it needs in any experiment (not one by name), so a later experiment that
- * measures the same thing adds evidence without touching the rule.
+ * the evidence is computed here from trials.csv (or probes.csv, `dqlab
+ * probes`).  A rule looks for the data it needs in any experiment (not one
+ * by name), so a later experiment that measures the same thing adds
+ * evidence without touching the rule.
  *
  * Adding a claim decision: write a static rule below and put it in the
  * table; report.c prints the table as it is.
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../strategies/dq.h"
 #include "claims.h"
@@ -1348,6 +1350,246 @@ static int64_t c18_outage(const dq_results *r, char *ev, size_t *off,
     return (int64_t)elost;
 }
 
+/* ---- Probes (`dqlab probes`, section_probes.c) --------------------------
+ * C06, C07, C08, C09 and C20 are about Redis itself; one real interaction
+ * each decides them.  The rules read the verdict_input column of
+ * <results>/probes/latest/probes.csv. */
+
+/* Loads the probes into *p; false with ev saying what is missing (no run,
+ * or a malformed file) and nothing to free. */
+static bool probes_load(const dq_results *r, dq_probes *p, char *ev,
+                        size_t evlen)
+{
+    char err[512];
+    int lr = dq_probes_load(r->root, p, err, sizeof err);
+    if (lr == 1)
+        return true;
+    if (lr == 0)
+        snprintf(ev, evlen, "No probe run under `%s/probes/`: run `bin/dqlab "
+                 "probes` (a few seconds; `make report` does).", r->root);
+    else
+        snprintf(ev, evlen, "The probe results are unreadable (%s): rerun "
+                 "`bin/dqlab probes`.", err);
+    return false;
+}
+
+/* The values of keys (NULL-terminated) of row into out[]; false when the
+ * row or any key is missing, with ev saying which. */
+static bool probe_ints(const dq_probes *p, const char *claim,
+                       const char *probe, const char *const *keys,
+                       int64_t *out, char *ev, size_t evlen)
+{
+    const dq_probe_row *row = dq_probes_find(p, claim, probe);
+    for (size_t i = 0; keys[i] != NULL; i++)
+        if (!dq_probe_int(row, keys[i], &out[i])) {
+            snprintf(ev, evlen, "The probe run in `%s` lacks %s %s (%s): "
+                     "rerun `bin/dqlab probes`.", p->dir, claim, probe,
+                     keys[i]);
+            return false;
+        }
+    return true;
+}
+
+/* "YYYY-mm-dd" (UTC) of s seconds since the epoch. */
+static void utc_date(int64_t s, char *buf, size_t len)
+{
+    time_t t = (time_t)s;
+    struct tm tm;
+    if (gmtime_r(&t, &tm) == NULL || strftime(buf, len, "%Y-%m-%d", &tm) == 0)
+        snprintf(buf, len, "?");
+}
+
+static dq_verdict rule_c06(const dq_results *r, char *ev, size_t evlen)
+{
+    dq_probes p;
+    if (!probes_load(r, &p, ev, evlen))
+        return DQ_VERDICT_NOT_MEASURED;
+    int64_t ms[4], us[2], ns[3], first[1], x4096[1];
+    dq_verdict v = DQ_VERDICT_NOT_MEASURED;
+    if (!probe_ints(&p, "C06", "ms-epoch",
+                    (const char *[]){"exact", "n", "lo", "hi", NULL}, ms, ev,
+                    evlen) ||
+        !probe_ints(&p, "C06", "us-epoch",
+                    (const char *[]){"exact", "n", NULL}, us, ev, evlen) ||
+        !probe_ints(&p, "C06", "ns-epoch",
+                    (const char *[]){"exact", "n", "max_err", NULL}, ns, ev,
+                    evlen) ||
+        !probe_ints(&p, "C06", "first-inexact",
+                    (const char *[]){"first_inexact", NULL}, first, ev,
+                    evlen) ||
+        !probe_ints(&p, "C06", "ms-x4096",
+                    (const char *[]){"first_inexact_ms", NULL}, x4096, ev,
+                    evlen))
+        goto done;
+    char lo[32], hi[32], lastms[32], lastus[32], lastns[32], xd[32];
+    utc_date(ms[2] / 1000, lo, sizeof lo);
+    utc_date(ms[3] / 1000, hi, sizeof hi);
+    size_t off = 0;
+    v = ms[0] == ms[1] ? DQ_VERDICT_HOLDS : DQ_VERDICT_DOES_NOT_HOLD;
+    APPEND(ev, off, evlen, "ZADD then ZSCORE (probes, Redis %s): %" PRId64
+           " of %" PRId64 " ms epoch timestamps from %s to %s came back "
+           "exact; microseconds over the same range: %" PRId64 " of %"
+           PRId64 "; nanoseconds near now: %" PRId64 " of %" PRId64
+           " (errors up to %" PRId64 " ns).",
+           p.redis_version[0] ? p.redis_version : "?", ms[0], ms[1], lo, hi,
+           us[0], us[1], ns[0], ns[1], ns[2]);
+    if (first[0] > 0) {
+        utc_date((first[0] - 1) / 1000, lastms, sizeof lastms);
+        utc_date((first[0] - 1) / 1000000, lastus, sizeof lastus);
+        utc_date((first[0] - 1) / 1000000000, lastns, sizeof lastns);
+        APPEND(ev, off, evlen, "  The first integer that does not round-trip "
+               "is %" PRId64 " (the double's 53-bit significand), so ms "
+               "timestamps stay exact until %s, microseconds until %s, and "
+               "nanosecond timestamps stopped being exact on %s.", first[0],
+               lastms, lastus, lastns);
+    }
+    if (x4096[0] > 0) {
+        utc_date(x4096[0] / 1000, xd, sizeof xd);
+        APPEND(ev, off, evlen, "  A ms timestamp times 4096 plus a 12-bit "
+               "sequence stays exact only until %s (first inexact ms %"
+               PRId64 ").", xd, x4096[0]);
+    } else {
+        APPEND(ev, off, evlen, "  ms x 4096 plus a 12-bit sequence stayed "
+               "exact through %s.", hi);
+    }
+    APPEND(ev, off, evlen, "  So the claim %s for milliseconds, and not for "
+           "nanoseconds%s.", v == DQ_VERDICT_HOLDS ? "holds" : "fails even",
+           x4096[0] > 0 ? " or packed ms x 4096 ids beyond that date" : "");
+done:
+    dq_probes_free(&p);
+    return v;
+}
+
+static dq_verdict rule_c07(const dq_results *r, char *ev, size_t evlen)
+{
+    dq_probes p;
+    if (!probes_load(r, &p, ev, evlen))
+        return DQ_VERDICT_NOT_MEASURED;
+    int64_t a[5], d[2];
+    dq_verdict v = DQ_VERDICT_NOT_MEASURED;
+    if (!probe_ints(&p, "C07", "zpopmin-atomic",
+                    (const char *[]){"duplicates", "missing", "popped", "n",
+                                     "threads", NULL}, a, ev, evlen) ||
+        !probe_ints(&p, "C07", "pop-then-die",
+                    (const char *[]){"lost", "n", NULL}, d, ev, evlen))
+        goto done;
+    size_t off = 0;
+    if (a[0] > 0)
+        v = DQ_VERDICT_DOES_NOT_HOLD;
+    else if (d[0] > 0)
+        v = DQ_VERDICT_HOLDS_WITH_CONDITIONS;
+    else
+        v = DQ_VERDICT_HOLDS;
+    APPEND(ev, off, evlen, "Probes (Redis %s): %" PRId64 " threads popping a "
+           "%" PRId64 "-member set with ZPOPMIN made %" PRId64 " pops with %"
+           PRId64 " duplicates and %" PRId64 " members missed: the pop is "
+           "atomic.  A consumer process that ZPOPMINed a task not yet due and "
+           "died before putting it back lost %" PRId64 " of %" PRId64
+           " (the set no longer held it).",
+           p.redis_version[0] ? p.redis_version : "?", a[4], a[3], a[2],
+           a[0], a[1], d[0], d[1]);
+    if (v == DQ_VERDICT_HOLDS_WITH_CONDITIONS)
+        APPEND(ev, off, evlen, "  Atomic, but not a correct delay-queue "
+               "claim on its own: a popped task that is not yet due must be "
+               "put back, and between the pop and the put-back (or the work) "
+               "only that consumer holds it (at-most-once; the zpopmin "
+               "strategy's kill-consumer rows in the loss table show the "
+               "same).");
+done:
+    dq_probes_free(&p);
+    return v;
+}
+
+static dq_verdict rule_c08(const dq_results *r, char *ev, size_t evlen)
+{
+    dq_probes p;
+    if (!probes_load(r, &p, ev, evlen))
+        return DQ_VERDICT_NOT_MEASURED;
+    int64_t pm[4], im[4];
+    const char *keys[] = {"members", "due_first", "delivered", "tasks", NULL};
+    dq_verdict v = DQ_VERDICT_NOT_MEASURED;
+    if (!probe_ints(&p, "C08", "payload-member", keys, pm, ev, evlen) ||
+        !probe_ints(&p, "C08", "id-member", keys, im, ev, evlen))
+        goto done;
+    v = pm[0] < pm[3] && im[0] == im[3] ? DQ_VERDICT_HOLDS
+                                        : DQ_VERDICT_DOES_NOT_HOLD;
+    snprintf(ev, evlen, "Probes (Redis %s): %" PRId64 " tasks with equal "
+             "payloads and different due times.  Payload as member: %" PRId64
+             " member(s); when the first task fell due %" PRId64 " was due, "
+             "and in the end a consumer found %" PRId64 " (the second ZADD "
+             "re-scored the first).  Task id as member, payload in a hash "
+             "(dqlab's layout): %" PRId64 " members, %" PRId64 " due at the "
+             "first due time, %" PRId64 " in the end.",
+             p.redis_version[0] ? p.redis_version : "?", pm[3], pm[0], pm[1],
+             pm[2], im[0], im[1], im[2]);
+done:
+    dq_probes_free(&p);
+    return v;
+}
+
+static dq_verdict rule_c09(const dq_results *r, char *ev, size_t evlen)
+{
+    dq_probes p;
+    if (!probes_load(r, &p, ev, evlen))
+        return DQ_VERDICT_NOT_MEASURED;
+    int64_t s[4], l[4], left[3];
+    const char *keys[] = {"lost", "n", "ttl_ms", "delay_ms", NULL};
+    dq_verdict v = DQ_VERDICT_NOT_MEASURED;
+    if (!probe_ints(&p, "C09", "ttl-shorter", keys, s, ev, evlen) ||
+        !probe_ints(&p, "C09", "ttl-longer", keys, l, ev, evlen) ||
+        !probe_ints(&p, "C09", "leftovers",
+                    (const char *[]){"leftovers", "before", "n", NULL}, left,
+                    ev, evlen))
+        goto done;
+    if (s[0] == 0)
+        v = DQ_VERDICT_DOES_NOT_HOLD;
+    else if (l[0] == 0 && left[0] == 0)
+        v = DQ_VERDICT_HOLDS;
+    else
+        v = DQ_VERDICT_HOLDS_WITH_CONDITIONS;
+    snprintf(ev, evlen, "Probes (Redis %s): payload TTL %" PRId64 " ms, due "
+             "in %" PRId64 " ms: %" PRId64 " of %" PRId64 " tasks had lost "
+             "their payload when claimed.  TTL %" PRId64 " ms, same delay: %"
+             PRId64 " of %" PRId64 " lost.  Of %" PRId64 " payloads left "
+             "unprocessed, %" PRId64 " still existed right after the claim "
+             "and %" PRId64 " after their TTL (no leftovers).",
+             p.redis_version[0] ? p.redis_version : "?", s[2], s[3], s[0],
+             s[1], l[2], l[0], l[1], left[2], left[1], left[0]);
+done:
+    dq_probes_free(&p);
+    return v;
+}
+
+static dq_verdict rule_c20(const dq_results *r, char *ev, size_t evlen)
+{
+    dq_probes p;
+    if (!probes_load(r, &p, ev, evlen))
+        return DQ_VERDICT_NOT_MEASURED;
+    int64_t z[2], x[3];
+    dq_verdict v = DQ_VERDICT_NOT_MEASURED;
+    if (!probe_ints(&p, "C20", "zadd-maxlen",
+                    (const char *[]){"rejected", "zcard", NULL}, z, ev,
+                    evlen) ||
+        !probe_ints(&p, "C20", "xadd-maxlen",
+                    (const char *[]){"xlen", "added", "maxlen", NULL}, x, ev,
+                    evlen))
+        goto done;
+    const dq_probe_row *row = dq_probes_find(&p, "C20", "zadd-maxlen");
+    v = z[0] == 1 && z[1] == 0 ? DQ_VERDICT_DOES_NOT_HOLD
+                               : DQ_VERDICT_HOLDS;
+    snprintf(ev, evlen, "Probes (Redis %s): `ZADD key MAXLEN 10 1 a` -> "
+             "`%s`%s.  On a stream, XADD MAXLEN %" PRId64 " after %" PRId64
+             " entries left XLEN %" PRId64 ": MAXLEN is a Streams option; a "
+             "sorted set is capped only by trimming it yourself "
+             "(ZREMRANGEBYRANK).",
+             p.redis_version[0] ? p.redis_version : "?",
+             row ? row->observed : "?",
+             z[0] == 1 ? ": rejected, nothing added" : "", x[2], x[1], x[0]);
+done:
+    dq_probes_free(&p);
+    return v;
+}
+
 /* ---- The table ---------------------------------------------------------- */
 
 const dq_claim_def dq_claims[] = {
@@ -1369,16 +1611,17 @@ const dq_claim_def dq_claims[] = {
      "backlog scaling from 1k to 1M pending tasks", rule_c05},
     {"C06", "A sorted-set score (a double) stores a millisecond Unix "
      "timestamp exactly.",
-     "exact round trip of scores; where it stops (us, ns, large ms)", NULL},
+     "exact round trip of scores; where it stops (us, ns, large ms)",
+     rule_c06},
     {"C07", "ZPOPMIN pops atomically, so it alone is a correct claim.",
      "zpopmin: what happens to tasks not yet due; loss when a consumer dies "
-     "between pop and put-back", NULL},
+     "between pop and put-back", rule_c07},
     {"C08", "The set member should be a task id with the payload stored "
      "apart; using the payload as the member merges equal payloads into "
-     "one task.", "equal-payload test on both layouts", NULL},
+     "one task.", "equal-payload test on both layouts", rule_c08},
     {"C09", "A TTL on the payload key avoids leftovers, but a TTL shorter "
      "than the delay (or the wait in a backlog) loses the task.",
-     "payload TTL shorter than the delay: lost count", NULL},
+     "payload TTL shorter than the delay: lost count", rule_c09},
     {"C10", "With polling, lateness lies between 0 and the poll interval, "
      "and a shorter interval costs more CPU.",
      "lateness distribution vs poll_ms; idle cost vs poll_ms", rule_c10},
@@ -1414,7 +1657,7 @@ const dq_claim_def dq_claims[] = {
      "sharding on Redis Cluster, raises throughput for very large queues.",
      "bucketed/sharded variant on a local Cluster vs one key", NULL},
     {"C20", "A sorted set can be capped with MAXLEN like a stream.",
-     "Redis's reply to ZADD with MAXLEN (a Streams-only option)", NULL},
+     "Redis's reply to ZADD with MAXLEN (a Streams-only option)", rule_c20},
     {"C21", "Since a consumer can still get a task twice (retries, "
      "redelivery), processing must be idempotent and re-check the business "
      "state.", "at-least-once strategies under faults: redelivered > 0",

@@ -1577,6 +1577,8 @@ int dq_cmd_report(int argc, char **argv)
             goto fail;
     if (section_perf(&o, root, err, sizeof err) != 0)
         goto fail;
+    if (section_probes(&o, root, err, sizeof err) != 0)
+        goto fail;
     write_claims(&o, &r);
     write_strategies(&o);
     fclose(o.md);

@@ -1,8 +1,8 @@
 /* report_int.h -- what report.c shares with the sections in sections.c
  * (lateness CDF, idle cost, backlog lateness), section_perf.c,
- * section_loss.c and claims.c: the output pair, tables, figures and small
- * helpers each of them would otherwise repeat.  Internal to report/:
- * nothing outside includes it.
+ * section_loss.c, section_probes.c and claims.c: the output pair,
+ * tables, figures and small helpers each of them would otherwise repeat.
+ * Internal to report/: nothing outside includes it.
  */
 #ifndef DQ_REPORT_INT_H
 #define DQ_REPORT_INT_H
@@ -92,6 +92,39 @@ int section_backlog(out *o, dq_rexp *e, char *err, size_t errlen);
  * bench`, perf.h); a short "not measured yet" note when there is none.
  * Returns 0 or -1 with err. */
 int section_perf(out *o, const char *root, char *err, size_t errlen);
+
+/* section_probes.c: the Probes section from root/probes/latest (`dqlab
+ * probes`, harness/probes.h): one table row per probe (claim, probe, what
+ * was done, what Redis did); a short "not run" note when there is none.
+ * Returns 0 or -1 with err (a malformed probes.csv). */
+int section_probes(out *o, const char *root, char *err, size_t errlen);
+
+/* One row of probes.csv, and the file as loaded.  The claim rules read
+ * them through dq_probes_find / dq_probe_int. */
+typedef struct dq_probe_row {
+    char claim[8];
+    char probe[48];
+    char action[512];
+    char observed[512];
+    char input[256];          /* "k=v;k2=v2" */
+} dq_probe_row;
+typedef struct dq_probes {
+    char dir[4096];           /* the run latest points to */
+    char redis_version[32];   /* from its meta.txt, "" if absent */
+    dq_probe_row *rows;
+    size_t n;
+} dq_probes;
+/* Loads root/probes/latest/probes.csv (and meta.txt).  Returns 1 when
+ * loaded (free with dq_probes_free), 0 when there is none (nothing to
+ * free), -1 with err naming file:line when it is malformed. */
+int dq_probes_load(const char *root, dq_probes *p, char *err, size_t errlen);
+void dq_probes_free(dq_probes *p);
+/* The row of claim and probe, or NULL. */
+const dq_probe_row *dq_probes_find(const dq_probes *p, const char *claim,
+                                   const char *probe);
+/* The integer value of key in row's verdict_input; false when absent or
+ * not an integer (row may be NULL). */
+bool dq_probe_int(const dq_probe_row *row, const char *key, int64_t *out);
 
 /* section_loss.c: the loss experiment (plots = loss, or a meta.txt with
  * faults): the table strategies x faults of lost / duplicated /
