@@ -1260,7 +1260,11 @@ static int write_meta(const bench *b, bool complete, char *err,
 }
 
 /* INFO server's redis_version, "unknown" when it cannot be read. */
-static void server_version(const dq_redis_target *t, char *buf, size_t len)
+/* Connects to t and writes its redis_version into buf (len bytes,
+ * "unknown" when INFO does not say).  Returns 0, or -1 with the connect
+ * error (host:port and the cause, never the password) in err. */
+static int server_version(const dq_redis_target *t, char *buf, size_t len,
+                          char *err, size_t errlen)
 {
     dq_queue q;
     redisContext *c = NULL;
@@ -1272,20 +1276,16 @@ static void server_version(const dq_redis_target *t, char *buf, size_t len)
     q.cfg.redis_password = t->password[0] ? t->password : NULL;
     q.cfg.redis_db = t->db;
     if (dq_redis_connect(&q, NULL, 5000, &c) != DQ_OK) {
-        snprintf(buf, len, "unreachable: %s", q.err);
-        return;
+        snprintf(err, errlen, "%s", q.err);
+        return -1;
     }
     redisReply *r = redisCommand(c, "INFO server");
-    if (r != NULL && r->type == REDIS_REPLY_STRING) {
-        const char *v = strstr(r->str, "redis_version:");
-        if (v != NULL) {
-            v += strlen("redis_version:");
-            snprintf(buf, len, "%.*s", (int)strcspn(v, "\r\n"), v);
-        }
-    }
+    if (r != NULL && r->type == REDIS_REPLY_STRING)
+        dq_runmeta_redis_version(r->str, buf, len);
     if (r != NULL)
         freeReplyObject(r);
     redisFree(c);
+    return 0;
 }
 
 int dq_cmd_bench(int argc, char **argv)
@@ -1312,9 +1312,9 @@ int dq_cmd_bench(int argc, char **argv)
     /* The server first: nothing is written when it is not there. */
     if (o.have_redis) {
         b.redis = &o.redis;
-        server_version(b.redis, b.redis_version, sizeof b.redis_version);
-        if (strncmp(b.redis_version, "unreachable", 11) == 0) {
-            fprintf(stderr, "dqlab bench: --redis: %s\n", b.redis_version);
+        if (server_version(b.redis, b.redis_version, sizeof b.redis_version,
+                           err, sizeof err) != 0) {
+            fprintf(stderr, "dqlab bench: --redis: %s\n", err);
             return 2;
         }
     } else {

@@ -338,6 +338,22 @@ static const window *began_between(const checker *c, int64_t after,
     return NULL;
 }
 
+/* The consumer an F record's arg names: the value of `consumer=NAME`
+ * (first key, or after a ','), else the part before the first ':'
+ * (`<consumer>:...`, or the whole arg).  Sets *who into arg and returns
+ * its length. */
+static size_t arg_consumer(const char *arg, const char **who)
+{
+    const char *p = strstr(arg, "consumer=");
+
+    if (p != NULL && (p == arg || p[-1] == ',')) {
+        *who = p + strlen("consumer=");
+        return strcspn(*who, ",");
+    }
+    *who = arg;
+    return strcspn(arg, ":");
+}
+
 /* Pairs the F records into windows (sorted by begin) and resolves their
  * consumers.  Returns 0, or -1 with the offending F record in *bad (NULL:
  * out of memory). */
@@ -356,14 +372,9 @@ static int make_windows(checker *c, dq_check *out, const fent **bad)
         if (f->begin) {
             window *w = &c->wv[c->nwv++];
             const char *name = out->faults[f->fault].name;
-            const char *who = strstr(f->arg, "consumer=");
-            size_t ci;
-            if (who != NULL && (who == f->arg || who[-1] == ',')) {
-                who += strlen("consumer=");
-                ci = map_find(&c->cons, who, strcspn(who, ","));
-            } else {
-                ci = map_find(&c->cons, f->arg, strcspn(f->arg, ":"));
-            }
+            const char *who;
+            size_t wlen = arg_consumer(f->arg, &who);
+            size_t ci = map_find(&c->cons, who, wlen);
             w->begin = f->t;
             w->end = INT64_MAX;
             w->fault = f->fault;
@@ -377,10 +388,26 @@ static int make_windows(checker *c, dq_check *out, const fent **bad)
                          sizeof out->faults[0].arg, "%s", f->arg);
             continue;
         }
-        size_t k;
-        for (k = 0; k < c->nwv; k++)
-            if (c->wv[k].fault == f->fault && c->wv[k].end == INT64_MAX)
+        /* The end closes the first open window of its kind for the same
+         * consumer (two kill-consumer windows may overlap); failing that,
+         * the first open one of its kind (e.g. pause-redis: '' then
+         * '5ms'). */
+        size_t k, any = c->nwv, elen;
+        const char *ekey;
+        elen = arg_consumer(f->arg, &ekey);
+        for (k = 0; k < c->nwv; k++) {
+            const char *wkey;
+            size_t wlen;
+            if (c->wv[k].fault != f->fault || c->wv[k].end != INT64_MAX)
+                continue;
+            if (any == c->nwv)
+                any = k;
+            wlen = arg_consumer(c->wv[k].arg, &wkey);
+            if (wlen == elen && memcmp(wkey, ekey, elen) == 0)
                 break;
+        }
+        if (k == c->nwv)
+            k = any;
         if (k == c->nwv) {
             *bad = f;
             return -1;

@@ -211,8 +211,17 @@ static void print_human(const dq_trial_params *p, const dq_trial_result *r,
     printf("delivered   %" PRIu64 "  (deliveries %" PRIu64 ", duplicates %"
            PRIu64 ", acked %" PRIu64 ")\n", c->delivered, c->deliveries,
            c->duplicates, c->acked);
+    if (c->fault_windows > 0 || c->redelivered + c->redelivered_hidden > 0)
+        printf("redelivered %" PRIu64 "  (of which %" PRIu64 " whose first "
+               "delivery died unlogged with its consumer); duplicates "
+               "during a fault %" PRIu64 ", without %" PRIu64 "\n",
+               c->redelivered + c->redelivered_hidden, c->redelivered_hidden,
+               c->dup_fault, c->dup_nofault);
     printf("lost        %" PRIu64 "%s\n", c->lost,
            r->interrupted ? "  (interrupted: not a verdict)" : "");
+    if (c->pending_end > 0)
+        printf("pending     %" PRIu64 "  (due after the end, or still leased "
+               "to a killed consumer)\n", c->pending_end);
     printf("early       %" PRIu64 "   unknown %" PRIu64 "   payload "
            "mismatches %" PRIu64 "\n", c->early, c->unknown,
            r->payload_mismatches);

@@ -65,7 +65,7 @@ int dq_cmd_child(int argc, char **argv)
     const char *role = NULL, *strategy = NULL, *log = NULL, *pw;
     char err[512];
     int64_t v;
-    int fd, rc;
+    int rc;
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() == 1)
@@ -173,15 +173,13 @@ int dq_cmd_child(int argc, char **argv)
         p.redis = &target;
     }
     unsetenv("DQLAB_CHILD_REDIS_PASSWORD");
-    fd = open(log, O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (fd < 0) {
-        fprintf(stderr, "dqlab %s: %s: %s\n", DQ_CHILD_COMMAND, log,
-                strerror(errno));
+    c.log = dq_eventlog_open_append(log, DQ_LOG_SYNC_EACH, err, sizeof err);
+    if (c.log == NULL) {
+        fprintf(stderr, "dqlab %s: %s\n", DQ_CHILD_COMMAND, err);
         return 2;
     }
-    c.log_fd = fd;
     rc = dq_trial_child_run(&p, &c, err, sizeof err);
-    close(fd);
+    dq_eventlog_close(c.log);
     if (rc != 0) {
         fprintf(stderr, "dqlab %s: %s\n", DQ_CHILD_COMMAND, err);
         return 2;

@@ -1345,13 +1345,8 @@ static int check_redis(const dq_redis_target *t, char *version, size_t vlen,
     }
     freeReplyObject(r);
     r = redisCommand(c, "INFO server");
-    if (r != NULL && r->type == REDIS_REPLY_STRING) {
-        const char *v = strstr(r->str, "redis_version:");
-        if (v != NULL) {
-            v += strlen("redis_version:");
-            snprintf(version, vlen, "%.*s", (int)strcspn(v, "\r\n"), v);
-        }
-    }
+    if (r != NULL && r->type == REDIS_REPLY_STRING)
+        dq_runmeta_redis_version(r->str, version, vlen);
     ret = 0;
 done:
     if (r != NULL)

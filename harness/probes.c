@@ -1111,12 +1111,8 @@ int dq_cmd_probes(int argc, char **argv)
             return 2;
         }
         redisReply *r = redisCommand(c, "INFO server");
-        const char *v = r && r->type == REDIS_REPLY_STRING ?
-                        strstr(r->str, "redis_version:") : NULL;
-        if (v != NULL)
-            snprintf(version, sizeof version, "%.*s",
-                     (int)strcspn(v + 14, "\r\n"), v + 14);
-        else
+        if (r == NULL || r->type != REDIS_REPLY_STRING ||
+            dq_runmeta_redis_version(r->str, version, sizeof version) != 0)
             snprintf(version, sizeof version, "unknown");
         if (r)
             freeReplyObject(r);

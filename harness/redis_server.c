@@ -28,6 +28,7 @@
  *   - signals are blocked around fork(), and the child resets their
  *     actions and drops pending ones before unblocking, so a Ctrl-C that
  *     lands between fork and setpgid runs no dqlab handler in the child.
+ * fork/exec, the child set-up and reaping are in spawn.c (spawn.h).
  * https://redis.io/docs/management/config/ (command-line config arguments)
  */
 #define _GNU_SOURCE /* nftw(3), mkdtemp(3) */
@@ -51,9 +52,14 @@
 #include <hiredis/hiredis.h>
 
 #include "redis_server.h"
+#include "runmeta.h"
 #include "signals.h"
+#include "spawn.h"
 
 #define START_TIMEOUT_MS 5000
+/* Read/write timeout of each start-up PING / INFO, so a process that
+ * accepts but never answers cannot hang start or restart. */
+#define PROBE_TIMEOUT_MS 1000
 #define STOP_TIMEOUT_MS 3000
 #define PORT_RETRIES 5
 
@@ -166,32 +172,6 @@ static void sleep_ms(int ms)
         ;
 }
 
-/* Reaps pid if it has exited: forgets it in the forced-exit table first
- * (waitid with WNOWAIT leaves it a zombie, so its pid cannot be reused
- * meanwhile), then waitpid.  Blocks until it exits when `block`.  Returns
- * pid when reaped (status in *status), 0 when still running, -1 on error
- * (ECHILD: not our child or already reaped). */
-static pid_t reap(pid_t pid, int *status, bool block)
-{
-    siginfo_t si;
-
-    memset(&si, 0, sizeof si);
-    while (waitid(P_PID, (id_t)pid, &si,
-                  WEXITED | WNOWAIT | (block ? 0 : WNOHANG)) != 0) {
-        if (errno != EINTR) {
-            dq_signals_forget_kill(pid);
-            return -1;
-        }
-    }
-    if (si.si_pid != pid)
-        return 0;
-    dq_signals_forget_kill(pid);
-    while (waitpid(pid, status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return pid;
-}
-
 static pid_t spawn(const char *bin, const dq_redis_server_opts *o, int port,
                    const char *dir)
 {
@@ -200,8 +180,6 @@ static pid_t spawn(const char *bin, const dq_redis_server_opts *o, int port,
                           ? o->appendonly : NULL;
     const char *argv[24];
     int n = 0;
-    pid_t parent = getpid(), pid;
-    sigset_t block, old;
 
     snprintf(portbuf, sizeof portbuf, "%d", port);
     snprintf(logpath, sizeof logpath, "%s/redis.log", dir);
@@ -225,48 +203,7 @@ static pid_t spawn(const char *bin, const dq_redis_server_opts *o, int port,
     argv[n++] = "--logfile";
     argv[n++] = logpath;
     argv[n++] = NULL;
-
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    pid = fork();
-    if (pid != 0) {
-        if (pid > 0)
-            dq_signals_on_force_kill(pid);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        return pid; /* parent, or -1 */
-    }
-
-    /* Child: only async-signal-safe calls until exec. */
-    sigset_t all;
-    int fd;
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(127); /* the parent died before prctl took effect */
-    /* SIG_IGN discards a pending signal (POSIX sigaction): one sent to
-     * dqlab's process group before setpgid is dqlab's to handle. */
-    signal(SIGINT, SIG_IGN);
-    signal(SIGTERM, SIG_IGN);
-    signal(SIGHUP, SIG_IGN);
-    signal(SIGPIPE, SIG_DFL);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
-    sigemptyset(&all);
-    sigprocmask(SIG_SETMASK, &all, NULL);
-    fd = open("/dev/null", O_RDWR);
-    if (fd >= 0) {
-        dup2(fd, 0);
-        dup2(fd, 1);
-        dup2(fd, 2);
-        if (fd > 2)
-            close(fd);
-    }
-    execv(bin, (char *const *)argv);
-    _exit(127);
+    return dq_spawn(bin, (char *const *)argv, NULL, -1, -1, -1);
 }
 
 int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
@@ -332,8 +269,10 @@ int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
             int status;
             redisContext *c;
             struct timeval tv = {0, 200000};
+            struct timeval probe_tv = {PROBE_TIMEOUT_MS / 1000,
+                                       (PROBE_TIMEOUT_MS % 1000) * 1000};
 
-            if (reap(pid, &status, false) == pid) {
+            if (dq_spawn_reap(pid, &status, false) == pid) {
                 s->pid = 0;
                 last_log_line(s->dir, msg, sizeof msg);
                 if (o->port == 0 && strstr(msg, "in use") != NULL)
@@ -347,7 +286,10 @@ int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
                 goto fail;
             }
             c = redisConnectWithTimeout("127.0.0.1", port, tv);
-            if (c != NULL && c->err == 0) {
+            /* The connect timeout bounds only the connect: a process that
+             * won the port race and never answers must not hang PING. */
+            if (c != NULL && c->err == 0 &&
+                redisSetTimeout(c, probe_tv) == REDIS_OK) {
                 redisReply *r = redisCommand(c, "PING");
                 int ok = r != NULL && r->type == REDIS_REPLY_STATUS &&
                          strcmp(r->str, "PONG") == 0;
@@ -355,12 +297,9 @@ int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
                     freeReplyObject(r);
                 if (ok) {
                     r = redisCommand(c, "INFO server");
-                    if (r != NULL && r->type == REDIS_REPLY_STRING) {
-                        const char *v = strstr(r->str, "redis_version:");
-                        if (v != NULL)
-                            snprintf(s->version, sizeof s->version, "%.*s",
-                                     (int)strcspn(v + 14, "\r\n"), v + 14);
-                    }
+                    if (r != NULL && r->type == REDIS_REPLY_STRING)
+                        dq_runmeta_redis_version(r->str, s->version,
+                                                 sizeof s->version);
                     if (r)
                         freeReplyObject(r);
                     redisFree(c);
@@ -397,12 +336,12 @@ void dq_redis_server_stop(dq_redis_server *s)
 
         kill(s->pid, SIGTERM);
         for (;;) {
-            w = reap(s->pid, &status, false);
+            w = dq_spawn_reap(s->pid, &status, false);
             if (w != 0)
                 break;
             if (mono_ms() > deadline) {
                 kill(s->pid, SIGKILL);
-                reap(s->pid, &status, true);
+                dq_spawn_reap(s->pid, &status, true);
                 break;
             }
             sleep_ms(10);
@@ -434,7 +373,7 @@ int dq_redis_server_restart(dq_redis_server *s, const char *appendonly,
     }
     if (s->pid > 0) {
         kill(s->pid, SIGKILL);
-        reap(s->pid, &status, true);
+        dq_spawn_reap(s->pid, &status, true);
         s->pid = 0;
     }
     pid = spawn(s->binary, &o, s->port, s->dir);
@@ -448,9 +387,11 @@ int dq_redis_server_restart(dq_redis_server *s, const char *appendonly,
     for (;;) {
         redisContext *c;
         struct timeval tv = {0, 200000};
+        struct timeval probe_tv = {PROBE_TIMEOUT_MS / 1000,
+                                   (PROBE_TIMEOUT_MS % 1000) * 1000};
         bool loading = false;
 
-        if (reap(pid, &status, false) == pid) {
+        if (dq_spawn_reap(pid, &status, false) == pid) {
             s->pid = 0;
             last_log_line(s->dir, msg, sizeof msg);
             snprintf(err, errlen, "restart: redis-server exited at start: %s",
@@ -458,7 +399,8 @@ int dq_redis_server_restart(dq_redis_server *s, const char *appendonly,
             return -1;
         }
         c = redisConnectWithTimeout("127.0.0.1", s->port, tv);
-        if (c != NULL && c->err == 0) {
+        if (c != NULL && c->err == 0 &&
+            redisSetTimeout(c, probe_tv) == REDIS_OK) {
             redisReply *r = redisCommand(c, "PING");
             bool ok = r != NULL && r->type == REDIS_REPLY_STATUS &&
                       strcmp(r->str, "PONG") == 0;
@@ -478,7 +420,7 @@ int dq_redis_server_restart(dq_redis_server *s, const char *appendonly,
             snprintf(err, errlen, "restart: redis-server on port %d did not "
                      "answer PING within %d ms", s->port, START_TIMEOUT_MS);
             kill(pid, SIGKILL);
-            reap(pid, &status, true);
+            dq_spawn_reap(pid, &status, true);
             s->pid = 0;
             return -1;
         }

@@ -199,3 +199,15 @@ void dq_runmeta_env(FILE *f)
     dq_runmeta_kv(f, "cpu_model", buf);
     fprintf(f, "cores = %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
 }
+
+int dq_runmeta_redis_version(const char *info, char *buf, size_t len)
+{
+    static const char key[] = "redis_version:";
+    const char *v = info != NULL ? strstr(info, key) : NULL;
+
+    if (v == NULL || (v != info && v[-1] != '\n'))
+        return -1;
+    v += sizeof key - 1;
+    snprintf(buf, len, "%.*s", (int)strcspn(v, "\r\n"), v);
+    return 0;
+}

@@ -63,4 +63,10 @@ void dq_runmeta_kv(FILE *f, const char *key, const char *val);
  * dqlab_commit, hostname, cpu_model, cores (online processors). */
 void dq_runmeta_env(FILE *f);
 
+/* The value of the `redis_version:` line of INFO (server) reply text info
+ * (NUL-terminated, "\r\n" lines; NULL is fine), copied into buf (len
+ * bytes, truncated to fit).  Returns 0, or -1 when there is no such line
+ * (buf is left untouched).  https://redis.io/commands/info/ */
+int dq_runmeta_redis_version(const char *info, char *buf, size_t len);
+
 #endif

@@ -182,11 +182,16 @@ void dq_signals_forget_kill(pid_t pid)
 {
     for (int i = 0; i < NSLOTS; i++) {
         int expect = SLOT_ARMED;
-        if (kill_slots[i].pid == pid &&
-            atomic_compare_exchange_strong(&kill_slots[i].state, &expect,
-                                           SLOT_BUSY)) {
+        /* Own the slot first: pid is only stable while it is ARMED and
+         * on_force_kill may be filling a slot that was FREE. */
+        if (!atomic_compare_exchange_strong(&kill_slots[i].state, &expect,
+                                            SLOT_BUSY))
+            continue;
+        if (kill_slots[i].pid == pid) {
             kill_slots[i].pid = 0;
             atomic_store(&kill_slots[i].state, SLOT_FREE);
+        } else {
+            atomic_store(&kill_slots[i].state, SLOT_ARMED);
         }
     }
 }
@@ -216,11 +221,15 @@ void dq_signals_forget_remove(const char *path)
         return;
     for (int i = 0; i < NSLOTS; i++) {
         int expect = SLOT_ARMED;
-        if (strcmp(remove_slots[i].path, path) == 0 &&
-            atomic_compare_exchange_strong(&remove_slots[i].state, &expect,
-                                           SLOT_BUSY)) {
+        /* Own the slot first (see dq_signals_forget_kill). */
+        if (!atomic_compare_exchange_strong(&remove_slots[i].state, &expect,
+                                            SLOT_BUSY))
+            continue;
+        if (strcmp(remove_slots[i].path, path) == 0) {
             remove_slots[i].path[0] = '\0';
             atomic_store(&remove_slots[i].state, SLOT_FREE);
+        } else {
+            atomic_store(&remove_slots[i].state, SLOT_ARMED);
         }
     }
 }

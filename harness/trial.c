@@ -63,7 +63,9 @@
 #include "eventlog.h"
 #include "faults.h"
 #include "redis_server.h"
+#include "runmeta.h"
 #include "signals.h"
+#include "spawn.h"
 #include "trial.h"
 
 #define CLAIM_TIMEOUT_MS 100
@@ -74,16 +76,19 @@
 #define PROGRESS_TTY_US 200000
 #define PROGRESS_PLAIN_US 5000000
 
-static volatile sig_atomic_t g_interrupt;
+/* Set by a signal handler on any thread, read by the worker threads: a
+ * lock-free atomic (async-signal-safe and data-race free, as in signals.c). */
+static atomic_int g_interrupt;
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "atomic_int must be lock-free");
 
 void dq_trial_interrupt(void)
 {
-    g_interrupt = 1;
+    atomic_store(&g_interrupt, 1);
 }
 
 bool dq_trial_interrupted(void)
 {
-    return g_interrupt != 0;
+    return atomic_load(&g_interrupt) != 0;
 }
 
 /* ---- Seeded task contents -------------------------------------------- */
@@ -129,7 +134,6 @@ int64_t dq_trial_delay_ms(uint64_t seed, int64_t index, int64_t lo_ms,
 typedef struct trial {
     const dq_trial_params *p;
     dq_eventlog *log;              /* parent: the log it created */
-    int log_fd;                    /* child process: the log, O_APPEND */
     bool retry;                    /* faults: retry enqueue / ack */
     _Atomic uint64_t *seen;        /* bit per task index: delivered once */
     atomic_int_fast64_t distinct;  /* bits set in seen */
@@ -232,88 +236,33 @@ static int64_t id_index(const char *id, int64_t tasks)
 }
 
 /* ---- Records ------------------------------------------------------------
- * The parent writes through eventlog.c; a child process appends to the
- * same file through its own O_APPEND descriptor, one write(2) per record
- * in the format of eventlog.h, so records of all processes interleave
- * whole and a SIGKILLed child leaves every record it wrote. */
-
-static int fd_record(int fd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int fd_record(int fd, const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-    int n;
-    ssize_t w;
-
-    va_start(ap, fmt);
-    n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof buf) {
-        errno = EINVAL;
-        return -1;
-    }
-    do {
-        w = write(fd, buf, (size_t)n);
-    } while (w < 0 && errno == EINTR);
-    if (w != n) {
-        if (w >= 0)
-            errno = EIO;
-        return -1;
-    }
-    return 0;
-}
-
-static bool field_ok(const char *s)
-{
-    return s != NULL && *s != '\0' && strpbrk(s, "\t\r\n") == NULL;
-}
+ * The parent writes through its buffered eventlog.c handle; a child
+ * process through its own (dq_eventlog_open_append, DQ_LOG_SYNC_EACH: one
+ * write(2) per record on an O_APPEND descriptor), so records of all
+ * processes interleave whole and a SIGKILLed child leaves every record it
+ * wrote. */
 
 static int log_E(trial *t, int64_t t_us, const char *id, int64_t due_ms,
                  const char *producer)
 {
-    if (t->log != NULL)
-        return dq_log_enqueue(t->log, t_us, id, due_ms, producer);
-    if (!field_ok(id)) {
-        errno = EINVAL;
-        return -1;
-    }
-    return fd_record(t->log_fd, "E\t%" PRId64 "\t%s\t%" PRId64 "\t%s\n", t_us,
-                     id, due_ms, producer);
+    return dq_log_enqueue(t->log, t_us, id, due_ms, producer);
 }
 
 static int log_D(trial *t, int64_t t_us, const char *id, const char *consumer,
                  int attempt)
 {
-    if (t->log != NULL)
-        return dq_log_deliver(t->log, t_us, id, consumer, attempt);
-    if (!field_ok(id)) {
-        errno = EINVAL;
-        return -1;
-    }
-    return fd_record(t->log_fd, "D\t%" PRId64 "\t%s\t%s\t%d\n", t_us, id,
-                     consumer, attempt);
+    return dq_log_deliver(t->log, t_us, id, consumer, attempt);
 }
 
 static int log_A(trial *t, int64_t t_us, const char *id, const char *consumer)
 {
-    if (t->log != NULL)
-        return dq_log_ack(t->log, t_us, id, consumer);
-    if (!field_ok(id)) {
-        errno = EINVAL;
-        return -1;
-    }
-    return fd_record(t->log_fd, "A\t%" PRId64 "\t%s\t%s\n", t_us, id,
-                     consumer);
+    return dq_log_ack(t->log, t_us, id, consumer);
 }
 
 static int log_F(trial *t, const char *fault, const char *phase,
                  const char *arg)
 {
-    if (t->log != NULL)
-        return dq_log_fault(t->log, dq_wall_us(), fault, phase, arg);
-    return fd_record(t->log_fd, "F\t%" PRId64 "\t%s\t%s\t%s\n", dq_wall_us(),
-                     fault, phase, arg);
+    return dq_log_fault(t->log, dq_wall_us(), fault, phase, arg);
 }
 
 /* ---- Threads ----------------------------------------------------------- */
@@ -886,29 +835,6 @@ typedef struct procs {
     int kills;
 } procs;
 
-/* Forgets pid in the forced-exit table, then reaps it if it exited
- * (waitid WNOWAIT first, so a reused pid is never killed).  Returns 1
- * when reaped (status in *status), 0 when running, -1 on error. */
-static int child_reap(pid_t pid, int *status, bool block)
-{
-    siginfo_t si;
-
-    memset(&si, 0, sizeof si);
-    while (waitid(P_PID, (id_t)pid, &si,
-                  WEXITED | WNOWAIT | (block ? 0 : WNOHANG)) != 0)
-        if (errno != EINTR) {
-            dq_signals_forget_kill(pid);
-            return -1;
-        }
-    if (si.si_pid != pid)
-        return 0;
-    dq_signals_forget_kill(pid);
-    while (waitpid(pid, status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return 1;
-}
-
 static void child_drain(child *c)
 {
     char buf[1024];
@@ -1016,8 +942,7 @@ static int child_spawn(trial *t, procs *ps, int slot, char *err, size_t errlen)
     const dq_fault *skew = find_fault(p, DQ_FAULT_CLOCK_SKEW);
     argb *a = calloc(1, sizeof *a);
     int pipefd[2] = {-1, -1};
-    pid_t parent = getpid(), pid;
-    sigset_t block, old;
+    pid_t pid;
     int plan = -1;
 
     if (a == NULL) {
@@ -1087,47 +1012,13 @@ static int child_spawn(trial *t, procs *ps, int slot, char *err, size_t errlen)
         return -1;
     }
 
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    pid = fork();
-    if (pid == 0) {
-        /* Child: only async-signal-safe calls until exec. */
-        sigset_t all;
-        int fd;
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(127);
-        signal(SIGINT, SIG_IGN);
-        signal(SIGTERM, SIG_IGN);
-        signal(SIGHUP, SIG_IGN);
-        signal(SIGPIPE, SIG_DFL);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGHUP, SIG_DFL);
-        sigemptyset(&all);
-        sigprocmask(SIG_SETMASK, &all, NULL);
-        fd = open("/dev/null", O_RDONLY);
-        if (fd >= 0 && fd != 0) {
-            dup2(fd, 0);
-            close(fd);
-        }
-        dup2(pipefd[1], 1);
-        dup2(pipefd[1], 2);
-        execve(ps->exe, a->argv, ps->envp);
-        _exit(127);
-    }
-    if (pid > 0)
-        dq_signals_on_force_kill(pid);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pid = dq_spawn(ps->exe, a->argv, ps->envp, -1, pipefd[1], pipefd[1]);
+    if (pid < 0)
+        snprintf(err, errlen, "fork: %s", strerror(errno));
     close(pipefd[1]);
     free(a);
     if (pid < 0) {
         close(pipefd[0]);
-        snprintf(err, errlen, "fork: %s", strerror(errno));
         return -1;
     }
     fcntl(pipefd[0], F_SETFL, fcntl(pipefd[0], F_GETFL) | O_NONBLOCK);
@@ -1203,7 +1094,7 @@ static void reap_children(trial *t, procs *ps, dq_trial_result *r)
         if (c->pid == 0)
             continue;
         child_drain(c);
-        if (child_reap(c->pid, &status, false) != 1)
+        if (dq_spawn_reap(c->pid, &status, false) != c->pid)
             continue;
         child_drain(c);
         child_summary(ps, c);
@@ -1274,7 +1165,7 @@ static void children_stop(procs *ps)
             if (c->pid == 0)
                 continue;
             child_drain(c);
-            if (child_reap(c->pid, &status, dq_mono_us() > deadline) == 1) {
+            if (dq_spawn_reap(c->pid, &status, dq_mono_us() > deadline) == c->pid) {
                 child_drain(c);
                 child_summary(ps, c);
                 child_close(c);
@@ -1539,7 +1430,6 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
     memset(&t, 0, sizeof t);
     pthread_mutex_init(&t.mu, NULL);
     t.p = p;
-    t.log_fd = -1;
     t.retry = p->nfaults > 0;
     memset(&admin, 0, sizeof admin);
     memset(&ps, 0, sizeof ps);
@@ -1687,12 +1577,9 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
         {
             const char *argv[2] = {"INFO", "server"};
             redisReply *rep = dq_redis_cmd(&admin, rc_ctx, &rc, 2, argv, NULL);
-            if (rep != NULL && rep->type == REDIS_REPLY_STRING) {
-                const char *v = strstr(rep->str, "redis_version:");
-                if (v != NULL)
-                    snprintf(r->redis_version, sizeof r->redis_version, "%.*s",
-                             (int)strcspn(v + 14, "\r\n"), v + 14);
-            }
+            if (rep != NULL && rep->type == REDIS_REPLY_STRING)
+                dq_runmeta_redis_version(rep->str, r->redis_version,
+                                         sizeof r->redis_version);
             if (rep != NULL)
                 freeReplyObject(rep);
         }
@@ -2046,7 +1933,7 @@ int dq_trial_child_run(const dq_trial_params *p, const dq_child_spec *c,
     memset(&total, 0, sizeof total);
     pthread_mutex_init(&t.mu, NULL);
     t.p = p;
-    t.log_fd = c->log_fd;
+    t.log = c->log;
     t.retry = c->retry;
 
     memset(&cfg, 0, sizeof cfg);

@@ -12,6 +12,7 @@
 
 #include "../strategies/dq.h"
 #include "checker.h"
+#include "eventlog.h"
 #include "faults.h"
 
 struct dq_redis_server;
@@ -188,7 +189,9 @@ typedef struct dq_child_spec {
                                strategy; else one consumer */
     const char *name;       /* consumer name ("c0", "c0.1"); all_in_one:
                                unused (workers are p<i>, c<i>) */
-    int log_fd;             /* the trial's event log, O_APPEND */
+    dq_eventlog *log;       /* the trial's event log, opened by the
+                               caller with dq_eventlog_open_append
+                               (DQ_LOG_SYNC_EACH); not closed here */
     int64_t clock_offset_us; /* consumer's clock; all_in_one: of c<skew_index> */
     int skew_index;         /* all_in_one: consumer index skewed, -1 none */
     int64_t die_claim;      /* raise SIGKILL at this claim (1-based), 0 never */

@@ -1041,22 +1041,30 @@ static void what_happened(out *o, const dq_rexp *e)
         if (window < 1)
             window = 1;
         double cap = (double)t0->tasks * 1000.0 / window;
-        size_t at[16], nat = 0;
-        for (size_t s = 0; s < ns; s++)
+        /* Each strategy that reached 90% of the cap, with the share its
+         * best cell reached (printed as measured, not as "90%"). */
+        char list[1024] = "";
+        size_t loff = 0, nat = 0;
+        for (size_t s = 0; s < ns; s++) {
+            double best = -1;
             for (size_t i = 0; i < e->ngroups; i++)
                 if (strcmp(e->groups[i].strategy, names[s]) == 0 &&
-                    e->groups[i].tps_median >= 0.9 * cap) {
-                    at[nat++] = s;
-                    break;
-                }
-        if (nat > 0) {
-            char list[512];
-            join_and(names, at, nat, list, sizeof list);
-            both(o, "%s reached 90%% of the rate at which tasks fall due "
-                 "(%.0f tasks/s: %" PRId64 " tasks over %.0f ms), so "
-                 "there the figure shows the arrival rate, not the "
-                 "strategy's limit. ", list, cap, t0->tasks, window);
+                    e->groups[i].tps_median > best)
+                    best = e->groups[i].tps_median;
+            if (best < 0.9 * cap)
+                continue;
+            nat++;
+            loff += (size_t)snprintf(list + loff, loff < sizeof list
+                                     ? sizeof list - loff : 0,
+                                     "%s%s %.1f%%", loff ? ", " : "",
+                                     names[s], 100.0 * best / cap);
         }
+        if (nat > 0)
+            both(o, "Reaching 90%% or more of the rate at which tasks fall "
+                 "due (%.0f tasks/s: %" PRId64 " tasks over %.0f ms), as a "
+                 "share of that rate in their best cell: %s; there the "
+                 "figure shows the arrival rate, not the strategy's "
+                 "limit. ", cap, t0->tasks, window, list);
     }
     double p99max = 0;
     const char *p99s = "";
@@ -1127,8 +1135,15 @@ static int write_experiment(out *o, dq_rexp *e, char *err, size_t errlen)
     const char *title = dq_rexp_meta(e, "title");
     both(o, "## %s (`%s`)\n\n", title[0] ? title : e->name, e->name);
     const char *desc = dq_rexp_meta(e, "description");
-    if (desc[0])
+    if (dq_loss_is(e) && dq_rexp_meta(e, "faults")[0]) {
+        /* From the specs the run used, not the .ini's description (which
+         * names the full form's faults, not the quick form's). */
+        char ld[2048];
+        dq_loss_describe(e, ld, sizeof ld);
+        both(o, "%s\n\n", ld);
+    } else if (desc[0]) {
         both(o, "%s\n\n", desc);
+    }
     if (strcmp(dq_rexp_meta(e, "tasks"), "0") == 0)
         both(o, "Parameters: strategies %s; consumers %s; idle mode: no "
              "task, consumers claim for %s ms with a claim timeout of %s "
@@ -1575,7 +1590,7 @@ int dq_cmd_report(int argc, char **argv)
     for (size_t i = 0; i < r.nexps; i++)
         if (write_experiment(&o, &r.exps[i], err, sizeof err) != 0)
             goto fail;
-    if (section_perf(&o, root, err, sizeof err) != 0)
+    if (section_perf(&o, &r, err, sizeof err) != 0)
         goto fail;
     if (section_probes(&o, root, err, sizeof err) != 0)
         goto fail;

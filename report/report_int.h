@@ -88,10 +88,12 @@ int section_lateness_cdf(out *o, dq_rexp *e, char *err, size_t errlen);
 int section_idle_cost(out *o, dq_rexp *e, char *err, size_t errlen);
 int section_backlog(out *o, dq_rexp *e, char *err, size_t errlen);
 
-/* section_perf.c: the Performance section from root/bench/latest (`dqlab
- * bench`, perf.h); a short "not measured yet" note when there is none.
- * Returns 0 or -1 with err. */
-int section_perf(out *o, const char *root, char *err, size_t errlen);
+/* section_perf.c: the Performance section from r->root/bench/latest
+ * (`dqlab bench`, perf.h); a short "not measured yet" note when there is
+ * none.  r's lateness experiment, when loaded, is quoted beside the
+ * bench's due-at-once lateness for strategies whose due-now path skips
+ * their timer (expiry).  Returns 0 or -1 with err. */
+int section_perf(out *o, const dq_results *r, char *err, size_t errlen);
 
 /* section_probes.c: the Probes section from root/probes/latest (`dqlab
  * probes`, harness/probes.h): one table row per probe (claim, probe, what
@@ -165,6 +167,19 @@ const dq_rexp *dq_loss_experiment(const dq_results *r);
 int dq_loss_load(const dq_rexp *e, dq_loss_table *lt, char *err,
                  size_t errlen);
 void dq_loss_free(dq_loss_table *lt);
+/* What fault spec does, in a few words from the spec itself
+ * ("kill-consumer:during-work:2" -> "consumers killed with SIGKILL during
+ * the work (2 kills per trial, each replaced)"); an unknown spec is
+ * quoted as it is.  "none" -> "no fault (the baseline)". */
+void dq_fault_phrase(const char *spec, char *buf, size_t len);
+/* The kill points of the kill-consumer specs among faults[0..n-1], e.g.
+ * "during the work" or "after a claim and before the ack"; "" when there
+ * is no kill-consumer spec. */
+void dq_kill_points(const char faults[][64], size_t n, char *buf,
+                    size_t len);
+/* The loss section's opening paragraph, generated from e's meta.txt
+ * "faults" (the specs the run actually used) and delay_ms, into buf. */
+void dq_loss_describe(const dq_rexp *e, char *buf, size_t len);
 /* The cell of row and col, or NULL when no trial ran it. */
 const dq_loss_cell *dq_loss_cell_at(const dq_loss_table *lt, size_t row,
                                     size_t col);

@@ -161,6 +161,130 @@ static void fault_name(const char *spec, char *buf, size_t len)
     snprintf(buf, len, "%.*s", (int)strcspn(spec, ":,"), spec);
 }
 
+/* The field i (0-based) of spec split at ':' into buf; "" if absent. */
+static void spec_field(const char *spec, int i, char *buf, size_t len)
+{
+    const char *p = spec;
+    for (; i > 0 && p != NULL; i--) {
+        p = strchr(p, ':');
+        if (p != NULL)
+            p++;
+    }
+    if (p == NULL) {
+        snprintf(buf, len, "%s", "");
+        return;
+    }
+    snprintf(buf, len, "%.*s", (int)strcspn(p, ":"), p);
+}
+
+static const char *kill_point_words(const char *point)
+{
+    return strcmp(point, "after-claim") == 0   ? "after a claim"
+           : strcmp(point, "during-work") == 0 ? "during the work"
+           : strcmp(point, "before-ack") == 0  ? "before the ack"
+                                               : NULL;
+}
+
+void dq_fault_phrase(const char *spec, char *buf, size_t len)
+{
+    char name[64], a[32], b[32];
+    fault_name(spec, name, sizeof name);
+    spec_field(spec, 1, a, sizeof a);
+    spec_field(spec, 2, b, sizeof b);
+    if (strcmp(name, "none") == 0) {
+        snprintf(buf, len, "no fault (the baseline)");
+    } else if (strcmp(name, "kill-consumer") == 0 && kill_point_words(a)) {
+        long n = b[0] ? strtol(b, NULL, 10) : 1;
+        snprintf(buf, len, "consumers killed with SIGKILL %s (%ld kill%s "
+                 "per trial, each replaced)", kill_point_words(a), n,
+                 n == 1 ? "" : "s");
+    } else if (strcmp(name, "restart-redis") == 0) {
+        snprintf(buf, len, "the redis-server killed and restarted with %s",
+                 strcmp(a, "off") == 0        ? "no persistence"
+                 : strcmp(a, "everysec") == 0 ? "AOF everysec"
+                 : strcmp(a, "always") == 0   ? "AOF always"
+                                              : a);
+    } else if (strcmp(name, "pause-redis") == 0 && a[0]) {
+        snprintf(buf, len, "the redis-server paused with SIGSTOP for %s ms",
+                 a);
+    } else if (strcmp(name, "subscriber-outage") == 0 && a[0]) {
+        snprintf(buf, len, "every consumer down for %s ms", a);
+    } else if (strcmp(name, "clock-skew") == 0 && a[0]) {
+        snprintf(buf, len, "one consumer's clock %s ms %s",
+                 a[0] == '+' || a[0] == '-' ? a + 1 : a,
+                 a[0] == '-' ? "behind" : "ahead");
+    } else if (strcmp(name, "mover-stall") == 0) {
+        snprintf(buf, len, "the Pub/Sub and blocked connections killed");
+    } else {
+        snprintf(buf, len, "`%s`", spec);
+    }
+}
+
+void dq_kill_points(const char faults[][64], size_t n, char *buf,
+                    size_t len)
+{
+    const char *seen[8];
+    size_t ns = 0;
+    for (size_t i = 0; i < n; i++) {
+        char name[64], a[32];
+        fault_name(faults[i], name, sizeof name);
+        spec_field(faults[i], 1, a, sizeof a);
+        const char *w = kill_point_words(a);
+        if (strcmp(name, "kill-consumer") != 0 || w == NULL)
+            continue;
+        size_t k;
+        for (k = 0; k < ns && strcmp(seen[k], w) != 0; k++)
+            ;
+        if (k == ns && ns < 8)
+            seen[ns++] = w;
+    }
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < ns; k++)
+        off += (size_t)snprintf(buf + off, off < len ? len - off : 0,
+                                "%s%s", k == 0 ? ""
+                                : k + 1 == ns ? " and " : ", ", seen[k]);
+}
+
+void dq_loss_describe(const dq_rexp *e, char *buf, size_t len)
+{
+    char specs[DQ_LOSS_MAX_FAULTS][64];
+    size_t n = 0, off = 0;
+    bool baseline = false;
+    char list[256];
+    snprintf(list, sizeof list, "%s", dq_rexp_meta(e, "faults"));
+    for (char *save = NULL, *t = strtok_r(list, ", ", &save); t != NULL;
+         t = strtok_r(NULL, ", ", &save)) {
+        if (strcmp(t, "none") == 0)
+            baseline = true;
+        else if (n < DQ_LOSS_MAX_FAULTS)
+            snprintf(specs[n++], sizeof specs[0], "%s", t);
+    }
+    char delay[64];
+    snprintf(delay, sizeof delay, "%s", dq_rexp_meta(e, "delay_ms"));
+    char *colon = strchr(delay, ':');
+    if (colon != NULL)
+        *colon = '-';     /* "0:500" -> "0-500" */
+    off += (size_t)snprintf(buf + off, off < len ? len - off : 0,
+                            "Injects one fault per trial into a stream of "
+                            "tasks due %s ms after enqueue.  Faults in "
+                            "this run: ", delay[0] ? delay : "?");
+    if (n == 0)
+        off += (size_t)snprintf(buf + off, off < len ? len - off : 0,
+                                "none");
+    for (size_t i = 0; i < n; i++) {
+        char ph[160];
+        dq_fault_phrase(specs[i], ph, sizeof ph);
+        off += (size_t)snprintf(buf + off, off < len ? len - off : 0,
+                                "%s%s (`%s`)", i ? "; " : "", ph, specs[i]);
+    }
+    snprintf(buf + off, off < len ? len - off : 0,
+             "%s.  The checker tells, from the event log and the fault "
+             "windows in it, lost tasks from duplicates, redeliveries and "
+             "tasks still pending when the trial ended.",
+             baseline ? "; and a baseline with no fault" : "");
+}
+
 /* What a strategy declares, in a few words. */
 static void declared(unsigned flags, char *buf, size_t len)
 {

@@ -14,7 +14,11 @@
  *     the growth from the smallest to the largest backlog stays within
  *     log N (ratio of p50s against the ratio of the logarithms);
  *   - lateness under load: p99 lateness against the offered rate until each
- *     strategy saturates;
+ *     strategy saturates.  Its tasks are due at once, so it measures
+ *     delivery under load, not timer accuracy; strategies whose due-now
+ *     path skips their timer (expiry: ready list, no keyspace event) are
+ *     named, with their lateness-experiment p99 when that run exists, and
+ *     the targets do not judge their timer from it;
  *   - the issue's targets, each met or not, with the measured value.
  * Figures: figures/bench-{throughput,backlog,lateness-load}.{svg,png}.
  */
@@ -28,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../harness/experiment.h"
 #include "../strategies/dq.h"
 #include "perf.h"
 #include "report_int.h"
@@ -798,7 +803,43 @@ static int write_backlog(out *o, const dq_perf *p, char *err, size_t errlen)
     return 0;
 }
 
-static int write_lateness(out *o, const dq_perf *p, char *err, size_t errlen)
+/* Strategies whose enqueue of an already-due task takes another path
+ * than a task due later (strategies/<name>.c says so in its header), so
+ * the bench's due-at-once tasks do not exercise their timer. */
+static const struct {
+    const char *strategy;
+    const char *path;
+} due_now_paths[] = {
+    {"expiry", "an already-due task goes straight to its ready list "
+               "(RPUSH + PUBLISH), not through a TTL and the keyspace "
+               "`expired` event"},
+};
+#define N_DUE_NOW (sizeof due_now_paths / sizeof due_now_paths[0])
+
+/* The due-now path of strategy, or NULL when it has none apart. */
+static const char *due_now_path(const char *strategy)
+{
+    for (size_t i = 0; i < N_DUE_NOW; i++)
+        if (strcmp(due_now_paths[i].strategy, strategy) == 0)
+            return due_now_paths[i].path;
+    return NULL;
+}
+
+/* The largest median p99 lateness (ms) of strategy in the lateness
+ * experiment of r (tasks due ahead), or -1 when not run. */
+static double lateness_exp_p99(const dq_results *r, const char *strategy)
+{
+    const dq_rexp *e = r != NULL ? dq_results_find(r, "lateness") : NULL;
+    double v = -1;
+    for (size_t i = 0; e != NULL && i < e->ngroups; i++)
+        if (strcmp(e->groups[i].strategy, strategy) == 0 &&
+            e->groups[i].p99_median > v)
+            v = e->groups[i].p99_median;
+    return v;
+}
+
+static int write_lateness(out *o, const dq_perf *p, const dq_results *r,
+                          char *err, size_t errlen)
 {
     char names[32][NAMELEN];
     size_t ns = names_of(p, "lat", names, 32);
@@ -851,6 +892,24 @@ static int write_lateness(out *o, const dq_perf *p, char *err, size_t errlen)
          dq_perf_meta(p, "lateness_producers"),
          dq_perf_meta(p, "lateness_ms"),
          dq_perf_meta(p, "lateness_consumers"));
+    both(o, "Every task here is due when it is enqueued, so this measures "
+         "how fast a due task is delivered under load, not how accurately "
+         "a strategy's timer fires (the lateness experiment does that, "
+         "with tasks due ahead).");
+    for (size_t s = 0; s < ns; s++) {
+        const char *path = due_now_path(names[s]);
+        if (path == NULL)
+            continue;
+        double lp = lateness_exp_p99(r, names[s]);
+        char ref[160] = "";
+        if (lp >= 0)
+            snprintf(ref, sizeof ref, "; with tasks due ahead its p99 "
+                     "lateness was %.1f ms (experiment lateness)", lp);
+        both(o, "  For %s the difference matters: %s, so its figures "
+             "below look fast and say nothing about its keyspace-event "
+             "timer%s.", names[s], path, ref);
+    }
+    both(o, "\n\n");
     const char *head[] = {"strategy", "offered /s", "sent /s",
                           "delivered /s", "p50 ms", "p99 ms", "max ms",
                           "lost", "duplicates", "saturated"};
@@ -951,7 +1010,7 @@ static const char *met(double v, bool ok)
 }
 
 /* The issue's targets: each with the measured median and met / not met. */
-static void write_targets(out *o, const dq_perf *p)
+static void write_targets(out *o, const dq_perf *p, const dq_results *r)
 {
     both(o, "### Targets\n\n");
     both(o, "The targets of the performance issue, each against the median "
@@ -1011,9 +1070,27 @@ static void write_targets(out *o, const dq_perf *p)
                            st->options[k].name != NULL; k++)
             if (strcmp(st->options[k].name, "poll_ms") == 0)
                 poll = strtoll(st->options[k].def, NULL, 10);
-        static char verdict[96];
+        static char verdict[160];
         snprintf(m, sizeof m, "p99 %.2f ms", l->p99_ms);
-        if (blocking) {
+        if (due_now_path(l->strategy) != NULL) {
+            /* The bench's tasks are due at once and skip this strategy's
+             * timer: the target is not judged from them. */
+            double lp = lateness_exp_p99(r, l->strategy);
+            snprintf(t, sizeof t, "%s (%s): lateness p99 < 2 ms at 200 "
+                     "tasks/s", l->strategy, blocking ? "blocks" : "polls");
+            if (lp >= 0)
+                snprintf(m, sizeof m, "p99 %.2f ms for tasks due at once "
+                         "(its ready list, not its timer); experiment "
+                         "lateness, tasks due ahead: p99 %.1f ms",
+                         l->p99_ms, lp);
+            else
+                snprintf(m, sizeof m, "p99 %.2f ms for tasks due at once "
+                         "(its ready list, not its timer)", l->p99_ms);
+            snprintf(verdict, sizeof verdict, "not judged by the bench "
+                     "(its due-now path skips the timer; see the lateness "
+                     "experiment)");
+            cells[2] = verdict;
+        } else if (blocking) {
             snprintf(t, sizeof t, "%s (blocks): lateness p99 < 2 ms at 200 "
                      "tasks/s", l->strategy);
             cells[2] = met(l->p99_ms, l->p99_ms < 2);
@@ -1057,24 +1134,29 @@ static void write_targets(out *o, const dq_perf *p)
     }
     snprintf(t, sizeof t, "1,000,000 pending: claim p99 <= 3x of 1,000 "
              "pending, every ZSet strategy");
-    if (worst >= 0)
+    /* Judged only at 1,000,000 pending: a smaller largest backlog is not
+     * the target's condition, so its ratio is given as information. */
+    static char nm[160];
+    if (worst >= 0 && maxn < 1000000)
+        snprintf(m, sizeof m, "not at 1,000,000; at %" PRId64 " pending, "
+                 "worst x%.2f (%s), information only", maxn, worst, ws);
+    else if (worst >= 0)
         snprintf(m, sizeof m, "worst x%.2f (%s), largest backlog %" PRId64,
                  worst, ws, maxn);
     else
         snprintf(m, sizeof m, "n/a");
+    snprintf(nm, sizeof nm, "not measured (largest backlog %" PRId64 "; "
+             "run `make bench FULL=1`)", maxn);
     cells[2] = worst < 0 ? "not measured"
-               : maxn < 1000000 ? (worst <= 3 ? "not measured at 1,000,000 "
-                                                "(met up to the largest "
-                                                "backlog run; `make bench "
-                                                "FULL=1`)"
-                                              : "**not met**")
+               : maxn < 1000000 ? nm
                : met(worst, worst <= 3);
     table_row(o, cells, 3, false);
     table_end(o);
 }
 
-int section_perf(out *o, const char *root, char *err, size_t errlen)
+int section_perf(out *o, const dq_results *r, char *err, size_t errlen)
 {
+    const char *root = r->root;
     dq_perf p;
     int rc = -1;
     if (dq_perf_load(root, &p, err, errlen) != 0)
@@ -1087,6 +1169,16 @@ int section_perf(out *o, const char *root, char *err, size_t errlen)
         rc = 0;
         goto done;
     }
+    /* A private server's port is a throwaway: name it without one.  A
+     * --redis target is already redacted by bench (host:port, no
+     * password); redacted again here for older runs. */
+    char redis_where[1024];
+    const char *rm = dq_perf_meta(&p, "redis");
+    if (strncmp(rm, "private", 7) == 0)
+        snprintf(redis_where, sizeof redis_where, "a private redis-server "
+                 "started by the bench");
+    else
+        dq_redact_redis_urls(rm, redis_where, sizeof redis_where);
     both(o, "How fast each strategy goes, how close to what the same Redis "
          "does for the bare commands, and how the cost grows with the "
          "backlog.  Measured by `%s` (%s form) on %s cores, host %s, Redis "
@@ -1094,16 +1186,16 @@ int section_perf(out *o, const char *root, char *err, size_t errlen)
          "this run, and read medians and ratios, not single figures.%s\n\n",
          dq_perf_meta(&p, "command"), dq_perf_meta(&p, "level"),
          dq_perf_meta(&p, "cores"), dq_perf_meta(&p, "hostname"),
-         dq_perf_meta(&p, "redis_version"), dq_perf_meta(&p, "redis"),
+         dq_perf_meta(&p, "redis_version"), redis_where,
          dq_perf_meta(&p, "date"),
          strcmp(dq_perf_meta(&p, "unit_errors"), "0") == 0 ? ""
              : "  *Some units failed and are missing; see meta.txt.*");
     write_ceiling(o, &p);
     if (write_throughput(o, &p, err, errlen) != 0 ||
         write_backlog(o, &p, err, errlen) != 0 ||
-        write_lateness(o, &p, err, errlen) != 0)
+        write_lateness(o, &p, r, err, errlen) != 0)
         goto done;
-    write_targets(o, &p);
+    write_targets(o, &p, r);
     {
         char cwd[PATH_MAX];
         const char *d = p.dir;

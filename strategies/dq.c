@@ -503,6 +503,18 @@ static int check_id(dq_queue *q, const char *id)
     return DQ_OK;
 }
 
+/* Due times a ZSet score (a double) holds exactly, and that strategies may
+ * turn into microseconds (due_ms * 1000) without overflowing int64_t. */
+static int check_due(dq_queue *q, const char *what, const char *id,
+                     int64_t due_ms)
+{
+    if (due_ms > DQ_DUE_MAX_MS || due_ms < -DQ_DUE_MAX_MS)
+        return dq_fail(q, DQ_EINVAL,
+                       "%s %s: due_ms %lld outside [-2^53, 2^53] ms", what,
+                       id, (long long)due_ms);
+    return DQ_OK;
+}
+
 int dq_enqueue(dq_queue *q, const char *id, const void *payload,
                size_t payload_len, int64_t due_ms)
 {
@@ -511,6 +523,8 @@ int dq_enqueue(dq_queue *q, const char *id, const void *payload,
     if (q == NULL)
         return DQ_EINVAL;
     if ((rc = check_id(q, id)) != DQ_OK)
+        return rc;
+    if ((rc = check_due(q, "enqueue", id, due_ms)) != DQ_OK)
         return rc;
     if (payload == NULL && payload_len > 0)
         return dq_fail(q, DQ_EINVAL, "enqueue %s: payload NULL with length %zu",
@@ -536,6 +550,10 @@ int dq_enqueue_many(dq_queue *q, const dq_enqueue_item *items, size_t n)
             memcpy(why, q->err, sizeof why);
             return dq_fail(q, rc, "enqueue_many: item %zu: %.200s", i, why);
         }
+        if (items[i].due_ms > DQ_DUE_MAX_MS || items[i].due_ms < -DQ_DUE_MAX_MS)
+            return dq_fail(q, DQ_EINVAL, "enqueue_many: item %zu (%s): "
+                           "due_ms %lld outside [-2^53, 2^53] ms", i,
+                           items[i].id, (long long)items[i].due_ms);
         if (items[i].payload == NULL && items[i].payload_len > 0)
             return dq_fail(q, DQ_EINVAL, "enqueue_many: item %zu (%s): "
                            "payload NULL with length %zu", i, items[i].id,
@@ -562,6 +580,11 @@ int dq_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
     if (timeout_ms < 0)
         return dq_fail(q, DQ_EINVAL, "claim: timeout_ms %lld < 0",
                        (long long)timeout_ms);
+    /* Longer waits are cut to the maximum, so that the strategies' wait
+     * arithmetic (timeout_ms * 1000, poll()'s int ms) cannot overflow;
+     * a claim may return DQ_EMPTY early, which the contract allows. */
+    if (timeout_ms > DQ_CLAIM_TIMEOUT_MAX_MS)
+        timeout_ms = DQ_CLAIM_TIMEOUT_MAX_MS;
     /* *out is overwritten, not freed: the caller clears a task it got. */
     memset(out, 0, sizeof *out);
     return q->s->claim(q, timeout_ms, out);
@@ -600,6 +623,8 @@ int dq_reschedule(dq_queue *q, const char *id, int64_t due_ms)
         return dq_fail(q, DQ_EUNSUPPORTED, "strategy '%s' has no reschedule",
                        q->s->name);
     if ((rc = check_id(q, id)) != DQ_OK)
+        return rc;
+    if ((rc = check_due(q, "reschedule", id, due_ms)) != DQ_OK)
         return rc;
     return q->s->reschedule(q, id, due_ms);
 }
@@ -673,6 +698,17 @@ int64_t dq_now_ms(const dq_queue *q)
 int64_t dq_mono_us(void)
 {
     return clock_us(CLOCK_MONOTONIC);
+}
+
+int64_t dq_deadline_us(int64_t timeout_ms)
+{
+    int64_t now = dq_mono_us();
+
+    if (timeout_ms <= 0)
+        return now;
+    if (timeout_ms > (INT64_MAX - now) / 1000)
+        return INT64_MAX;
+    return now + timeout_ms * 1000;
 }
 
 void dq_sleep_us(int64_t us)

@@ -214,6 +214,11 @@ typedef struct dq_queue {
     void *priv;
     dq_counters counters;
     char err[256];            /* last error, one line */
+    /* Added last (older initializers stay valid).  rconn.c's state: the
+     * socket timeout (ms) its reconnects restore, the largest one passed
+     * to dq_redis_connect on this handle; 0 before any connect (then
+     * DQ_SOCK_TIMEOUT_MS).  Nobody else writes it. */
+    int64_t redis_sock_timeout_ms;
 } dq_queue;
 
 /* ---- The ops struct ---------------------------------------------------- */
@@ -231,11 +236,13 @@ struct dq_strategy {
     int (*open)(dq_queue *q);
     /* Adds one task.  id: NUL-terminated, at most DQ_ID_MAX-1 bytes, unique
      * per queue (chosen by the producer); payload: any bytes; due_ms: ms
-     * since the epoch, may lie in the past (deliver at once).  Returns when
-     * the queue holds the task (Redis acknowledged it). */
+     * since the epoch, may lie in the past (deliver at once), within
+     * [-DQ_DUE_MAX_MS, DQ_DUE_MAX_MS] (the wrapper checked all three).
+     * Returns when the queue holds the task (Redis acknowledged it). */
     int (*enqueue)(dq_queue *q, const char *id, const void *payload,
                    size_t payload_len, int64_t due_ms);
-    /* Waits at most timeout_ms (>= 0) for a task whose due time has come,
+    /* Waits at most timeout_ms (0 .. DQ_CLAIM_TIMEOUT_MAX_MS, checked and
+     * cut by the wrapper) for a task whose due time has come,
      * fills *out and returns DQ_OK; returns DQ_EMPTY when none came in
      * time.  Never returns a task before its due time by this handle's
      * clock. */
@@ -251,7 +258,8 @@ struct dq_strategy {
     int (*reschedule)(dq_queue *q, const char *id, int64_t due_ms);
     /* Number of tasks not yet claimed (pending + not due), or a DQ_E*. */
     int64_t (*pending)(dq_queue *q);
-    /* Deletes every key of the queue (tests, --fresh).  Returns DQ_OK. */
+    /* Deletes every key of the queue (tests, --fresh).  Returns DQ_OK, or a
+     * DQ_E* code with q->err (a Redis purge can fail half-way). */
     int (*purge)(dq_queue *q);
     /* Returns 1 when any key of the queue exists, 0 when none, or DQ_E*. */
     int (*exists)(dq_queue *q);
@@ -292,26 +300,68 @@ const dq_strategy *dq_strategy_find(const char *name);
  * handle: cfg may be freed or reused as soon as dq_open returns. */
 int dq_open(const dq_strategy *s, const dq_config *cfg, dq_queue **out,
             char *err, size_t errlen);
+/* Largest |due_ms| the wrappers accept: 2^53 ms.  ZSet scores are doubles,
+ * exact for integers up to 2^53, and due_ms * 1000 (microseconds) still
+ * fits an int64_t, so strategies do that arithmetic unchecked. */
+#define DQ_DUE_MAX_MS (INT64_C(1) << 53)
+/* Longest wait of one dq_claim: one day (86 400 000 ms).  A larger
+ * timeout_ms is cut to this (the claim may then return DQ_EMPTY "early"). */
+#define DQ_CLAIM_TIMEOUT_MAX_MS INT64_C(86400000)
+
+/* Adds one task.  Checks: id non-NULL, 1..DQ_ID_MAX-1 bytes (NUL-
+ * terminated); payload NULL only with payload_len 0 (then sent as ""); due_ms
+ * (ms since the Unix epoch, may lie in the past: due at once) within
+ * [-DQ_DUE_MAX_MS, DQ_DUE_MAX_MS].  A failed check returns DQ_EINVAL with
+ * q->err naming the task, and nothing is sent.  Then calls the strategy:
+ * DQ_OK once the queue holds the task, or its DQ_E* code (DQ_EIO,
+ * DQ_EREDIS, DQ_EPROTO, DQ_ENOMEM...) with q->err; after DQ_EIO the task
+ * may or may not have been added (the reply was lost). */
 int dq_enqueue(dq_queue *q, const char *id, const void *payload,
                size_t payload_len, int64_t due_ms);
-/* dq_claim zeroes *out before the strategy fills it: clear a task you got
- * (dq_task_clear) before passing it again, or its payload leaks.  A claim
- * may overrun timeout_ms by one Redis round trip when Redis is slow (a
- * reply is never abandoned half-way). */
 /* Adds items[0..n-1] (n >= 0; n == 0 does nothing) as n dq_enqueue calls
  * would, in fewer round trips when the strategy has enqueue_many, else by
- * looping over enqueue.  Every item is checked first (id as dq_enqueue:
- * DQ_EINVAL naming the item's index, nothing sent).  Returns DQ_OK when the
- * queue holds every item.  On an error (DQ_E*, q->err) some items may have
- * been added: with the loop fallback a prefix of them; with a strategy's
- * op, see its top comment (one MULTI/EXEC per chunk: whole chunks). */
+ * looping over enqueue.  Every item is checked first as dq_enqueue checks
+ * one (id, payload, due_ms range): DQ_EINVAL naming the item's index,
+ * nothing sent.  Returns DQ_OK when the queue holds every item.  On an
+ * error (DQ_E*, q->err) some items may have been added: with the loop
+ * fallback a prefix of them; with a strategy's op, see its top comment
+ * (one MULTI/EXEC per chunk: whole chunks). */
 int dq_enqueue_many(dq_queue *q, const dq_enqueue_item *items, size_t n);
+/* Waits at most timeout_ms (ms, >= 0; 0: look once, never wait; above
+ * DQ_CLAIM_TIMEOUT_MAX_MS cut to it) for a task due by this handle's
+ * clock.  Returns DQ_OK with *out filled, DQ_EMPTY when none came in time,
+ * DQ_EINVAL (out NULL, timeout_ms < 0), DQ_EUNSUPPORTED (a handle that
+ * cannot claim, e.g. expiry with subscribe=0) or the strategy's DQ_E* code
+ * with q->err.  dq_claim zeroes *out before the strategy fills it: clear a
+ * task you got (dq_task_clear) before passing it again, or its payload
+ * leaks.  A claim may overrun timeout_ms by one Redis round trip when
+ * Redis is slow (a reply is never abandoned half-way). */
 int dq_claim(dq_queue *q, int64_t timeout_ms, dq_task *out);
+/* Ends the lease of task t, as filled by dq_claim on this handle (its id
+ * and token are used; the payload is not).  Checks t != NULL (DQ_EINVAL).
+ * Returns DQ_OK (at-most-once strategies: always, nothing to do), or the
+ * strategy's DQ_E* code (e.g. DQ_ENOTFOUND when the lease had run out and
+ * the task was redelivered, if the strategy can tell). */
 int dq_ack(dq_queue *q, const dq_task *t);
+/* Removes pending task id (not yet claimed).  Checks the id as dq_enqueue
+ * does (DQ_EINVAL).  Returns DQ_OK, DQ_ENOTFOUND when no such pending task,
+ * DQ_EUNSUPPORTED when the strategy has no cancel, or a DQ_E* code. */
 int dq_cancel(dq_queue *q, const char *id);
+/* Gives pending task id the new due time due_ms (ms since the epoch, range
+ * as dq_enqueue: DQ_EINVAL outside it; id checked likewise).  Returns
+ * DQ_OK, DQ_ENOTFOUND when no such pending task, DQ_EUNSUPPORTED when the
+ * strategy has no reschedule, or a DQ_E* code. */
 int dq_reschedule(dq_queue *q, const char *id, int64_t due_ms);
+/* Number of tasks not yet claimed (due or not), >= 0, or a negative DQ_E*
+ * code (DQ_EUNSUPPORTED when the strategy cannot count) with q->err. */
 int64_t dq_pending(dq_queue *q);
+/* Deletes every key of the queue (tests, --fresh); other queues are left
+ * alone.  Returns DQ_OK, DQ_EUNSUPPORTED when the strategy has no purge,
+ * or a DQ_E* code (DQ_EIO, DQ_EREDIS, ...) with q->err: Redis purges scan
+ * and delete over the network and can fail half-way. */
 int dq_purge(dq_queue *q);
+/* Returns 1 when any key of the queue exists, 0 when none, or a negative
+ * DQ_E* code (DQ_EUNSUPPORTED when the strategy has no exists). */
 int dq_exists(dq_queue *q);
 /* Closes and frees the handle; NULL is fine. */
 void dq_close(dq_queue *q);
@@ -362,6 +412,10 @@ int64_t dq_now_us(const dq_queue *q);
 int64_t dq_now_ms(const dq_queue *q);
 /* CLOCK_MONOTONIC in microseconds, for measuring intervals. */
 int64_t dq_mono_us(void);
+/* dq_mono_us() + timeout_ms * 1000, saturating at INT64_MAX instead of
+ * overflowing; timeout_ms <= 0 gives dq_mono_us().  Claim loops compute
+ * their deadline with it. */
+int64_t dq_deadline_us(int64_t timeout_ms);
 /* Sleeps `us` microseconds (<= 0: returns at once), restarting on EINTR. */
 void dq_sleep_us(int64_t us);
 

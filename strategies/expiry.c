@@ -81,6 +81,7 @@
  *   https://redis.io/commands/subscribe/   https://redis.io/commands/eval/
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,6 +220,16 @@ static char *evq_pop(exp_priv *p)
     p->evq_head = (p->evq_head + 1) % p->evq_cap;
     p->evq_len--;
     return s;
+}
+
+/* Puts id (a string evq_pop just returned; the FIFO owns it again) back
+ * at the head, so a claim that failed before trying it does not lose it.
+ * There is always room: the pop freed a slot. */
+static void evq_unpop(exp_priv *p, char *id)
+{
+    p->evq_head = (p->evq_head + p->evq_cap - 1) % p->evq_cap;
+    p->evq[p->evq_head] = id;
+    p->evq_len++;
 }
 
 static void evq_free(exp_priv *p)
@@ -408,8 +419,10 @@ static int exp_pump(dq_queue *q, exp_priv *p, int64_t wait_us)
     }
     if (n > 0)
         return DQ_OK;
-    /* Round up, and clamp a sub-millisecond wait to 1 ms. */
-    int wait_ms = wait_us <= 0 ? 0 : (int)((wait_us + 999) / 1000);
+    /* Round up, and clamp a sub-millisecond wait to 1 ms; a wait beyond
+     * INT_MAX ms is cut to INT_MAX (poll's -1 would mean "forever"). */
+    int64_t wait_ms64 = wait_us <= 0 ? 0 : wait_us / 1000 + (wait_us % 1000 != 0);
+    int wait_ms = wait_ms64 > INT_MAX ? INT_MAX : (int)wait_ms64;
     struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
     int pr = poll(&pfd, 1, wait_ms);
     if (pr < 0) {
@@ -510,12 +523,7 @@ static int exp_enqueue(dq_queue *q, const char *id, const void *payload,
 {
     exp_priv *p = q->priv;
     int rc;
-    size_t idlen = strlen(id);
-    if (idlen == 0 || idlen >= DQ_ID_MAX)
-        return dq_fail(q, DQ_EINVAL, "expiry: task id must be 1..%d bytes",
-                       DQ_ID_MAX - 1);
-    if ((rc = exp_ensure(q, p)) != DQ_OK)
-        return rc;
+    size_t idlen = strlen(id); /* 1..DQ_ID_MAX-1: checked by dq_enqueue */
     char skey[EXP_KEY_MAX + DQ_ID_MAX], due[24], px[24];
     snprintf(skey, sizeof(skey), "%s%s", p->prefix, id);
     snprintf(due, sizeof(due), "%lld", (long long)due_ms);
@@ -534,8 +542,10 @@ static int exp_enqueue(dq_queue *q, const char *id, const void *payload,
     /* A handle that only enqueues still receives every expired event of the
      * db; take them off the socket so the server's Pub/Sub output buffer
      * limit does not disconnect it. */
-    if (p->sub != NULL && (rc = exp_pump(q, p, 0)) != DQ_OK)
-        return rc;
+    if (p->sub != NULL && p->sub->err == 0)
+        (void)exp_pump(q, p, 0); /* the task is in either way: a broken
+                                    subscription is rebuilt by the next
+                                    claim (exp_ensure) */
     return DQ_OK;
 }
 
@@ -581,14 +591,11 @@ static int exp_try(dq_queue *q, exp_priv *p, const char *id, dq_task *out,
     }
     const redisReply *pl = r->element[2];
     memset(out, 0, sizeof(*out));
-    out->payload = malloc(pl->len + 1);
+    out->payload = dq_reply_copy(pl, &out->payload_len);
     if (out->payload == NULL) {
         freeReplyObject(r);
         return dq_fail(q, DQ_ENOMEM, "expiry: out of memory");
     }
-    memcpy(out->payload, pl->str, pl->len);
-    out->payload[pl->len] = '\0';
-    out->payload_len = pl->len;
     memcpy(out->id, rid->str, rid->len);
     out->id[rid->len] = '\0';
     out->due_ms = due_ms;
@@ -613,8 +620,7 @@ static int exp_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
                        "expiry: claim on a handle opened with subscribe=0");
     if ((rc = exp_ensure(q, p)) != DQ_OK)
         return rc;
-    int64_t deadline_us = dq_mono_us() + (timeout_ms > 0 ? timeout_ms : 0) *
-                                             1000;
+    int64_t deadline_us = dq_deadline_us(timeout_ms);
     bool looked = false;
     for (;;) {
         bool empty = false;
@@ -633,9 +639,13 @@ static int exp_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
         char *id;
         while ((id = evq_pop(p)) != NULL) {
             rc = exp_try(q, p, id, out, &empty);
-            free(id);
-            if (rc < 0)
+            if (rc < 0) {
+                /* Not tried (e.g. DQ_EIO): keep it for the next claim, or
+                 * the task would stay in dq:{Q}:p forever. */
+                evq_unpop(p, id);
                 return rc;
+            }
+            free(id);
             if (rc == 1)
                 return DQ_OK;
         }
@@ -651,8 +661,12 @@ static int exp_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
             exp_deferred d = p->defer[i];
             p->defer[i] = p->defer[--p->ndefer];
             rc = exp_try(q, p, d.id, out, &empty);
-            if (rc < 0)
+            if (rc < 0) {
+                /* Keep it deferred (it is due: the next claim retries it).
+                 * Cannot fail: removing it above left a free slot. */
+                (void)defer_add(p, d.id, d.due_ms);
                 return rc;
+            }
             if (rc == 1)
                 return DQ_OK;
             /* early again (re-deferred) or gone: rescan */
@@ -691,8 +705,6 @@ static int exp_cancel(dq_queue *q, const char *id)
 {
     exp_priv *p = q->priv;
     int rc;
-    if ((rc = exp_ensure(q, p)) != DQ_OK)
-        return rc;
     char skey[EXP_KEY_MAX + DQ_ID_MAX];
     snprintf(skey, sizeof(skey), "%s%s", p->prefix, id);
     const char *args[5] = {p->key_p, p->key_d, skey, p->key_ready, id};
@@ -710,8 +722,6 @@ static int exp_reschedule(dq_queue *q, const char *id, int64_t due_ms)
 {
     exp_priv *p = q->priv;
     int rc;
-    if ((rc = exp_ensure(q, p)) != DQ_OK)
-        return rc;
     char skey[EXP_KEY_MAX + DQ_ID_MAX], due[24], px[24];
     snprintf(skey, sizeof(skey), "%s%s", p->prefix, id);
     snprintf(due, sizeof(due), "%lld", (long long)due_ms);
@@ -733,8 +743,6 @@ static int64_t exp_pending(dq_queue *q)
 {
     exp_priv *p = q->priv;
     int rc;
-    if ((rc = exp_ensure(q, p)) != DQ_OK)
-        return rc;
     redisReply *r = dq_redis_cmdf(q, p->cmd, &rc, "HLEN %s", p->key_p);
     if (r == NULL)
         return rc;
@@ -749,18 +757,12 @@ static int64_t exp_pending(dq_queue *q)
 static int exp_purge(dq_queue *q)
 {
     exp_priv *p = q->priv;
-    int rc;
-    if ((rc = exp_ensure(q, p)) != DQ_OK)
-        return rc;
     return dq_redis_purge(q, p->cmd);
 }
 
 static int exp_exists(dq_queue *q)
 {
     exp_priv *p = q->priv;
-    int rc;
-    if ((rc = exp_ensure(q, p)) != DQ_OK)
-        return rc;
     return dq_redis_exists(q, p->cmd);
 }
 

@@ -470,7 +470,7 @@ static int claim_held(dq_queue *q, heap_priv *p, int64_t timeout_ms,
             return DQ_OK;
         }
         if (deadline_us < 0)
-            deadline_us = dq_mono_us() + timeout_ms * 1000;
+            deadline_us = dq_deadline_us(timeout_ms);
         left_us = deadline_us - dq_mono_us();
         if (left_us <= 0)
             return DQ_EMPTY;
@@ -513,7 +513,7 @@ static int heap_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
             delay_us = INT64_MAX;
         }
         if (deadline_us < 0)
-            deadline_us = dq_mono_us() + timeout_ms * 1000;
+            deadline_us = dq_deadline_us(timeout_ms);
         left_us = deadline_us - dq_mono_us();
         if (left_us <= 0)
             break;

@@ -23,7 +23,11 @@
  * is moved twice (the move is one script) and BLPOP hands each item to one
  * client, so concurrent consumers never share a task.  Tasks are handed out
  * no earlier than their due time by the mover's clock; a consumer whose
- * clock is behind the mover's waits for the due time by its own clock.
+ * clock is behind the mover's waits for the due time by its own clock, up
+ * to its claim timeout; a task still early then goes back (MULTI; HSET p;
+ * LPUSH ready; EXEC, counted in putbacks) to the head of ready and claim
+ * returns DQ_EMPTY (lm_claim).  If that put-back fails, the task is lost
+ * (at-most-once).
  *
  * Blocking timeouts: the remaining claim time is clamped by
  * dq_block_timeout() to [DQ_BLOCK_MIN_MS, DQ_BLOCK_MAX_MS], because a
@@ -104,51 +108,52 @@ static int list_take_payload(dq_queue *q, list_state *s, redisContext *c,
         freeReplyObject(r);
         return dq_fail(q, DQ_EPROTO, "claim: unexpected payload reply");
     }
-    out->payload = malloc(r->len + 1);
-    if (out->payload == NULL) {
-        freeReplyObject(r);
-        return dq_fail(q, DQ_ENOMEM, "claim: out of memory");
-    }
-    memcpy(out->payload, r->str, r->len);
-    out->payload[r->len] = '\0';
-    out->payload_len = r->len;
+    out->payload = dq_reply_copy(r, &out->payload_len);
+    freeReplyObject(r);
+    if (out->payload == NULL)
+        return dq_fail(q, DQ_ENOMEM, "claim: out of memory (task lost)");
+    return DQ_OK;
+}
+
+/* lm_claim's take: the payload leaves p (at-most-once from here on). */
+static int list_take(dq_queue *q, const char *item, size_t itemlen,
+                     dq_task *out)
+{
+    list_state *s = q->priv;
+    (void)item;
+    (void)itemlen;
+    int rc = list_take_payload(q, s, s->b.c, out->id, out);
+    out->attempt = 0; /* at-most-once: deliveries are not counted */
+    return rc;
+}
+
+/* lm_claim's undo: MULTI; HSET p id payload; LPUSH ready item; EXEC -- the
+ * task is back as it was before the BLPOP, at the head of ready. */
+static int list_undo(dq_queue *q, const char *item, size_t itemlen,
+                     const dq_task *out)
+{
+    list_state *s = q->priv;
+    const char *hset[4] = {"HSET", s->b.kp, out->id,
+                           out->payload ? (const char *)out->payload : ""};
+    size_t hset_lens[4] = {4, strlen(s->b.kp), strlen(out->id),
+                           out->payload_len};
+    const char *lpush[3] = {"LPUSH", s->b.kready, item};
+    size_t lpush_lens[3] = {5, strlen(s->b.kready), itemlen};
+    dq_redis_argv cmds[2] = {{4, hset, hset_lens}, {3, lpush, lpush_lens}};
+    int rc;
+    redisReply *r = dq_redis_multi(q, s->b.c, &rc, 2, cmds);
+    if (r == NULL)
+        return rc;
     freeReplyObject(r);
     return DQ_OK;
 }
 
+static const lm_claim_ops list_claim_ops = {list_take, list_undo};
+
 static int list_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 {
     list_state *s = q->priv;
-    int rc = lm_mover_ensure(q, &s->b);
-    if (rc != DQ_OK)
-        return rc;
-    int64_t deadline_us = dq_mono_us() + timeout_ms * 1000;
-    bool first = true;
-
-    for (;;) {
-        int64_t left_us = deadline_us - dq_mono_us();
-        if (!first && left_us <= 0)
-            return DQ_EMPTY;
-        redisReply *r;
-        const char *item;
-        size_t itemlen;
-        rc = lm_pop_item(q, &s->b, NULL, left_us, out, &r, &item, &itemlen);
-        first = false;
-        if (rc == DQ_EMPTY)
-            continue;
-        if (rc != DQ_OK)
-            return rc;
-        freeReplyObject(r);
-
-        rc = list_take_payload(q, s, s->b.c, out->id, out);
-        if (rc == DQ_ENOTFOUND)
-            continue; /* purged under us: not a task any more */
-        if (rc != DQ_OK)
-            return rc; /* the task is lost: at-most-once */
-        out->attempt = 0; /* at-most-once: deliveries are not counted */
-        lm_wait_until_due(q, out->due_ms);
-        return DQ_OK;
-    }
+    return lm_claim(q, &s->b, NULL, timeout_ms, out, &list_claim_ops);
 }
 
 static int list_ack(dq_queue *q, const dq_task *t)

@@ -48,11 +48,24 @@
  * at the earliest lease expiry, and at least every min(poll_cap_ms,
  * lease_ms).
  *
+ * REAP_LUA breaks a documented rule: it reads and writes the processing
+ * lists, whose names it takes from the procs set, not from KEYS.  Redis
+ * requires every key a script touches to be passed in KEYS
+ * (https://redis.io/docs/interact/programmability/eval-intro/), so that a
+ * cluster can route the script and check that all keys are in one slot.  It works here only because those lists
+ * are all dq:{Q}:proc:<consumer>, sharing the queue's hash tag {Q} with
+ * the KEYS given, so on a standalone server or in Redis Cluster they lie
+ * in the one slot the script runs on; a server that enforces the rule
+ * (or a proxy that routes by KEYS only and splits the tag) would refuse
+ * or misroute it.
+ *
  * Failure modes: a mover that loses Redis retries with backoff (50 ms ..
  * 1 s) and then moves everything due at once; while no mover runs (no
  * consumer, or every consumer gone) due tasks wait in the ZSet.  A mover
  * whose clock runs ahead moves tasks early for everybody (claim then waits
- * for the due time by its own clock, lm_wait_until_due).  Tasks already in
+ * for the due time by its own clock, lm_wait_until_due, but not past its
+ * timeout: a task still early at the claim deadline goes back to the head
+ * of ready, lm_claim).  Tasks already in
  * the ready List are delivered in the order they were moved: a task that
  * arrives already due after a later-due task was moved comes after it.
  *
@@ -61,7 +74,7 @@
  * with LIMIT (https://redis.io/commands/zrangebyscore/); PUBLISH from a
  * script; SUBSCRIBE replies and "message" arrays
  * (https://redis.io/docs/interact/pubsub/); ZSet scores are doubles, exact
- * for integers up to 2^53 (enqueue rejects due times beyond that).
+ * for integers up to 2^53 (dq_enqueue rejects due times beyond that).
  */
 #define _GNU_SOURCE
 #include "list_mover.h"
@@ -108,8 +121,9 @@ static const char MOVE_LUA[] =
     "return {n, h[2] or ''}\n";
 
 /* KEYS: procs leases ready   ARGV: now_ms lease_ms
- * The processing lists are named in the procs set (same hash tag, so the
- * same slot).  Returns {items put back, earliest lease expiry or ""}. */
+ * The processing lists are named in the procs set, not passed in KEYS
+ * (against the EVAL rule; works because they share the queue's hash tag,
+ * so the same slot: see the top comment).  Returns {items put back, earliest lease expiry or ""}. */
 static const char REAP_LUA[] =
     "local now = tonumber(ARGV[1])\n"
     "local back = 0\n"
@@ -573,30 +587,74 @@ int lm_format_item(char *buf, size_t buflen, int64_t due_ms, const char *id)
     return (n < 0 || (size_t)n >= buflen) ? -1 : n;
 }
 
-void lm_wait_until_due(dq_queue *q, int64_t due_ms)
+bool lm_wait_until_due(dq_queue *q, int64_t due_ms, int64_t deadline_us)
 {
     int64_t left;
-    while ((left = due_ms * 1000 - dq_now_us(q)) > 0)
-        dq_sleep_us(left);
+    while ((left = due_ms * 1000 - dq_now_us(q)) > 0) {
+        int64_t until_deadline = deadline_us - dq_mono_us();
+        if (until_deadline <= 0)
+            return false;
+        dq_sleep_us(left < until_deadline ? left : until_deadline);
+    }
+    return true;
+}
+
+int lm_claim(dq_queue *q, lm_base *b, const char *dst, int64_t timeout_ms,
+             dq_task *out, const lm_claim_ops *ops)
+{
+    int rc = lm_mover_ensure(q, b);
+    if (rc != DQ_OK)
+        return rc;
+    int64_t deadline_us = dq_deadline_us(timeout_ms);
+    bool first = true;
+
+    for (;;) {
+        int64_t left_us = deadline_us - dq_mono_us();
+        if (!first && left_us <= 0)
+            return DQ_EMPTY;
+        redisReply *r;
+        const char *item;
+        size_t itemlen;
+        rc = lm_pop_item(q, b, dst, left_us, out, &r, &item, &itemlen);
+        first = false;
+        if (rc == DQ_EMPTY)
+            continue;
+        if (rc != DQ_OK)
+            return rc;
+        rc = ops->take(q, item, itemlen, out);
+        if (rc == DQ_ENOTFOUND) {
+            freeReplyObject(r);
+            dq_task_clear(out);
+            continue; /* purged under us: not a task any more */
+        }
+        if (rc != DQ_OK) {
+            freeReplyObject(r);
+            dq_task_clear(out);
+            return rc;
+        }
+        if (!lm_wait_until_due(q, out->due_ms, deadline_us)) {
+            rc = ops->undo(q, item, itemlen, out);
+            freeReplyObject(r);
+            dq_task_clear(out);
+            if (rc != DQ_OK)
+                return rc;
+            q->counters.putbacks++;
+            return DQ_EMPTY;
+        }
+        freeReplyObject(r);
+        return DQ_OK;
+    }
 }
 
 /* ---- Shared ops ---------------------------------------------------------- */
-
-/* Largest due time a double score holds exactly. */
-#define LM_DUE_MAX (INT64_C(1) << 53)
 
 int lm_enqueue(dq_queue *q, const char *id, const void *payload,
                size_t payload_len, int64_t due_ms)
 {
     lm_base *b = q->priv;
+    /* dq_enqueue checked the id (1..DQ_ID_MAX-1 bytes) and due_ms (within
+     * +-DQ_DUE_MAX_MS = 2^53, exact as a ZSet score). */
     size_t idlen = strlen(id);
-    if (idlen == 0 || idlen >= DQ_ID_MAX)
-        return dq_fail(q, DQ_EINVAL, "enqueue: id must be 1..%d bytes",
-                       DQ_ID_MAX - 1);
-    if (due_ms > LM_DUE_MAX || due_ms < -LM_DUE_MAX)
-        return dq_fail(q, DQ_EINVAL,
-                       "enqueue: due_ms %" PRId64 " beyond 2^53 (not exact "
-                       "as a ZSet score)", due_ms);
     int rc;
     char due[32];
     snprintf(due, sizeof(due), "%" PRId64, due_ms);

@@ -68,11 +68,40 @@ bool lm_parse_item(const char *s, size_t len, int64_t *due_ms,
  * length, or -1 when it does not fit. */
 int lm_format_item(char *buf, size_t buflen, int64_t due_ms, const char *id);
 
-/* Blocks until due_ms has come by q's clock (dq_now_us).  A task moved by
- * another process's mover whose clock runs ahead may reach us early; this
- * keeps the claim contract "never before its due time by this handle's
- * clock". */
-void lm_wait_until_due(dq_queue *q, int64_t due_ms);
+/* Sleeps until due_ms has come by q's clock (dq_now_us), but not past
+ * deadline_us (dq_mono_us() time, e.g. from dq_deadline_us).  A task moved
+ * by another process's mover whose clock runs ahead may reach us early;
+ * this keeps the claim contract "never before its due time by this
+ * handle's clock" without overrunning the claim timeout.  Returns true
+ * when the due time came, false when the deadline came first. */
+bool lm_wait_until_due(dq_queue *q, int64_t due_ms, int64_t deadline_us);
+
+/* The claim step that differs between list and list-reliable, for
+ * lm_claim.  take: item (itemlen bytes, "<due>:<id>") was popped (with
+ * dst: moved into dst) and out->id/due_ms are set; fill out's payload
+ * (and attempt/token).  Returns DQ_OK, DQ_ENOTFOUND when the task is gone
+ * (purged: lm_claim goes on), or a DQ_E* code with q->err (lm_claim clears
+ * out and returns it).  undo: the item was taken but is not due by this
+ * handle's clock before the claim deadline; put it back at the head of
+ * ready as it was (payload in out).  DQ_OK or a DQ_E* code. */
+typedef struct lm_claim_ops {
+    int (*take)(dq_queue *q, const char *item, size_t itemlen, dq_task *out);
+    int (*undo)(dq_queue *q, const char *item, size_t itemlen,
+                const dq_task *out);
+} lm_claim_ops;
+
+/* The claim loop of both strategies: starts the mover (lm_mover_ensure),
+ * then until dq_deadline_us(timeout_ms): lm_pop_item(dst) (look once when
+ * the time is up), ops->take, and lm_wait_until_due bounded by the
+ * deadline.  When the deadline comes before the due time (a mover whose
+ * clock runs ahead moved it early), ops->undo puts it back at the head of
+ * ready (counted in q->counters.putbacks) and the claim returns DQ_EMPTY.
+ * Returns DQ_OK with *out filled, DQ_EMPTY, or a DQ_E* code (out
+ * cleared).  A failed undo returns its code: list loses the task
+ * (at-most-once), list-reliable's stays in the processing list under its
+ * lease and comes back through the reaper. */
+int lm_claim(dq_queue *q, lm_base *b, const char *dst, int64_t timeout_ms,
+             dq_task *out, const lm_claim_ops *ops);
 
 /* One pop of a claim from the ready list.  dst NULL (list): LPOP ready
  * when left_us <= 0 (look once, never block), else BLPOP ready with

@@ -31,7 +31,11 @@
  * redelivered while the first consumer still works on it); ack then checks
  * the attempt in the token and returns DQ_ENOTFOUND for the stale one
  * instead of ending the new delivery's lease.  Without faults and with
- * work shorter than the lease no task is delivered twice.
+ * work shorter than the lease no task is delivered twice.  A task that is
+ * not due yet by this consumer's clock (moved by a mover whose clock runs
+ * ahead) is waited for up to the claim timeout; if still early it goes
+ * back to the head of ready with its lease and attempt undone (one more
+ * script, UNLEASE_LUA, counted in putbacks) and claim returns DQ_EMPTY.
  *
  * Failure modes: the reaper only runs while some handle's mover runs, so
  * a queue with no live consumer redelivers nothing (nothing would take it
@@ -89,6 +93,21 @@ static const char UNREGISTER_LUA[] =
     "end\n"
     "return 1\n";
 
+/* Undo a lease whose task is not due by the claimer's clock before its
+ * claim deadline.  KEYS: proc leases a ready   ARGV: item id
+ * Only when the item is still in our processing list (the reaper may have
+ * given it back already): remove it and its lease, take back the attempt
+ * the lease counted, and push it back at the head of ready.  Returns 1 or
+ * 0. */
+static const char UNLEASE_LUA[] =
+    "if redis.call('LREM', KEYS[1], -1, ARGV[1]) == 0 then return 0 end\n"
+    "redis.call('ZREM', KEYS[2], ARGV[1])\n"
+    "if redis.call('HINCRBY', KEYS[3], ARGV[2], -1) <= 0 then\n"
+    "  redis.call('HDEL', KEYS[3], ARGV[2])\n"
+    "end\n"
+    "redis.call('LPUSH', KEYS[4], ARGV[1])\n"
+    "return 1\n";
+
 #define LR_NAME_MAX 160
 
 typedef struct lr_state {
@@ -96,7 +115,7 @@ typedef struct lr_state {
     char name[LR_NAME_MAX];  /* consumer name */
     char kproc[LM_KEY_MAX], kleases[LM_KEY_MAX], ka[LM_KEY_MAX],
         kprocs[LM_KEY_MAX];
-    dq_script lease_s, ack_s, unreg_s;
+    dq_script lease_s, ack_s, unreg_s, unlease_s;
 } lr_state;
 
 static const dq_optdef lr_options[] = {
@@ -152,6 +171,7 @@ static int lr_open(dq_queue *q)
     s->lease_s.src = LEASE_LUA;
     s->ack_s.src = ACK_LUA;
     s->unreg_s.src = UNREGISTER_LUA;
+    s->unlease_s.src = UNLEASE_LUA;
     rc = lm_base_open(q, &s->b, "6.2.0", true);
     if (rc != DQ_OK)
         goto fail;
@@ -215,56 +235,52 @@ static int lr_lease(dq_queue *q, lr_state *s, redisContext *c,
         return DQ_ENOTFOUND;
     }
     redisReply *p = r->element[1];
-    out->payload = malloc(p->len + 1);
+    out->payload = dq_reply_copy(p, &out->payload_len);
     if (out->payload == NULL) {
         freeReplyObject(r);
         return dq_fail(q, DQ_ENOMEM, "claim: out of memory");
     }
-    memcpy(out->payload, p->str, p->len);
-    out->payload[p->len] = '\0';
-    out->payload_len = p->len;
     out->attempt = attempt > 1000000000 ? 1000000000 : (int)attempt;
     snprintf(out->token, sizeof(out->token), "%" PRId64, attempt);
     freeReplyObject(r);
     return DQ_OK;
 }
 
+/* lm_claim's take: record the lease and fetch the payload (lr_lease). */
+static int lr_take(dq_queue *q, const char *item, size_t itemlen,
+                   dq_task *out)
+{
+    lr_state *s = q->priv;
+    return lr_lease(q, s, s->b.c, item, itemlen, out);
+}
+
+/* lm_claim's undo: UNLEASE_LUA.  0 (the reaper gave it back already) is
+ * fine too: either way the task is in ready again. */
+static int lr_undo(dq_queue *q, const char *item, size_t itemlen,
+                   const dq_task *out)
+{
+    lr_state *s = q->priv;
+    const char *args[6] = {s->kproc, s->kleases, s->ka, s->b.kready, item,
+                           out->id};
+    size_t lens[6];
+    for (int i = 0; i < 6; i++)
+        lens[i] = strlen(args[i]);
+    lens[4] = itemlen;
+    int rc;
+    redisReply *r = dq_redis_eval(q, s->b.c, &s->unlease_s, &rc, 4, 6, args,
+                                  lens);
+    if (r == NULL)
+        return rc;
+    freeReplyObject(r);
+    return DQ_OK;
+}
+
+static const lm_claim_ops lr_claim_ops = {lr_take, lr_undo};
+
 static int lr_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 {
     lr_state *s = q->priv;
-    int rc = lm_mover_ensure(q, &s->b);
-    if (rc != DQ_OK)
-        return rc;
-    int64_t deadline_us = dq_mono_us() + timeout_ms * 1000;
-    bool first = true;
-
-    for (;;) {
-        int64_t left_us = deadline_us - dq_mono_us();
-        if (!first && left_us <= 0)
-            return DQ_EMPTY;
-        redisReply *r;
-        const char *item;
-        size_t itemlen;
-        rc = lm_pop_item(q, &s->b, s->kproc, left_us, out, &r, &item,
-                         &itemlen);
-        first = false;
-        if (rc == DQ_EMPTY)
-            continue;
-        if (rc != DQ_OK)
-            return rc;
-        rc = lr_lease(q, s, s->b.c, item, itemlen, out);
-        freeReplyObject(r);
-        if (rc == DQ_ENOTFOUND)
-            continue; /* purged under us */
-        if (rc != DQ_OK) {
-            /* The item stays in our processing list: the reaper gives it
-             * a lease and later back to ready. */
-            dq_task_clear(out);
-            return rc;
-        }
-        lm_wait_until_due(q, out->due_ms);
-        return DQ_OK;
-    }
+    return lm_claim(q, &s->b, s->kproc, timeout_ms, out, &lr_claim_ops);
 }
 
 static int lr_ack(dq_queue *q, const dq_task *t)

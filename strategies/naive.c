@@ -87,7 +87,7 @@ static int naive_open(dq_queue *q)
 static int naive_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 {
     naive_priv *p = q->priv;
-    int64_t deadline_us = dq_mono_us() + timeout_ms * 1000;
+    int64_t deadline_us = dq_deadline_us(timeout_ms);
     char id[DQ_ID_MAX];
     int64_t due_ms = 0, removed = 0;
     bool found;

@@ -86,7 +86,7 @@ static int nc_open(dq_queue *q)
 static int nc_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 {
     nc_priv *p = q->priv;
-    int64_t deadline_us = dq_mono_us() + timeout_ms * 1000;
+    int64_t deadline_us = dq_deadline_us(timeout_ms);
     int lost_late = 0; /* lost races after the deadline, this call */
     char id[DQ_ID_MAX];
     int64_t due_ms = 0, removed = 0;

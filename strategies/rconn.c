@@ -20,8 +20,16 @@
  * (redisSetTimeout).  The handshake runs under a fixed 2000 ms; afterwards
  * the caller's sock_timeout_ms, which must exceed any blocking command's
  * server-side timeout (see dq_block_timeout), or a BLPOP that simply waits
- * would look like a dead server.  On reconnect the timeout in force on the
- * old socket is read back with getsockopt and restored.
+ * would look like a dead server.  dq_redis_connect records it in the handle
+ * (q->redis_sock_timeout_ms, the largest one given on that handle) and a
+ * reconnect restores that value: reading it back from the old socket would
+ * pick up the handshake's 2000 ms after a failed handshake, and every
+ * blocking call above 2 s would then time out and reconnect.
+ *
+ * A handshake that fails on a reconnect -- by a transport error or by an
+ * error reply to AUTH or SELECT -- leaves the context marked failed
+ * (c->err), so the next call reconnects again instead of running commands
+ * unauthenticated or in db 0.
  *
  * Redis behaviour relied on:
  *  - INFO server reports redis_version (https://redis.io/commands/info/).
@@ -192,6 +200,8 @@ int dq_redis_connect(dq_queue *q, const char *min_version,
         goto free_context;
     if ((rc = check_version(q, c, min_version)) != DQ_OK)
         goto free_context;
+    if (sock_timeout_ms > q->redis_sock_timeout_ms)
+        q->redis_sock_timeout_ms = sock_timeout_ms;
     if (redisSetTimeout(c, ms_to_tv(sock_timeout_ms)) != REDIS_OK) {
         rc = transport_fail(q, c);
         goto free_context;
@@ -204,27 +214,40 @@ free_context:
     return rc;
 }
 
-/* Reconnects c when a previous call left it failed.  DQ_OK when usable. */
+/* Marks c failed (unless a transport error did already), so that the next
+ * call reconnects it. */
+static void mark_failed(redisContext *c, const char *why)
+{
+    if (c->err != 0)
+        return;
+    c->err = REDIS_ERR_OTHER;
+    snprintf(c->errstr, sizeof c->errstr, "%s", why);
+}
+
+/* Reconnects c when a previous call left it failed.  DQ_OK when usable;
+ * otherwise c stays failed and the next call tries again. */
 static int ensure_connected(dq_queue *q, redisContext *c)
 {
-    struct timeval tv = {0, 0};
-    socklen_t len = sizeof tv;
-    int64_t timeout_ms = DQ_SOCK_TIMEOUT_MS;
+    int64_t timeout_ms = q->redis_sock_timeout_ms > 0
+                             ? q->redis_sock_timeout_ms
+                             : DQ_SOCK_TIMEOUT_MS;
     int rc;
 
     if (c->err == 0)
         return DQ_OK;
-    if (c->fd >= 0 && getsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len) == 0 &&
-        (tv.tv_sec > 0 || tv.tv_usec > 0))
-        timeout_ms = (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
     if (redisReconnect(c) != REDIS_OK || c->err)
         return dq_fail(q, DQ_EIO, "redis %s:%d: reconnect failed: %s",
                        host_of(c), c->tcp.port,
                        c->errstr[0] ? c->errstr : "error");
-    if ((rc = handshake(q, c)) != DQ_OK)
+    if ((rc = handshake(q, c)) != DQ_OK) {
+        mark_failed(c, "handshake failed after reconnect");
         return rc;
-    if (redisSetTimeout(c, ms_to_tv(timeout_ms)) != REDIS_OK)
-        return transport_fail(q, c);
+    }
+    if (redisSetTimeout(c, ms_to_tv(timeout_ms)) != REDIS_OK) {
+        rc = transport_fail(q, c);
+        mark_failed(c, "cannot set the socket timeout");
+        return rc;
+    }
     return DQ_OK;
 }
 
@@ -295,9 +318,14 @@ int dq_redis_pipeline(dq_queue *q, redisContext *c, size_t n,
         return rc;
     for (size_t i = 0; i < n; i++)
         if (redisAppendCommandArgv(c, cmds[i].argc, cmds[i].argv,
-                                   cmds[i].lens) != REDIS_OK)
+                                   cmds[i].lens) != REDIS_OK) {
+            /* Commands 0..i-1 sit in c->obuf; a failed context is
+             * reconnected (redisReconnect empties obuf) before its next
+             * use, so they are never sent half a pipeline later. */
+            mark_failed(c, "pipeline build failed (out of memory)");
             return dq_fail(q, DQ_ENOMEM, "%s: cannot build command",
                            cmds[i].argv[0]);
+        }
     q->counters.round_trips++;
     for (; got < n; got++) {
         void *r = NULL;
@@ -785,7 +813,7 @@ int dq_redis_pipeline_ok(dq_queue *q, redisContext *c, size_t n,
 
 /* A malloc'd, NUL-terminated copy of a bulk-string reply (nil or NULL r:
  * an empty one).  NULL on allocation failure. */
-static unsigned char *copy_bulk(const redisReply *r, size_t *len)
+unsigned char *dq_reply_copy(const redisReply *r, size_t *len)
 {
     size_t n = r != NULL && r->type == REDIS_REPLY_STRING ? r->len : 0;
     unsigned char *b = malloc(n + 1);
@@ -858,7 +886,7 @@ int dq_zh_remove_fetch(dq_queue *q, redisContext *c, const char *id,
         rc = dq_fail(q, DQ_EPROTO, "ZREM/HGET: unexpected reply");
         goto free_replies;
     }
-    *payload = copy_bulk(rep[1], len);
+    *payload = dq_reply_copy(rep[1], len);
     if (*payload == NULL)
         rc = dq_fail(q, DQ_ENOMEM, "claim %s: out of memory%s", id,
                      *removed ? " (task removed, lost)" : "");
@@ -885,7 +913,7 @@ int dq_zh_take_payload(dq_queue *q, redisContext *c, const char *id,
     if ((rc = dq_redis_pipeline_ok(q, c, 2, cmds, r)) != DQ_OK)
         return rc;
     if (r[0]->type == REDIS_REPLY_STRING) {
-        *payload = copy_bulk(r[0], len);
+        *payload = dq_reply_copy(r[0], len);
         if (*payload == NULL)
             rc = dq_fail(q, DQ_ENOMEM, "claim %s: out of memory", id);
         else

@@ -18,8 +18,9 @@
  * password is given (AUTH user pass when a user is given too), SELECTs the
  * db when non-zero, checks the server version against min_version (e.g.
  * "6.2.0", NULL for any) and sets the socket timeout to sock_timeout_ms,
- * which must exceed the longest blocking call the caller will make.
- * Returns DQ_OK with *out set, or DQ_EIO (unreachable), DQ_EAUTH (wrong
+ * which must exceed the longest blocking call the caller will make, and
+ * records it in q->redis_sock_timeout_ms (the largest given on q) for
+ * reconnects.  Returns DQ_OK with *out set, or DQ_EIO (unreachable), DQ_EAUTH (wrong
  * password: the password itself is never put in the message), DQ_EVERSION
  * or DQ_EREDIS with the message in q->err naming host:port. */
 int dq_redis_connect(dq_queue *q, const char *min_version,
@@ -29,9 +30,14 @@ int dq_redis_connect(dq_queue *q, const char *min_version,
  * a hiredis context unusable.  Every helper below that sends a command
  * first checks c->err and, when set, reconnects the same context
  * (redisReconnect), repeats AUTH and SELECT and restores the socket timeout
- * (the version is not checked again).  So the call that met the error
- * returns DQ_EIO (its outcome on the server is unknown), and the next call
- * tries a fresh connection; if that fails it returns DQ_EIO too. */
+ * recorded in q->redis_sock_timeout_ms by dq_redis_connect (the version is
+ * not checked again).  So the call that met the error returns DQ_EIO (its
+ * outcome on the server is unknown), and the next call tries a fresh
+ * connection; if that fails it returns DQ_EIO too.  A reconnect whose AUTH
+ * or SELECT fails (transport error or error reply: DQ_EIO, DQ_EAUTH,
+ * DQ_EREDIS) leaves c marked failed, so no command ever runs on a
+ * connection that is unauthenticated or in the wrong db; the next call
+ * tries again. */
 
 /* Sends argv as one command and waits for the reply (counted in
  * q->counters.round_trips).  On a transport error returns NULL with q->err
@@ -59,7 +65,11 @@ typedef struct dq_redis_argv {
  * (counted once).  On DQ_OK replies[0..n-1] hold every reply (caller frees
  * each with freeReplyObject); a reply may be an error reply: the caller
  * decides (use dq_reply_error() to turn it into DQ_EREDIS).  On a transport
- * error returns DQ_EIO with q->err set and every replies[i] NULL. */
+ * error returns DQ_EIO with q->err set and every replies[i] NULL.  When a
+ * command cannot be built (out of memory) returns DQ_ENOMEM with nothing
+ * sent, and marks c failed (c->err) so that the commands already buffered
+ * are dropped: the next helper call reconnects c first (redisReconnect
+ * empties the output buffer). */
 int dq_redis_pipeline(dq_queue *q, redisContext *c, size_t n,
                       const dq_redis_argv *cmds, redisReply **replies);
 
@@ -72,7 +82,9 @@ int dq_redis_pipeline_ok(dq_queue *q, redisContext *c, size_t n,
                          const dq_redis_argv *cmds, redisReply **replies);
 
 /* Sends MULTI, the n commands, EXEC in one round trip and returns the EXEC
- * reply (an array of n replies, caller frees).  Returns NULL with *rc =
+ * reply (an array of n replies, caller frees).  n must be 1..16 (the
+ * helper's fixed buffer; DQ_EINVAL, nothing sent, otherwise).  Returns
+ * NULL with *rc =
  * DQ_EIO on a transport error, DQ_EREDIS when a command was rejected
  * (EXECABORT) or any command inside failed at run time (q->err names it:
  * "ZADD: WRONGTYPE ..."; note the other commands of the transaction did
@@ -102,7 +114,10 @@ typedef struct dq_script {
 } dq_script;
 
 /* Runs script s with numkeys keys then args (all as binary-safe argv;
- * lens may be NULL for C strings).  Same return contract as dq_redis_cmd. */
+ * lens may be NULL for C strings): args[0..numkeys-1] are the keys,
+ * args[numkeys..nargs-1] the other arguments.  nargs must be 0..64 and
+ * numkeys 0..nargs (else NULL, *rc = DQ_EINVAL, nothing sent).  Same
+ * return contract as dq_redis_cmd. */
 redisReply *dq_redis_eval(dq_queue *q, redisContext *c, dq_script *s, int *rc,
                           int numkeys, int nargs, const char **args,
                           const size_t *lens);
@@ -138,11 +153,17 @@ int dq_redis_exists(dq_queue *q, redisContext *c);
 #define DQ_BLOCK_MIN_MS 5
 #define DQ_BLOCK_MAX_MS 5000
 /* A socket timeout that outlasts any blocking call clamped as above, with
- * room for a slow reply.  Also what a reconnect falls back to when the
- * failed socket's timeout cannot be read back: pass this to
+ * room for a slow reply.  Also what a reconnect uses when the handle has
+ * no recorded timeout (q->redis_sock_timeout_ms 0): pass this to
  * dq_redis_connect unless you have a reason not to. */
 #define DQ_SOCK_TIMEOUT_MS (DQ_BLOCK_MAX_MS + 2000)
 void dq_block_timeout(int64_t wait_ms, char *buf, size_t buflen);
+
+/* A malloc'd copy of a bulk-string reply's bytes, NUL-terminated for
+ * convenience (*len bytes without the NUL); any other reply type (nil, r
+ * NULL) gives an empty string.  Caller frees.  NULL with *len 0 when out
+ * of memory. */
+unsigned char *dq_reply_copy(const redisReply *r, size_t *len);
 
 /* Parses a reply holding an integer (integer or bulk string "123") into
  * *out.  Returns true on success. */
@@ -153,12 +174,15 @@ bool dq_reply_int(const redisReply *r, int64_t *out);
  *   dq:{<queue>}:z  ZSet  member = task id, score = due time in ms
  *   dq:{<queue>}:p  hash  field = task id, value = payload bytes
  * A ms Unix timestamp (~1.7e12) is far below 2^53, so the double score
- * holds it exactly (https://redis.io/docs/data-types/sorted-sets/). */
+ * holds it exactly (https://redis.io/docs/data-types/sorted-sets/); the
+ * wrappers reject due times beyond +-2^53 (DQ_DUE_MAX_MS). */
 #define DQ_ZH_ZSET "z"
 #define DQ_ZH_HASH "p"
 
 /* MULTI; HSET p id payload; ZADD z due_ms id; EXEC in one round trip.
- * Re-adding an id replaces its payload and due time.  DQ_OK or DQ_E*. */
+ * Re-adding an id replaces its payload and due time.  due_ms (ms since the
+ * epoch) must lie within +-DQ_DUE_MAX_MS (2^53, exact as a double score);
+ * dq_enqueue checks that, this helper does not.  DQ_OK or DQ_E*. */
 int dq_zh_enqueue(dq_queue *q, redisContext *c, const char *id,
                   const void *payload, size_t payload_len, int64_t due_ms);
 /* Batched enqueue: for each chunk of at most DQ_ZH_CHUNK items, one

@@ -74,15 +74,9 @@ int dq_zlua_task_copy(dq_queue *q, const redisReply *id,
                        index);
     memcpy(t->id, id->str, id->len);
     t->id[id->len] = '\0';
-    t->payload_len = pl->type == REDIS_REPLY_STRING ? pl->len : 0;
-    t->payload = malloc(t->payload_len + 1);
-    if (t->payload == NULL) {
-        t->payload_len = 0;
+    t->payload = dq_reply_copy(pl, &t->payload_len);
+    if (t->payload == NULL)
         return dq_fail(q, DQ_ENOMEM, "claim: out of memory");
-    }
-    if (t->payload_len > 0)
-        memcpy(t->payload, pl->str, t->payload_len);
-    t->payload[t->payload_len] = '\0';
     return DQ_OK;
 }
 
@@ -117,7 +111,7 @@ int dq_zlua_head_wait(dq_queue *q, const redisReply *head, bool server_clock,
 int dq_zlua_claim(dq_queue *q, dq_held *h, int64_t timeout_ms,
                   int64_t poll_ms, dq_zlua_fetch_fn fetch, dq_task *out)
 {
-    int64_t deadline_us = dq_mono_us() + timeout_ms * 1000;
+    int64_t deadline_us = dq_deadline_us(timeout_ms);
     int rc;
 
     for (;;) {

@@ -311,14 +311,11 @@ static int zp_take(dq_queue *q, size_t d)
         if (pl->type != REDIS_REPLY_STRING)
             continue; /* a bare id left by a cancel during a put-back */
         memset(t, 0, sizeof *t);
-        t->payload = malloc(pl->len + 1);
+        t->payload = dq_reply_copy(pl, &t->payload_len);
         if (t->payload == NULL) {
             rc = dq_fail(q, DQ_ENOMEM, "claim: out of memory");
             goto out;
         }
-        memcpy(t->payload, pl->str, pl->len);
-        t->payload[pl->len] = '\0';
-        t->payload_len = pl->len;
         memcpy(t->id, p->pop[i].id, strlen(p->pop[i].id) + 1);
         t->due_ms = p->pop[i].due_ms;
         t->attempt = 1;
@@ -336,7 +333,7 @@ static int zp_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 {
     zp_priv *p = q->priv;
     dq_held *h = &p->held;
-    int64_t deadline_us = dq_mono_us() + timeout_ms * 1000;
+    int64_t deadline_us = dq_deadline_us(timeout_ms);
     int64_t block_ms = -1; /* < 0: ZPOPMIN; >= 0: BZPOPMIN for that long */
     size_t k, d;
     int rc;

@@ -328,6 +328,18 @@ Test(checker_faults, redelivery_after_kill_is_not_duplicate)
     cr_assert_str_eq(c.fault_spec, "kill-consumer:after-claim:1");
 }
 
+/* Overlapping windows of one kind: an F end closes its own consumer's. */
+Test(checker_faults, overlapping_windows_pair_by_consumer)
+{
+    dq_check c;
+
+    check_ok("overlap_windows.log", &c);
+    cr_assert_eq(c.early, 2);
+    cr_assert_eq(c.early_fault, 2);
+    cr_assert_eq(fault_stat(&c, "clock-skew")->early, 2);
+    cr_assert_eq(fault_stat(&c, "clock-skew")->window_us, 2100000);
+}
+
 Test(checker_faults, lost_during_a_fault)
 {
     dq_check c;

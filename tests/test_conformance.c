@@ -450,6 +450,55 @@ static void check_far_future(const char *name)
     tl_teardown(&c);
 }
 
+/* The wrappers reject due times a ZSet score cannot hold exactly (beyond
+ * +-2^53 ms) with DQ_EINVAL, send nothing, and a huge claim timeout is cut
+ * (no overflow in the strategy's deadline): a due task still comes out at
+ * once. */
+static void check_due_range(const char *name)
+{
+    tl_ctx c;
+    tl_setup(&c, name, "due_range");
+    dq_queue *q = tl_open(&c);
+    const int64_t bad[] = {INT64_MAX, DQ_DUE_MAX_MS + 1, -DQ_DUE_MAX_MS - 1,
+                           INT64_MIN};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = dq_enqueue(q, "task-0", "x", 1, bad[i]);
+        cr_assert_eq(rc, DQ_EINVAL, "%s: enqueue with due %lld = %s", name,
+                     (long long)bad[i], dq_result_name(rc));
+        cr_assert(strstr(dq_errstr(q), "due_ms") != NULL,
+                  "%s: message does not name due_ms: '%s'", name,
+                  dq_errstr(q));
+        dq_enqueue_item it[2] = {{"task-1", "y", 1, 1}, {"task-2", "z", 1,
+                                                         bad[i]}};
+        rc = dq_enqueue_many(q, it, 2);
+        cr_assert_eq(rc, DQ_EINVAL, "%s: enqueue_many with due %lld = %s",
+                     name, (long long)bad[i], dq_result_name(rc));
+        cr_assert(strstr(dq_errstr(q), "item 1") != NULL,
+                  "%s: message does not name item 1: '%s'", name,
+                  dq_errstr(q));
+    }
+    if (c.s->pending != NULL) {
+        int64_t p = dq_pending(q);
+        cr_assert_eq(p, 0, "%s: rejected enqueues left %lld tasks", name,
+                     (long long)p);
+    }
+    int64_t now = dq_wall_us() / 1000;
+    tl_enqueue(q, "task-3", "w", 1, now - 1000);
+    if (c.s->reschedule != NULL) {
+        int rc = dq_reschedule(q, "task-3", INT64_MAX);
+        cr_assert_eq(rc, DQ_EINVAL, "%s: reschedule to INT64_MAX = %s", name,
+                     dq_result_name(rc));
+    }
+    tl_got g = tl_claim(q, INT64_MAX);
+    cr_assert_eq(g.rc, DQ_OK, "%s: claim(INT64_MAX) with a due task = %s",
+                 name, dq_result_name(g.rc));
+    cr_assert_str_eq(g.id, "task-3");
+    cr_assert_leq(g.elapsed_ms, 1000 + TL_SLACK_MS, "%s: claim of a due task "
+                  "took %lld ms", name, (long long)g.elapsed_ms);
+    dq_close(q);
+    tl_teardown(&c);
+}
+
 /* A waiting consumer notices a task due earlier than the head it waits
  * for.  Head due in +2000 ms; while the consumer waits (claim timeout
  * 3000 ms), another handle enqueues a task due in +100 ms; it must come
@@ -667,6 +716,71 @@ static void check_closed_port(const char *name)
     tl_teardown(&c);
 }
 
+/* list and list-reliable: a consumer whose clock runs 10 s behind gets a
+ * task that a mover with a clock 10 s ahead moved early; it waits for the
+ * due time by its own clock only until its claim timeout, then puts the
+ * task back at the head of ready (DQ_EMPTY in time, task not lost, a
+ * list-reliable attempt not counted). */
+static dq_queue *open_skewed(tl_ctx *c, const char *consumer,
+                             int64_t offset_us)
+{
+    dq_config cfg = tl_config(c, consumer);
+    cfg.clock_offset_us = offset_us;
+    dq_queue *q = NULL;
+    char err[256] = "";
+    int rc = dq_open(c->s, &cfg, &q, err, sizeof(err));
+    cr_assert_eq(rc, DQ_OK, "%s: dq_open = %s: %s", c->s->name,
+                 dq_result_name(rc), err);
+    return q;
+}
+
+static void check_early_put_back(const char *name)
+{
+    tl_ctx c;
+    tl_setup(&c, name, "early_put_back");
+    dq_queue *fast = open_skewed(&c, "fast", 10 * 1000000LL);
+    dq_queue *slow = open_skewed(&c, "slow", -10 * 1000000LL);
+    tl_got g = tl_claim(fast, 0); /* starts the fast handle's mover */
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: empty queue gave %s", name, g.id);
+    int64_t due = dq_wall_us() / 1000 + 2000;
+    tl_enqueue(slow, "task-0", "e", 1, due);
+    /* The fast mover moves it at once (due 2 s ago by its clock); the slow
+     * consumer would have to wait ~12 s. */
+    g = tl_claim(slow, 500);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: slow consumer got %s before its due "
+                 "time by its clock", name, g.id);
+    cr_assert_leq(g.elapsed_ms, 500 + TL_SLACK_MS, "%s: claim(500 ms) took "
+                  "%lld ms waiting for an early task", name,
+                  (long long)g.elapsed_ms);
+    int64_t p = dq_pending(slow);
+    cr_assert_eq(p, 1, "%s: pending = %lld after the put-back (%s)", name,
+                 (long long)p, p < 0 ? dq_errstr(slow) : "");
+    dq_task t;
+    memset(&t, 0, sizeof t);
+    int rc = dq_claim(fast, 3000, &t);
+    cr_assert_eq(rc, DQ_OK, "%s: the put-back task did not come to the fast "
+                 "consumer: %s %s", name, dq_result_name(rc),
+                 dq_errstr(fast));
+    cr_assert_str_eq(t.id, "task-0");
+    cr_assert(t.payload_len == 1 && t.payload[0] == 'e',
+              "%s: payload lost in the put-back", name);
+    if (c.s->flags & DQ_G_AT_LEAST_ONCE)
+        cr_assert_eq(t.attempt, 1, "%s: attempt %d after a put-back", name,
+                     t.attempt);
+    cr_assert_eq(dq_ack(fast, &t), DQ_OK, "%s: ack: %s", name,
+                 dq_errstr(fast));
+    dq_task_clear(&t);
+    dq_close(slow);
+    dq_close(fast);
+    tl_teardown(&c);
+}
+
+Test(list, early_put_back, .timeout = 30) { check_early_put_back("list"); }
+Test(list_reliable, early_put_back, .timeout = 30)
+{
+    check_early_put_back("list-reliable");
+}
+
 /* ---- Instantiation ------------------------------------------------------
  * CONFORMANCE(ident, "name") defines <ident>/<check> for every check.
  * Timeouts are seconds, generous for ASan on 2 cores. */
@@ -687,6 +801,7 @@ static void check_closed_port(const char *name)
     Test(ident, concurrent, .timeout = 120) { check_concurrent(name); }       \
     Test(ident, past_due, .timeout = 30) { check_past_due(name); }            \
     Test(ident, far_future, .timeout = 30) { check_far_future(name); }        \
+    Test(ident, due_range, .timeout = 30) { check_due_range(name); }          \
     Test(ident, earlier_wakes, .timeout = 30)                                 \
     {                                                                         \
         check_earlier_wakes(name);                                            \

@@ -22,13 +22,18 @@
  *     appendfsync always nothing acknowledged is lost;
  *   - clock-skew:+500 makes a client-clock strategy deliver early; lua
  *     clock=server reads Redis's TIME and does not.
+ * The spawn test calls harness/spawn.c directly (no Redis).
  */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include "../harness/spawn.h"
 
 typedef struct outcome {
     int status;      /* exit code */
@@ -234,4 +239,32 @@ Test(faults, bad_input_exits_2, .timeout = 30)
     o = run(args);
     cr_assert_eq(o.status, 2);
     json_decref(o.j);
+}
+
+/* spawn.c: a child inherits only 0-2 (a hiredis socket has no CLOEXEC,
+ * like the descriptor opened here), and dq_spawn_reap returns its pid. */
+Test(spawn, closes_inherited_descriptors)
+{
+    int leak = socket(AF_INET, SOCK_STREAM, 0), pfd[2], status = 0;
+    char script[128], out[64] = "";
+    ssize_t n;
+    pid_t pid;
+
+    cr_assert(leak > 2);
+    cr_assert_eq(pipe(pfd), 0);
+    snprintf(script, sizeof script,
+             "if [ -e /proc/self/fd/%d ]; then echo leaked; "
+             "else echo closed; fi", leak);
+    char *const argv[] = {"sh", "-c", script, NULL};
+    pid = dq_spawn("/bin/sh", argv, NULL, -1, pfd[1], -1);
+    cr_assert(pid > 0);
+    close(pfd[1]);
+    n = read(pfd[0], out, sizeof out - 1);
+    cr_assert(n > 0);
+    out[n] = '\0';
+    cr_assert_str_eq(out, "closed\n");
+    cr_assert_eq(dq_spawn_reap(pid, &status, true), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(pfd[0]);
+    close(leak);
 }

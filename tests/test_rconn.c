@@ -1,7 +1,8 @@
 /* test_rconn.c -- the Redis plumbing that needs no server: the clamp of
  * blocking timeouts (a wait below 1 ms must never reach BLPOP, BZPOPMIN or
  * BLMOVE as 0, which means "block forever": https://redis.io/commands/blpop/)
- * and the key layout (one hash tag per queue). */
+ * the key layout (one hash tag per queue) and dq_deadline_us, the claim
+ * loops' deadline, which must saturate rather than overflow. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -41,4 +42,20 @@ Test(rconn, keys_share_one_hash_tag)
     cr_expect_str_eq(key, "dq:{orders}:z");
     dq_redis_key(&q, "p", key, sizeof key);
     cr_expect_str_eq(key, "dq:{orders}:p");
+}
+
+Test(rconn, deadline_saturates)
+{
+    int64_t t0 = dq_mono_us();
+    int64_t d = dq_deadline_us(0);
+    cr_expect(d >= t0 && d - t0 < 1000000, "deadline(0) = now");
+    d = dq_deadline_us(-5);
+    cr_expect(d >= t0 && d - t0 < 1000000, "deadline(-5) = now");
+    d = dq_deadline_us(1000);
+    cr_expect(d >= t0 + 1000000 && d - t0 < 2000000, "deadline(1000 ms)");
+    cr_expect_eq(dq_deadline_us(INT64_MAX), INT64_MAX);
+    cr_expect_eq(dq_deadline_us(INT64_MAX / 1000), INT64_MAX);
+    cr_expect_eq(dq_deadline_us(INT64_MAX / 1000 - 1), INT64_MAX);
+    d = dq_deadline_us(DQ_CLAIM_TIMEOUT_MAX_MS);
+    cr_expect(d > t0 && d < INT64_MAX, "deadline(one day) is exact");
 }
