@@ -24,6 +24,14 @@
  * records.  Lateness is taken per delivered id from its first delivery and
  * summarised with nearest-rank percentiles
  * (https://en.wikipedia.org/wiki/Percentile#The_nearest-rank_method).
+ *
+ * A never-delivered id is blamed on a fault window only when that fault
+ * can plausibly have lost it (checker.h lists the rules): restart-redis
+ * when the id was enqueued before the window ended; kill-consumer,
+ * pause-redis, mover-stall and subscriber-outage when it was also due by
+ * the window's end + DQ_CHECK_LOSS_SLACK_MS; clock-skew and unknown fault
+ * names never.  Merely overlapping a fault is not enough: otherwise any
+ * fault in a trial would explain every loss in it.
  * A log with an id enqueued twice is rejected: producers choose unique ids,
  * so it means two trials wrote into one file.
  */
@@ -83,12 +91,25 @@ typedef struct fent {     /* one F record */
     char arg[64];
 } fent;
 
+/* What a fault window can do to a task that is never delivered (the
+ * attribution rules in checker.h and the top comment). */
+typedef enum loss_rule {
+    LOSS_NONE,            /* explains no loss: clock-skew, unknown names */
+    LOSS_ENQUEUED,        /* enqueued before the window ended: wiped
+                             (restart-redis) */
+    LOSS_DUE              /* due before the window ended (+ slack): was in
+                             a consumer's hands / in flight / expired
+                             unheard (kill-consumer, pause-redis,
+                             mover-stall, subscriber-outage) */
+} loss_rule;
+
 typedef struct window {   /* a paired fault window */
     int64_t begin, end;   /* end INT64_MAX: open to the end of the log */
     size_t fault;
     int64_t cons;         /* consumer index, -1: every consumer */
     char arg[64];
     bool kill, skew;
+    loss_rule loss;
 } window;
 
 typedef struct checker {
@@ -354,6 +375,46 @@ static size_t arg_consumer(const char *arg, const char **who)
     return strcspn(arg, ":");
 }
 
+/* The loss rule of fault name (checker.h): unknown names explain no
+ * loss, so that a new fault cannot hide a real loss by default. */
+static loss_rule loss_rule_of(const char *name)
+{
+    if (strcmp(name, "restart-redis") == 0)
+        return LOSS_ENQUEUED;
+    if (strcmp(name, "kill-consumer") == 0 ||
+        strcmp(name, "pause-redis") == 0 ||
+        strcmp(name, "mover-stall") == 0 ||
+        strcmp(name, "subscriber-outage") == 0)
+        return LOSS_DUE;
+    return LOSS_NONE;
+}
+
+/* Can window w explain the loss of never-delivered record r (checker.h)?
+ * The window must have begun before the end and ended at or after the
+ * enqueue; then restart-redis explains it, and the LOSS_DUE faults only
+ * when r was due by the window's end + DQ_CHECK_LOSS_SLACK_MS (an open
+ * window lasts to the end of the log). */
+static bool explains_loss(const window *w, const rec *r, int64_t end_us)
+{
+    int64_t limit;
+
+    if (w->begin > end_us || w->end < r->e_us)
+        return false;
+    switch (w->loss) {
+    case LOSS_ENQUEUED:
+        return true;
+    case LOSS_DUE:
+        limit = w->end > INT64_MAX - DQ_CHECK_LOSS_SLACK_MS * 1000
+                    ? INT64_MAX
+                    : w->end + DQ_CHECK_LOSS_SLACK_MS * 1000;
+        return r->due_ms <= limit / 1000; /* due_ms*1000 <= limit,
+                                             without overflow */
+    case LOSS_NONE:
+    default:
+        return false;
+    }
+}
+
 /* Pairs the F records into windows (sorted by begin) and resolves their
  * consumers.  Returns 0, or -1 with the offending F record in *bad (NULL:
  * out of memory). */
@@ -382,6 +443,7 @@ static int make_windows(checker *c, dq_check *out, const fent **bad)
             snprintf(w->arg, sizeof w->arg, "%s", f->arg);
             w->kill = strcmp(name, "kill-consumer") == 0;
             w->skew = strcmp(name, "clock-skew") == 0;
+            w->loss = loss_rule_of(name);
             out->fault_windows++;
             if (out->faults[f->fault].windows++ == 0)
                 snprintf(out->faults[f->fault].arg,
@@ -469,7 +531,7 @@ static void judge(checker *c, dq_check *out, double *lat, size_t *nlat)
             }
             out->lost++;
             for (size_t w = 0; w < c->nwv && x == NULL; w++)
-                if (c->wv[w].end >= r->e_us && c->wv[w].begin <= out->end_us)
+                if (explains_loss(&c->wv[w], r, out->end_us))
                     x = &c->wv[w];
             if (x != NULL)
                 out->faults[x->fault].lost++;

@@ -67,9 +67,30 @@
  * or of all).  Each lost id, redelivery, fault duplicate and skewed early
  * delivery is attributed to one fault (faults[]): a claimed-and-killed id
  * to the kill that followed its last delivery; a never-delivered id to the
- * first window (by begin) still open at, or begun after, its enqueue; a
+ * first window (by begin) that can explain its loss (below); a
  * redelivery or duplicate to the first window begun between the two
  * deliveries.  What no window explains is lost_nofault / dup_nofault.
+ *
+ * Which window explains a never-delivered (lost) id.  The window must
+ * have begun at or before the end and ended (or still be open) at or
+ * after the id's E record; then it depends on what the fault can do
+ * (a window never closed ends at the end of the log):
+ *   restart-redis      explains it: a task enqueued before the window
+ *                      ended may have been wiped (data loss)
+ *   kill-consumer, pause-redis, mover-stall
+ *                      only if due_ms*1000 <= window end +
+ *                      DQ_CHECK_LOSS_SLACK_MS*1000: the task can only have
+ *                      been in a dead consumer's hands or in flight if it
+ *                      was due by then (the slack covers a claim that
+ *                      blocks up to its claim timeout)
+ *   subscriber-outage  same test: its keys expired while nobody listened,
+ *                      or its events were queued in dead connections
+ *   clock-skew         never (a wrong clock delivers early or late, it
+ *                      does not lose)
+ *   any other name     never (conservative: an unknown fault must not
+ *                      hide a real loss; names pooled as "other" too)
+ * So a loss by an at-most-once strategy of a task due well after every
+ * window stays lost_nofault, and is a violation.
  */
 #ifndef DQ_CHECKER_H
 #define DQ_CHECKER_H
@@ -83,6 +104,11 @@ typedef struct dq_latency {
 } dq_latency;
 
 #define DQ_CHECK_MAX_FAULTS 8
+
+/* Slack after a kill-consumer, pause-redis, mover-stall or
+ * subscriber-outage window within which a task due then may still have
+ * been lost by it (top comment): one consumer claim timeout's worth. */
+#define DQ_CHECK_LOSS_SLACK_MS 1000
 
 /* What one fault name did in a log: its windows and what is attributed to
  * it.  Fault names beyond DQ_CHECK_MAX_FAULTS are pooled in the last. */
@@ -104,7 +130,8 @@ typedef struct dq_check {
     uint64_t redelivered, dup_fault, dup_nofault; /* sum to duplicates */
     uint64_t pending_end;      /* not lost: the trial ended first */
     uint64_t lost_claimed;     /* part of lost: claimed, consumer killed */
-    uint64_t lost_nofault;     /* part of lost: no fault window explains it */
+    uint64_t lost_nofault;     /* part of lost: no fault window explains it
+                                  (the rules per fault in the top comment) */
     uint64_t early_fault;      /* part of early: inside a clock-skew window */
     uint64_t unacked;          /* delivered ids with no A record */
     uint64_t redelivered_hidden; /* delivered ids whose first logged

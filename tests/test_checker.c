@@ -14,7 +14,8 @@
  * checker tells apart (redelivered, duplicated after / without a fault,
  * lost claimed / after a fault / without one, pending at the end, early
  * in a skew window); the verdict_*.log files check how each outcome feeds
- * the exit code for real strategies' declared guarantees.
+ * the exit code for real strategies' declared guarantees; lost_kill_due.log
+ * and lost_rules.log which fault windows can explain a never-delivered id.
  */
 #include <criterion/criterion.h>
 #include <inttypes.h>
@@ -360,6 +361,39 @@ Test(checker_faults, lost_during_a_fault)
     cr_assert_eq(fault_stat(&c, "subscriber-outage")->window_us, 2000000);
 }
 
+/* A fault explains a never-delivered id only when it can have lost it
+ * (checker.h): a kill-consumer window explains an id due before it ended
+ * (+ DQ_CHECK_LOSS_SLACK_MS), not one due long after it. */
+Test(checker_faults, kill_explains_only_tasks_due_by_its_end)
+{
+    dq_check c;
+
+    check_ok("lost_kill_due.log", &c);
+    cr_assert_eq(c.enqueued, 3);
+    cr_assert_eq(c.delivered, 1);
+    cr_assert_eq(c.lost, 2, "lost = %" PRIu64, c.lost);
+    cr_assert_eq(c.lost_claimed, 0);
+    cr_assert_eq(c.lost_nofault, 1, "lost_nofault = %" PRIu64,
+                 c.lost_nofault);
+    cr_assert_eq(c.pending_end, 0);
+    cr_assert_eq(fault_stat(&c, "kill-consumer")->lost, 1);
+}
+
+Test(checker_faults, loss_rule_per_fault)
+{
+    dq_check c;
+
+    check_ok("lost_rules.log", &c);
+    cr_assert_eq(c.enqueued, 6);
+    cr_assert_eq(c.lost, 5, "lost = %" PRIu64, c.lost);
+    cr_assert_eq(c.lost_nofault, 3, "lost_nofault = %" PRIu64,
+                 c.lost_nofault);
+    cr_assert_eq(fault_stat(&c, "restart-redis")->lost, 1);
+    cr_assert_eq(fault_stat(&c, "subscriber-outage")->lost, 1);
+    cr_assert_eq(fault_stat(&c, "clock-skew")->lost, 0);
+    cr_assert_eq(fault_stat(&c, "gremlin")->lost, 0);
+}
+
 Test(checker_faults, pending_at_end_is_not_lost)
 {
     dq_check c;
@@ -584,6 +618,10 @@ Test(check_verdict, faults_exit_codes)
     expect_check("verdict_kill_after_claim_lease.log", 0, "verdict: ok\n");
     expect_check("verdict_skew_early.log", 0, "verdict: ok\n");
     expect_check("verdict_restart_dup.log", 0, "1 duplicated after a fault");
+    /* lua loses a task due 1.95 s after the only (kill) window ended: no
+     * fault explains it -> lost violation, not hidden by the kill. */
+    expect_check("lost_kill_due.log", 1, "verdict: VIOLATION: lost:");
+    expect_check("lost_kill_due.log", 1, "1 no fault explains");
 }
 
 Test(check_verdict, no_known_strategy_is_not_judged)
