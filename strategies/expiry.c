@@ -159,6 +159,7 @@ typedef struct exp_priv {
     redisContext *cmd;  /* scripts */
     redisContext *sub;  /* SUBSCRIBE mode only; NULL with subscribe=0 */
     bool subscribe;
+    bool config;            /* option config=1: keep 'Ex' enabled */
     bool check_ready;   /* LPOP ready before waiting (set at open and by a
                            wake message, cleared when ready is empty) */
     dq_script enq, clm, cnl, rsc;  /* per handle: no shared mutable state */
@@ -357,14 +358,22 @@ close_conn:
 
 /* Rebuilds the subscription after a transport error (the command
  * connection is reconnected by the rconn helpers themselves).  Events
- * published while the subscriber was away are lost (fire-and-forget). */
+ * published while the subscriber was away are lost (fire-and-forget).
+ * With config=1 the notify-keyspace-events flags are checked again first:
+ * CONFIG SET is not persisted, so a restarted server (restart-redis) comes
+ * back with notifications off, and without this every later task would be
+ * lost, not just those that expired while nobody listened. */
 static int exp_ensure(dq_queue *q, exp_priv *p)
 {
+    int rc;
+
     if (!p->subscribe || (p->sub != NULL && p->sub->err == 0))
         return DQ_OK;
     if (p->sub != NULL)
         redisFree(p->sub);
     p->sub = NULL;
+    if (p->config && (rc = exp_config(q, p->cmd)) != DQ_OK)
+        return rc;
     return exp_connect_sub(q, p);
 }
 
@@ -494,6 +503,7 @@ static int exp_open(dq_queue *q)
     rc = dq_redis_connect(q, q->s->min_redis, DQ_SOCK_TIMEOUT_MS, &p->cmd);
     if (rc != DQ_OK)
         goto free_priv;
+    p->config = cfg;
     if (cfg && (rc = exp_config(q, p->cmd)) != DQ_OK)
         goto free_priv;
     if (p->subscribe && (rc = exp_connect_sub(q, p)) != DQ_OK)
