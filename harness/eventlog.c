@@ -389,22 +389,57 @@ static int fits(size_t sum, size_t extra)
 /* Integers take at most 20 characters; 3 integers, 5 separators. */
 #define REC_EXTRA (2 + 3 * 20 + 5)
 
+/* The argument check of every dq_log_*: 1 when l is set, fields_ok (each
+ * text field passed field_len) and the fields' `sum` bytes fit a record;
+ * else 0 with errno = EINVAL. */
+static int rec_ok(const dq_eventlog *l, bool fields_ok, size_t sum)
+{
+    if (l == NULL || !fields_ok || !fits(sum, REC_EXTRA)) {
+        errno = EINVAL;
+        return 0;
+    }
+    return 1;
+}
+
+/* Starts record r with its one-letter type (no TAB yet). */
+static void rec_start(rec *r, char type)
+{
+    r->p = r->buf;
+    rec_char(r, type);
+}
+
+/* Appends a TAB and the n bytes of text field s. */
+static void rec_tab_str(rec *r, const char *s, size_t n)
+{
+    rec_char(r, '\t');
+    rec_str(r, s, n);
+}
+
+/* Appends a TAB and v in decimal. */
+static void rec_tab_i64(rec *r, int64_t v)
+{
+    rec_char(r, '\t');
+    rec_i64(r, v);
+}
+
+/* Ends record r with LF and emits it (emit's `now`); 0 or -1. */
+static int rec_end(dq_eventlog *l, rec *r, bool now)
+{
+    rec_char(r, '\n');
+    return emit(l, r, now);
+}
+
 int dq_log_header(dq_eventlog *l, const char *key, const char *value)
 {
     ssize_t kn = field_len(key, 0), vn = field_len(value, 1);
     rec r;
 
-    if (l == NULL || kn < 0 || vn < 0 || !fits((size_t)(kn + vn), REC_EXTRA)) {
-        errno = EINVAL;
+    if (!rec_ok(l, kn >= 0 && vn >= 0, (size_t)(kn + vn)))
         return -1;
-    }
-    r.p = r.buf;
-    rec_str(&r, "H\t", 2);
-    rec_str(&r, key, (size_t)kn);
-    rec_char(&r, '\t');
-    rec_str(&r, value, (size_t)vn);
-    rec_char(&r, '\n');
-    return emit(l, &r, true);
+    rec_start(&r, 'H');
+    rec_tab_str(&r, key, (size_t)kn);
+    rec_tab_str(&r, value, (size_t)vn);
+    return rec_end(l, &r, true);
 }
 
 int dq_log_enqueue(dq_eventlog *l, int64_t t_us, const char *id,
@@ -413,21 +448,14 @@ int dq_log_enqueue(dq_eventlog *l, int64_t t_us, const char *id,
     ssize_t in = field_len(id, 0), pn = field_len(producer, 0);
     rec r;
 
-    if (l == NULL || in < 0 || pn < 0 || !fits((size_t)(in + pn), REC_EXTRA)) {
-        errno = EINVAL;
+    if (!rec_ok(l, in >= 0 && pn >= 0, (size_t)(in + pn)))
         return -1;
-    }
-    r.p = r.buf;
-    rec_str(&r, "E\t", 2);
-    rec_i64(&r, t_us);
-    rec_char(&r, '\t');
-    rec_str(&r, id, (size_t)in);
-    rec_char(&r, '\t');
-    rec_i64(&r, due_ms);
-    rec_char(&r, '\t');
-    rec_str(&r, producer, (size_t)pn);
-    rec_char(&r, '\n');
-    return emit(l, &r, false);
+    rec_start(&r, 'E');
+    rec_tab_i64(&r, t_us);
+    rec_tab_str(&r, id, (size_t)in);
+    rec_tab_i64(&r, due_ms);
+    rec_tab_str(&r, producer, (size_t)pn);
+    return rec_end(l, &r, false);
 }
 
 int dq_log_deliver(dq_eventlog *l, int64_t t_us, const char *id,
@@ -436,21 +464,14 @@ int dq_log_deliver(dq_eventlog *l, int64_t t_us, const char *id,
     ssize_t in = field_len(id, 0), cn = field_len(consumer, 0);
     rec r;
 
-    if (l == NULL || in < 0 || cn < 0 || !fits((size_t)(in + cn), REC_EXTRA)) {
-        errno = EINVAL;
+    if (!rec_ok(l, in >= 0 && cn >= 0, (size_t)(in + cn)))
         return -1;
-    }
-    r.p = r.buf;
-    rec_str(&r, "D\t", 2);
-    rec_i64(&r, t_us);
-    rec_char(&r, '\t');
-    rec_str(&r, id, (size_t)in);
-    rec_char(&r, '\t');
-    rec_str(&r, consumer, (size_t)cn);
-    rec_char(&r, '\t');
-    rec_i64(&r, attempt);
-    rec_char(&r, '\n');
-    return emit(l, &r, false);
+    rec_start(&r, 'D');
+    rec_tab_i64(&r, t_us);
+    rec_tab_str(&r, id, (size_t)in);
+    rec_tab_str(&r, consumer, (size_t)cn);
+    rec_tab_i64(&r, attempt);
+    return rec_end(l, &r, false);
 }
 
 int dq_log_ack(dq_eventlog *l, int64_t t_us, const char *id,
@@ -459,19 +480,13 @@ int dq_log_ack(dq_eventlog *l, int64_t t_us, const char *id,
     ssize_t in = field_len(id, 0), cn = field_len(consumer, 0);
     rec r;
 
-    if (l == NULL || in < 0 || cn < 0 || !fits((size_t)(in + cn), REC_EXTRA)) {
-        errno = EINVAL;
+    if (!rec_ok(l, in >= 0 && cn >= 0, (size_t)(in + cn)))
         return -1;
-    }
-    r.p = r.buf;
-    rec_str(&r, "A\t", 2);
-    rec_i64(&r, t_us);
-    rec_char(&r, '\t');
-    rec_str(&r, id, (size_t)in);
-    rec_char(&r, '\t');
-    rec_str(&r, consumer, (size_t)cn);
-    rec_char(&r, '\n');
-    return emit(l, &r, false);
+    rec_start(&r, 'A');
+    rec_tab_i64(&r, t_us);
+    rec_tab_str(&r, id, (size_t)in);
+    rec_tab_str(&r, consumer, (size_t)cn);
+    return rec_end(l, &r, false);
 }
 
 int dq_log_fault(dq_eventlog *l, int64_t t_us, const char *fault,
@@ -481,21 +496,15 @@ int dq_log_fault(dq_eventlog *l, int64_t t_us, const char *fault,
             an = field_len(arg, 1);
     rec r;
 
-    if (l == NULL || fn < 0 || pn < 0 || an < 0 ||
-        (strcmp(phase, "begin") != 0 && strcmp(phase, "end") != 0) ||
-        !fits((size_t)(fn + pn + an), REC_EXTRA)) {
-        errno = EINVAL;
+    if (!rec_ok(l, fn >= 0 && pn >= 0 && an >= 0 &&
+                       (strcmp(phase, "begin") == 0 ||
+                        strcmp(phase, "end") == 0),
+                (size_t)(fn + pn + an)))
         return -1;
-    }
-    r.p = r.buf;
-    rec_str(&r, "F\t", 2);
-    rec_i64(&r, t_us);
-    rec_char(&r, '\t');
-    rec_str(&r, fault, (size_t)fn);
-    rec_char(&r, '\t');
-    rec_str(&r, phase, (size_t)pn);
-    rec_char(&r, '\t');
-    rec_str(&r, arg, (size_t)an);
-    rec_char(&r, '\n');
-    return emit(l, &r, true);
+    rec_start(&r, 'F');
+    rec_tab_i64(&r, t_us);
+    rec_tab_str(&r, fault, (size_t)fn);
+    rec_tab_str(&r, phase, (size_t)pn);
+    rec_tab_str(&r, arg, (size_t)an);
+    return rec_end(l, &r, true);
 }

@@ -1075,15 +1075,46 @@ static void opts_string(const dq_exp_strategy *s, char *buf, size_t len)
     "dup_nofault,pending_end,lost_claimed,lost_nofault,early_fault,"         \
     "unacked,redelivered_hidden,fault_windows,violations\n"
 
-static int write_csv(const run *rn, char *err, size_t errlen)
+/* Opens the in-memory stream a run file (trials.csv, meta.txt) is
+ * written to, on *buf and *len (set to NULL and 0 first).  Returns the
+ * stream, or NULL with err.  run_file_close() ends it. */
+static FILE *run_file_open(char **buf, size_t *len, char *err,
+                           size_t errlen)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (f == NULL) {
+    *buf = NULL;
+    *len = 0;
+    FILE *f = open_memstream(buf, len);
+    if (f == NULL)
         snprintf(err, errlen, "open_memstream: %s", strerror(errno));
+    return f;
+}
+
+/* Closes f (from run_file_open on buf and len), writes the text to
+ * <rn->dir>/<name> atomically (dq_runmeta_write_atomic) and frees *buf.
+ * Returns 0, or -1 with err ("writing <name>: out of memory" when the
+ * stream failed, else the write's error). */
+static int run_file_close(const run *rn, FILE *f, char **buf, size_t *len,
+                          const char *name, char *err, size_t errlen)
+{
+    if (fclose(f) != 0) {
+        free(*buf);
+        snprintf(err, errlen, "writing %s: out of memory", name);
         return -1;
     }
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/%s", rn->dir, name);
+    int rc = dq_runmeta_write_atomic(path, *buf, *len, err, errlen);
+    free(*buf);
+    return rc;
+}
+
+static int write_csv(const run *rn, char *err, size_t errlen)
+{
+    char *buf;
+    size_t len;
+    FILE *f = run_file_open(&buf, &len, err, errlen);
+    if (f == NULL)
+        return -1;
     fputs(CSV_HEADER, f);
     for (size_t i = 0; i < rn->nrows; i++) {
         const trial_row *t = &rn->rows[i];
@@ -1133,16 +1164,7 @@ static int write_csv(const run *rn, char *err, size_t errlen)
                 c->unacked, c->redelivered_hidden, c->fault_windows,
                 t->violations);
     }
-    if (fclose(f) != 0) {
-        free(buf);
-        snprintf(err, errlen, "writing trials.csv: out of memory");
-        return -1;
-    }
-    char path[PATH_MAX + 16];
-    snprintf(path, sizeof path, "%s/trials.csv", rn->dir);
-    int rc = dq_runmeta_write_atomic(path, buf, len, err, errlen);
-    free(buf);
-    return rc;
+    return run_file_close(rn, f, &buf, &len, "trials.csv", err, errlen);
 }
 
 static void join_ints(char *buf, size_t len, const int *v, size_t n)
@@ -1157,13 +1179,11 @@ static void join_ints(char *buf, size_t len, const int *v, size_t n)
 static int write_meta(const run *rn, char *err, size_t errlen)
 {
     const dq_experiment *e = rn->e;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (f == NULL) {
-        snprintf(err, errlen, "open_memstream: %s", strerror(errno));
+    char *buf;
+    size_t len;
+    FILE *f = run_file_open(&buf, &len, err, errlen);
+    if (f == NULL)
         return -1;
-    }
     char tmp[1024];
     fprintf(f, "# dqlab run metadata; key = value, one per line\n");
     dq_runmeta_kv(f, "experiment", e->name);
@@ -1243,16 +1263,7 @@ static int write_meta(const run *rn, char *err, size_t errlen)
     dq_runmeta_kv(f, "date", rn->started);
     dq_runmeta_kv(f, "finished", rn->finished[0] ? rn->finished : "");
     dq_runmeta_env(f);
-    if (fclose(f) != 0) {
-        free(buf);
-        snprintf(err, errlen, "writing meta.txt: out of memory");
-        return -1;
-    }
-    char path[PATH_MAX + 16];
-    snprintf(path, sizeof path, "%s/meta.txt", rn->dir);
-    int rc = dq_runmeta_write_atomic(path, buf, len, err, errlen);
-    free(buf);
-    return rc;
+    return run_file_close(rn, f, &buf, &len, "meta.txt", err, errlen);
 }
 
 static int copy_file(const char *from, const char *to, char *err,

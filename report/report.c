@@ -52,9 +52,8 @@
  * Loading results
  * ====================================================================== */
 
-/* Splits one CSV line (RFC 4180 quoting, no embedded newlines) in place
- * into at most max fields.  Returns the count. */
-static int csv_split(char *line, char **f, int max)
+/* Declared in report_int.h. */
+int csv_split(char *line, char **f, int max)
 {
     int n = 0;
     char *p = line;
@@ -342,6 +341,34 @@ FILE *mem_open(char **buf, size_t *len, char *err, size_t errlen)
     if (f == NULL)
         snprintf(err, errlen, "open_memstream: %s", strerror(errno));
     return f;
+}
+
+int wide_csv(char **buf, size_t *len, const char *xname, const char *names,
+             size_t stride, size_t nseries, const char *const *sufs,
+             size_t nsufs, const int64_t *xs, size_t nx, wide_cell_fn cell,
+             void *ctx, char *err, size_t errlen)
+{
+    FILE *f = mem_open(buf, len, err, errlen);
+    if (f == NULL)
+        return -1;
+    fputs(xname, f);
+    for (size_t s = 0; s < nseries; s++) {
+        if (sufs == NULL || nsufs == 0)
+            fprintf(f, ",%s", names + s * stride);
+        for (size_t k = 0; sufs != NULL && k < nsufs; k++)
+            fprintf(f, ",%s%s", names + s * stride, sufs[k]);
+    }
+    fputc('\n', f);
+    for (size_t i = 0; i < nx; i++) {
+        fprintf(f, "%" PRId64, xs[i]);
+        for (size_t s = 0; s < nseries; s++) {
+            fputc(',', f);
+            cell(f, ctx, s, xs[i]);
+        }
+        fputc('\n', f);
+    }
+    fclose(f);
+    return 0;
 }
 
 /* Median of n values (sorted in place); 0 when n == 0. */
@@ -808,6 +835,29 @@ static double plot_value(const char *kind, const dq_rgroup *g)
     return g->p99_median; /* lateness */
 }
 
+/* make_plot's wide_csv context: the experiment, plot kind and series
+ * labels. */
+typedef struct {
+    const dq_rexp *e;
+    const char *kind;
+    char (*labels)[128];
+} plot_ctx;
+
+/* wide_cell_fn of make_plot: the plot value of the group of series s at
+ * x consumers (the first such group), or nothing. */
+static void plot_cell(FILE *f, void *ctx, size_t s, int64_t x)
+{
+    const plot_ctx *c = ctx;
+    for (size_t g = 0; g < c->e->ngroups; g++) {
+        char l[128];
+        series_label(c->e, &c->e->groups[g], l, sizeof l);
+        if (c->e->groups[g].consumers == x && strcmp(l, c->labels[s]) == 0) {
+            fprintf(f, "%.3f", plot_value(c->kind, &c->e->groups[g]));
+            return;
+        }
+    }
+}
+
 /* Writes data/<exp>-<kind>.csv (wide) and figures/<exp>-<kind>.{svg,png}. */
 static int make_plot(out *o, dq_rexp *e, const char *kind, char *err,
                      size_t errlen)
@@ -827,32 +877,12 @@ static int make_plot(out *o, dq_rexp *e, const char *kind, char *err,
         nx = add_distinct_i64(xs, nx, 64, e->groups[i].consumers);
     }
     sort_i64(xs, nx); /* x ascending */
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = mem_open(&buf, &len, err, errlen);
-    if (f == NULL)
+    plot_ctx c = {e, kind, labels};
+    char *buf;
+    size_t len;
+    if (wide_csv(&buf, &len, "consumers", labels[0], sizeof labels[0], nl,
+                 NULL, 0, xs, nx, plot_cell, &c, err, errlen) != 0)
         return -1;
-    fputs("consumers", f);
-    for (size_t j = 0; j < nl; j++)
-        fprintf(f, ",%s", labels[j]);
-    fputc('\n', f);
-    for (size_t i = 0; i < nx; i++) {
-        fprintf(f, "%" PRId64, xs[i]);
-        for (size_t j = 0; j < nl; j++) {
-            fputc(',', f);
-            for (size_t g = 0; g < e->ngroups; g++) {
-                char l[128];
-                series_label(e, &e->groups[g], l, sizeof l);
-                if (e->groups[g].consumers == xs[i] &&
-                    strcmp(l, labels[j]) == 0) {
-                    fprintf(f, "%.3f", plot_value(kind, &e->groups[g]));
-                    break;
-                }
-            }
-        }
-        fputc('\n', f);
-    }
-    fclose(f);
     char stem[PATH_MAX];
     snprintf(stem, sizeof stem, "%s-%s", e->name, kind);
     int rc = draw_figure(o, stem, kind, "csv", buf, len, err, errlen);

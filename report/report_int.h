@@ -68,6 +68,27 @@ bool trial_in_group(const dq_rtrial *t, const dq_rgroup *g);
 /* open_memstream(buf, len) after setting *buf = NULL, *len = 0: the
  * stream, or NULL with err.  After fclose the caller owns *buf (free). */
 FILE *mem_open(char **buf, size_t *len, char *err, size_t errlen);
+/* Splits one CSV line in place into at most max fields (f[i] point into
+ * line; a trailing CR/LF is cut).  RFC 4180 quoting: a field starting with
+ * '"' is unquoted and "" becomes '"'; no embedded newlines.  Returns the
+ * count (at least 1). */
+int csv_split(char *line, char **f, int max);
+/* Writes one cell of a wide CSV (wide_csv) to f: the value of series s
+ * (0..nseries-1) at x, or nothing for an empty cell.  The separating comma
+ * before the cell is already written.  ctx is wide_csv's ctx. */
+typedef void (*wide_cell_fn)(FILE *f, void *ctx, size_t s, int64_t x);
+/* Builds a wide CSV in memory, the shape the figure scripts read: a header
+ * line xname then, per series s and per suffix k, ",<name s><sufs[k]>"
+ * (sufs NULL or nsufs 0: one column per series, no suffix); then, per
+ * x of xs[0..nx-1] in that order, a line "<x>" (PRId64) followed, per
+ * series, by ',' and cell(f, ctx, s, x).  Series names are nseries
+ * NUL-terminated strings every stride bytes from names (a char[][stride]
+ * array).  Returns 0 with *buf (malloc'd, the caller frees) and *len, or
+ * -1 with err when the memory stream cannot be opened. */
+int wide_csv(char **buf, size_t *len, const char *xname, const char *names,
+             size_t stride, size_t nseries, const char *const *sufs,
+             size_t nsufs, const int64_t *xs, size_t nx, wide_cell_fn cell,
+             void *ctx, char *err, size_t errlen);
 /* The label of a group's series: strategy, plus options, producers and
  * work when they vary for that strategy in e (no commas). */
 void series_label(const dq_rexp *e, const dq_rgroup *g, char *buf,

@@ -56,21 +56,6 @@ typedef struct csv {
     int n;
 } csv;
 
-static int split(char *s, char **f, int max)
-{
-    int n = 0;
-    s[strcspn(s, "\r\n")] = '\0';
-    for (char *p = s; n < max;) {
-        f[n++] = p;
-        char *c = strchr(p, ',');
-        if (c == NULL)
-            break;
-        *c = '\0';
-        p = c + 1;
-    }
-    return n;
-}
-
 /* Opens dir/name and reads its header.  Returns 1 opened, 0 absent, -1
  * error. */
 static int csv_open(csv *c, const char *dir, const char *name, char *err,
@@ -93,7 +78,7 @@ static int csv_open(csv *c, const char *dir, const char *name, char *err,
         snprintf(err, errlen, "%s: out of memory", c->path);
         return -1;
     }
-    c->nhead = split(c->headbuf, c->head, MAXF);
+    c->nhead = csv_split(c->headbuf, c->head, MAXF);
     return 1;
 }
 
@@ -104,7 +89,7 @@ static int csv_next(csv *c, char *err, size_t errlen)
         c->lineno++;
         if (c->line[0] == '\n' || c->line[0] == '\0')
             continue;
-        c->n = split(c->line, c->f_, MAXF);
+        c->n = csv_split(c->line, c->f_, MAXF);
         if (c->n != c->nhead) {
             snprintf(err, errlen, "%s:%d: %d fields, header has %d",
                      c->path, c->lineno, c->n, c->nhead);
@@ -471,6 +456,49 @@ static int figure(out *o, const char *kind, const char *script,
     return 0;
 }
 
+/* The wide_csv context of the bench figures: the bench and the series
+ * (strategy or row label) names. */
+typedef struct {
+    const dq_perf *p;
+    char (*names)[NAMELEN];
+} perf_ctx;
+
+/* Builds the wide CSV of a bench figure (wide_csv with the series names,
+ * one column per name and suffix of sufs) and draws it with figure(o,
+ * kind, script, ...).  Returns 0, or -1 with err. */
+static int perf_figure(out *o, const char *kind, const char *script,
+                       const char *xname, const dq_perf *p,
+                       char names[][NAMELEN], size_t ns,
+                       const char *const *sufs, size_t nsufs,
+                       const int64_t *xs, size_t nx, wide_cell_fn cell,
+                       char *err, size_t errlen)
+{
+    perf_ctx c = {p, names};
+    char *buf;
+    size_t len;
+    if (wide_csv(&buf, &len, xname, names[0], NAMELEN, ns, sufs, nsufs, xs,
+                 nx, cell, &c, err, errlen) != 0)
+        return -1;
+    int rc = figure(o, kind, script, buf, len, err, errlen);
+    free(buf);
+    return rc != 0 ? -1 : 0;
+}
+
+/* Starts a bench subsection: writes "### <title>", fills names (at most
+ * 32) with the strategies of the `which` rows (see names_of) and returns
+ * their count; when there are none, also writes "Not measured in this
+ * run." and returns 0 (the caller writes nothing more). */
+static size_t perf_section_start(out *o, const char *title,
+                                 const dq_perf *p, const char *which,
+                                 char names[][NAMELEN])
+{
+    size_t ns = names_of(p, which, names, 32);
+    both(o, "### %s\n\n", title);
+    if (ns == 0)
+        both(o, "Not measured in this run.\n\n");
+    return ns;
+}
+
 /* True when the strategy of a row label ("name" or "name options") does
  * not use Redis (the heap): a fraction of the Redis ceiling means nothing
  * for it. */
@@ -537,47 +565,32 @@ static void write_ceiling(out *o, const dq_perf *p)
              "installed)." : "");
 }
 
+/* wide_cell_fn of the throughput figure: end-to-end tasks/s of row label
+ * s at x consumers. */
+static void throughput_cell(FILE *f, void *ctx, size_t s, int64_t x)
+{
+    const perf_ctx *c = ctx;
+    double v = dq_perf_e2e(c->p, c->names[s], (int)x, NULL);
+    if (v >= 0)
+        fprintf(f, "%.1f", v);
+}
+
 static int write_throughput(out *o, const dq_perf *p, char *err,
                             size_t errlen)
 {
     char names[32][NAMELEN];
-    size_t ns = names_of(p, "e2e", names, 32);
+    size_t ns = perf_section_start(o, "Throughput", p, "e2e", names);
+    if (ns == 0)
+        return 0;
     int64_t xs[16];
     size_t nx = 0;
     for (size_t i = 0; i < p->ntp; i++)
         if (strcmp(p->tp[i].kind, "e2e") == 0)
             nx = add_distinct_i64(xs, nx, 16, p->tp[i].consumers);
     sort_i64(xs, nx);
-    both(o, "### Throughput\n\n");
-    if (ns == 0) {
-        both(o, "Not measured in this run.\n\n");
-        return 0;
-    }
     /* The figure: x consumers, one column per strategy (throughput.gp). */
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = mem_open(&buf, &len, err, errlen);
-    if (f == NULL)
-        return -1;
-    fputs("consumers", f);
-    for (size_t s = 0; s < ns; s++)
-        fprintf(f, ",%s", names[s]);
-    fputc('\n', f);
-    for (size_t x = 0; x < nx; x++) {
-        fprintf(f, "%" PRId64, xs[x]);
-        for (size_t s = 0; s < ns; s++) {
-            double v = dq_perf_e2e(p, names[s], (int)xs[x], NULL);
-            if (v >= 0)
-                fprintf(f, ",%.1f", v);
-            else
-                fputc(',', f);
-        }
-        fputc('\n', f);
-    }
-    fclose(f);
-    int rc = figure(o, "throughput", "throughput", buf, len, err, errlen);
-    free(buf);
-    if (rc != 0)
+    if (perf_figure(o, "throughput", "throughput", "consumers", p, names, ns,
+                    NULL, 0, xs, nx, throughput_cell, err, errlen) != 0)
         return -1;
 
     const char *tasks = dq_perf_meta(p, "tasks");
@@ -702,48 +715,34 @@ static double log_ratio(int64_t a, int64_t b)
     return log((double)a) / log((double)b);
 }
 
+/* wide_cell_fn of the backlog figure: claim p50 and p99 (us, two cells)
+ * of strategy s with x pending.  Log axes: a 0 us claim (the heap, below
+ * the clock's resolution) is drawn at 0.5 us. */
+static void backlog_cell(FILE *f, void *ctx, size_t s, int64_t x)
+{
+    const perf_ctx *c = ctx;
+    const dq_perf_bl *b = dq_perf_backlog(c->p, c->names[s], x);
+    if (b != NULL && b->claims > 0)
+        fprintf(f, "%.2f,%.2f", b->claim_us_p50 > 0.5 ? b->claim_us_p50
+                : 0.5, b->claim_us_p99 > 0.5 ? b->claim_us_p99 : 0.5);
+    else
+        fputc(',', f);
+}
+
 static int write_backlog(out *o, const dq_perf *p, char *err, size_t errlen)
 {
     char names[32][NAMELEN];
-    size_t ns = names_of(p, NULL, names, 32);
-    both(o, "### Backlog scaling\n\n");
-    if (ns == 0) {
-        both(o, "Not measured in this run.\n\n");
+    size_t ns = perf_section_start(o, "Backlog scaling", p, NULL, names);
+    if (ns == 0)
         return 0;
-    }
     int64_t xs[16];
     size_t nx = 0;
     for (size_t i = 0; i < p->nbl; i++)
         nx = add_distinct_i64(xs, nx, 16, p->bl[i].backlog);
     sort_i64(xs, nx);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = mem_open(&buf, &len, err, errlen);
-    if (f == NULL)
-        return -1;
-    fputs("pending", f);
-    for (size_t s = 0; s < ns; s++)
-        fprintf(f, ",%s p50,%s p99", names[s], names[s]);
-    fputc('\n', f);
-    for (size_t x = 0; x < nx; x++) {
-        fprintf(f, "%" PRId64, xs[x]);
-        for (size_t s = 0; s < ns; s++) {
-            const dq_perf_bl *b = dq_perf_backlog(p, names[s], xs[x]);
-            /* log axes: a 0 us claim (the heap, below the clock's
-             * resolution) is drawn at 0.5 us */
-            if (b != NULL && b->claims > 0)
-                fprintf(f, ",%.2f,%.2f", b->claim_us_p50 > 0.5
-                        ? b->claim_us_p50 : 0.5, b->claim_us_p99 > 0.5
-                        ? b->claim_us_p99 : 0.5);
-            else
-                fputs(",,", f);
-        }
-        fputc('\n', f);
-    }
-    fclose(f);
-    int rc = figure(o, "backlog", "perf_backlog", buf, len, err, errlen);
-    free(buf);
-    if (rc != 0)
+    const char *sufs[] = {" p50", " p99"};
+    if (perf_figure(o, "backlog", "perf_backlog", "pending", p, names, ns,
+                    sufs, 2, xs, nx, backlog_cell, err, errlen) != 0)
         return -1;
     both(o, "For each backlog N, N tasks due an hour ahead are preloaded "
          "(Redis strategies: ZADD + HSET pipelined into the queue's keys, "
@@ -838,50 +837,36 @@ static double lateness_exp_p99(const dq_results *r, const char *strategy)
     return v;
 }
 
+/* wide_cell_fn of the lateness-load figure: p99 lateness (ms) of
+ * strategy s at x offered tasks/s, the last such row; log axis: drawn at
+ * 0.01 ms at least. */
+static void lateness_cell(FILE *f, void *ctx, size_t s, int64_t x)
+{
+    const perf_ctx *c = ctx;
+    const dq_perf_lat *l = NULL;
+    for (size_t i = 0; i < c->p->nlat; i++)
+        if (strcmp(c->p->lat[i].strategy, c->names[s]) == 0 &&
+            c->p->lat[i].offered_per_s == x)
+            l = &c->p->lat[i];
+    if (l != NULL)
+        fprintf(f, "%.3f", l->p99_ms > 0.01 ? l->p99_ms : 0.01);
+}
+
 static int write_lateness(out *o, const dq_perf *p, const dq_results *r,
                           char *err, size_t errlen)
 {
     char names[32][NAMELEN];
-    size_t ns = names_of(p, "lat", names, 32);
-    both(o, "### Lateness under load\n\n");
-    if (ns == 0) {
-        both(o, "Not measured in this run.\n\n");
+    size_t ns = perf_section_start(o, "Lateness under load", p, "lat",
+                                   names);
+    if (ns == 0)
         return 0;
-    }
     int64_t xs[16];
     size_t nx = 0;
     for (size_t i = 0; i < p->nlat; i++)
         nx = add_distinct_i64(xs, nx, 16, p->lat[i].offered_per_s);
     sort_i64(xs, nx);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = mem_open(&buf, &len, err, errlen);
-    if (f == NULL)
-        return -1;
-    fputs("offered", f);
-    for (size_t s = 0; s < ns; s++)
-        fprintf(f, ",%s", names[s]);
-    fputc('\n', f);
-    for (size_t x = 0; x < nx; x++) {
-        fprintf(f, "%" PRId64, xs[x]);
-        for (size_t s = 0; s < ns; s++) {
-            const dq_perf_lat *l = NULL;
-            for (size_t i = 0; i < p->nlat; i++)
-                if (strcmp(p->lat[i].strategy, names[s]) == 0 &&
-                    p->lat[i].offered_per_s == xs[x])
-                    l = &p->lat[i];
-            if (l != NULL)
-                fprintf(f, ",%.3f", l->p99_ms > 0.01 ? l->p99_ms : 0.01);
-            else
-                fputc(',', f);
-        }
-        fputc('\n', f);
-    }
-    fclose(f);
-    int rc = figure(o, "lateness-load", "perf_lateness", buf, len, err,
-                    errlen);
-    free(buf);
-    if (rc != 0)
+    if (perf_figure(o, "lateness-load", "perf_lateness", "offered", p, names,
+                    ns, NULL, 0, xs, nx, lateness_cell, err, errlen) != 0)
         return -1;
     both(o, "Producers (%s) enqueue at their share of the offered rate "
          "(open loop: each task at its scheduled time, due at once) for %s "

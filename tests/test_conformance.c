@@ -668,6 +668,162 @@ static void check_unknown_option(const char *name)
     tl_teardown(&c);
 }
 
+/* ---- Delivery guarantees after a consumer goes away --------------------
+ * A "crashed consumer" here is a handle closed between claim and ack: the
+ * strategy sees exactly what it sees when the process dies (its connection
+ * drops, its in-process state is freed).  A producer handle stays open in
+ * the first two checks so that an in-process queue (heap) outlives the
+ * consumer; the third closes every handle on purpose. */
+
+/* Payload of the single task of the lease checks: binary, with a NUL. */
+static const char crash_payload[] = "pay\0load\xff";
+#define CRASH_PAYLOAD_LEN (sizeof(crash_payload) - 1)
+
+/* Enqueues "task-0" (crash_payload, due now) through prod, claims it on a
+ * fresh handle WITHOUT acking, closes that handle and returns the attempt
+ * the first delivery carried. */
+static int claim_and_crash(tl_ctx *c, dq_queue *prod)
+{
+    const char *name = c->s->name;
+    dq_queue *a = tl_open_as(c, "consumer-a");
+    tl_enqueue(prod, "task-0", crash_payload, CRASH_PAYLOAD_LEN,
+               dq_wall_us() / 1000);
+    dq_task t;
+    memset(&t, 0, sizeof(t));
+    int rc = dq_claim(a, 3000, &t);
+    cr_assert_eq(rc, DQ_OK, "%s: consumer A: claim(3000 ms) of a task due "
+                 "now = %s: %s", name, dq_result_name(rc), dq_errstr(a));
+    cr_assert_str_eq(t.id, "task-0", "%s: consumer A got '%s'", name, t.id);
+    int attempt = t.attempt;
+    dq_task_clear(&t);
+    dq_close(a);  /* no ack: the consumer "crashed" */
+    return attempt;
+}
+
+/* DQ_G_AT_LEAST_ONCE / DQ_G_SURVIVES_CONSUMER_CRASH: a task claimed by a
+ * consumer that dies before acking comes back to another consumer after
+ * the lease (lease_ms=300), same id, intact payload, attempt counted up;
+ * once acked it stays gone past another lease. */
+static void check_at_least_once(const char *name)
+{
+    enum { LEASE_MS = 300 };
+    tl_ctx c;
+    tl_setup(&c, name, "at_least_once");
+    unsigned f = c.s->flags;
+    if (!(f & (DQ_G_AT_LEAST_ONCE | DQ_G_SURVIVES_CONSUMER_CRASH))) {
+        tl_teardown(&c);
+        cr_skip_test("%s declares neither DQ_G_AT_LEAST_ONCE nor "
+                     "DQ_G_SURVIVES_CONSUMER_CRASH", name);
+    }
+    if (!tl_has_option(c.s, "lease_ms")) {
+        tl_teardown(&c);
+        cr_assert_fail("%s declares %s but has no lease_ms option: the "
+                       "redelivery of an un-acked task cannot be tested",
+                       name, (f & DQ_G_AT_LEAST_ONCE)
+                                 ? "DQ_G_AT_LEAST_ONCE"
+                                 : "DQ_G_SURVIVES_CONSUMER_CRASH");
+    }
+    char lease[32];
+    snprintf(lease, sizeof(lease), "%d", LEASE_MS);
+    tl_set_opt(&c, "lease_ms", lease);
+    dq_queue *prod = tl_open_as(&c, "producer");
+    int first = claim_and_crash(&c, prod);
+    if (first != 0)
+        cr_assert_eq(first, 1, "%s: first delivery has attempt %d", name,
+                     first);
+
+    dq_queue *b = tl_open_as(&c, "consumer-b");
+    dq_task t;
+    memset(&t, 0, sizeof(t));
+    int64_t timeout_ms = LEASE_MS + 3000;
+    int rc = dq_claim(b, timeout_ms, &t);
+    cr_assert_eq(rc, DQ_OK, "%s: a task claimed and never acked (consumer "
+                 "closed) did not come back within lease %d ms + 3000 ms: "
+                 "claim = %s: %s", name, LEASE_MS, dq_result_name(rc),
+                 rc == DQ_EMPTY ? "nothing" : dq_errstr(b));
+    cr_assert_str_eq(t.id, "task-0", "%s: redelivery gave '%s'", name, t.id);
+    if (t.attempt != 0 || first != 0)
+        cr_assert_geq(t.attempt, 2, "%s: redelivery has attempt %d (first "
+                      "delivery: %d)", name, t.attempt, first);
+    cr_assert(t.payload_len == CRASH_PAYLOAD_LEN &&
+                  memcmp(t.payload, crash_payload, CRASH_PAYLOAD_LEN) == 0,
+              "%s: redelivered payload differs (%zu bytes, enqueued %zu)",
+              name, t.payload_len, CRASH_PAYLOAD_LEN);
+    rc = dq_ack(b, &t);
+    cr_assert_eq(rc, DQ_OK, "%s: ack of the redelivery = %s: %s", name,
+                 dq_result_name(rc), dq_errstr(b));
+    dq_task_clear(&t);
+    /* Wait past another lease: an ack that did not end it shows here. */
+    tl_got g = tl_claim(b, LEASE_MS + 1000);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: delivery after the ack: %s", name,
+                 g.id);
+    dq_close(b);
+    dq_close(prod);
+    tl_teardown(&c);
+}
+
+/* DQ_G_AT_MOST_ONCE: a task claimed by a consumer that dies before acking
+ * is never delivered again (with one consumer also for DQ_G_DUPLICATES),
+ * not even 1.5 s later with a lease_ms option (if any) set to 300. */
+static void check_at_most_once(const char *name)
+{
+    tl_ctx c;
+    tl_setup_need_flag(&c, name, "at_most_once", DQ_G_AT_MOST_ONCE,
+                       "DQ_G_AT_MOST_ONCE");
+    /* A lease knob, if any, made short: a redelivery must show in 1.5 s. */
+    if (tl_has_option(c.s, "lease_ms"))
+        tl_set_opt(&c, "lease_ms", "300");
+    dq_queue *prod = tl_open_as(&c, "producer");
+    claim_and_crash(&c, prod);
+    dq_queue *b = tl_open_as(&c, "consumer-b");
+    tl_got g = tl_claim(b, 1500);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s declares DQ_G_AT_MOST_ONCE but a task "
+                 "claimed by a closed consumer was delivered again (%s)",
+                 name, g.id);
+    dq_close(b);
+    dq_close(prod);
+    tl_teardown(&c);
+}
+
+/* DQ_G_SURVIVES_PROCESS_EXIT: pending tasks outlive every handle: 5 tasks
+ * due in 300 ms, every handle closed, a new handle gets each exactly once. */
+static void check_survives_exit(const char *name)
+{
+    enum { N = 5 };
+    tl_ctx c;
+    tl_setup_need_flag(&c, name, "survives_exit", DQ_G_SURVIVES_PROCESS_EXIT,
+                       "DQ_G_SURVIVES_PROCESS_EXIT");
+    dq_queue *a = tl_open_as(&c, "producer");
+    int64_t due = dq_wall_us() / 1000 + 300;
+    for (int i = 0; i < N; i++) {
+        char id[32];
+        snprintf(id, sizeof(id), "task-%d", i);
+        tl_enqueue(a, id, id, strlen(id), due);
+    }
+    dq_close(a);  /* no handle on the queue is left open */
+    dq_queue *b = tl_open_as(&c, "consumer-b");
+    int seen[N] = {0};
+    for (int k = 0; k < N; k++) {
+        unsigned char *pl = NULL;
+        size_t len = 0;
+        tl_got g = tl_claim_p(b, 3000, &pl, &len);
+        cr_assert_eq(g.rc, DQ_OK, "%s: after every handle closed, claim %d "
+                     "of %d found nothing in 3 s", name, k + 1, N);
+        int i = tl_task_index(g.id, N);
+        cr_assert_geq(i, 0, "%s: unexpected id '%s'", name, g.id);
+        cr_assert_eq(seen[i], 0, "%s: %s delivered twice", name, g.id);
+        seen[i]++;
+        cr_assert(len == strlen(g.id) && memcmp(pl, g.id, len) == 0,
+                  "%s: %s came with another payload", name, g.id);
+        free(pl);
+        tl_assert_not_early(c.s, &g, due);
+    }
+    tl_got g = tl_claim(b, 300);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: extra delivery %s", name, g.id);
+    dq_close(b);
+    tl_teardown(&c);
+}
+
 /* A port with nothing listening: bound (so nobody else takes it) but not
  * listening, so a connect is refused at once.  Returns the fd to close. */
 static int closed_port(int *port)
@@ -812,7 +968,16 @@ Test(list_reliable, early_put_back, .timeout = 30)
     {                                                                         \
         check_unknown_option(name);                                           \
     }                                                                         \
-    Test(ident, closed_port, .timeout = 30) { check_closed_port(name); }
+    Test(ident, closed_port, .timeout = 30) { check_closed_port(name); }   \
+    Test(ident, at_least_once, .timeout = 30)                                 \
+    {                                                                         \
+        check_at_least_once(name);                                            \
+    }                                                                         \
+    Test(ident, at_most_once, .timeout = 30) { check_at_most_once(name); }    \
+    Test(ident, survives_exit, .timeout = 30)                                 \
+    {                                                                         \
+        check_survives_exit(name);                                            \
+    }
 
 /* Every strategy in strategies/registry.c, as (C identifier, name).
  * ADD NEW STRATEGIES HERE, e.g. X(my_new, "my-new") -- the
