@@ -359,6 +359,27 @@ static const window *began_between(const checker *c, int64_t after,
     return NULL;
 }
 
+/* The first window (by begin) of consumer cons or of the consumer
+ * cons2 (any consumer for clock-skew) still open at time t (begun at or before t, not yet ended): a
+ * long fault such as clock-skew spans both deliveries of a duplicate it
+ * causes, so "begun between them" alone would miss it.  NULL when none. */
+static const window *open_at(const checker *c, int64_t t, uint32_t cons,
+                             uint32_t cons2)
+{
+    for (size_t i = 0; i < c->nwv; i++) {
+        const window *w = &c->wv[i];
+        if (w->begin > t)
+            break;
+        /* A skewed consumer's clock acts on every consumer's tasks (its
+         * mover or reaper moves and re-leases them all), so a clock-skew
+         * window counts whoever it names. */
+        if (w->end >= t &&
+            (w->skew || win_for(w, cons) || win_for(w, cons2)))
+            return w;
+    }
+    return NULL;
+}
+
 /* The consumer an F record's arg names: the value of `consumer=NAME`
  * (first key, or after a ','), else the part before the first ':'
  * (`<consumer>:...`, or the whole arg).  Sets *who into arg and returns
@@ -475,6 +496,11 @@ static int make_windows(checker *c, dq_check *out, const fent **bad)
             return -1;
         }
         c->wv[k].end = f->t;
+        /* A kill with no replacement (`replacement=none`: the in-process
+         * heap, whose queue died with the process) wipes every task
+         * enqueued before it, like a restart without persistence. */
+        if (c->wv[k].kill && strstr(f->arg, "replacement=none") != NULL)
+            c->wv[k].loss = LOSS_ENQUEUED;
     }
     for (size_t i = 0; i < c->nwv; i++) {
         const window *w = &c->wv[i];
@@ -556,7 +582,8 @@ static void judge(checker *c, dq_check *out, double *lat, size_t *nlat)
                 out->redelivered++;
                 if (x != NULL)
                     out->faults[x->fault].redelivered++;
-            } else if (x != NULL) {
+            } else if (x != NULL ||
+                       (x = open_at(c, d->t, prev->cons, d->cons)) != NULL) {
                 out->dup_fault++;
                 out->faults[x->fault].dup_fault++;
             } else {

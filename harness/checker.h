@@ -58,7 +58,12 @@
  *                 behaviour
  *   dup_fault     otherwise, when a fault window began after the previous
  *                 delivery and at or before this one (e.g. Redis lost the
- *                 claim's write in a restart): a duplicate a fault explains
+ *                 claim's write in a restart), or a window of either
+ *                 delivery's consumer (or of all; any clock-skew window,
+ *                 since a skewed mover or reaper acts on every consumer's
+ *                 tasks) was still open at this one (a skew spanning the
+ *                 run makes a lease look expired early): a duplicate a
+ *                 fault explains
  *   dup_nofault   otherwise: a duplicate no fault explains (a bug, or
  *                 naive's documented race).  A delivery after an ack of
  *                 the same id is never a redelivery.
@@ -75,6 +80,9 @@
  * have begun at or before the end and ended (or still be open) at or
  * after the id's E record; then it depends on what the fault can do
  * (a window never closed ends at the end of the log):
+ *   kill-consumer whose end record says `replacement=none` (the
+ *                      in-process heap: the queue died with the process)
+ *                      explains it like restart-redis:
  *   restart-redis      explains it: a task enqueued before the window
  *                      ended may have been wiped (data loss)
  *   kill-consumer, pause-redis, mover-stall

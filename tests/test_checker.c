@@ -687,3 +687,20 @@ Test(check_verdict, bad_input_one_line_exit_2)
         cr_assert_eq(out[0], '\0', "case %zu: stdout not empty: %s", i, out);
     }
 }
+
+/* A kill whose end says replacement=none (the heap's queue died with its
+ * process) explains every task enqueued before it; a duplicate whose second
+ * delivery falls inside an open clock-skew window is a fault's duplicate
+ * even when neither delivery was the skewed consumer's. */
+Test(checker_faults, dead_queue_and_open_skew_window)
+{
+    dq_check c;
+
+    check_ok("heap_kill_skew_dup.log", &c);
+    cr_assert_eq(c.enqueued, 3);
+    cr_assert_eq(c.lost, 1, "lost = %" PRIu64, c.lost);
+    cr_assert_eq(c.lost_nofault, 0, "lost_nofault = %" PRIu64,
+                 c.lost_nofault);
+    cr_assert_eq(c.dup_fault, 1, "dup_fault = %" PRIu64, c.dup_fault);
+    cr_assert_eq(c.dup_nofault, 0, "dup_nofault = %" PRIu64, c.dup_nofault);
+}
