@@ -401,6 +401,26 @@ static int exp_on_message(exp_priv *p, const redisReply *r)
     return evq_push(p, msg->str + p->prefix_len, msg->len - p->prefix_len);
 }
 
+/* Files every message the subscription's reader already holds (no I/O)
+ * and adds their number to *n.  Returns DQ_OK, or DQ_EIO / DQ_ENOMEM with
+ * q->err set. */
+static int exp_drain(dq_queue *q, exp_priv *p, int *n)
+{
+    redisContext *c = p->sub;
+    for (;;) {
+        void *v = NULL;
+        if (redisGetReplyFromReader(c, &v) != REDIS_OK)
+            return dq_fail(q, DQ_EIO, "expiry: subscription: %s", c->errstr);
+        if (v == NULL)
+            return DQ_OK;
+        int rc = exp_on_message(p, v);
+        freeReplyObject(v);
+        if (rc != DQ_OK)
+            return dq_fail(q, rc, "expiry: out of memory buffering events");
+        (*n)++;
+    }
+}
+
 /* Files every message already read, then waits at most wait_us for more
  * (0: just look) and files those.  Returns DQ_OK or DQ_EIO/DQ_ENOMEM.
  *
@@ -414,20 +434,8 @@ static int exp_pump(dq_queue *q, exp_priv *p, int64_t wait_us)
 {
     redisContext *c = p->sub;
     int rc, n = 0;
-    for (;;) {
-        void *v = NULL;
-        if (redisGetReplyFromReader(c, &v) != REDIS_OK)
-            return dq_fail(q, DQ_EIO, "expiry: subscription: %s", c->errstr);
-        if (v == NULL)
-            break;
-        rc = exp_on_message(p, v);
-        freeReplyObject(v);
-        if (rc != DQ_OK)
-            return dq_fail(q, rc, "expiry: out of memory buffering events");
-        n++;
-    }
-    if (n > 0)
-        return DQ_OK;
+    if ((rc = exp_drain(q, p, &n)) != DQ_OK || n > 0)
+        return rc;
     /* Round up, and clamp a sub-millisecond wait to 1 ms; a wait beyond
      * INT_MAX ms is cut to INT_MAX (poll's -1 would mean "forever"). */
     int64_t wait_ms64 = wait_us <= 0 ? 0 : wait_us / 1000 + (wait_us % 1000 != 0);
@@ -447,18 +455,7 @@ static int exp_pump(dq_queue *q, exp_priv *p, int64_t wait_us)
         return dq_fail(q, DQ_EIO, "expiry: subscription to redis %s:%d: %s",
                        c->tcp.host ? c->tcp.host : "?", c->tcp.port,
                        c->errstr);
-    for (;;) {
-        void *v = NULL;
-        if (redisGetReplyFromReader(c, &v) != REDIS_OK)
-            return dq_fail(q, DQ_EIO, "expiry: subscription: %s", c->errstr);
-        if (v == NULL)
-            break;
-        rc = exp_on_message(p, v);
-        freeReplyObject(v);
-        if (rc != DQ_OK)
-            return dq_fail(q, rc, "expiry: out of memory buffering events");
-    }
-    return DQ_OK;
+    return exp_drain(q, p, &n);
 }
 
 /* ---- ops ---------------------------------------------------------------- */
