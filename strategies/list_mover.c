@@ -609,13 +609,12 @@ int lm_claim(dq_queue *q, lm_base *b, const char *dst, int64_t timeout_ms,
     bool first = true;
 
     for (;;) {
-        int64_t left_us = deadline_us - dq_mono_us();
-        if (!first && left_us <= 0)
+        if (!first && deadline_us - dq_mono_us() <= 0)
             return DQ_EMPTY;
         redisReply *r;
         const char *item;
         size_t itemlen;
-        rc = lm_pop_item(q, b, dst, left_us, out, &r, &item, &itemlen);
+        rc = lm_pop_item(q, b, dst, deadline_us, out, &r, &item, &itemlen);
         first = false;
         if (rc == DQ_EMPTY)
             continue;
@@ -670,28 +669,29 @@ int lm_enqueue(dq_queue *q, const char *id, const void *payload,
     return DQ_OK;
 }
 
-int lm_pop_item(dq_queue *q, lm_base *b, const char *dst, int64_t left_us,
+int lm_pop_item(dq_queue *q, lm_base *b, const char *dst, int64_t deadline_us,
                 dq_task *out, redisReply **reply, const char **item,
                 size_t *itemlen)
 {
     redisContext *c = b->c;
     redisReply *r;
+    int64_t left_us = deadline_us - dq_mono_us();
     int rc;
 
     *reply = NULL;
-    if (left_us <= 0) {
-        /* claim(0): look once, never block. */
+    if (left_us < DQ_BLOCK_SHORTEST_MS * 1000) {
+        /* claim(0), or a wait too short for a blocking call (rconn.h):
+         * look once, then sleep the rest. */
         const char *argv[5] = {dst ? "LMOVE" : "LPOP", b->kready, dst,
                                "LEFT", "RIGHT"};
         r = dq_redis_cmd(q, c, &rc, dst ? 5 : 2, argv, NULL);
+        if (r != NULL && r->type == REDIS_REPLY_NIL)
+            dq_sleep_us(deadline_us - dq_mono_us());
     } else {
-        char tmo[32];
-        dq_block_timeout((left_us + 999) / 1000, tmo, sizeof(tmo));
-        const char *blpop[3] = {"BLPOP", b->kready, tmo};
-        const char *blmove[6] = {"BLMOVE", b->kready, dst, "LEFT", "RIGHT",
-                                 tmo};
-        r = dst ? dq_redis_cmd(q, c, &rc, 6, blmove, NULL)
-                : dq_redis_cmd(q, c, &rc, 3, blpop, NULL);
+        const char *blpop[2] = {"BLPOP", b->kready};
+        const char *blmove[5] = {"BLMOVE", b->kready, dst, "LEFT", "RIGHT"};
+        r = dst ? dq_redis_block(q, c, &rc, 5, blmove, NULL, deadline_us)
+                : dq_redis_block(q, c, &rc, 2, blpop, NULL, deadline_us);
     }
     if (r == NULL)
         return rc;

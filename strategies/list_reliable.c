@@ -17,7 +17,9 @@
  * Redis commands per task:
  *   enqueue: 1 script;  move: part of 1 script per batch
  *   claim:   BLMOVE, then 1 script (ZADD leases; SADD procs; HINCRBY a;
- *            HGET p) -- 2 round trips
+ *            HGET p) -- 2 round trips.  BLMOVE keeps a client-side
+ *            deadline as list.c's BLPOP does (dq_redis_block: one PING
+ *            more when it times out on an idle server)
  *   ack:     1 script (HGET a; LREM proc; ZREM leases; HDEL p; HDEL a)
  *   reaper:  1 script per run for all consumers (O(tasks in flight))
  *

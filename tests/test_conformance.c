@@ -351,6 +351,76 @@ static void check_empty_claim(const char *name)
     tl_teardown(&c);
 }
 
+/* How much longer than its timeout a claim on an empty queue may take in
+ * this suite.  dq.h allows one Redis round trip beyond the timeout; to a
+ * server on 127.0.0.1 that is well under a millisecond, a few under ASan.
+ * The rest is scheduling: on a shared 2-core machine a thread that asked
+ * to wake at time T may run a few ms after it.  20 ms covers both and is
+ * still far below what a server-side blocking timeout costs when Redis
+ * notices it only on its next cron tick (up to 1000/hz = 100 ms late at
+ * the default hz 10): the failure this check exists to catch. */
+#define CLAIM_OVERRUN_SLACK_MS 20
+/* Claims per timeout; the median is compared, so one descheduled sample
+ * on a busy machine does not decide the verdict. */
+#define CLAIM_SAMPLES 5
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Claims on q (an empty queue) with several timeouts and asserts that the
+ * median of CLAIM_SAMPLES claims per timeout came back within timeout +
+ * CLAIM_OVERRUN_SLACK_MS.  label names the run (strategy and options). */
+static void assert_claim_durations(dq_queue *q, const char *label)
+{
+    static const int64_t timeouts_ms[] = {0, 10, 50, 250};
+    for (size_t k = 0; k < sizeof timeouts_ms / sizeof timeouts_ms[0]; k++) {
+        int64_t tmo = timeouts_ms[k], took_us[CLAIM_SAMPLES];
+        char all[160] = "";
+        size_t used = 0;
+        for (int i = 0; i < CLAIM_SAMPLES; i++) {
+            int64_t t0 = dq_mono_us();
+            tl_got g = tl_claim(q, tmo);
+            took_us[i] = dq_mono_us() - t0;
+            cr_assert_eq(g.rc, DQ_EMPTY, "%s: claim(%lld ms) on an empty "
+                         "queue gave %s", label, (long long)tmo, g.id);
+            used += (size_t)snprintf(all + used, sizeof all - used, " %.1f",
+                                     (double)took_us[i] / 1000.0);
+        }
+        qsort(took_us, CLAIM_SAMPLES, sizeof took_us[0], cmp_i64);
+        int64_t median_us = took_us[CLAIM_SAMPLES / 2];
+        cr_assert_leq(median_us, (tmo + CLAIM_OVERRUN_SLACK_MS) * 1000,
+                      "%s: claim(%lld ms) on an empty queue took %.1f ms "
+                      "(median of %d:%s ms); allowed: the timeout + %d ms",
+                      label, (long long)tmo, (double)median_us / 1000.0,
+                      CLAIM_SAMPLES, all, CLAIM_OVERRUN_SLACK_MS);
+    }
+}
+
+/* dq.h: a claim waits at most timeout_ms, plus at most one Redis round
+ * trip -- every strategy, no exceptions.  A strategy with a bzpopmin
+ * option (a blocking claim instead of its default polling one) is
+ * measured a second time with bzpopmin=1. */
+static void check_claim_timeout(const char *name)
+{
+    tl_ctx c;
+    tl_setup(&c, name, "claim_timeout");
+    dq_queue *q = tl_open(&c);
+    assert_claim_durations(q, name);
+    dq_close(q);
+    if (tl_has_option(c.s, "bzpopmin")) {
+        char label[64];
+        snprintf(label, sizeof label, "%s bzpopmin=1", name);
+        tl_set_opt(&c, "bzpopmin", "1");
+        q = tl_open(&c);
+        assert_claim_durations(q, label);
+        dq_close(q);
+    }
+    tl_teardown(&c);
+}
+
 /* 8 consumer threads, 400 tasks due now. */
 static void check_concurrent(const char *name)
 {
@@ -954,6 +1024,10 @@ Test(list_reliable, early_put_back, .timeout = 30)
         check_equal_payloads(name);                                           \
     }                                                                         \
     Test(ident, empty_claim, .timeout = 30) { check_empty_claim(name); }      \
+    Test(ident, claim_timeout, .timeout = 30)                                 \
+    {                                                                         \
+        check_claim_timeout(name);                                            \
+    }                                                                         \
     Test(ident, concurrent, .timeout = 120) { check_concurrent(name); }       \
     Test(ident, past_due, .timeout = 30) { check_past_due(name); }            \
     Test(ident, far_future, .timeout = 30) { check_far_future(name); }        \
