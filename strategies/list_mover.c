@@ -42,11 +42,17 @@
  *
  * list-reliable's reaper (lease_ms > 0) also runs in the mover, one script:
  * for each processing list named in dq:{Q}:procs, each item whose lease in
- * dq:{Q}:leases has run out goes back to the head of ready (LREM + ZREM +
- * LPUSH); an item with no lease at all (its consumer died between BLMOVE
- * and recording the lease) gets one of lease_ms from now.  The reaper runs
- * at the earliest lease expiry, and at least every min(poll_cap_ms,
- * lease_ms).
+ * dq:{Q}:leases has run out goes back to the TAIL of ready (LREM + ZREM +
+ * RPUSH), as if it fell due at its lease expiry: behind the tasks moved
+ * before it, ahead of those that fall due later.  Not the head: a task
+ * given back there is the next one any consumer takes, so a consumer
+ * whose work outlasts the lease (its late ack refused once the task was
+ * taken again) was handed the same task over and over, and with two such
+ * consumers two tasks were delivered dozens of times while the rest of
+ * the queue was never delivered at all.  An item with no lease at all (its
+ * consumer died between BLMOVE and recording the lease) gets one of
+ * lease_ms from now.  The reaper runs at the earliest lease expiry, and at
+ * least every min(poll_cap_ms, lease_ms).
  *
  * REAP_LUA breaks a documented rule: it reads and writes the processing
  * lists, whose names it takes from the procs set, not from KEYS.  Redis
@@ -123,7 +129,11 @@ static const char MOVE_LUA[] =
 /* KEYS: procs leases ready   ARGV: now_ms lease_ms
  * The processing lists are named in the procs set, not passed in KEYS
  * (against the EVAL rule; works because they share the queue's hash tag,
- * so the same slot: see the top comment).  Returns {items put back, earliest lease expiry or ""}. */
+ * so the same slot: see the top comment).  An item whose lease ran out
+ * goes to the TAIL of ready, behind every task already ready (see the top
+ * comment: at the head, a consumer whose work outlasts the lease would be
+ * handed the same task again and again).  Returns {items put back,
+ * earliest lease expiry or ""}. */
 static const char REAP_LUA[] =
     "local now = tonumber(ARGV[1])\n"
     "local back = 0\n"
@@ -135,7 +145,7 @@ static const char REAP_LUA[] =
     "    elseif tonumber(s) <= now then\n"
     "      redis.call('LREM', pk, 1, it)\n"
     "      redis.call('ZREM', KEYS[2], it)\n"
-    "      redis.call('LPUSH', KEYS[3], it)\n"
+    "      redis.call('RPUSH', KEYS[3], it)\n"
     "      back = back + 1\n"
     "    end\n"
     "  end\n"
