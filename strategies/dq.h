@@ -74,7 +74,10 @@ enum {
                                      get one task twice (naive) */
     DQ_G_DUE_ORDER = 1u << 8,     /* one consumer receives tasks in due order */
     DQ_G_SURVIVES_PROCESS_EXIT = 1u << 9, /* pending tasks outlive the
-                                     process (false for the in-process heap) */
+                                     process, also those a handle had taken
+                                     into a buffer but not handed out when
+                                     it is closed (false for the in-process
+                                     heap) */
 };
 
 /* Name of one guarantee flag ("at-most-once", "blocks", ...), or NULL. */

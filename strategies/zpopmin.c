@@ -36,8 +36,12 @@
  * trips (+1 when a put-back was needed).  As with lua's batch, the buffer
  * is at-most-once: a consumer that dies loses it, and other consumers
  * cannot take those tasks meanwhile; a bigger batch also hides more
- * not-yet-due tasks between pop and put-back.  BZPOPMIN (bzpopmin=1) still
- * pops one.
+ * not-yet-due tasks between pop and put-back.  A graceful close (a normal
+ * stop, a consumer restarted after an outage) gives what the buffer still
+ * holds back with each task's original due time (dq_held_give_back: MULTI;
+ * HSET p ...; ZADD z ...; EXEC, one round trip), so pending tasks outlive
+ * the process as DQ_G_SURVIVES_PROCESS_EXIT declares.  BZPOPMIN
+ * (bzpopmin=1) still pops one.
  *
  * Batched enqueue (enqueue_many): one MULTI; HSET p id pl ...; ZADD z due
  * id ...; EXEC per 1000 tasks (dq_zh_enqueue_many).
@@ -114,7 +118,7 @@ static const dq_optdef zp_options[] = {
                   "not-yet-due head, in ms (1..60000)"),
     DQ_OPTDEF_INT("batch", "1", 1, 1000,
                   "members popped per ZPOPMIN and buffered; the not-yet-due "
-                  "ones go back in one ZADD (1..1000)"),
+                  "ones go back in one ZADD, the buffer at close (1..1000)"),
     DQ_OPTDEF_INT("bzpopmin", "0", 0, 1,
                   "1: block in BZPOPMIN while the set is empty instead of "
                   "sleeping poll_ms (needs Redis 6.0)"),
@@ -176,9 +180,13 @@ static void zp_close(dq_queue *q)
 
     if (p == NULL)
         return;
-    if (p->c != NULL)
+    /* Tasks popped into the buffer but never handed out go back with
+     * their due time (best effort: close cannot fail). */
+    if (p->c != NULL) {
+        dq_held_give_back(q, p->c, &p->held);
         redisFree(p->c);
-    dq_held_free(&p->held); /* at-most-once: buffered tasks are lost here */
+    }
+    dq_held_free(&p->held);
     free(p->pop);
     free(p);
     q->priv = NULL;
@@ -467,6 +475,7 @@ const dq_strategy dq_strategy_zpopmin = {
         "filter by score: between pop and put-back the head is invisible "
         "to others, each early pop is a wasted write, and a consumer dying "
         "in that window loses a task that was not even due (claim C07).  "
-        "At-most-once.",
+        "At-most-once.  batch=N pops N at once and buffers the due ones; a "
+        "graceful close gives the buffer back, a crash loses it.",
     .enqueue_many = dq_zh_op_enqueue_many,
 };
