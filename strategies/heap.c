@@ -34,9 +34,10 @@
  * cannot take them, dq_pending counts them only in this handle, and cancel
  * and reschedule no longer find them; closing the handle puts them back
  * into the heap with their due time and insertion counter, as if never
- * taken (lua's and zpopmin's batch do the same in Redis).  A batch stops at the first item not yet
- * due; a buffered task is handed out only once it is due by this handle's
- * clock (re-checked, in case the realtime clock stepped back).
+ * taken (lua's and zpopmin's batch do the same in Redis).  A batch stops
+ * at the first item not yet due; a buffered task is handed out only once
+ * it is due by this handle's clock (re-checked, in case the realtime clock
+ * stepped back).
  *
  * Waiting (java.util.concurrent.DelayQueue.poll(timeout, unit)): one mutex
  * and one condition variable.  A consumer finding the head not yet due
