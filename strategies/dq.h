@@ -74,7 +74,10 @@ enum {
                                      get one task twice (naive) */
     DQ_G_DUE_ORDER = 1u << 8,     /* one consumer receives tasks in due order */
     DQ_G_SURVIVES_PROCESS_EXIT = 1u << 9, /* pending tasks outlive the
-                                     process (false for the in-process heap) */
+                                     process, also those a handle had taken
+                                     into a buffer but not handed out when
+                                     it is closed (false for the in-process
+                                     heap) */
 };
 
 /* Name of one guarantee flag ("at-most-once", "blocks", ...), or NULL. */
@@ -244,8 +247,9 @@ struct dq_strategy {
     /* Waits at most timeout_ms (0 .. DQ_CLAIM_TIMEOUT_MAX_MS, checked and
      * cut by the wrapper) for a task whose due time has come,
      * fills *out and returns DQ_OK; returns DQ_EMPTY when none came in
-     * time.  Never returns a task before its due time by this handle's
-     * clock. */
+     * time, at most one Redis round trip after timeout_ms (see
+     * dq_claim).  Never returns a task before its due time by this
+     * handle's clock. */
     int (*claim)(dq_queue *q, int64_t timeout_ms, dq_task *out);
     /* Tells the queue the task is done.  For at-most-once strategies this
      * may do nothing; for at-least-once ones it ends the lease. */
@@ -335,7 +339,11 @@ int dq_enqueue_many(dq_queue *q, const dq_enqueue_item *items, size_t n);
  * with q->err.  dq_claim zeroes *out before the strategy fills it: clear a
  * task you got (dq_task_clear) before passing it again, or its payload
  * leaks.  A claim may overrun timeout_ms by one Redis round trip when
- * Redis is slow (a reply is never abandoned half-way). */
+ * Redis is slow (a reply is never abandoned half-way), and by no more:
+ * a strategy that blocks in Redis (BLPOP, BLMOVE, BZPOPMIN) keeps its own
+ * deadline on the client (rconn.h, dq_redis_block), because Redis 7.0
+ * answers a blocking command's timeout only when its event loop next
+ * wakes up -- up to 1000/hz ms (100 ms) late on an idle server. */
 int dq_claim(dq_queue *q, int64_t timeout_ms, dq_task *out);
 /* Ends the lease of task t, as filled by dq_claim on this handle (its id
  * and token are used; the payload is not).  Checks t != NULL (DQ_EINVAL).

@@ -41,9 +41,13 @@
  *    missing key is harmless (https://redis.io/commands/unlink/, 4.0+).
  *  - A blocking timeout of 0 means "forever"; fractional seconds since 6.0
  *    (https://redis.io/commands/blpop/).
+ *  - Redis 7.0 notices a blocked client's timeout only when its event loop
+ *    wakes up (up to 1000/hz ms late); dq_redis_block wakes it (rconn.h).
  */
+#define _GNU_SOURCE /* ppoll */
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -543,6 +547,114 @@ void dq_block_timeout(int64_t wait_ms, char *buf, size_t buflen)
     if (wait_ms > DQ_BLOCK_MAX_MS)
         wait_ms = DQ_BLOCK_MAX_MS;
     snprintf(buf, buflen, "%.3f", (double)wait_ms / 1000.0);
+}
+
+/* Writes everything buffered in c's output buffer.  REDIS_OK/REDIS_ERR. */
+static int flush_output(redisContext *c)
+{
+    int done = 0;
+
+    do {
+        if (redisBufferWrite(c, &done) != REDIS_OK)
+            return REDIS_ERR;
+    } while (!done);
+    return REDIS_OK;
+}
+
+/* Waits until c's socket is readable or dq_mono_us() reaches until_us.
+ * 1: readable (or an error to be found by the read), 0: time is up. */
+static int wait_readable(redisContext *c, int64_t until_us)
+{
+    for (;;) {
+        int64_t left = until_us - dq_mono_us();
+        struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+        struct timespec ts;
+        int n;
+
+        if (left <= 0)
+            left = 0;
+        ts.tv_sec = (time_t)(left / 1000000);
+        ts.tv_nsec = (long)(left % 1000000) * 1000;
+        n = ppoll(&pfd, 1, &ts, NULL);
+        if (n > 0 || (n < 0 && errno != EINTR))
+            return 1;
+        if (n == 0)
+            return 0;
+    }
+}
+
+redisReply *dq_redis_block(dq_queue *q, redisContext *c, int *rc, int argc,
+                           const char **argv, const size_t *argvlen,
+                           int64_t deadline_us)
+{
+    static const char *ping[1] = {"PING"};
+    const char *av[9];
+    size_t al[9];
+    char tmo[32];
+    int64_t wait_ms, want_ms, wake_us, step_us = 2000;
+    int pings = 0;
+    void *r = NULL;
+
+    if (argc < 1 || argc > 8) {
+        *rc = dq_fail(q, DQ_EINVAL, "blocking command: %d arguments (1..8)",
+                      argc);
+        return NULL;
+    }
+    if ((*rc = ensure_connected(q, c)) != DQ_OK)
+        return NULL;
+    want_ms = (deadline_us - dq_mono_us()) / 1000 - DQ_BLOCK_EARLY_MS;
+    wait_ms = want_ms < DQ_BLOCK_MIN_MS   ? DQ_BLOCK_MIN_MS
+              : want_ms > DQ_BLOCK_MAX_MS ? DQ_BLOCK_MAX_MS
+                                          : want_ms;
+    dq_block_timeout(wait_ms, tmo, sizeof tmo);
+    for (int i = 0; i < argc; i++) {
+        av[i] = argv[i];
+        al[i] = argvlen ? argvlen[i] : strlen(argv[i]);
+    }
+    av[argc] = tmo;
+    al[argc] = strlen(tmo);
+    /* Unclamped, the server's timeout fires DQ_BLOCK_EARLY_MS (give or
+     * take its 1 ms rounding) before our deadline; clamped, that long
+     * after the timeout we sent. */
+    wake_us = wait_ms == want_ms
+                  ? deadline_us
+                  : dq_mono_us() + (wait_ms + DQ_BLOCK_EARLY_MS) * 1000;
+    q->counters.round_trips++;
+    if (redisAppendCommandArgv(c, argc + 1, av, al) != REDIS_OK ||
+        flush_output(c) != REDIS_OK)
+        goto lost;
+    /* Until the reply comes: at wake_us a PING wakes the server's event
+     * loop; if that was too early, a few more, further apart. */
+    while (!wait_readable(c, wake_us) && pings < DQ_BLOCK_WAKE_PINGS) {
+        q->counters.round_trips++;
+        if (redisAppendCommandArgv(c, 1, ping, NULL) != REDIS_OK ||
+            flush_output(c) != REDIS_OK)
+            goto lost;
+        pings++;
+        wake_us = dq_mono_us() + step_us;
+        step_us *= 2;
+    }
+    if (redisGetReply(c, &r) != REDIS_OK || r == NULL)
+        goto lost;
+    /* The PONGs.  A failure here leaves c failed (the next call
+     * reconnects) but does not undo the reply we hold. */
+    for (; pings > 0; pings--) {
+        void *pong = NULL;
+
+        if (redisGetReply(c, &pong) != REDIS_OK)
+            break;
+        freeReplyObject(pong);
+    }
+    if ((*rc = dq_reply_error(q, r, argv[0])) != DQ_OK) {
+        freeReplyObject(r);
+        return NULL;
+    }
+    return r;
+
+lost:
+    *rc = transport_fail(q, c);
+    mark_failed(c, "blocking command lost");
+    return NULL;
 }
 
 bool dq_reply_int(const redisReply *r, int64_t *out)

@@ -351,6 +351,79 @@ static void check_empty_claim(const char *name)
     tl_teardown(&c);
 }
 
+/* How much longer than its timeout a claim on an empty queue may take in
+ * this suite.  dq.h allows one Redis round trip beyond the timeout; to a
+ * server on 127.0.0.1 that is well under a millisecond, a few under ASan.
+ * The rest is scheduling: on a shared 2-core machine a thread that asked
+ * to wake at time T may run a few ms after it.  20 ms covers both and is
+ * still far below what a server-side blocking timeout costs when Redis
+ * notices it only on its next cron tick (up to 1000/hz = 100 ms late at
+ * the default hz 10): the failure this check exists to catch. */
+#define CLAIM_OVERRUN_SLACK_MS 20
+/* Claims per timeout; the median is compared, so one descheduled sample
+ * on a busy machine does not decide the verdict. */
+#define CLAIM_SAMPLES 5
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Claims on q (an empty queue) with several timeouts and asserts that the
+ * median of CLAIM_SAMPLES claims per timeout came back within timeout +
+ * CLAIM_OVERRUN_SLACK_MS.  label names the run (strategy and options). */
+static void assert_claim_durations(dq_queue *q, const char *label)
+{
+    static const int64_t timeouts_ms[] = {0, 10, 50, 250};
+    for (size_t k = 0; k < sizeof timeouts_ms / sizeof timeouts_ms[0]; k++) {
+        int64_t tmo = timeouts_ms[k], took_us[CLAIM_SAMPLES];
+        char all[160] = "";
+        size_t used = 0;
+        for (int i = 0; i < CLAIM_SAMPLES; i++) {
+            int64_t t0 = dq_mono_us();
+            tl_got g = tl_claim(q, tmo);
+            took_us[i] = dq_mono_us() - t0;
+            cr_assert_eq(g.rc, DQ_EMPTY, "%s: claim(%lld ms) on an empty "
+                         "queue gave %s", label, (long long)tmo, g.id);
+            used += (size_t)snprintf(all + used, sizeof all - used, " %.1f",
+                                     (double)took_us[i] / 1000.0);
+        }
+        qsort(took_us, CLAIM_SAMPLES, sizeof took_us[0], cmp_i64);
+        int64_t median_us = took_us[CLAIM_SAMPLES / 2];
+        cr_log_info("%s: claim(%lld ms) on an empty queue: median %.1f ms "
+                    "(%s ms)", label, (long long)tmo,
+                    (double)median_us / 1000.0, all + 1);
+        cr_assert_leq(median_us, (tmo + CLAIM_OVERRUN_SLACK_MS) * 1000,
+                      "%s: claim(%lld ms) on an empty queue took %.1f ms "
+                      "(median of %d:%s ms); allowed: the timeout + %d ms",
+                      label, (long long)tmo, (double)median_us / 1000.0,
+                      CLAIM_SAMPLES, all, CLAIM_OVERRUN_SLACK_MS);
+    }
+}
+
+/* dq.h: a claim waits at most timeout_ms, plus at most one Redis round
+ * trip -- every strategy, no exceptions.  A strategy with a bzpopmin
+ * option (a blocking claim instead of its default polling one) is
+ * measured a second time with bzpopmin=1. */
+static void check_claim_timeout(const char *name)
+{
+    tl_ctx c;
+    tl_setup(&c, name, "claim_timeout");
+    dq_queue *q = tl_open(&c);
+    assert_claim_durations(q, name);
+    dq_close(q);
+    if (tl_has_option(c.s, "bzpopmin")) {
+        char label[64];
+        snprintf(label, sizeof label, "%s bzpopmin=1", name);
+        tl_set_opt(&c, "bzpopmin", "1");
+        q = tl_open(&c);
+        assert_claim_durations(q, label);
+        dq_close(q);
+    }
+    tl_teardown(&c);
+}
+
 /* 8 consumer threads, 400 tasks due now. */
 static void check_concurrent(const char *name)
 {
@@ -762,6 +835,145 @@ static void check_at_least_once(const char *name)
     tl_teardown(&c);
 }
 
+/* Sets lease_ms=lease_ms on ctx, or fails: a strategy declaring
+ * DQ_G_AT_LEAST_ONCE must have the knob its redelivery is tested with. */
+static void set_lease(tl_ctx *c, int lease_ms)
+{
+    if (!tl_has_option(c->s, "lease_ms")) {
+        tl_teardown(c);
+        cr_assert_fail("%s declares DQ_G_AT_LEAST_ONCE but has no lease_ms "
+                       "option", c->s->name);
+    }
+    char lease[32];
+    snprintf(lease, sizeof(lease), "%d", lease_ms);
+    tl_set_opt(c, "lease_ms", lease);
+}
+
+/* Enqueues task-0 .. task-<n-1> through q, due 1 ms apart in the last few
+ * ms (task-0 earliest), payload = id. */
+static void enqueue_due_now(dq_queue *q, int n)
+{
+    int64_t now = dq_wall_us() / 1000;
+    for (int i = 0; i < n; i++) {
+        char id[32];
+        snprintf(id, sizeof(id), "task-%d", i);
+        tl_enqueue(q, id, id, strlen(id), now - n + i);
+    }
+}
+
+/* Claims (3 s at most) and expects task `want`; returns the task (the
+ * caller acks and clears it). */
+static dq_task claim_expect(dq_queue *q, const char *want, const char *why)
+{
+    dq_task t;
+    memset(&t, 0, sizeof(t));
+    int rc = dq_claim(q, 3000, &t);
+    cr_assert_eq(rc, DQ_OK, "%s: claim %s: %s: %s", q->s->name, why,
+                 dq_result_name(rc), rc == DQ_EMPTY ? "nothing in 3 s"
+                                                    : dq_errstr(q));
+    cr_assert_str_eq(t.id, want, "%s: claim %s gave %s, expected %s",
+                     q->s->name, why, t.id, want);
+    return t;
+}
+
+/* DQ_G_AT_LEAST_ONCE with DQ_G_DUE_ORDER: a task whose lease ran out
+ * counts as due again at its lease expiry, so it comes back AFTER the
+ * tasks that were due before that -- not ahead of them, where a holder
+ * that always outlasts its lease would be handed the same task over and
+ * over while the others wait.  Consumer X takes task-0 and sits on it
+ * past the lease; consumer Y then gets task-1, task-2, and only then
+ * task-0 (attempt 2).  X's late ack is refused: the task was redelivered. */
+static void check_redelivery_order(const char *name)
+{
+    enum { LEASE_MS = 200 };
+    tl_ctx c;
+    tl_setup_need_flag(&c, name, "redelivery_order", DQ_G_AT_LEAST_ONCE,
+                       "DQ_G_AT_LEAST_ONCE");
+    if (!(c.s->flags & DQ_G_DUE_ORDER)) {
+        tl_teardown(&c);
+        cr_skip_test("%s does not declare DQ_G_DUE_ORDER", name);
+    }
+    set_lease(&c, LEASE_MS);
+    dq_queue *prod = tl_open_as(&c, "producer");
+    enqueue_due_now(prod, 3);
+    dq_queue *x = tl_open_as(&c, "consumer-x");
+    dq_queue *y = tl_open_as(&c, "consumer-y");
+    dq_task held = claim_expect(x, "task-0", "by X");
+    /* Past the lease, with room for the reaper (list-reliable) to run. */
+    dq_sleep_us((LEASE_MS + 200) * 1000);
+    static const char *const want[] = {"task-1", "task-2", "task-0"};
+    for (int k = 0; k < 3; k++) {
+        char why[64];
+        snprintf(why, sizeof why, "%d of 3 by Y after X's lease ran out",
+                 k + 1);
+        dq_task t = claim_expect(y, want[k], why);
+        if (k == 2 && t.attempt != 0)
+            cr_assert_geq(t.attempt, 2, "%s: redelivered task-0 has attempt "
+                          "%d", name, t.attempt);
+        int rc = dq_ack(y, &t);
+        cr_assert_eq(rc, DQ_OK, "%s: Y's ack of %s = %s: %s", name, t.id,
+                     dq_result_name(rc), dq_errstr(y));
+        dq_task_clear(&t);
+    }
+    int rc = dq_ack(x, &held);
+    cr_assert_eq(rc, DQ_ENOTFOUND, "%s: X's ack of task-0 after Y got and "
+                 "acked it again = %s (expected DQ_ENOTFOUND)", name,
+                 dq_result_name(rc));
+    dq_task_clear(&held);
+    tl_got g = tl_claim(y, LEASE_MS + 300);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: delivery after every ack: %s", name,
+                 g.id);
+    dq_close(y);
+    dq_close(x);
+    dq_close(prod);
+    tl_teardown(&c);
+}
+
+/* DQ_G_AT_LEAST_ONCE: work longer than the lease does not stall the queue.
+ * One consumer takes each of 4 tasks and works LEASE_MS + 100 ms on it
+ * before acking.  Nobody else took the task meanwhile, so the late ack is
+ * accepted (dq.h: DQ_ENOTFOUND only once the task was redelivered) and
+ * the next claim gets the next task: every task once, in due order. */
+static void check_long_work(const char *name)
+{
+    enum { LEASE_MS = 200, WORK_MS = LEASE_MS + 100, N = 4 };
+    tl_ctx c;
+    tl_setup_need_flag(&c, name, "long_work", DQ_G_AT_LEAST_ONCE,
+                       "DQ_G_AT_LEAST_ONCE");
+    set_lease(&c, LEASE_MS);
+    dq_queue *q = tl_open_as(&c, "consumer");
+    enqueue_due_now(q, N);
+    int seen[N] = {0};
+    for (int i = 0; i < N; i++) {
+        dq_task t;
+        memset(&t, 0, sizeof t);
+        int rc = dq_claim(q, 3000, &t);
+        cr_assert_eq(rc, DQ_OK, "%s: claim %d of %d (each task worked %d "
+                     "ms, lease %d ms) = %s: %s", name, i + 1, N, WORK_MS,
+                     LEASE_MS, dq_result_name(rc),
+                     rc == DQ_EMPTY ? "nothing in 3 s" : dq_errstr(q));
+        int k = tl_task_index(t.id, N);
+        cr_assert_geq(k, 0, "%s: unexpected id '%s'", name, t.id);
+        cr_assert_eq(seen[k], 0, "%s: %s delivered again after its late "
+                     "ack, before task(s) never delivered", name, t.id);
+        seen[k]++;
+        if (c.s->flags & DQ_G_DUE_ORDER)
+            cr_assert_eq(k, i, "%s: claim %d gave %s (due order: task-%d)",
+                         name, i + 1, t.id, i);
+        dq_sleep_us(WORK_MS * 1000);
+        rc = dq_ack(q, &t);
+        cr_assert_eq(rc, DQ_OK, "%s: ack of %s %d ms after the claim (lease "
+                     "%d ms, nobody else claimed it) = %s: %s", name, t.id,
+                     WORK_MS, LEASE_MS, dq_result_name(rc), dq_errstr(q));
+        dq_task_clear(&t);
+    }
+    tl_got g = tl_claim(q, LEASE_MS + 300);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: delivery after every ack: %s", name,
+                 g.id);
+    dq_close(q);
+    tl_teardown(&c);
+}
+
 /* DQ_G_AT_MOST_ONCE: a task claimed by a consumer that dies before acking
  * is never delivered again (with one consumer also for DQ_G_DUPLICATES),
  * not even 1.5 s later with a lease_ms option (if any) set to 300. */
@@ -954,6 +1166,10 @@ Test(list_reliable, early_put_back, .timeout = 30)
         check_equal_payloads(name);                                           \
     }                                                                         \
     Test(ident, empty_claim, .timeout = 30) { check_empty_claim(name); }      \
+    Test(ident, claim_timeout, .timeout = 30)                                 \
+    {                                                                         \
+        check_claim_timeout(name);                                            \
+    }                                                                         \
     Test(ident, concurrent, .timeout = 120) { check_concurrent(name); }       \
     Test(ident, past_due, .timeout = 30) { check_past_due(name); }            \
     Test(ident, far_future, .timeout = 30) { check_far_future(name); }        \
@@ -974,6 +1190,11 @@ Test(list_reliable, early_put_back, .timeout = 30)
         check_at_least_once(name);                                            \
     }                                                                         \
     Test(ident, at_most_once, .timeout = 30) { check_at_most_once(name); }    \
+    Test(ident, redelivery_order, .timeout = 30)                              \
+    {                                                                         \
+        check_redelivery_order(name);                                         \
+    }                                                                         \
+    Test(ident, long_work, .timeout = 30) { check_long_work(name); }          \
     Test(ident, survives_exit, .timeout = 30)                                 \
     {                                                                         \
         check_survives_exit(name);                                            \
