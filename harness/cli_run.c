@@ -6,11 +6,13 @@
  * their declared types and ranges (dq_opts_check, dq.h), check --out
  * without creating it (a new or empty directory only), then start the
  * private redis-server if the strategy needs Redis and no --redis was
- * given, create --out DIR, run the trial (trial.c), print the summary, and on every path after the server
- * started -- success, error, Ctrl-C -- stop it, remove the temporary log,
- * and remove DIR again if we created it and it is still empty.  The
- * temporary log and directory are also registered with signals.h so that
- * a forced exit (a repeated Ctrl-C) removes them.  The summary goes to
+ * given, create --out DIR, run the trial (trial.c), print the summary, and
+ * on every path after the server started -- success, error, Ctrl-C -- stop
+ * it, remove the temporary log, and remove DIR again if we created it and
+ * it is still empty.  The temporary log and directory are also registered
+ * with signals.h so that a forced exit (a repeated Ctrl-C) removes them,
+ * and the directory carries an owner record (tmpdir.h) so that after a
+ * SIGKILL the next dqlab removes it.  The summary goes to
  * stdout (human text, or one JSON object with --json); progress and errors
  * to stderr.
  *

@@ -5,9 +5,9 @@
  * race with another process is handled by retrying with a new port when
  * the server logs "Address already in use"), make a temporary directory
  * with an owner record (tmpdir.h: a dqlab killed by SIGKILL leaves it
- * behind, and the next dqlab removes it), fork and exec redis-server with persistence off
- * (`--save '' --appendonly no`, or AOF with the asked appendfsync), its
- * log in that directory, and wait until PING answers.
+ * behind, and the next dqlab removes it), fork and exec redis-server with
+ * persistence off (`--save '' --appendonly no`, or AOF with the asked
+ * appendfsync), its log in that directory, and wait until PING answers.
  *
  * Never leaving a server behind:
  *   - the child calls setpgid(0, 0), so Ctrl-C in the terminal reaches
@@ -23,8 +23,8 @@
  *   - a forced exit (a repeated Ctrl-C, signals.h) cannot run stop, so the
  *     child's pid, its directory and its log file are registered with
  *     dq_signals_on_force_kill / _on_force_remove while they exist (an AOF
- *     directory, with its numbered files, is left behind in that case
- *     only).  The child is forgotten there before it is reaped (waitid
+ *     directory, with its numbered files, is left behind in that case,
+ *     until the next dqlab removes it by its owner record).  The child is forgotten there before it is reaped (waitid
  *     with WNOWAIT first), so a reused pid is never killed;
  *   - signals are blocked around fork(), and the child resets their
  *     actions and drops pending ones before unblocking, so a Ctrl-C that

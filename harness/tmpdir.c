@@ -48,13 +48,16 @@ static bool is_dqlab_name(const char *name)
 {
     for (size_t i = 0; known_prefixes[i] != NULL; i++) {
         size_t n = strlen(known_prefixes[i]);
-        const char *x = name + n;
+        const char *x;
 
-        if (strncmp(name, known_prefixes[i], n) != 0 || strlen(x) != 6)
+        if (strncmp(name, known_prefixes[i], n) != 0)
+            continue;
+        x = name + n;
+        if (strlen(x) != 6)
             continue;
         for (int k = 0; k < 6; k++)
-            if (!((x[k] >= 'a' && x[k] <= 'z') || (x[k] >= 'A' && x[k] <= 'Z') ||
-                  (x[k] >= '0' && x[k] <= '9')))
+            if (strchr("abcdefghijklmnopqrstuvwxyz"
+                       "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", x[k]) == NULL)
                 return false;
         return true;
     }
@@ -264,7 +267,8 @@ static bool is_stale(int rootfd, const char *name)
 
     if (!is_dqlab_name(name))
         return false;
-    fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    fd = openat(rootfd, name,
+                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return false;
     if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) &&
