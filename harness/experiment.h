@@ -82,10 +82,18 @@
  *                                        ; 1..10000
  *
  * Lists are separated by commas and/or blanks, except option values in
- * [opts.NAME], which are split on commas only (each item trimmed).  Every
- * error (unknown section or key, unknown strategy, bad number, MIN > MAX,
- * empty list, missing name, an option value the strategy refuses) is
- * reported as "FILE:LINE: message"; `dqlab experiment` prints it after
+ * [opts.NAME], which are split on commas only (each item trimmed).  A
+ * value listed twice in any list is an error, always worded
+ * "KEY: 'VALUE' listed twice" (KEY "[opts.NAME]: OPTION" for an option;
+ * numbers compare by value, so 1 and 01 are the same).  As in inih, an
+ * indented line after a key continues that key; only description and
+ * faults take continuation lines, anywhere else it is an error that names
+ * the key it continues.  A UTF-8 byte order mark at the start is skipped.
+ * A matrix of more than DQ_EXP_MAX_TRIALS trials is refused with its size.
+ * Every error (unknown section or key, unknown strategy, bad number, MIN >
+ * MAX, empty list, missing name, an option value the strategy refuses) is
+ * reported as "FILE:LINE: message" ("FILE: message" when the file cannot
+ * be read at all, or is a directory); `dqlab experiment` prints it after
  * "dqlab experiment: ".
  */
 #ifndef DQ_EXPERIMENT_H
@@ -100,6 +108,10 @@
 #define DQ_EXP_MAX_LIST 16    /* values per list */
 #define DQ_EXP_MAX_CLAIMS 24
 #define DQ_EXP_MAX_VARIANTS 64 /* strategy variants after option lists */
+#define DQ_EXP_MAX_TRIALS 10000 /* trials of one run (the matrix); one
+                                   result row of about 4 KiB each is kept in
+                                   memory, and 10000 trials of a second or
+                                   more already take hours */
 
 #include "faults.h"
 
@@ -200,10 +212,10 @@ typedef struct dq_exp_cell {
 void dq_experiment_cell(const dq_experiment *e, size_t index, dq_exp_cell *c);
 
 /* Copies in to out (outlen bytes, always NUL-terminated, cut short when it
- * does not fit) with the password of every redis:// or rediss:// URL in it
- * replaced by "***" ("redis://:s3cret@h:1/3" -> "redis://:***@h:1/3"; a
- * userinfo without ':' is masked whole).  For command lines and messages
- * that are stored or printed. */
+ * does not fit) with the userinfo (user and password, up to the last '@'
+ * before the next blank) of every redis:// or rediss:// URL in it replaced
+ * by "***" (so "redis://alice:s3cret@h:1/3" becomes "redis:" "//" "***@h:1/3").  For
+ * command lines and messages that are stored or printed. */
 void dq_redact_redis_urls(const char *in, char *out, size_t outlen);
 
 /* The command line recorded in meta.txt: "bin/dqlab" and argv[0..argc-1]

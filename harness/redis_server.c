@@ -4,9 +4,10 @@
  * How: pick a free port (bind 127.0.0.1:0, read it back, close; the small
  * race with another process is handled by retrying with a new port when
  * the server logs "Address already in use"), make a temporary directory
- * with mkdtemp(3), fork and exec redis-server with persistence off
- * (`--save '' --appendonly no`, or AOF with the asked appendfsync), its
- * log in that directory, and wait until PING answers.
+ * with an owner record (tmpdir.h: a dqlab killed by SIGKILL leaves it
+ * behind, and the next dqlab removes it), fork and exec redis-server with
+ * persistence off (`--save '' --appendonly no`, or AOF with the asked
+ * appendfsync), its log in that directory, and wait until PING answers.
  *
  * Never leaving a server behind:
  *   - the child calls setpgid(0, 0), so Ctrl-C in the terminal reaches
@@ -22,8 +23,8 @@
  *   - a forced exit (a repeated Ctrl-C, signals.h) cannot run stop, so the
  *     child's pid, its directory and its log file are registered with
  *     dq_signals_on_force_kill / _on_force_remove while they exist (an AOF
- *     directory, with its numbered files, is left behind in that case
- *     only).  The child is forgotten there before it is reaped (waitid
+ *     directory, with its numbered files, is left behind in that case,
+ *     until the next dqlab removes it by its owner record).  The child is forgotten there before it is reaped (waitid
  *     with WNOWAIT first), so a reused pid is never killed;
  *   - signals are blocked around fork(), and the child resets their
  *     actions and drops pending ones before unblocking, so a Ctrl-C that
@@ -31,7 +32,7 @@
  * fork/exec, the child set-up and reaping are in spawn.c (spawn.h).
  * https://redis.io/docs/management/config/ (command-line config arguments)
  */
-#define _GNU_SOURCE /* nftw(3), mkdtemp(3) */
+#define _GNU_SOURCE /* nftw(3) */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -55,6 +56,7 @@
 #include "runmeta.h"
 #include "signals.h"
 #include "spawn.h"
+#include "tmpdir.h"
 
 #define START_TIMEOUT_MS 5000
 /* Read/write timeout of each start-up PING / INFO, so a process that
@@ -211,7 +213,6 @@ int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
 {
     static const dq_redis_server_opts defaults = {NULL, NULL, 0};
     char bin[512], msg[512], logpath[300];
-    const char *tmp;
 
     memset(s, 0, sizeof *s);
     if (o == NULL)
@@ -234,17 +235,10 @@ int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
         return -1;
     }
     snprintf(s->binary, sizeof s->binary, "%s", bin);
-    tmp = getenv("TMPDIR");
-    if (tmp == NULL || *tmp == '\0' || strlen(tmp) > 200)
-        tmp = "/tmp";
-    snprintf(s->dir, sizeof s->dir, "%s/dqlab-redis-XXXXXX", tmp);
-    if (mkdtemp(s->dir) == NULL) {
-        snprintf(err, errlen, "mkdtemp %s: %s", s->dir, strerror(errno));
-        s->dir[0] = '\0';
+    if (dq_tmpdir_create("dqlab-redis", s->dir, sizeof s->dir, err,
+                         errlen) != 0)
         return -1;
-    }
     snprintf(logpath, sizeof logpath, "%s/redis.log", s->dir);
-    dq_signals_on_force_remove(s->dir, true);
     dq_signals_on_force_remove(logpath, false);
 
     for (int attempt = 0; attempt < PORT_RETRIES; attempt++) {
@@ -353,7 +347,7 @@ void dq_redis_server_stop(dq_redis_server *s)
         snprintf(logpath, sizeof logpath, "%s/redis.log", s->dir);
         remove_tree(s->dir);
         dq_signals_forget_remove(logpath);
-        dq_signals_forget_remove(s->dir);
+        dq_tmpdir_remove(s->dir); /* gone already; forgets its entries */
     }
     s->dir[0] = '\0';
 }

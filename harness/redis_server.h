@@ -7,7 +7,9 @@
  * calls dq_redis_server_stop -- never call it from a handler), and the
  * death of dqlab itself (the child is started with PR_SET_PDEATHSIG =
  * SIGKILL, see prctl(2)).  The child runs in its own process group, so a
- * terminal Ctrl-C reaches dqlab only and the trial can end in order.
+ * terminal Ctrl-C reaches dqlab only and the trial can end in order.  Its
+ * temporary directory carries an owner record (tmpdir.h): when dqlab
+ * itself is killed and cannot remove it, the next dqlab does.
  *
  * PR_SET_PDEATHSIG fires when the *thread* that forked exits: call
  * dq_redis_server_start from the main thread.

@@ -661,9 +661,16 @@ int write_atomic(const char *path, const char *data, size_t len,
         snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
         return -1;
     }
+    /* The reason of a short write (a full disk, a file size limit) is in
+     * errno right after the call that failed. */
+    errno = 0;
     size_t w = fwrite(data, 1, len, f);
-    if (fclose(f) != 0 || w != len) {
-        snprintf(err, errlen, "%s: write failed", tmp);
+    int why = w != len ? errno : 0;
+    if (fclose(f) != 0 && why == 0)
+        why = errno ? errno : EIO;
+    if (w != len || why != 0) {
+        snprintf(err, errlen, "%s: write failed: %s", tmp,
+                 strerror(why ? why : EIO));
         unlink(tmp);
         return -1;
     }
@@ -1422,6 +1429,35 @@ static void rm_rf(const char *path)
     nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* Finds an experiment whose `latest` run has no trials.csv (which
+ * dq_results_load skips): root/NAME/latest holding the experiment.ini copy
+ * every `dqlab experiment` run starts with, but no trials.csv.  Returns
+ * how many there are, the first one's path "root/NAME/latest" in path. */
+static int count_without_trials(const char *root, char *path, size_t len)
+{
+    int n = 0;
+    DIR *d = opendir(root);
+    if (d == NULL)
+        return 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s/%s/latest/experiment.ini", root,
+                 de->d_name);
+        if (access(p, F_OK) != 0)
+            continue;
+        snprintf(p, sizeof p, "%s/%s/latest/trials.csv", root, de->d_name);
+        if (access(p, F_OK) == 0)
+            continue;
+        if (n++ == 0)
+            snprintf(path, len, "%s/%s/latest", root, de->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
 /* Counts run directories under root/<experiment>/ of experiments without a
  * `latest` link whose meta.txt says complete = no (runs cut short by
  * Ctrl-C or a failed trial, which dq_results_load skips). */
@@ -1540,10 +1576,18 @@ int dq_cmd_report(int argc, char **argv)
         return 2;
     }
     int nincomplete = count_incomplete(root);
+    char damaged[PATH_MAX] = "";
+    int ndamaged = count_without_trials(root, damaged, sizeof damaged);
     snprintf(path, sizeof path, "%s/bench/latest/meta.txt", root);
     bool have_bench = access(path, R_OK) == 0; /* `dqlab bench` results */
     if (n == 0 && !have_bench) {
-        if (nincomplete > 0)
+        if (ndamaged > 0)
+            fprintf(stderr, "dqlab report: %s has no trials.csv, so there "
+                    "is nothing to report (%d latest run%s lack%s it); rerun "
+                    "the experiment with `dqlab experiment FILE`\n", damaged,
+                    ndamaged, ndamaged == 1 ? "" : "s",
+                    ndamaged == 1 ? "s" : "");
+        else if (nincomplete > 0)
             fprintf(stderr, "dqlab report: no complete run under %s/: %d "
                     "incomplete run%s (interrupted or failed) %s skipped; "
                     "rerun `dqlab experiment FILE`\n", root, nincomplete,
@@ -1560,6 +1604,10 @@ int dq_cmd_report(int argc, char **argv)
                 "experiments without a complete run %s skipped\n",
                 nincomplete, nincomplete == 1 ? "" : "s",
                 nincomplete == 1 ? "was" : "were");
+    if (ndamaged > 0)
+        fprintf(stderr, "dqlab report: note: %s has no trials.csv: skipped "
+                "(%d latest run%s lack%s it)\n", damaged, ndamaged,
+                ndamaged == 1 ? "" : "s", ndamaged == 1 ? "s" : "");
 
     /* The output is built in a directory next to outdir and renamed into
      * place at the end, so a failure leaves the previous report whole. */

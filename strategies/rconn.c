@@ -76,8 +76,20 @@ static const char *host_of(const redisContext *c)
     return (c->tcp.host != NULL) ? c->tcp.host : "?";
 }
 
+/* A socket timeout reaches us as REDIS_ERR_IO with EAGAIN's text
+ * ("Resource temporarily unavailable"): said as a timeout, with the one
+ * the socket had (SO_RCVTIMEO), so a server that accepts but never answers
+ * is named as such. */
 static int transport_fail(dq_queue *q, redisContext *c)
 {
+    struct timeval tv;
+    socklen_t len = sizeof tv;
+
+    if (c->err == REDIS_ERR_IO && strcmp(c->errstr, strerror(EAGAIN)) == 0 &&
+        getsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len) == 0)
+        return dq_fail(q, DQ_EIO, "redis %s:%d: timed out: no reply within "
+                       "%lld ms", host_of(c), c->tcp.port,
+                       (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000);
     return dq_fail(q, DQ_EIO, "redis %s:%d: %s", host_of(c), c->tcp.port,
                    c->errstr[0] ? c->errstr : "connection error");
 }
@@ -117,10 +129,11 @@ static int handshake(dq_queue *q, redisContext *c)
             return DQ_EIO;
         if (r->type == REDIS_REPLY_ERROR)
             /* The reply text (e.g. "WRONGPASS invalid username-password
-             * pair") never contains the password. */
-            rc = dq_fail(q, DQ_EAUTH, "redis %s:%d: AUTH%s%s failed: %s",
-                         host_of(c), c->tcp.port, cfg->redis_user ? " as " : "",
-                         cfg->redis_user ? cfg->redis_user : "", r->str);
+             * pair") never contains the password; the user name is not
+             * named either (with an unescaped ':' in a URL's password it
+             * is a piece of the password). */
+            rc = dq_fail(q, DQ_EAUTH, "redis %s:%d: AUTH failed: %s",
+                         host_of(c), c->tcp.port, r->str);
         freeReplyObject(r);
         if (rc != DQ_OK)
             return rc;
