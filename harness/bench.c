@@ -951,7 +951,7 @@ static void *lat_consumer(void *arg)
         }
         dq_log_deliver(lr->log, dq_wall_us(), t.id, name, t.attempt);
         if (dq_ack(q, &t) == DQ_OK)
-            dq_log_ack(lr->log, dq_wall_us(), t.id, name);
+            dq_log_ack(lr->log, dq_wall_us(), t.id, name, t.attempt);
         dq_task_clear(&t);
         atomic_fetch_add(&lr->delivered, 1);
     }
@@ -1066,6 +1066,10 @@ join:
     if (nw < np + nc || stop_requested()) {
         if (stop_requested())
             snprintf(err, errlen, "interrupted");
+        goto done;
+    }
+    if (dq_log_end(lr.log, dq_wall_us(), "clean") != 0) {
+        snprintf(err, errlen, "%s: write: %s", log, strerror(errno));
         goto done;
     }
     dq_eventlog_close(lr.log);

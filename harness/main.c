@@ -47,7 +47,8 @@ static void usage(FILE *f)
     fprintf(f, "  %-11s %s\n\n", "help", "this text, or `dqlab help CMD`");
     fprintf(f, "`dqlab CMD --help` describes one command.  Exit codes: 0 ok, "
                "1 a strategy broke a\nguarantee it declares, 2 bad input or "
-               "environment, 130 interrupted.\n");
+               "environment, 3 (dqlab check) no verdict:\nthe log is "
+               "incomplete, 130 interrupted.\n");
 }
 
 int main(int argc, char **argv)

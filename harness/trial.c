@@ -12,16 +12,19 @@
  *   3. Producer threads enqueue tasks "t<index>" (index = producer,
  *      producer + P, ...) with due = now + a seeded delay, and log E after
  *      enqueue returns.  Consumer threads loop claim(100 ms) -> log D ->
- *      sleep work_us -> ack -> log A.
+ *      sleep work_us -> ack -> log A (accepted) or R (refused, failed).
  *   4. This thread waits until every task was delivered at least once (a
- *      shared atomic bitmap over the harness's own indices) or the drain
- *      deadline (grace after the latest due time, the end of the fault
- *      windows, and -- for an at-least-once strategy -- the last consumer
- *      kill + lease_ms, when the killed consumer's task comes back) passes,
- *      or an interrupt; then it stops
- *      and joins everyone, takes INFO commandstats again, purges the queue's
- *      keys (the log is the record of the trial) and runs the checker on
- *      the log: the numbers reported come from the log, not from here.
+ *      shared atomic bitmap over the harness's own indices; with a lease
+ *      also acked, a second bitmap, so that redeliveries after a lease
+ *      ran out are seen) or the drain deadline (grace after the latest
+ *      due time, the end of the fault windows, and -- for an
+ *      at-least-once strategy -- the last consumer kill + lease_ms, when
+ *      the killed consumer's task comes back) passes, or an interrupt;
+ *      then it stops and joins everyone, takes INFO commandstats again,
+ *      purges the queue's keys (the log is the record of the trial), ends
+ *      the log with its Z record (clean, or interrupted) and runs the
+ *      checker on the log: the numbers reported come from the log, not
+ *      from here.
  *
  * Idle mode (tasks = 0, idle_ms > 0): no task is enqueued; consumers
  * claim against the empty queue for idle_ms and the trial measures what
@@ -137,6 +140,9 @@ typedef struct trial {
     bool retry;                    /* faults: retry enqueue / ack */
     _Atomic uint64_t *seen;        /* bit per task index: delivered once */
     atomic_int_fast64_t distinct;  /* bits set in seen */
+    _Atomic uint64_t *acked;       /* bit per task index: an ack accepted
+                                      (an A record) */
+    atomic_int_fast64_t acked_distinct; /* bits set in acked */
     atomic_int_fast64_t enqueued;
     atomic_int_fast64_t first_e_us;  /* 0 until the first enqueue */
     atomic_int_fast64_t last_d_us;
@@ -254,9 +260,53 @@ static int log_D(trial *t, int64_t t_us, const char *id, const char *consumer,
     return dq_log_deliver(t->log, t_us, id, consumer, attempt);
 }
 
-static int log_A(trial *t, int64_t t_us, const char *id, const char *consumer)
+static int log_A(trial *t, int64_t t_us, const char *id, const char *consumer,
+                 int attempt)
 {
-    return dq_log_ack(t->log, t_us, id, consumer);
+    return dq_log_ack(t->log, t_us, id, consumer, attempt);
+}
+
+/* The DQ_* name of result rc without its prefix ("ENOTFOUND"), for the R
+ * record; from dq.h's one list of codes. */
+static const char *result_code(int rc)
+{
+    switch (rc) {
+#define RESULT_CODE(name, val, text) \
+    case DQ_##name:                  \
+        return #name;
+        DQ_RESULT_MAP(RESULT_CODE)
+#undef RESULT_CODE
+    }
+    return "EUNKNOWN";
+}
+
+/* An ack that did not return DQ_OK: an R record (eventlog.h). */
+static int log_R(trial *t, int64_t t_us, const char *id, const char *consumer,
+                 int attempt, int rc)
+{
+    return dq_log_ack_refused(t->log, t_us, id, consumer, attempt,
+                              result_code(rc));
+}
+
+/* A failed event-log write of task id's record ends the trial, naming
+ * the file and errno's text (ENOSPC: "No space left on device"). */
+static void log_failed(trial *t, const char *id)
+{
+    int e = errno;
+
+    trial_fail(t, "event log %s: %s (task id '%.64s')", t->p->log_path,
+               strerror(e), id);
+}
+
+/* Sets task index idx's bit in bits (if not yet set) and counts it. */
+static void mark_task(_Atomic uint64_t *bits, atomic_int_fast64_t *count,
+                      int64_t idx)
+{
+    uint64_t bit = 1ULL << (idx % 64);
+
+    if (bits != NULL && idx >= 0 &&
+        (atomic_fetch_or(&bits[idx / 64], bit) & bit) == 0)
+        atomic_fetch_add(count, 1);
 }
 
 static int log_F(trial *t, const char *fault, const char *phase,
@@ -367,7 +417,7 @@ static void *producer_main(void *arg)
         atomic_max64(&t->latest_due_ms, maxdue);
         for (size_t j = 0; j < k; j++)
             if (log_E(t, now_us, ids[j], items[j].due_ms, w->name) != 0) {
-                trial_fail(t, "event log: %s", strerror(errno));
+                log_failed(t, ids[j]);
                 goto done;
             }
         atomic_min64(&t->first_e_us, now_us);
@@ -513,18 +563,14 @@ static void *consumer_main(void *arg)
             die_now(w, task.id);
         now_us = dq_wall_us();
         if (log_D(t, now_us, task.id, w->name, task.attempt) != 0) {
-            trial_fail(t, "event log: %s (task id '%.64s')", strerror(errno),
-                       task.id);
+            log_failed(t, task.id);
             dq_task_clear(&task);
             break;
         }
         atomic_max64(&t->last_d_us, now_us);
         idx = id_index(task.id, p->tasks);
         if (idx >= 0) {
-            uint64_t bit = 1ULL << (idx % 64);
-            if (t->seen != NULL &&
-                (atomic_fetch_or(&t->seen[idx / 64], bit) & bit) == 0)
-                atomic_fetch_add(&t->distinct, 1);
+            mark_task(t->seen, &t->distinct, idx);
             dq_trial_payload(p->seed, idx, want, (size_t)p->payload_bytes);
             if (task.payload_len != (size_t)p->payload_bytes ||
                 (task.payload_len > 0 &&
@@ -549,10 +595,20 @@ static void *consumer_main(void *arg)
             atomic_fetch_add(&t->retries, 1);
             dq_sleep_us(backoff_us(attempt++));
         }
-        if (rc != DQ_OK)
+        /* Every outcome is logged against the attempt it acknowledges: A
+         * when the strategy accepted it, R (with the code) when it
+         * refused a stale one or the call failed. */
+        if (rc != DQ_OK) {
             op_error(w, "ack", rc);
-        else if (log_A(t, dq_wall_us(), task.id, w->name) != 0)
-            trial_fail(t, "event log: %s", strerror(errno));
+            if (log_R(t, dq_wall_us(), task.id, w->name, task.attempt,
+                      rc) != 0)
+                log_failed(t, task.id);
+        } else if (log_A(t, dq_wall_us(), task.id, w->name,
+                         task.attempt) != 0) {
+            log_failed(t, task.id);
+        } else {
+            mark_task(t->acked, &t->acked_distinct, idx);
+        }
         dq_task_clear(&task);
     }
     free(want);
@@ -1030,8 +1086,8 @@ static int child_spawn(trial *t, procs *ps, int slot, char *err, size_t errlen)
 }
 
 /* Reads the records appended since the last call: D records mark tasks
- * delivered (the parent's view of progress), E records (all-in-one) count
- * enqueues and the latest due time. */
+ * delivered and A records tasks acked (the parent's view of progress), E
+ * records (all-in-one) count enqueues and the latest due time. */
 static void tail_log(trial *t, procs *ps)
 {
     for (;;) {
@@ -1059,11 +1115,10 @@ static void tail_log(trial *t, procs *ps)
                 int64_t idx = id_index(f[2], t->p->tasks);
                 int64_t tus = strtoll(f[1], NULL, 10);
                 atomic_max64(&t->last_d_us, tus);
-                if (idx >= 0) {
-                    uint64_t bit = 1ULL << (idx % 64);
-                    if ((atomic_fetch_or(&t->seen[idx / 64], bit) & bit) == 0)
-                        atomic_fetch_add(&t->distinct, 1);
-                }
+                mark_task(t->seen, &t->distinct, idx);
+            } else if (s[0] == 'A' && s[1] == '\0' && nf >= 4) {
+                mark_task(t->acked, &t->acked_distinct,
+                          id_index(f[2], t->p->tasks));
             } else if (ps->all_in_one && s[0] == 'E' && s[1] == '\0' &&
                        nf >= 4) {
                 int64_t tus = strtoll(f[1], NULL, 10);
@@ -1610,7 +1665,8 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
     local = dq_local_new();
     ws = calloc((size_t)nthreads, sizeof *ws);
     t.seen = calloc((size_t)(p->tasks + 63) / 64 + 1, sizeof *t.seen);
-    if (local == NULL || ws == NULL || t.seen == NULL) {
+    t.acked = calloc((size_t)(p->tasks + 63) / 64 + 1, sizeof *t.acked);
+    if (local == NULL || ws == NULL || t.seen == NULL || t.acked == NULL) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
@@ -1730,7 +1786,12 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
     /* A killed consumer's task comes back from an at-least-once strategy
      * only once its lease (option lease_ms, whatever the strategy) runs
      * out: after each kill the drain waits until kill + lease_ms + grace,
-     * so the checker sees it redelivered rather than pending at the end. */
+     * so the checker sees it redelivered rather than pending at the end.
+     * And with a lease, "every task delivered once" is not the end: a
+     * delivery whose work outlasts its lease comes back to another
+     * consumer, so the trial also waits until every task has an accepted
+     * ack (an A record) -- bounded by the drain deadline -- and the log
+     * shows the redelivery and the stale ack refused (R). */
     if (p->strategy->flags & DQ_G_AT_LEAST_ONCE)
         for (size_t i = 0; i < r->nopts; i++)
             if (strcmp(r->opts[i].key, "lease_ms") == 0)
@@ -1780,8 +1841,10 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
                 break;
             }
         } else if (atomic_load(&t.distinct) == p->tasks &&
-                 (lease_end_wall_ms == 0 ||
-                  dq_wall_us() / 1000 > lease_end_wall_ms + p->grace_ms)) {
+                   (lease_ms == 0 ||
+                    atomic_load(&t.acked_distinct) == p->tasks) &&
+                   (lease_end_wall_ms == 0 ||
+                    dq_wall_us() / 1000 > lease_end_wall_ms + p->grace_ms)) {
             r->drained = true;
             break;
         } else if (producers_done && !faults_pending(fr, nfr) &&
@@ -1863,16 +1926,27 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
             dq_redis_purge(&admin, rc_ctx);
     }
 
-    /* 5. Check the log (every thread has been joined: write the
-     * buffers). */
-    if (dq_eventlog_flush_all(t.log) != 0) {
-        snprintf(err, errlen, "%s: write: %s", p->log_path, strerror(errno));
+    /* 5. End the log (every thread has been joined and every child
+     * reaped: dq_log_end writes the buffers, then the Z record, the last
+     * line, which tells the checker the log is complete) and check it. */
+    if (dq_log_end(t.log, dq_wall_us(),
+                   r->interrupted ? "interrupted" : "clean") != 0) {
+        snprintf(err, errlen, "event log %s: %s", p->log_path,
+                 strerror(errno));
         goto out;
     }
     dq_eventlog_close(t.log);
     t.log = NULL;
     if (dq_check_file(p->log_path, &r->check, err, errlen) != 0)
         goto out;
+    if (r->check.end != (r->interrupted ? DQ_CHECK_END_INTERRUPTED
+                                        : DQ_CHECK_END_CLEAN)) {
+        snprintf(err, errlen, "event log %s: %s", p->log_path,
+                 dq_check_no_verdict(&r->check)
+                     ? dq_check_no_verdict(&r->check)
+                     : "its end record does not match the trial's end");
+        goto out;
+    }
     {
         int64_t first = atomic_load(&t.first_e_us);
         int64_t last = atomic_load(&t.last_d_us);
@@ -1913,6 +1987,7 @@ out:
     if (rc_ctx != NULL)
         redisFree(rc_ctx);
     free(t.seen);
+    free(t.acked);
     pthread_mutex_destroy(&t.mu);
     return ret;
 }

@@ -170,6 +170,10 @@ typedef struct dq_loss_cell {
     uint64_t pending_end, early, early_fault, windows;
     int64_t window_us;
     char violation[160];     /* the first violation text, "" if none */
+    size_t no_verdict;       /* trials whose log can carry no verdict
+                                (dq_check_no_verdict): not in `trials`
+                                nor in any count above */
+    char no_verdict_why[128]; /* the first one's reason */
 } dq_loss_cell;
 typedef struct dq_loss_table {
     const dq_rexp *e;
@@ -201,7 +205,8 @@ void dq_kill_points(const char faults[][64], size_t n, char *buf,
 /* The loss section's opening paragraph, generated from e's meta.txt
  * "faults" (the specs the run actually used) and delay_ms, into buf. */
 void dq_loss_describe(const dq_rexp *e, char *buf, size_t len);
-/* The cell of row and col, or NULL when no trial ran it. */
+/* The cell of row and col, or NULL when no trial with a verdict ran it
+ * (a cell whose logs are all incomplete is NULL: nothing was measured). */
 const dq_loss_cell *dq_loss_cell_at(const dq_loss_table *lt, size_t row,
                                     size_t col);
 

@@ -3,7 +3,10 @@
  * redelivered under each injected fault, beside what it declares.
  *
  * The numbers come from the event logs, not from trials.csv: each trial's
- * logs/trial-NNN.log is checked again with dq_check_file (checker.h),
+ * logs/trial-NNN.log is checked again with dq_check_file (checker.h) --
+ * a log that can carry no verdict (incomplete: no end record; checker.h
+ * dq_check_no_verdict) is left out of every count and shown as "no
+ * verdict: log incomplete", never as ok or a violation --
  * which splits the extra deliveries into redelivered / duplicated after a
  * fault / duplicated without one and the missing tasks into lost / pending
  * at the end, from the F records (fault windows) in the log.  The fault of
@@ -111,11 +114,18 @@ int dq_loss_load(const dq_rexp *e, dq_loss_table *lt, char *err,
         }
         const dq_strategy *s = dq_strategy_find(t->strategy);
         dq_loss_cell *x = &lt->cells[row * DQ_LOSS_MAX_FAULTS + col];
-        const char *v[8];
-        size_t nv = dq_check_violations(&c, s ? s->flags : 0, false, v, 8);
+        const char *v[8], *nov = dq_check_no_verdict(&c);
+        size_t nv;
         snprintf(x->strategy, sizeof x->strategy, "%s", t->strategy);
         x->flags = s ? s->flags : 0;
         x->known = s != NULL;
+        if (nov != NULL) {
+            if (x->no_verdict++ == 0)
+                snprintf(x->no_verdict_why, sizeof x->no_verdict_why,
+                         "trial %d: %s", t->trial, nov);
+            continue;
+        }
+        nv = dq_check_violations(&c, s ? s->flags : 0, false, v, 8);
         x->trials++;
         x->enqueued += c.enqueued;
         x->lost += c.lost;
@@ -848,7 +858,7 @@ int section_loss(out *o, dq_rexp *e, char *err, size_t errlen)
     const char *head[DQ_LOSS_MAX_FAULTS + 2];
     char cellbuf[DQ_LOSS_MAX_FAULTS + 2][160];
     const char *cells[DQ_LOSS_MAX_FAULTS + 2];
-    size_t marks = 0;
+    size_t marks = 0, no_verdict = 0;
 
     if (dq_loss_load(e, &lt, err, errlen) != 0)
         return -1;
@@ -883,17 +893,28 @@ int section_loss(out *o, dq_rexp *e, char *err, size_t errlen)
         snprintf(cellbuf[1], sizeof cellbuf[1], "%s", decl);
         for (size_t c = 0; c < lt.nfaults; c++) {
             const dq_loss_cell *x = dq_loss_cell_at(&lt, r, c);
-            char pend[32] = "";
+            const dq_loss_cell *raw = &lt.cells[r * DQ_LOSS_MAX_FAULTS + c];
+            char pend[32] = "", nov[80] = "";
+            if (raw->no_verdict > 0 && x != NULL)
+                snprintf(nov, sizeof nov, " (+%zu trial%s with no verdict: "
+                         "log incomplete)", raw->no_verdict,
+                         raw->no_verdict == 1 ? "" : "s");
+            else if (raw->no_verdict > 0)
+                snprintf(nov, sizeof nov, "no verdict: log incomplete");
             if (x == NULL) {
-                snprintf(cellbuf[c + 2], sizeof cellbuf[0], "-");
+                snprintf(cellbuf[c + 2], sizeof cellbuf[0], "%s",
+                         nov[0] ? nov : "-");
+                no_verdict += raw->no_verdict;
                 continue;
             }
+            no_verdict += raw->no_verdict;
             if (x->pending_end)
                 snprintf(pend, sizeof pend, " +%" PRIu64, x->pending_end);
             snprintf(cellbuf[c + 2], sizeof cellbuf[0],
                      "%" PRIu64 " / %" PRIu64 " / %" PRIu64 " of %" PRIu64
-                     "%s%s", x->lost, x->duplicated, x->redelivered,
-                     x->enqueued, pend, x->violation_trials ? " ✗" : "");
+                     "%s%s%s", x->lost, x->duplicated, x->redelivered,
+                     x->enqueued, pend, x->violation_trials ? " ✗" : "",
+                     nov);
             marks += x->violation_trials ? 1 : 0;
         }
         for (size_t k = 0; k < lt.nfaults + 2; k++)
@@ -901,6 +922,22 @@ int section_loss(out *o, dq_rexp *e, char *err, size_t errlen)
         table_row(o, cells, lt.nfaults + 2, false);
     }
     table_end(o);
+
+    if (no_verdict > 0) {
+        /* Neither ok nor a violation: say which and why. */
+        both(o, "No verdict for %zu trial log%s, left out of every count "
+             "above:", no_verdict, no_verdict == 1 ? "" : "s");
+        for (size_t r = 0; r < lt.nrows; r++)
+            for (size_t c = 0; c < lt.nfaults; c++) {
+                const dq_loss_cell *x =
+                    &lt.cells[r * DQ_LOSS_MAX_FAULTS + c];
+                if (x->no_verdict > 0)
+                    both(o, " %s under `%s`, %zu trial%s (%s).", lt.rows[r],
+                         lt.faults[c], x->no_verdict,
+                         x->no_verdict == 1 ? "" : "s", x->no_verdict_why);
+            }
+        both(o, "\n\n");
+    }
 
     if (marks > 0) {
         both(o, "Crosses (declared guarantee broken):");

@@ -44,6 +44,8 @@ typedef struct lat_series {
     size_t n;
     uint64_t enqueued, delivered, lost, early, duplicates;
     size_t trials;
+    size_t no_verdict;       /* trials left out: their log is incomplete
+                                (dq_check_no_verdict, checker.h) */
 } lat_series;
 
 static int cmp_double(const void *a, const void *b)
@@ -76,6 +78,12 @@ static int load_series(const dq_rexp *e, const dq_rgroup *g, lat_series *ls,
         double *lat = NULL;
         if (dq_check_file_lateness(path, &c, &lat, err, errlen) != 0)
             return -1;
+        if (dq_check_no_verdict(&c) != NULL) {
+            /* Its undelivered tasks may only be unwritten records. */
+            free(lat);
+            ls->no_verdict++;
+            continue;
+        }
         double *nl = realloc(ls->lat, (ls->n + c.lateness.n + 1) *
                                           sizeof *nl);
         if (nl == NULL) {
@@ -98,6 +106,17 @@ static int load_series(const dq_rexp *e, const dq_rgroup *g, lat_series *ls,
     if (ls->n > 1)
         qsort(ls->lat, ls->n, sizeof *ls->lat, cmp_double);
     return 0;
+}
+
+/* One sentence naming the trials load_series left out, if any. */
+static void no_verdict_note(out *o, const lat_series *ls, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += ls[i].no_verdict;
+    if (k > 0)
+        both(o, "  No verdict for %zu trial log%s (log incomplete: no end "
+             "record), left out of these figures.", k, k == 1 ? "" : "s");
 }
 
 static void free_series(lat_series *ls, size_t n)
@@ -262,6 +281,7 @@ int section_lateness_cdf(out *o, dq_rexp *e, char *err, size_t errlen)
     both(o, "Percentiles are over every enqueued task (nearest rank); a task "
          "not delivered at all counts as later than any delivered one, "
          "shown as \"undelivered\" when it decides the percentile.");
+    no_verdict_note(o, ls, ns);
     {
         /* The arrival rate the run's parameters imply. */
         long tasks = strtol(dq_rexp_meta(e, "tasks"), NULL, 10);
@@ -632,8 +652,10 @@ int section_backlog(out *o, dq_rexp *e, char *err, size_t errlen)
     table_end(o);
     both(o, "\"> N s\": the percentile falls among the tasks not delivered "
          "within the observation window (grace_ms = %.0f s after the last "
-         "due time), so it is larger than the window.\n\n",
+         "due time), so it is larger than the window.",
          window_ms / 1000.0);
+    no_verdict_note(o, ls, ns);
+    both(o, "\n\n");
 
     both(o, "**What happened.** ");
     for (size_t s = 0; s < nn; s++) {
