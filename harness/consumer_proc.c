@@ -18,7 +18,11 @@
  * path, its consumer name, its clock offset and its "die at" plan (claim
  * number and point).  It appends its D, A and F records to the trial's log
  * through its own O_APPEND descriptor, runs until SIGTERM (the parent's
- * stop) and prints one summary line on stdout (dq_trial_child_run).
+ * stop) and prints one summary line on stdout (dq_trial_child_run).  An
+ * all-in-one child also reads its stdin, a socket from the parent: '1'
+ * stops its consumer threads (a subscriber outage: they close their
+ * handles while the producers go on), '0' starts them again (trial.c
+ * child_outage); a consumer child is stopped by SIGTERM instead.
  *
  * It never outlives the parent: PR_SET_PDEATHSIG = SIGKILL is set by the
  * parent between fork and exec, and again here (it survives execve of a
