@@ -510,10 +510,8 @@ int dq_cmd_run(int argc, char **argv)
         const dq_fault *f = &p.faults[i];
         char spec[64];
         dq_fault_format(f, spec, sizeof spec);
-        if ((dq_fault_needs_server(f) || f->kind == DQ_FAULT_MOVER_STALL) &&
-            !(p.strategy->flags & DQ_G_NEEDS_REDIS)) {
-            fprintf(stderr, "dqlab run: --fault %s: strategy '%s' uses no "
-                    "Redis\n", spec, p.strategy->name);
+        if (!dq_fault_applies(f, p.strategy, err, sizeof err)) {
+            fprintf(stderr, "dqlab run: --fault: %s\n", err);
             return 2;
         }
         if (dq_fault_needs_server(f) && have_target) {

@@ -20,7 +20,11 @@
  * log through its own O_APPEND descriptor (never the Z record: the parent
  * ends the log once every child is reaped), runs until SIGTERM (the
  * parent's stop) and prints one summary line on stdout
- * (dq_trial_child_run).
+ * (dq_trial_child_run).  An all-in-one child also reads its stdin, a
+ * socket from the parent: '1' stops its consumer threads (a subscriber
+ * outage: they close their handles while the producers go on), '0' starts
+ * them again (trial.c child_outage); a consumer child is stopped by
+ * SIGTERM instead.
  *
  * It never outlives the parent: PR_SET_PDEATHSIG = SIGKILL is set by the
  * parent between fork and exec, and again here (it survives execve of a

@@ -16,8 +16,11 @@
  * (expand_variants), so a strategy's options become a matrix dimension.
  *
  * Faults.  `faults` is a matrix dimension of one fault per trial (faults.h
- * specs, "none" = no fault); a fault that needs Redis is skipped for a
- * strategy without it (dq_experiment_fault_applies), so the matrix is not
+ * specs, "none" = no fault); a fault that cannot act on a strategy is
+ * skipped for it (dq_experiment_fault_applies, by faults.h
+ * dq_fault_applies: restart-redis, pause-redis and mover-stall for heap,
+ * which uses no Redis; mover-stall for a strategy whose consumers poll,
+ * which has no subscribed or blocked connection), so the matrix is not
  * a plain product and dq_experiment_cell walks the strategy blocks.  Each
  * trial gets its fault, the consumer mode (process when the file says so
  * or the fault is kill-consumer) and the private server, which
@@ -1067,11 +1070,8 @@ void dq_experiment_free(dq_experiment *e)
 
 bool dq_experiment_fault_applies(const dq_strategy *s, const dq_fault *f)
 {
-    if (f == NULL || f->kind == DQ_FAULT_NONE)
-        return true;
-    if (dq_fault_needs_server(f) || f->kind == DQ_FAULT_MOVER_STALL)
-        return (s->flags & DQ_G_NEEDS_REDIS) != 0;
-    return true;
+    char why[200];
+    return dq_fault_applies(f, s, why, sizeof why);
 }
 
 /* Faults of e that apply to strategy s. */

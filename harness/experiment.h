@@ -66,8 +66,9 @@
  *                                        ; process mode whatever this says
  *                                        ; (as `dqlab run --fault`)
  * A fault that does not apply to a strategy (restart-redis, pause-redis or
- * mover-stall for a strategy without Redis, e.g. heap) is skipped: that
- * cell is not in the matrix and not counted in ntrials.  Load errors: a
+ * mover-stall for a strategy without Redis, e.g. heap; mover-stall for a
+ * strategy whose consumers poll, e.g. lua) is skipped: that cell is not in
+ * the matrix and not counted in ntrials.  Load errors: a
  * bad spec ("FILE:LINE: faults: <dq_fault_parse's message>"), an item
  * listed twice, faults or consumer_mode = process with tasks = 0 (idle
  * mode), a matrix left empty by the skips.  `dqlab experiment --redis URL`
@@ -190,8 +191,10 @@ void dq_experiment_free(dq_experiment *e);
 size_t dq_experiment_ntrials(const dq_experiment *e);
 
 /* True when fault f (NULL or DQ_FAULT_NONE: no fault, always true)
- * applies to strategy s: restart-redis, pause-redis and mover-stall need a
- * strategy that uses Redis (DQ_G_NEEDS_REDIS). */
+ * applies to strategy s, by faults.h dq_fault_applies (restart-redis,
+ * pause-redis and mover-stall need a strategy that uses Redis; mover-stall
+ * also one whose consumers block).  A fault that does not apply is
+ * skipped for that strategy, not run and not an error. */
 bool dq_experiment_fault_applies(const dq_strategy *s, const dq_fault *f);
 
 /* One cell of the matrix, by trial index 0..ntrials-1, in the order the

@@ -1,6 +1,7 @@
 /* rconn.c -- Redis plumbing shared by the Redis strategies (see rconn.h).
  *
- * What it does: connect + AUTH + SELECT + version check + socket timeout;
+ * What it does: connect + AUTH + SELECT + client name + version check +
+ * socket timeout;
  * send one command, a pipeline, or a MULTI/EXEC block and turn hiredis's two
  * error channels (c->err for the transport, REDIS_REPLY_ERROR for a command)
  * into DQ_E* codes with one-line messages in the handle; run Lua scripts by
@@ -12,7 +13,8 @@
  * (REDIS_ERR_IO with EAGAIN), because a half-read reply may still be in
  * flight.  Rather than have every strategy rebuild its connection, each
  * helper reconnects a failed context before its next command
- * (redisReconnect keeps the host and port) and repeats AUTH and SELECT.
+ * (redisReconnect keeps the host and port) and repeats AUTH, SELECT and
+ * CLIENT SETNAME (so a reconnected connection keeps its dqlab name).
  * The failed call itself still returns DQ_EIO: its effect on the server is
  * unknown (Jepsen's "info"), and the caller must not assume either way.
  *
@@ -108,7 +110,49 @@ static redisReply *raw_cmd(dq_queue *q, redisContext *c, int argc,
     return r;
 }
 
-/* AUTH and SELECT on a fresh connection, under the handshake timeout. */
+void dq_redis_client_prefix(const char *queue, char *buf, size_t buflen)
+{
+    snprintf(buf, buflen, "%s%s:", DQ_CLIENT_NAME_PREFIX, queue);
+}
+
+void dq_redis_client_name(const dq_queue *q, const char *suffix, char *buf,
+                          size_t buflen)
+{
+    const char *who = q->cfg.consumer ? q->cfg.consumer : "-";
+    size_t n;
+
+    if (buflen == 0)
+        return;
+    dq_redis_client_prefix(q->queue, buf, buflen);
+    n = strlen(buf);
+    /* A client name holds no spaces or control characters (CLIENT
+     * SETNAME); ':' separates the fields. */
+    for (const char *s = who; *s && n + 1 < buflen; s++, n++)
+        buf[n] = (*s > ' ' && *s <= '~' && *s != ':') ? *s : '_';
+    buf[n] = '\0';
+    if (suffix != NULL)
+        snprintf(buf + n, buflen - n, "%s", suffix);
+}
+
+/* CLIENT SETNAME dqlab:<queue>:<consumer> (rconn.h, client names).  An
+ * error reply (a user without CLIENT, ACL -client) leaves the connection
+ * unnamed and is not an error; a transport error is. */
+static int set_client_name(dq_queue *q, redisContext *c)
+{
+    char name[DQ_CLIENT_NAME_MAX];
+    const char *argv[3] = {"CLIENT", "SETNAME", name};
+    redisReply *r;
+
+    dq_redis_client_name(q, NULL, name, sizeof name);
+    r = raw_cmd(q, c, 3, argv, NULL);
+    if (r == NULL)
+        return DQ_EIO;
+    freeReplyObject(r);
+    return DQ_OK;
+}
+
+/* AUTH, SELECT and CLIENT SETNAME on a fresh connection, under the
+ * handshake timeout. */
 static int handshake(dq_queue *q, redisContext *c)
 {
     const dq_config *cfg = &q->cfg;
@@ -150,8 +194,10 @@ static int handshake(dq_queue *q, redisContext *c)
             rc = dq_fail(q, DQ_EREDIS, "redis %s:%d: SELECT %d: %s",
                          host_of(c), c->tcp.port, cfg->redis_db, r->str);
         freeReplyObject(r);
+        if (rc != DQ_OK)
+            return rc;
     }
-    return rc;
+    return set_client_name(q, c);
 }
 
 /* Parses "7.0.15" into a comparable number; -1 when malformed. */

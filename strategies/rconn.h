@@ -16,7 +16,8 @@
 
 /* Connects to cfg's Redis (TCP, connect timeout 2000 ms), AUTHs when a
  * password is given (AUTH user pass when a user is given too), SELECTs the
- * db when non-zero, checks the server version against min_version (e.g.
+ * db when non-zero, names the connection (client names, below), checks
+ * the server version against min_version (e.g.
  * "6.2.0", NULL for any) and sets the socket timeout to sock_timeout_ms,
  * which must exceed the longest blocking call the caller will make, and
  * records it in q->redis_sock_timeout_ms (the largest given on q) for
@@ -26,10 +27,31 @@
 int dq_redis_connect(dq_queue *q, const char *min_version,
                      int64_t sock_timeout_ms, redisContext **out);
 
+/* Client names.  Every connection dq_redis_connect opens, and every
+ * reconnect of it, is named with CLIENT SETNAME "dqlab:<queue>:<consumer>"
+ * (consumer "-" when cfg.consumer is NULL; characters a client name cannot
+ * hold, and ':', become '_'), so that dqlab can tell its own connections
+ * in CLIENT LIST on a server it shares: the mover-stall fault kills only
+ * connections named with its queue's prefix, and expiry finds the other
+ * expiry subscribers (expiry.c).  One round trip per connect.  Best
+ * effort: when the server refuses CLIENT SETNAME (an ACL user with
+ * -client) the connection stays unnamed and the connect still succeeds;
+ * a transport error fails it.  See https://redis.io/commands/client-setname/
+ * and https://redis.io/commands/client-list/. */
+#define DQ_CLIENT_NAME_PREFIX "dqlab:"
+#define DQ_CLIENT_NAME_MAX 256
+/* "dqlab:<queue>:" into buf (buflen bytes): the prefix of every name of
+ * that queue's connections. */
+void dq_redis_client_prefix(const char *queue, char *buf, size_t buflen);
+/* The name dq_redis_connect gives q's connections, followed by suffix
+ * (NULL: none; it must hold no spaces), into buf (truncated to buflen). */
+void dq_redis_client_name(const dq_queue *q, const char *suffix, char *buf,
+                          size_t buflen);
+
 /* Reconnection: a transport error (connection lost, socket timeout) makes
  * a hiredis context unusable.  Every helper below that sends a command
  * first checks c->err and, when set, reconnects the same context
- * (redisReconnect), repeats AUTH and SELECT and restores the socket timeout
+ * (redisReconnect), repeats AUTH, SELECT and CLIENT SETNAME and restores the socket timeout
  * recorded in q->redis_sock_timeout_ms by dq_redis_connect (the version is
  * not checked again).  So the call that met the error returns DQ_EIO (its
  * outcome on the server is unknown), and the next call tries a fresh
