@@ -6,7 +6,9 @@
  * the server logs "Address already in use"), make a temporary directory
  * with mkdtemp(3), fork and exec redis-server with persistence off
  * (`--save '' --appendonly no`, or AOF with the asked appendfsync), its
- * log in that directory, and wait until PING answers.
+ * log in that directory, and wait until PING answers.  With a preload
+ * (the AOF shim of oscrash.h) the child's environment also gets
+ * LD_PRELOAD and DQ_REDIS_DIR, at start and at every restart.
  *
  * Never leaving a server behind:
  *   - the child calls setpgid(0, 0), so Ctrl-C in the terminal reaches
@@ -172,10 +174,42 @@ static void sleep_ms(int ms)
         ;
 }
 
+/* environ with LD_PRELOAD=<preload> (ahead of any LD_PRELOAD already
+ * there) and DQ_REDIS_DIR=<dir>, for a server with a preloaded shim.  The
+ * two new strings live in pre and dirvar.  Returns a malloc'd
+ * NULL-terminated array for the caller to free, or NULL (out of memory). */
+static char **preload_env(const char *preload, const char *dir, char *pre,
+                          size_t prelen, char *dirvar, size_t dirlen)
+{
+    extern char **environ;
+    const char *old = getenv("LD_PRELOAD");
+    size_t n = 0, k = 0;
+    char **env;
+
+    while (environ[n] != NULL)
+        n++;
+    env = malloc((n + 3) * sizeof *env);
+    if (env == NULL)
+        return NULL;
+    snprintf(pre, prelen, "LD_PRELOAD=%s%s%s", preload,
+             old && *old ? " " : "", old ? old : "");
+    snprintf(dirvar, dirlen, "DQ_REDIS_DIR=%s", dir);
+    env[k++] = pre;
+    env[k++] = dirvar;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 &&
+            strncmp(environ[i], "DQ_REDIS_DIR=", 13) != 0)
+            env[k++] = environ[i];
+    env[k] = NULL;
+    return env;
+}
+
 static pid_t spawn(const char *bin, const dq_redis_server_opts *o, int port,
                    const char *dir)
 {
-    char portbuf[16], logpath[300];
+    char portbuf[16], logpath[300], pre[4608], dirvar[300];
+    char **env = NULL;
+    pid_t pid;
     const char *aof = (o->appendonly && strcmp(o->appendonly, "no") != 0)
                           ? o->appendonly : NULL;
     const char *argv[24];
@@ -203,13 +237,23 @@ static pid_t spawn(const char *bin, const dq_redis_server_opts *o, int port,
     argv[n++] = "--logfile";
     argv[n++] = logpath;
     argv[n++] = NULL;
-    return dq_spawn(bin, (char *const *)argv, NULL, -1, -1, -1);
+    if (o->preload != NULL) {
+        env = preload_env(o->preload, dir, pre, sizeof pre, dirvar,
+                          sizeof dirvar);
+        if (env == NULL) {
+            errno = ENOMEM;
+            return -1;
+        }
+    }
+    pid = dq_spawn(bin, (char *const *)argv, env, -1, -1, -1);
+    free(env);
+    return pid;
 }
 
 int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
                           char *err, size_t errlen)
 {
-    static const dq_redis_server_opts defaults = {NULL, NULL, 0};
+    static const dq_redis_server_opts defaults = {0};
     char bin[512], msg[512], logpath[300];
     const char *tmp;
 
@@ -234,6 +278,15 @@ int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
         return -1;
     }
     snprintf(s->binary, sizeof s->binary, "%s", bin);
+    if (o->preload != NULL &&
+        (o->preload[0] != '/' || access(o->preload, R_OK) != 0 ||
+         strlen(o->preload) >= sizeof s->preload)) {
+        snprintf(err, errlen, "preload %.300s: not a readable absolute path "
+                 "(of at most %zu bytes)", o->preload, sizeof s->preload - 1);
+        return -1;
+    }
+    if (o->preload != NULL)
+        snprintf(s->preload, sizeof s->preload, "%s", o->preload);
     tmp = getenv("TMPDIR");
     if (tmp == NULL || *tmp == '\0' || strlen(tmp) > 200)
         tmp = "/tmp";
@@ -361,7 +414,8 @@ void dq_redis_server_stop(dq_redis_server *s)
 int dq_redis_server_restart(dq_redis_server *s, const char *appendonly,
                             char *err, size_t errlen)
 {
-    dq_redis_server_opts o = {NULL, appendonly, s->port};
+    dq_redis_server_opts o = {.appendonly = appendonly, .port = s->port,
+                              .preload = s->preload[0] ? s->preload : NULL};
     int64_t deadline;
     int status;
     pid_t pid;
