@@ -1322,7 +1322,7 @@ int dq_cmd_bench(int argc, char **argv)
             return 2;
         }
     } else {
-        dq_redis_server_opts so = {NULL, NULL, 0};
+        dq_redis_server_opts so = {0};
         fprintf(stderr, "dqlab bench: starting a private redis-server...\n");
         if (dq_redis_server_start(&srv, &so, err, sizeof err) != 0) {
             if (dq_signals_caught()) {

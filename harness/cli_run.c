@@ -567,7 +567,7 @@ int dq_cmd_run(int argc, char **argv)
         if (have_target) {
             dq_redis_url_redacted(&target, where, sizeof where);
         } else {
-            dq_redis_server_opts so = {NULL, restart_mode, 0};
+            dq_redis_server_opts so = {.appendonly = restart_mode};
             if (!quiet)
                 fprintf(stderr, "dqlab run: starting a private "
                         "redis-server...\n");

@@ -4,10 +4,17 @@
  * How: pick a free port (bind 127.0.0.1:0, read it back, close; the small
  * race with another process is handled by retrying with a new port when
  * the server logs "Address already in use"), make a temporary directory
- * with an owner record (tmpdir.h: a dqlab killed by SIGKILL leaves it
- * behind, and the next dqlab removes it), fork and exec redis-server with
- * persistence off (`--save '' --appendonly no`, or AOF with the asked
- * appendfsync), its log in that directory, and wait until PING answers.
+    if (o->preload != NULL &&
+        (o->preload[0] != '/' || access(o->preload, R_OK) != 0 ||
+         strlen(o->preload) >= sizeof s->preload)) {
+        snprintf(err, errlen, "preload %.300s: not a readable absolute path "
+                 "(of at most %zu bytes)", o->preload, sizeof s->preload - 1);
+        return -1;
+    }
+    if (o->preload != NULL)
+        snprintf(s->preload, sizeof s->preload, "%s", o->preload);
+    if (dq_tmpdir_create("dqlab-redis", s->dir, sizeof s->dir, err,
+                         errlen) != 0)
  *
  * Never leaving a server behind:
  *   - the child calls setpgid(0, 0), so Ctrl-C in the terminal reaches
@@ -174,10 +181,42 @@ static void sleep_ms(int ms)
         ;
 }
 
+/* environ with LD_PRELOAD=<preload> (ahead of any LD_PRELOAD already
+ * there) and DQ_REDIS_DIR=<dir>, for a server with a preloaded shim.  The
+ * two new strings live in pre and dirvar.  Returns a malloc'd
+ * NULL-terminated array for the caller to free, or NULL (out of memory). */
+static char **preload_env(const char *preload, const char *dir, char *pre,
+                          size_t prelen, char *dirvar, size_t dirlen)
+{
+    extern char **environ;
+    const char *old = getenv("LD_PRELOAD");
+    size_t n = 0, k = 0;
+    char **env;
+
+    while (environ[n] != NULL)
+        n++;
+    env = malloc((n + 3) * sizeof *env);
+    if (env == NULL)
+        return NULL;
+    snprintf(pre, prelen, "LD_PRELOAD=%s%s%s", preload,
+             old && *old ? " " : "", old ? old : "");
+    snprintf(dirvar, dirlen, "DQ_REDIS_DIR=%s", dir);
+    env[k++] = pre;
+    env[k++] = dirvar;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 &&
+            strncmp(environ[i], "DQ_REDIS_DIR=", 13) != 0)
+            env[k++] = environ[i];
+    env[k] = NULL;
+    return env;
+}
+
 static pid_t spawn(const char *bin, const dq_redis_server_opts *o, int port,
                    const char *dir)
 {
-    char portbuf[16], logpath[300];
+    char portbuf[16], logpath[300], pre[4608], dirvar[300];
+    char **env = NULL;
+    pid_t pid;
     const char *aof = (o->appendonly && strcmp(o->appendonly, "no") != 0)
                           ? o->appendonly : NULL;
     const char *argv[24];
@@ -205,13 +244,23 @@ static pid_t spawn(const char *bin, const dq_redis_server_opts *o, int port,
     argv[n++] = "--logfile";
     argv[n++] = logpath;
     argv[n++] = NULL;
-    return dq_spawn(bin, (char *const *)argv, NULL, -1, -1, -1);
+    if (o->preload != NULL) {
+        env = preload_env(o->preload, dir, pre, sizeof pre, dirvar,
+                          sizeof dirvar);
+        if (env == NULL) {
+            errno = ENOMEM;
+            return -1;
+        }
+    }
+    pid = dq_spawn(bin, (char *const *)argv, env, -1, -1, -1);
+    free(env);
+    return pid;
 }
 
 int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
                           char *err, size_t errlen)
 {
-    static const dq_redis_server_opts defaults = {NULL, NULL, 0};
+    static const dq_redis_server_opts defaults = {0};
     char bin[512], msg[512], logpath[300];
 
     memset(s, 0, sizeof *s);
@@ -235,6 +284,15 @@ int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
         return -1;
     }
     snprintf(s->binary, sizeof s->binary, "%s", bin);
+    if (o->preload != NULL &&
+        (o->preload[0] != '/' || access(o->preload, R_OK) != 0 ||
+         strlen(o->preload) >= sizeof s->preload)) {
+        snprintf(err, errlen, "preload %.300s: not a readable absolute path "
+                 "(of at most %zu bytes)", o->preload, sizeof s->preload - 1);
+        return -1;
+    }
+    if (o->preload != NULL)
+        snprintf(s->preload, sizeof s->preload, "%s", o->preload);
     if (dq_tmpdir_create("dqlab-redis", s->dir, sizeof s->dir, err,
                          errlen) != 0)
         return -1;
@@ -355,7 +413,8 @@ void dq_redis_server_stop(dq_redis_server *s)
 int dq_redis_server_restart(dq_redis_server *s, const char *appendonly,
                             char *err, size_t errlen)
 {
-    dq_redis_server_opts o = {NULL, appendonly, s->port};
+    dq_redis_server_opts o = {.appendonly = appendonly, .port = s->port,
+                              .preload = s->preload[0] ? s->preload : NULL};
     int64_t deadline;
     int status;
     pid_t pid;
