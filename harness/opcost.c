@@ -43,7 +43,7 @@ static const char payload16[PAYLOAD_BYTES + 1] = "dqlab-opcost-pay";
 const char dq_opcost_csv_header[] =
     "strategy,n,ops,ns_per_op_median,ns_per_op_min,ns_per_op_max\n";
 
-/* ---- One measurement ------------------------------------------------------- */
+/* ---- One measurement ----------------------------------------------------- */
 
 /* Writes prefix then v in hex into buf (>= 18 bytes), NUL-terminated. */
 static void hex_id(char *buf, char prefix, uint64_t v)
@@ -248,7 +248,7 @@ void dq_opcost_csv_row(FILE *f, const dq_opcost_params *p,
             r->ns_max);
 }
 
-/* ---- Arguments ------------------------------------------------------------- */
+/* ---- Arguments ----------------------------------------------------------- */
 
 static void usage(FILE *f)
 {
@@ -413,7 +413,7 @@ int dq_opcost_parse_args(int argc, char **argv, dq_opcost_opts *o,
     return 0;
 }
 
-/* ---- The command ----------------------------------------------------------- */
+/* ---- The command --------------------------------------------------------- */
 
 static bool stop_requested(void)
 {

@@ -163,7 +163,7 @@ static const dq_optdef wheel_options[] = {
     DQ_OPTDEF_END,
 };
 
-/* ---- Ticks ----------------------------------------------------------------- */
+/* ---- Ticks --------------------------------------------------------------- */
 
 static inline int64_t floor_div(int64_t a, int64_t b)
 {
@@ -203,7 +203,7 @@ static inline uint64_t slot_start(uint64_t now, int k, int s)
     return hi | ((uint64_t)s << (k * LVL_BITS));
 }
 
-/* ---- Nodes ----------------------------------------------------------------- */
+/* ---- Nodes --------------------------------------------------------------- */
 
 static inline size_t node_offset(size_t payload_len, size_t id_len)
 {
@@ -246,7 +246,7 @@ static wnode *node_new(const char *id, const void *payload,
     return n;
 }
 
-/* ---- The ready heap -------------------------------------------------------- */
+/* ---- The ready heap ------------------------------------------------------ */
 
 static inline bool rent_less(const rent *x, const rent *y)
 {
@@ -327,7 +327,7 @@ static bool reserve(wheel_shared *h, size_t more)
     return true;
 }
 
-/* ---- The wheel ------------------------------------------------------------- */
+/* ---- The wheel ----------------------------------------------------------- */
 
 /* Puts n (tick set) into the ready heap or its slot against h->now. */
 static void place(wheel_shared *h, wnode *n)
@@ -507,7 +507,7 @@ static void wheel_destroy(void *obj)
     free(h);
 }
 
-/* ---- Ops ------------------------------------------------------------------- */
+/* ---- Ops ----------------------------------------------------------------- */
 
 static int wheel_open(dq_queue *q)
 {
