@@ -695,6 +695,11 @@ int64_t dq_now_ms(const dq_queue *q)
     return us >= 0 ? us / 1000 : -((-us + 999) / 1000);
 }
 
+int64_t dq_now_coarse_us(const dq_queue *q)
+{
+    return clock_us(CLOCK_REALTIME_COARSE) + (q ? q->cfg.clock_offset_us : 0);
+}
+
 int64_t dq_mono_us(void)
 {
     return clock_us(CLOCK_MONOTONIC);

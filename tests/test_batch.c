@@ -230,7 +230,8 @@ static void check_close_gives_back(const char *name)
 #define BATCH_STRATEGIES(X)                                                   \
     X(zpopmin, "zpopmin")                                                     \
     X(lua, "lua")                                                             \
-    X(heap, "heap")
+    X(heap, "heap")                                                           \
+    X(wheel, "wheel")
 
 BATCH_STRATEGIES(BATCH_TESTS)
 

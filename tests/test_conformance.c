@@ -1210,6 +1210,7 @@ Test(list_reliable, early_put_back, .timeout = 30)
     X(lua, "lua")                                                             \
     X(lua_lease, "lua-lease")                                                 \
     X(heap, "heap")                                                           \
+    X(wheel, "wheel")                                                         \
     X(expiry, "expiry")                                                       \
     X(list, "list")                                                           \
     X(list_reliable, "list-reliable")
