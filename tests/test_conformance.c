@@ -991,7 +991,8 @@ Test(list_reliable, early_put_back, .timeout = 30)
     X(heap, "heap")                                                           \
     X(expiry, "expiry")                                                       \
     X(list, "list")                                                           \
-    X(list_reliable, "list-reliable")
+    X(list_reliable, "list-reliable")                                         \
+    X(streams, "streams")
 
 CONFORMANCE_STRATEGIES(CONFORMANCE)
 
