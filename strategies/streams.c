@@ -66,16 +66,19 @@
  * most poll_ms (a producer may have enqueued an earlier task since: the
  * poll interval bounds its lateness), and at most its claim timeout; it
  * waits blocked in XREADGROUP BLOCK, so a task moved by another consumer
- * wakes it at once.
+ * wakes it at once (before the first move creates the stream there is
+ * nothing to block on: it sleeps on the client instead).
  *
  * Blocking within the claim timeout (dq.h: at most one round trip more).
  * Redis 7.0 checks blocked clients' timeouts in its cron (hz times a
  * second) unless other traffic wakes it: on an idle 7.0.15 with hz 10,
- * XREADGROUP ... BLOCK b returned after 100 ms for every b from 2 to 50 and
- * after 200 ms for b = 100 and 150 (8 calls each; BLPOP 0.005 likewise
- * 100 ms): a block ends up to 1000/hz ms after it is due.  (The coarse
- * check is src/timeout.c, handleBlockedClientsTimeout, run from
- * beforeSleep; an idle event loop sleeps until the next serverCron.)  So
+ * XREADGROUP ... BLOCK b took a median 100.5 ms for every b from 1 to 50
+ * and 200.9 ms for b = 100 and 150 (8 calls each; BLPOP 0.005 and 0.05
+ * likewise 100.5 ms): a block ends up to 1000/hz ms after it is due.
+ * (Expired blocks are found by handleBlockedClientsTimeout, src/timeout.c,
+ * run from beforeSleep, and an idle event loop sleeps until the next
+ * serverCron.)  To see it: XGROUP CREATE s g 0 MKSTREAM, then
+ * `time redis-cli XREADGROUP GROUP g c COUNT 1 BLOCK 5 STREAMS s '>'`.  So
  * this strategy reads the server's configured_hz at open (INFO server),
  * takes slack = 1000/hz ms, and for a wait of w ms blocks for w - slack
  * only; a wait of slack or less is slept on the client (dq_zlua_claim's

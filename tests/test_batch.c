@@ -154,7 +154,8 @@ static void check_mixed_due(const char *name)
 #define BATCH_STRATEGIES(X)                                                   \
     X(zpopmin, "zpopmin")                                                     \
     X(lua, "lua")                                                             \
-    X(heap, "heap")
+    X(heap, "heap")                                                           \
+    X(streams, "streams")
 
 BATCH_STRATEGIES(BATCH_TESTS)
 
