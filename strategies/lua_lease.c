@@ -13,10 +13,11 @@
  *   enqueue  MULTI; HSET p id payload; HDEL a id; HDEL d id; ZADD z due id;
  *            EXEC                                          (1 round trip)
  *   claim    EVALSHA <claim script> 5 z p a d dead <now|""> <lease_ms>
- *            <max_attempts> (1 round trip).  The script takes the first id with score <=
- *            now (ZRANGEBYSCORE ... LIMIT 0 1) and, instead of removing it,
- *            re-scores it to now + lease_ms (ZADD z), HINCRBY a id 1,
- *            HSETNX-style keeps the original due in d, and returns
+ *            <max_attempts> (1 round trip).  The script takes the first id
+ *            with score <= now (ZRANGEBYSCORE ... LIMIT 0 1) and, instead
+ *            of removing it, re-scores it to now + lease_ms (ZADD z),
+ *            HINCRBY a id 1, HSETNX-style keeps the original due in d,
+ *            and returns
  *            {1, now, -, id, due, attempt, deadline, payload}.  When
  *            nothing is due it returns the head's score (as lua.c does) and
  *            the client sleeps min(head - now, poll_ms, time left).
@@ -89,11 +90,12 @@
  * way (a duplicate delivery).  Without max_attempts (the default, 0) a
  * task that always crashes its consumer is redelivered forever, attempt
  * growing; with max_attempts=N it is dead-lettered by the claim that
- * would deliver it the N+1th time, so a dead task whose lease has run out
- * but that no consumer has looked at since still counts as in z.  cancel of a leased task removes it; the holder's ack then gets
- * DQ_ENOTFOUND.  With clock=client, consumers with skewed clocks disagree
- * on lease deadlines: a consumer whose clock runs ahead by more than
- * lease_ms takes over live leases (duplicates).
+ * would deliver it the N+1th time: until some claim finds it due, a task
+ * that has had its N deliveries is still in z, not yet in dead.  cancel of
+ * a leased task removes it; the holder's ack then gets DQ_ENOTFOUND.
+ * With clock=client, consumers with skewed clocks disagree on lease
+ * deadlines: a consumer whose clock runs ahead by more than lease_ms takes
+ * over live leases (duplicates).
  *
  * Redis behaviour relied on:
  *   EVALSHA / NOSCRIPT: https://redis.io/commands/evalsha/

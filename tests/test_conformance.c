@@ -16,7 +16,9 @@
  * duplicates > 0 for the documented bug DQ_G_DUPLICATES, waking on an
  * earlier task only for DQ_G_BLOCKS / DQ_G_POLLS.  A check whose flag is
  * missing skips with a message naming the flag; a missing Redis is a
- * failure, never a skip.
+ * failure, never a skip.  Likewise by optional op or option: cancel,
+ * reschedule, nack (nack, nack_not_ours) and max_attempts (which then
+ * needs the dead_letters op and lease_ms: a failure without them).
  *
  * every_strategy_instantiated fails when a strategy in registry.c has no
  * line in CONFORMANCE_STRATEGIES below, so a new strategy cannot slip in
