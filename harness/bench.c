@@ -65,7 +65,7 @@ static const char payload16[PAYLOAD_BYTES + 1] = "dqlab-bench-pay.";
 /* Strategies whose never-claimed tasks are exactly ZADD z + HSET p. */
 static const char *const zset_layout[] = {
     "naive", "naive-checked", "zpopmin", "lua", "lua-lease", "list",
-    "list-reliable", NULL};
+    "list-reliable", "streams", NULL};
 
 /* ---- The plan of each level ------------------------------------------- */
 

@@ -318,8 +318,8 @@ static const char *mechanism(const char *name)
         return "A consumer process is killed with SIGKILL at a chosen point "
                "of a claim.  An at-most-once claim removes the task from "
                "Redis, so the killed consumer's task is gone; a lease "
-               "(lua-lease, list-reliable) keeps it, and it comes back "
-               "with a higher attempt once the lease runs out.  For the "
+               "(lua-lease, list-reliable, streams) keeps it, and it comes "
+               "back with a higher attempt once the lease runs out.  For the "
                "in-process heap the whole queue dies with the process.";
     if (strcmp(name, "restart-redis") == 0)
         return "The redis-server is killed and started again on the same "

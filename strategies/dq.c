@@ -727,3 +727,30 @@ void dq_sleep_us(int64_t us)
     while (nanosleep(&req, &rem) != 0 && errno == EINTR)
         req = rem;
 }
+
+/* ---- Retries and dead letters -------------------------------------------- */
+
+int dq_nack(dq_queue *q, const dq_task *t, int64_t delay_ms)
+{
+    if (q == NULL)
+        return DQ_EINVAL;
+    if (q->s->nack == NULL)
+        return dq_fail(q, DQ_EUNSUPPORTED, "strategy '%s' has no nack",
+                       q->s->name);
+    if (t == NULL)
+        return dq_fail(q, DQ_EINVAL, "nack: task is NULL");
+    if (delay_ms < 0 || delay_ms > DQ_NACK_DELAY_MAX_MS)
+        return dq_fail(q, DQ_EINVAL, "nack %s: delay_ms %lld outside [0, "
+                       "2^52] ms", t->id, (long long)delay_ms);
+    return q->s->nack(q, t, delay_ms);
+}
+
+int64_t dq_dead_letters(dq_queue *q)
+{
+    if (q == NULL)
+        return DQ_EINVAL;
+    if (q->s->dead_letters == NULL)
+        return dq_fail(q, DQ_EUNSUPPORTED, "strategy '%s' has no "
+                       "dead-letter set", q->s->name);
+    return q->s->dead_letters(q);
+}

@@ -16,6 +16,7 @@ extern const dq_strategy dq_strategy_wheel;
 extern const dq_strategy dq_strategy_expiry;
 extern const dq_strategy dq_strategy_list;
 extern const dq_strategy dq_strategy_list_reliable;
+extern const dq_strategy dq_strategy_streams;
 
 const dq_strategy *const dq_strategies[] = {
     &dq_strategy_naive,
@@ -28,6 +29,7 @@ const dq_strategy *const dq_strategies[] = {
     &dq_strategy_expiry,
     &dq_strategy_list,
     &dq_strategy_list_reliable,
+    &dq_strategy_streams,
     NULL,
 };
 

@@ -231,7 +231,8 @@ static void check_close_gives_back(const char *name)
     X(zpopmin, "zpopmin")                                                     \
     X(lua, "lua")                                                             \
     X(heap, "heap")                                                           \
-    X(wheel, "wheel")
+    X(wheel, "wheel")                                                         \
+    X(streams, "streams")
 
 BATCH_STRATEGIES(BATCH_TESTS)
 

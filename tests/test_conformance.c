@@ -16,7 +16,9 @@
  * duplicates > 0 for the documented bug DQ_G_DUPLICATES, waking on an
  * earlier task only for DQ_G_BLOCKS / DQ_G_POLLS.  A check whose flag is
  * missing skips with a message naming the flag; a missing Redis is a
- * failure, never a skip.
+ * failure, never a skip.  Likewise by optional op or option: cancel,
+ * reschedule, nack (nack, nack_not_ours) and max_attempts (which then
+ * needs the dead_letters op and lease_ms: a failure without them).
  *
  * every_strategy_instantiated fails when a strategy in registry.c has no
  * line in CONFORMANCE_STRATEGIES below, so a new strategy cannot slip in
@@ -1036,6 +1038,219 @@ static void check_survives_exit(const char *name)
     tl_teardown(&c);
 }
 
+/* ---- Retries and dead letters (the optional ops nack, dead_letters and
+ * the option max_attempts, found by name: dq.h) -------------------------- */
+
+/* Claims task-0 on q within timeout_ms and returns it in *t (caller
+ * clears); aborts the test when nothing comes. */
+static void claim_task0(const char *name, dq_queue *q, int64_t timeout_ms,
+                        dq_task *t, const char *what)
+{
+    memset(t, 0, sizeof(*t));
+    int rc = dq_claim(q, timeout_ms, t);
+    cr_assert_eq(rc, DQ_OK, "%s: %s: claim(%lld ms) = %s: %s", name, what,
+                 (long long)timeout_ms, dq_result_name(rc),
+                 rc == DQ_EMPTY ? "nothing" : dq_errstr(q));
+    cr_assert_str_eq(t->id, "task-0", "%s: %s gave '%s'", name, what, t->id);
+}
+
+/* nack: a claimed task given back with a delay of NACK_MS is delivered
+ * again no earlier than NACK_MS after the call, after the nacking handle
+ * closed (and, with DQ_G_SURVIVES_PROCESS_EXIT, every handle: the retry
+ * time is in Redis), with its payload and attempt + 1.  The lease is made
+ * long, so only the nack can bring the task back in time.  The given-back
+ * delivery can be neither nacked nor acked again; bad arguments are
+ * refused. */
+static void check_nack(const char *name)
+{
+    enum { NACK_MS = 400 };
+    tl_ctx c;
+    tl_setup(&c, name, "nack");
+    unsigned f = c.s->flags;
+    if (c.s->nack == NULL) {
+        tl_teardown(&c);
+        cr_skip_test("%s has no nack operation", name);
+    }
+    if (tl_has_option(c.s, "lease_ms"))
+        tl_set_opt(&c, "lease_ms", "60000");
+    dq_queue *prod = tl_open_as(&c, "producer");
+    dq_queue *a = tl_open_as(&c, "consumer-a");
+    tl_enqueue(prod, "task-0", crash_payload, CRASH_PAYLOAD_LEN,
+               dq_wall_us() / 1000);
+    dq_task t;
+    claim_task0(name, a, 3000, &t, "first delivery");
+    int rc = dq_nack(a, NULL, 0);
+    cr_assert_eq(rc, DQ_EINVAL, "%s: nack(NULL) = %s", name,
+                 dq_result_name(rc));
+    rc = dq_nack(a, &t, -1);
+    cr_assert_eq(rc, DQ_EINVAL, "%s: nack(delay -1) = %s", name,
+                 dq_result_name(rc));
+    rc = dq_nack(a, &t, DQ_NACK_DELAY_MAX_MS + 1);
+    cr_assert_eq(rc, DQ_EINVAL, "%s: nack(delay 2^52 + 1) = %s", name,
+                 dq_result_name(rc));
+    /* Due times are whole ms: "now" at the nack is at least this ms. */
+    int64_t nack_ms = dq_wall_us() / 1000;
+    rc = dq_nack(a, &t, NACK_MS);
+    cr_assert_eq(rc, DQ_OK, "%s: nack(%d ms) = %s: %s", name, NACK_MS,
+                 dq_result_name(rc), dq_errstr(a));
+    rc = dq_nack(a, &t, 0);
+    cr_assert_eq(rc, DQ_ENOTFOUND, "%s: a second nack of the same delivery "
+                 "= %s", name, dq_result_name(rc));
+    rc = dq_ack(a, &t);
+    cr_assert_eq(rc, DQ_ENOTFOUND, "%s: ack after nack = %s", name,
+                 dq_result_name(rc));
+    dq_close(a);
+    if (f & DQ_G_SURVIVES_PROCESS_EXIT) {
+        dq_close(prod); /* no handle left: the retry lives in Redis */
+        prod = NULL;
+    }
+    dq_queue *b = tl_open_as(&c, "consumer-b");
+    dq_task u;
+    claim_task0(name, b, NACK_MS + 3000, &u, "the nacked task");
+    int64_t back_us = dq_wall_us();
+    cr_assert_geq(back_us, (nack_ms + NACK_MS) * 1000, "%s: nacked at %lld "
+                  "ms with a delay of %d ms, delivered again %.1f ms later",
+                  name, (long long)nack_ms, NACK_MS,
+                  (double)back_us / 1e3 - (double)nack_ms);
+    cr_assert(u.payload_len == CRASH_PAYLOAD_LEN &&
+                  memcmp(u.payload, crash_payload, CRASH_PAYLOAD_LEN) == 0,
+              "%s: payload after the nack differs (%zu bytes, enqueued %zu)",
+              name, u.payload_len, CRASH_PAYLOAD_LEN);
+    if (t.attempt != 0)
+        cr_assert_eq(u.attempt, t.attempt + 1, "%s: attempt %d after a nack "
+                     "of attempt %d", name, u.attempt, t.attempt);
+    rc = dq_nack(b, &t, 0);
+    cr_assert_eq(rc, DQ_ENOTFOUND, "%s: nack of the first (given back) "
+                 "delivery on another handle = %s", name, dq_result_name(rc));
+    rc = dq_ack(b, &u);
+    cr_assert_eq(rc, DQ_OK, "%s: ack of the retry = %s: %s", name,
+                 dq_result_name(rc), dq_errstr(b));
+    rc = dq_nack(b, &u, 0);
+    cr_assert_eq(rc, DQ_ENOTFOUND, "%s: nack after ack = %s", name,
+                 dq_result_name(rc));
+    tl_got g = tl_claim(b, 300);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: delivery after the ack: %s", name,
+                 g.id);
+    dq_task_clear(&t);
+    dq_task_clear(&u);
+    dq_close(b);
+    dq_close(prod);
+    tl_teardown(&c);
+}
+
+/* nack when the lease is no longer ours: consumer A's lease (300 ms) runs
+ * out, B claims the task; A's nack and ack are refused (DQ_ENOTFOUND) and
+ * leave B's lease alone: B acks, and the task does not come back. */
+static void check_nack_not_ours(const char *name)
+{
+    enum { LEASE_MS = 300 };
+    tl_ctx c;
+    tl_setup(&c, name, "nack_not_ours");
+    if (c.s->nack == NULL) {
+        tl_teardown(&c);
+        cr_skip_test("%s has no nack operation", name);
+    }
+    if (!tl_has_option(c.s, "lease_ms")) {
+        tl_teardown(&c);
+        cr_skip_test("%s has no lease_ms option: a lease cannot run out",
+                     name);
+    }
+    char lease[32];
+    snprintf(lease, sizeof(lease), "%d", LEASE_MS);
+    tl_set_opt(&c, "lease_ms", lease);
+    dq_queue *a = tl_open_as(&c, "consumer-a");
+    dq_queue *b = tl_open_as(&c, "consumer-b");
+    tl_enqueue(a, "task-0", "n", 1, dq_wall_us() / 1000);
+    dq_task t, u;
+    claim_task0(name, a, 3000, &t, "consumer A");
+    claim_task0(name, b, LEASE_MS + 3000, &u, "consumer B after A's lease");
+    int rc = dq_nack(a, &t, 0);
+    cr_assert_eq(rc, DQ_ENOTFOUND, "%s: A's nack after B took the task = "
+                 "%s: %s", name, dq_result_name(rc), dq_errstr(a));
+    rc = dq_ack(a, &t);
+    cr_assert_eq(rc, DQ_ENOTFOUND, "%s: A's ack after B took the task = %s",
+                 name, dq_result_name(rc));
+    rc = dq_ack(b, &u);
+    cr_assert_eq(rc, DQ_OK, "%s: B's ack after A's refused nack = %s: %s",
+                 name, dq_result_name(rc), dq_errstr(b));
+    tl_got g = tl_claim(a, LEASE_MS + 1000);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: delivered again after B's ack: %s",
+                 name, g.id);
+    dq_task_clear(&t);
+    dq_task_clear(&u);
+    dq_close(b);
+    dq_close(a);
+    tl_teardown(&c);
+}
+
+/* max_attempts=2: a task delivered twice without an ack -- the first
+ * delivery's lease (300 ms) runs out, the second is nacked when the
+ * strategy has nack, else its lease runs out too -- is not delivered a
+ * third time: it lands in the dead-letter set (dead_letters() == 1) and is
+ * no longer pending.  A task acked at its first delivery stays out of it. */
+static void check_max_attempts(const char *name)
+{
+    enum { LEASE_MS = 300 };
+    tl_ctx c;
+    tl_setup(&c, name, "max_attempts");
+    if (!tl_has_option(c.s, "max_attempts")) {
+        tl_teardown(&c);
+        cr_skip_test("%s has no max_attempts option", name);
+    }
+    if (c.s->dead_letters == NULL || !tl_has_option(c.s, "lease_ms")) {
+        tl_teardown(&c);
+        cr_assert_fail("%s takes max_attempts but has no %s", name,
+                       c.s->dead_letters == NULL ? "dead_letters operation"
+                                                 : "lease_ms option");
+    }
+    char lease[32];
+    snprintf(lease, sizeof(lease), "%d", LEASE_MS);
+    tl_set_opt(&c, "lease_ms", lease);
+    tl_set_opt(&c, "max_attempts", "2");
+    dq_queue *prod = tl_open_as(&c, "producer");
+    int first = claim_and_crash(&c, prod);
+    if (first != 0)
+        cr_assert_eq(first, 1, "%s: first delivery has attempt %d", name,
+                     first);
+    dq_queue *b = tl_open_as(&c, "consumer-b");
+    dq_task t;
+    claim_task0(name, b, LEASE_MS + 3000, &t, "second delivery");
+    if (t.attempt != 0 || first != 0)
+        cr_assert_eq(t.attempt, 2, "%s: second delivery has attempt %d",
+                     name, t.attempt);
+    if (c.s->nack != NULL) {
+        int rc = dq_nack(b, &t, 0);
+        cr_assert_eq(rc, DQ_OK, "%s: nack of the second delivery = %s: %s",
+                     name, dq_result_name(rc), dq_errstr(b));
+    }
+    dq_task_clear(&t);
+    tl_got g = tl_claim(b, LEASE_MS + 1500);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: max_attempts=2 but %s was delivered a "
+                 "third time", name, g.id);
+    int64_t dead = dq_dead_letters(b);
+    cr_assert_eq(dead, 1, "%s: dead_letters = %lld after 2 failed "
+                 "deliveries with max_attempts=2 (%s)", name,
+                 (long long)dead, dead < 0 ? dq_errstr(b) : "");
+    if (c.s->pending != NULL) {
+        int64_t p = dq_pending(b);
+        cr_assert_eq(p, 0, "%s: pending = %lld with the only task dead",
+                     name, (long long)p);
+    }
+    tl_enqueue(prod, "task-1", "ok", 2, dq_wall_us() / 1000);
+    g = tl_claim(b, 3000); /* acked at once */
+    cr_assert_eq(g.rc, DQ_OK, "%s: task-1 did not come", name);
+    cr_assert_str_eq(g.id, "task-1", "%s: got %s, not task-1", name, g.id);
+    g = tl_claim(b, LEASE_MS + 500);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: delivery after task-1's ack: %s", name,
+                 g.id);
+    dead = dq_dead_letters(b);
+    cr_assert_eq(dead, 1, "%s: dead_letters = %lld after an acked task",
+                 name, (long long)dead);
+    dq_close(b);
+    dq_close(prod);
+    tl_teardown(&c);
+}
+
 /* A port with nothing listening: bound (so nobody else takes it) but not
  * listening, so a connect is refused at once.  Returns the fd to close. */
 static int closed_port(int *port)
@@ -1198,7 +1413,13 @@ Test(list_reliable, early_put_back, .timeout = 30)
     Test(ident, survives_exit, .timeout = 30)                                 \
     {                                                                         \
         check_survives_exit(name);                                            \
-    }
+    }                                                                         \
+    Test(ident, nack, .timeout = 30) { check_nack(name); }                    \
+    Test(ident, nack_not_ours, .timeout = 30)                                 \
+    {                                                                         \
+        check_nack_not_ours(name);                                            \
+    }                                                                         \
+    Test(ident, max_attempts, .timeout = 30) { check_max_attempts(name); }
 
 /* Every strategy in strategies/registry.c, as (C identifier, name).
  * ADD NEW STRATEGIES HERE, e.g. X(my_new, "my-new") -- the
@@ -1213,7 +1434,8 @@ Test(list_reliable, early_put_back, .timeout = 30)
     X(wheel, "wheel")                                                         \
     X(expiry, "expiry")                                                       \
     X(list, "list")                                                           \
-    X(list_reliable, "list-reliable")
+    X(list_reliable, "list-reliable")                                         \
+    X(streams, "streams")
 
 CONFORMANCE_STRATEGIES(CONFORMANCE)
 
