@@ -70,7 +70,9 @@
  * a due task takes up to N due tasks under the same lock into the handle's
  * buffer and hands out one per dq_claim; buffered tasks have left the
  * shared wheel (other handles, cancel, reschedule and pending of other
- * handles no longer see them) and are lost when the handle closes.
+ * handles no longer see them); a graceful close puts them back into the
+ * ready heap with their due times and insertion counters, a crash of the
+ * process loses them with everything else.
  *
  * Waiting (java.util.concurrent.DelayQueue.poll's leader-follower, as in
  * heap.c): one mutex, one condition variable on CLOCK_MONOTONIC.  A
@@ -93,8 +95,7 @@
  * for one consumer: every task in a slot has a larger tick than every
  * ready task, so the ready heap's head is the earliest task of all; equal
  * due times come out in insertion order.  Failure modes: everything is
- * lost when the process exits (and a handle's batch buffer when it
- * closes); no Redis involved.
+ * lost when the process exits; no Redis involved.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -159,7 +160,7 @@ static const dq_optdef wheel_options[] = {
                   "use the same"),
     DQ_OPTDEF_INT("batch", "1", 1, 1000,
                   "due tasks taken per lock and buffered in the handle "
-                  "(1..1000); buffered tasks are lost on close"),
+                  "(1..1000); close puts buffered tasks back"),
     DQ_OPTDEF_END,
 };
 
@@ -554,11 +555,36 @@ free_priv:
     return rc;
 }
 
-/* Frees the buffered tasks (at-most-once: they are lost). */
+/* Frees the buffered tasks (purge: they are gone). */
 static void drop_held(wheel_priv *p)
 {
     for (size_t i = 0; i < p->count; i++)
         free(node_block(p->held[p->head + i]));
+    p->head = p->count = 0;
+}
+
+/* Puts the buffered tasks back into the ready heap (they were due when
+ * taken, and the wheel's tick only moves forward, so they belong there),
+ * each with its due time and insertion counter, so they come out as if
+ * never taken; wakes a waiter, since a due task is now ready.  Out of
+ * memory: dropped. */
+static void give_back_held(wheel_priv *p)
+{
+    wheel_shared *h = p->h;
+
+    if (p->count == 0)
+        return;
+    pthread_mutex_lock(&h->mu);
+    if (!reserve(h, p->count)) {
+        pthread_mutex_unlock(&h->mu);
+        drop_held(p);
+        return;
+    }
+    for (size_t i = 0; i < p->count; i++)
+        ready_push(h, p->held[p->head + i]);
+    h->leader = NULL;
+    pthread_cond_signal(&h->available);
+    pthread_mutex_unlock(&h->mu);
     p->head = p->count = 0;
 }
 
@@ -568,7 +594,7 @@ static void wheel_close(dq_queue *q)
 
     if (p == NULL)
         return;
-    drop_held(p);
+    give_back_held(p); /* tasks taken but never handed out */
     free(p->held);
     dq_local_put(q->cfg.local, p->name);
     free(p);
