@@ -110,9 +110,14 @@
  * during the tick returns DQ_EIO; entries it read are in this consumer's
  * PEL and come back after lease_ms.  Tasks read in a batch (batch > 1)
  * and held by this handle age in its PEL: hold them longer than lease_ms
- * and they are taken over.  A crashed consumer's name stays in the group
- * (XINFO CONSUMERS) until purge; a handle that closes with an empty PEL
- * deletes its name (XGROUP DELCONSUMER).  cancel finds only tasks still in
+ * and they are taken over.  A graceful close gives the held ones back at
+ * once (one script per 28: XACK, XDEL, and back into z at their original
+ * due time with payload and deliveries so far, this unhanded read not
+ * counted); a crash leaves them to lease_ms.  A crashed consumer's name
+ * stays in the group (XINFO CONSUMERS) until purge; a handle that closes
+ * with an empty PEL deletes its name (XGROUP DELCONSUMER).  Tasks handed
+ * out and not acked stay in the PEL at close: they are the caller's, and
+ * come back after lease_ms.  cancel finds only tasks still in
  * z (not yet due, or due and not moved): a moved task cannot be found by
  * id without a scan.  reschedule likewise (ZADD XX), a nacked task waiting
  * for its retry included.  Lateness of a task enqueued due before the head
@@ -307,9 +312,43 @@ static const char bye_src[] =
     "redis.pcall('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2])\n"
     "return 1\n";
 
+/* KEYS: s z p a d.  ARGV: group, consumer, then pairs of entry id and
+ * delivery count: entries this consumer read and never handed out.  Each
+ * one still in our PEL with that delivery count goes back into z at its
+ * original due time with its payload and the deliveries made before it
+ * (n: this read delivered it to nobody), and leaves the stream (XACK,
+ * XDEL).  Returns how many went back. */
+static const char give_back_src[] =
+    ST_FIELD_SRC
+    "local back = 0\n"
+    "for i = 3, #ARGV - 1, 2 do\n"
+    "  local eid = ARGV[i]\n"
+    "  local pe = redis.pcall('XPENDING', KEYS[1], ARGV[1], eid, eid, 1)\n"
+    "  if not pe.err and #pe == 1 and pe[1][2] == ARGV[2] and\n"
+    "     tonumber(pe[1][4]) == tonumber(ARGV[i + 1]) then\n"
+    "    local e = redis.call('XRANGE', KEYS[1], eid, eid)\n"
+    "    redis.call('XACK', KEYS[1], ARGV[1], eid)\n"
+    "    redis.call('XDEL', KEYS[1], eid)\n"
+    "    if #e == 1 then\n"
+    "      local f = e[1][2]\n"
+    "      local id, n = field(f, 'id'), tonumber(field(f, 'n') or '0')\n"
+    "      redis.call('HSET', KEYS[3], id, field(f, 'p') or '')\n"
+    "      if n > 0 then\n"
+    "        redis.call('HSET', KEYS[4], id, n)\n"
+    "      else\n"
+    "        redis.call('HDEL', KEYS[4], id)\n"
+    "      end\n"
+    "      redis.call('HDEL', KEYS[5], id)\n"
+    "      redis.call('ZADD', KEYS[2], field(f, 'due'), id)\n"
+    "      back = back + 1\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
+    "return back\n";
+
 typedef struct st_priv {
     redisContext *c;
-    dq_script tick, ack, nack, cancel, pending, bye;
+    dq_script tick, ack, nack, cancel, pending, bye, give_back;
     int64_t lease_ms, poll_ms, batch, move_batch, max_attempts;
     int64_t slack_ms;     /* a BLOCK may end this much after it is due */
     int64_t deadline_us;  /* the running claim's deadline (dq_mono_us) */
@@ -410,6 +449,7 @@ static int st_open(dq_queue *q)
     p->cancel.src = cancel_src;
     p->pending.src = pending_src;
     p->bye.src = bye_src;
+    p->give_back.src = give_back_src;
     if ((rc = st_read_options(q, p)) != DQ_OK)
         goto free_priv;
     dq_redis_key(q, DQ_ZH_ZSET, p->zkey, sizeof p->zkey);
@@ -441,18 +481,63 @@ free_priv:
     return rc;
 }
 
+static bool st_parse_token(const char *tok, char *eid, size_t elen,
+                           char *cnt, size_t clen);
+
+/* Entry/count pairs per give-back call: 6 keys + 2 + 2 per pair within
+ * dq_redis_eval's 64 arguments. */
+#define ST_GIVE_BACK_CHUNK 28
+
+/* The graceful close's give-back: the entries p->held read and never
+ * handed out go back into z as they were before this handle read them
+ * (give_back_src), ST_GIVE_BACK_CHUNK per round trip, counted in
+ * putbacks.  Without it they sat in a closed consumer's PEL until
+ * lease_ms ran out (30 s by default).  Best effort, as close cannot fail:
+ * after an error the rest stay in our PEL and come back after lease_ms.
+ * The held tasks are cleared in every case. */
+static void st_give_back(dq_queue *q, st_priv *p)
+{
+    char eid[ST_GIVE_BACK_CHUNK][64], cnt[ST_GIVE_BACK_CHUNK][24];
+    const char *args[8 + 2 * ST_GIVE_BACK_CHUNK] = {
+        p->skey, p->zkey, p->pkey, p->akey, p->dkey, ST_GROUP, p->me};
+    size_t i = 0;
+
+    while (i < p->held.count) {
+        int nargs = 7, k = 0;
+        int64_t back = 0;
+
+        for (; i < p->held.count && k < ST_GIVE_BACK_CHUNK; i++) {
+            const dq_task *t = &p->held.tasks[p->held.head + i];
+
+            if (!st_parse_token(t->token, eid[k], sizeof eid[k], cnt[k],
+                                sizeof cnt[k]))
+                continue; /* not ours to give: only st_fill_task fills */
+            args[nargs++] = eid[k];
+            args[nargs++] = cnt[k++];
+        }
+        if (k > 0 && dq_redis_eval_int(q, p->c, &p->give_back, 5, nargs,
+                                       args, NULL, "give-back script: "
+                                       "unexpected reply", &back) != DQ_OK)
+            break;
+        q->counters.putbacks += (uint64_t)back;
+    }
+    dq_held_drop(&p->held);
+}
+
 static void st_close(dq_queue *q)
 {
     st_priv *p = q->priv;
 
     if (p == NULL)
         return;
-    /* Held entries stay in our PEL and are taken over after lease_ms.  On
-     * a failed connection, skip the courtesy: close must not reconnect. */
+    /* Held entries go back into z now; on a failed connection they stay
+     * in our PEL and come back after lease_ms (close must not
+     * reconnect). */
     if (p->c != NULL && p->c->err == 0) {
         const char *args[3] = {p->skey, ST_GROUP, p->me};
         int64_t ignored;
 
+        st_give_back(q, p);
         dq_redis_eval_int(q, p->c, &p->bye, 1, 3, args, NULL,
                           "bye script: unexpected reply", &ignored);
     }
