@@ -1,6 +1,8 @@
 /* test_streams.c -- what the conformance and batch suites cannot see in
  * the streams strategy (strategies/streams.c): which of a closing
- * consumer's entries it gives back.
+ * consumer's entries it gives back, where an expired lease's task comes
+ * back, and the late ack and nack of a lease that ran out while nobody
+ * took the task again.
  *
  *   close_gives_back_held_only  batch=4: A takes task-0 and closes with 3
  *                   more in its buffer, task-0 un-acked.  B gets the 3 at
@@ -8,6 +10,21 @@
  *                   delivered them to nobody), and task-0 only after A's
  *                   lease, attempt 2: a task handed out is the caller's,
  *                   close does not give it back.
+ *   back_at_expiry  poll_ms=5000, lease_ms=300: a task whose holder closed
+ *                   without acking comes to a waiting consumer soon after
+ *                   the lease ran out, not at its next poll: the wait ends
+ *                   at the oldest lease's expiry.
+ *   late_ack_requeued   X's lease on task-0 runs out; Y's claim moves the
+ *                   entry to the stream's tail and gets task-1.  X's late
+ *                   ack is accepted (nobody took task-0 again) and ends
+ *                   the task: Y gets task-2 and nothing more.
+ *   late_nack_requeued  the same, X nacks instead: Y gets task-2, then
+ *                   task-0 with attempt 2.
+ *   expiry_in_turn  X holds task-0 with a 200 ms lease; "early" falls due
+ *                   100 ms after X's claim, "late" 350 ms after.  Y,
+ *                   claiming only at 500 ms, gets early, task-0, late: an
+ *                   expired lease counts as due again at its expiry,
+ *                   merged with the due tasks of the ZSet.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -91,5 +108,124 @@ Test(streams, close_gives_back_held_only, .timeout = 30)
     ack_ok(b, &u);
     dq_close(b);
     dq_close(prod);
+    tl_teardown(&c);
+}
+
+Test(streams, back_at_expiry, .timeout = 30)
+{
+    tl_ctx c;
+    tl_setup(&c, "streams", "at_expiry");
+    tl_set_opt(&c, "poll_ms", "5000");
+    tl_set_opt(&c, "lease_ms", "300");
+    dq_queue *a = tl_open_as(&c, "consumer-a");
+    tl_enqueue(a, "task-0", "0", 1, dq_wall_us() / 1000);
+    dq_task t = claim_expect(a, 3000, "task-0", "by A");
+    dq_task_clear(&t);
+    dq_close(a); /* no ack */
+    dq_queue *b = tl_open_as(&c, "consumer-b");
+    int64_t t0 = dq_mono_us();
+    t = claim_expect(b, 4000, "task-0", "by B after A's lease");
+    int64_t took_ms = (dq_mono_us() - t0) / 1000;
+    cr_assert_lt(took_ms, 2000, "streams: B (poll_ms=5000) got task-0 %lld "
+                 "ms after A closed with a 300 ms lease", (long long)took_ms);
+    cr_assert_eq(t.attempt, 2, "streams: redelivery has attempt %d",
+                 t.attempt);
+    ack_ok(b, &t);
+    dq_close(b);
+    tl_teardown(&c);
+}
+
+/* X takes task-0 of three and sits on it past a 200 ms lease; Y's first
+ * claim then gets task-1 and moves task-0's entry to the tail of the
+ * stream, unread.  Returns X's task; x and y are opened on c. */
+static dq_task lease_runs_out(tl_ctx *c, dq_queue **x, dq_queue **y)
+{
+    enum { LEASE_MS = 200 };
+    dq_queue *prod = tl_open_as(c, "producer");
+    enqueue_due_now(prod, 3);
+    dq_close(prod);
+    *x = tl_open_as(c, "consumer-x");
+    *y = tl_open_as(c, "consumer-y");
+    dq_task held = claim_expect(*x, 3000, "task-0", "by X");
+    dq_sleep_us((LEASE_MS + 200) * 1000);
+    dq_task t = claim_expect(*y, 3000, "task-1", "by Y after X's lease");
+    ack_ok(*y, &t);
+    return held;
+}
+
+Test(streams, late_ack_requeued, .timeout = 30)
+{
+    tl_ctx c;
+    dq_queue *x, *y;
+    tl_setup(&c, "streams", "late_ack");
+    tl_set_opt(&c, "lease_ms", "200");
+    dq_task held = lease_runs_out(&c, &x, &y);
+    int rc = dq_ack(x, &held);
+    cr_assert_eq(rc, DQ_OK, "streams: X's late ack of task-0, requeued and "
+                 "not taken again = %s: %s", dq_result_name(rc),
+                 dq_errstr(x));
+    rc = dq_ack(x, &held);
+    cr_assert_eq(rc, DQ_ENOTFOUND, "streams: X's second ack = %s",
+                 dq_result_name(rc));
+    dq_task_clear(&held);
+    dq_task t = claim_expect(y, 3000, "task-2", "by Y after X's late ack");
+    ack_ok(y, &t);
+    tl_got g = tl_claim(y, 500);
+    cr_assert_eq(g.rc, DQ_EMPTY, "streams: %s delivered again after X's "
+                 "late ack", g.id);
+    dq_close(y);
+    dq_close(x);
+    tl_teardown(&c);
+}
+
+Test(streams, late_nack_requeued, .timeout = 30)
+{
+    tl_ctx c;
+    dq_queue *x, *y;
+    tl_setup(&c, "streams", "late_nack");
+    tl_set_opt(&c, "lease_ms", "200");
+    dq_task held = lease_runs_out(&c, &x, &y);
+    int rc = dq_nack(x, &held, 0);
+    cr_assert_eq(rc, DQ_OK, "streams: X's late nack of task-0, requeued and "
+                 "not taken again = %s: %s", dq_result_name(rc),
+                 dq_errstr(x));
+    rc = dq_ack(x, &held);
+    cr_assert_eq(rc, DQ_ENOTFOUND, "streams: X's ack after its nack = %s",
+                 dq_result_name(rc));
+    dq_task_clear(&held);
+    dq_task t = claim_expect(y, 3000, "task-2", "by Y after X's late nack");
+    ack_ok(y, &t);
+    t = claim_expect(y, 3000, "task-0", "of the nacked task by Y");
+    cr_assert_eq(t.attempt, 2, "streams: task-0 after one delivery and a "
+                 "nack has attempt %d", t.attempt);
+    ack_ok(y, &t);
+    tl_got g = tl_claim(y, 500);
+    cr_assert_eq(g.rc, DQ_EMPTY, "streams: extra delivery %s", g.id);
+    dq_close(y);
+    dq_close(x);
+    tl_teardown(&c);
+}
+
+Test(streams, expiry_in_turn, .timeout = 30)
+{
+    tl_ctx c;
+    tl_setup(&c, "streams", "in_turn");
+    tl_set_opt(&c, "lease_ms", "200");
+    dq_queue *x = tl_open_as(&c, "consumer-x");
+    dq_queue *y = tl_open_as(&c, "consumer-y");
+    tl_enqueue(x, "task-0", "0", 1, dq_wall_us() / 1000);
+    dq_task held = claim_expect(x, 3000, "task-0", "by X");
+    int64_t t0_ms = dq_wall_us() / 1000; /* after the server's delivery */
+    tl_enqueue(x, "early", "e", 1, t0_ms + 100);
+    tl_enqueue(x, "late", "l", 1, t0_ms + 350);
+    dq_sleep_us((t0_ms + 500) * 1000 - dq_wall_us());
+    static const char *const want[] = {"early", "task-0", "late"};
+    for (int k = 0; k < 3; k++) {
+        dq_task t = claim_expect(y, 3000, want[k], "by Y, all three due");
+        ack_ok(y, &t);
+    }
+    dq_task_clear(&held);
+    dq_close(y);
+    dq_close(x);
     tl_teardown(&c);
 }
