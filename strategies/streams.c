@@ -97,27 +97,25 @@
  * C consumers, C movers scan the ZSet head (cheap: O(log N) when nothing
  * is due), and a due task waits until some consumer ticks.  So a consumer
  * that finds nothing waits at most until the head it saw falls due or the
- * oldest lease it saw runs out, and at most poll_ms (a producer may have enqueued an earlier task since: the
- * poll interval bounds its lateness), and at most its claim timeout; it
- * waits blocked in XREADGROUP BLOCK, so a task moved by another consumer
- * wakes it at once (before the first move creates the stream there is
- * nothing to block on: it sleeps on the client instead).
+ * oldest lease it saw runs out, and at most poll_ms (a producer may have
+ * enqueued an earlier task since: the poll interval bounds its lateness),
+ * and at most its claim timeout; it waits blocked in XREADGROUP BLOCK, so
+ * a task moved by another consumer wakes it at once (before the first
+ * move creates the stream there is nothing to block on: it sleeps on the
+ * client instead).
  *
  * Blocking within the claim timeout (dq.h: at most one round trip more).
- * Redis 7.0 checks blocked clients' timeouts in its cron (hz times a
- * second) unless other traffic wakes it: on an idle 7.0.15 with hz 10,
- * XREADGROUP ... BLOCK b took a median 100.5 ms for every b from 1 to 50
- * and 200.9 ms for b = 100 and 150 (8 calls each; BLPOP 0.005 and 0.05
- * likewise 100.5 ms): a block ends up to 1000/hz ms after it is due.
- * (Expired blocks are found by handleBlockedClientsTimeout, src/timeout.c,
- * run from beforeSleep, and an idle event loop sleeps until the next
- * serverCron.)  To see it: XGROUP CREATE s g 0 MKSTREAM, then
- * `time redis-cli XREADGROUP GROUP g c COUNT 1 BLOCK 5 STREAMS s '>'`.  So
- * this strategy reads the server's configured_hz at open (INFO server),
- * takes slack = 1000/hz ms, and for a wait of w ms blocks for w - slack
- * only; a wait of slack or less is slept on the client (dq_zlua_claim's
- * loop), the deadline kept on the client's monotonic clock.  The head's
- * due time is thus met by a client-side sleep, not by the server's timer.
+ * Redis 7.0 checks blocked clients' timeouts only when its event loop
+ * wakes up, which an idle server does hz times a second: on an idle
+ * 7.0.15 with hz 10, XREADGROUP ... BLOCK b took a median 100.5 ms for
+ * every b from 1 to 50 and 200.9 ms for b = 100 and 150 (8 calls each).
+ * To see it: XGROUP CREATE s g 0 MKSTREAM, then `time redis-cli
+ * XREADGROUP GROUP g c COUNT 1 BLOCK 5 STREAMS s '>'`.  So the block goes
+ * through dq_redis_block_ms_at (rconn.h), which blocks for the whole wait
+ * and, when no reply has come by the deadline, sends a PING on the same
+ * connection to wake the server's event loop, which then ends the block.
+ * A wait shorter than DQ_BLOCK_SHORTEST_MS, or one before the first move
+ * created the stream, is slept on the client (dq_zlua_claim's loop).
  * BLOCK 0 (forever) is never sent.
  *
  * Guarantee: at-least-once, surviving a consumer's crash and the process's
@@ -174,7 +172,7 @@
  *     https://redis.io/commands/xack/ https://redis.io/commands/xdel/
  *   XGROUP CREATE / DELCONSUMER: https://redis.io/commands/xgroup-create/
  *   Scripts run atomically (https://redis.io/docs/interact/
- *   programmability/eval-intro/); INFO server reports configured_hz.
+ *   programmability/eval-intro/).
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -189,9 +187,6 @@
 
 #define ST_GROUP "g"
 #define ST_NAME_MAX 160
-/* Blocked-client timeout granularity when INFO has no configured_hz:
- * Redis's default hz 10. */
-#define ST_DEFAULT_SLACK_MS 100
 
 /* Lua: field `name` of a stream entry's flat field list f, or false. */
 #define ST_FIELD_SRC                                                         \
@@ -459,7 +454,6 @@ typedef struct st_priv {
     redisContext *c;
     dq_script tick, ack, nack, cancel, pending, bye, give_back;
     int64_t lease_ms, poll_ms, batch, move_batch, max_attempts;
-    int64_t slack_ms;     /* a BLOCK may end this much after it is due */
     int64_t deadline_us;  /* the running claim's deadline (dq_mono_us) */
     int64_t next_ms;      /* after a tick that read nothing: the earlier of
                              z's head and the oldest lease's expiry (ms, by
@@ -506,33 +500,6 @@ static void st_consumer_name(const dq_queue *q, char *buf, size_t len)
              (unsigned)r);
 }
 
-/* slack_ms from INFO server's configured_hz (else hz; else the default):
- * 1000/hz rounded up, what a blocked client's timeout may be late. */
-static int st_read_slack(dq_queue *q, st_priv *p)
-{
-    const char *argv[2] = {"INFO", "server"};
-    static const char *const keys[2] = {"configured_hz:", "\nhz:"};
-    redisReply *r;
-    int rc;
-
-    p->slack_ms = ST_DEFAULT_SLACK_MS;
-    r = dq_redis_cmd(q, p->c, &rc, 2, argv, NULL);
-    if (r == NULL)
-        return rc;
-    for (size_t i = 0; r->type == REDIS_REPLY_STRING && i < 2; i++) {
-        const char *at = strstr(r->str, keys[i]);
-        long hz;
-
-        if (at != NULL && sscanf(at + strlen(keys[i]), "%ld", &hz) == 1 &&
-            hz >= 1 && hz <= 500) {
-            p->slack_ms = (1000 + hz - 1) / hz;
-            break;
-        }
-    }
-    freeReplyObject(r);
-    return DQ_OK;
-}
-
 static int st_read_options(dq_queue *q, st_priv *p)
 {
     int rc;
@@ -574,17 +541,13 @@ static int st_open(dq_queue *q)
     p->next_ms = INT64_MAX;
     if ((rc = dq_held_init(q, &p->held, (size_t)p->batch)) != DQ_OK)
         goto free_priv;
-    /* The socket timeout outlasts the longest BLOCK (< poll_ms). */
-    rc = dq_redis_connect(q, "6.2.0", p->poll_ms + DQ_SOCK_TIMEOUT_MS, &p->c);
+    /* The socket timeout outlasts the longest BLOCK (DQ_BLOCK_MAX_MS). */
+    rc = dq_redis_connect(q, "6.2.0", DQ_SOCK_TIMEOUT_MS, &p->c);
     if (rc != DQ_OK)
         goto free_held;
-    if ((rc = st_read_slack(q, p)) != DQ_OK)
-        goto free_conn;
     q->priv = p;
     return DQ_OK;
 
-free_conn:
-    redisFree(p->c);
 free_held:
     dq_held_free(&p->held);
 free_priv:
@@ -650,8 +613,9 @@ static void st_close(dq_queue *q)
         int64_t ignored;
 
         st_give_back(q, p);
-        dq_redis_eval_int(q, p->c, &p->bye, 1, 3, args, NULL,
-                          "bye script: unexpected reply", &ignored);
+        if (p->c->err == 0)
+            dq_redis_eval_int(q, p->c, &p->bye, 1, 3, args, NULL,
+                              "bye script: unexpected reply", &ignored);
     }
     dq_zlua_close(&p->held, p->c);
     free(p);
@@ -815,20 +779,22 @@ static int st_read_reply(dq_queue *q, st_priv *p, const redisReply *r)
     return rc;
 }
 
-/* XREADGROUP ... BLOCK block_ms (>= 1): waits for an entry another
- * consumer's mover adds.  A group deleted meanwhile (purge, restart) is
+/* XREADGROUP ... BLOCK until until_us (a dq_mono_us() time, at least
+ * DQ_BLOCK_SHORTEST_MS away): waits for an entry another consumer's mover
+ * adds, and returns about one round trip after until_us at the latest
+ * (dq_redis_block_ms_at).  A group deleted meanwhile (purge, restart) is
  * not an error: the next tick recreates it. */
-static int st_block(dq_queue *q, st_priv *p, int64_t block_ms)
+static int st_block(dq_queue *q, st_priv *p, int64_t until_us)
 {
-    char count[32], block[32];
-    const char *argv[11] = {"XREADGROUP", "GROUP", ST_GROUP, p->me, "COUNT",
-                            count, "BLOCK", block, "STREAMS", p->skey, ">"};
+    char count[32];
+    /* BLOCK's value goes before argv[7] ("STREAMS"). */
+    const char *argv[10] = {"XREADGROUP", "GROUP", ST_GROUP, p->me, "COUNT",
+                            count, "BLOCK", "STREAMS", p->skey, ">"};
     redisReply *r;
     int rc;
 
     snprintf(count, sizeof count, "%lld", (long long)p->batch);
-    snprintf(block, sizeof block, "%lld", (long long)block_ms);
-    r = dq_redis_cmd(q, p->c, &rc, 11, argv, NULL);
+    r = dq_redis_block_ms_at(q, p->c, &rc, 10, argv, NULL, 7, until_us);
     if (r == NULL) {
         if (rc == DQ_EREDIS && (strstr(q->err, "NOGROUP") != NULL ||
                                 strstr(q->err, "UNBLOCKED") != NULL)) {
@@ -843,13 +809,14 @@ static int st_block(dq_queue *q, st_priv *p, int64_t block_ms)
 }
 
 /* The dq_zlua_fetch_fn of the claim loop: a tick, and when it found
- * nothing, a wait for w = min(time left, poll_ms, head - now): blocked in
- * the server for w - slack_ms when that is at least 1 ms (then *wait_us
- * 0: tick again at once), else slept by the caller (*wait_us = w). */
+ * nothing, a wait for w = min(time left, poll_ms, next_ms - now): blocked
+ * in the server when the group is there and w is at least
+ * DQ_BLOCK_SHORTEST_MS (then *wait_us 0: tick again at once), else slept
+ * by the caller (*wait_us = w). */
 static int st_fetch(dq_queue *q, int64_t *wait_us)
 {
     st_priv *p = q->priv;
-    int64_t w_us, block_ms;
+    int64_t w_us;
     int rc;
 
     *wait_us = 0;
@@ -865,12 +832,11 @@ static int st_fetch(dq_queue *q, int64_t *wait_us)
     }
     if (w_us <= 0)
         return DQ_OK;
-    block_ms = w_us / 1000 - p->slack_ms;
-    if (!p->group_ready || block_ms < 1) {
+    if (!p->group_ready || w_us < DQ_BLOCK_SHORTEST_MS * 1000) {
         *wait_us = w_us;
         return DQ_OK;
     }
-    return st_block(q, p, block_ms);
+    return st_block(q, p, dq_mono_us() + w_us);
 }
 
 static int st_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)

@@ -1,8 +1,8 @@
 /* test_streams.c -- what the conformance and batch suites cannot see in
  * the streams strategy (strategies/streams.c): which of a closing
- * consumer's entries it gives back, where an expired lease's task comes
- * back, and the late ack and nack of a lease that ran out while nobody
- * took the task again.
+ * consumer's entries it gives back, where and when an expired lease's
+ * task comes back, the late ack and nack of a lease that ran out while
+ * nobody took the task again, and its blocking read.
  *
  *   close_gives_back_held_only  batch=4: A takes task-0 and closes with 3
  *                   more in its buffer, task-0 un-acked.  B gets the 3 at
@@ -25,8 +25,18 @@
  *                   claiming only at 500 ms, gets early, task-0, late: an
  *                   expired lease counts as due again at its expiry,
  *                   merged with the due tasks of the ZSet.
+ *   block_on_time   with the stream and its group in place (an empty
+ *                   stream, so the claim blocks in XREADGROUP ... BLOCK),
+ *                   claims of 10, 50 and 250 ms come back within their
+ *                   timeout + 20 ms (median of 5): Redis 7.0 ends such a
+ *                   block only on its next cron tick, up to 100 ms late,
+ *                   unless woken (rconn.h, dq_redis_block).
+ *   block_woken_by_move  poll_ms=5000: a consumer blocked in its claim is
+ *                   woken by another consumer's mover, long before its
+ *                   poll interval.
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,5 +237,94 @@ Test(streams, expiry_in_turn, .timeout = 30)
     dq_task_clear(&held);
     dq_close(y);
     dq_close(x);
+    tl_teardown(&c);
+}
+
+/* One task through q, so that the stream and its group exist (the stream
+ * stays, empty, after the ack's XDEL). */
+static void make_stream(dq_queue *q)
+{
+    tl_enqueue(q, "warm-up", "w", 1, dq_wall_us() / 1000);
+    tl_got g = tl_claim(q, 3000);
+    cr_assert_eq(g.rc, DQ_OK, "streams: the warm-up task did not come");
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* As the conformance check claim_timeout: dq.h's bound (the timeout plus
+ * one round trip) with 20 ms for scheduling on a shared machine, median
+ * of 5 so that one descheduled sample does not decide. */
+#define OVERRUN_MS 20
+#define SAMPLES 5
+
+Test(streams, block_on_time, .timeout = 30)
+{
+    static const int64_t timeouts_ms[] = {10, 50, 250};
+    tl_ctx c;
+    tl_setup(&c, "streams", "block_on_time");
+    dq_queue *q = tl_open(&c);
+    make_stream(q);
+    for (size_t k = 0; k < sizeof timeouts_ms / sizeof timeouts_ms[0]; k++) {
+        int64_t tmo = timeouts_ms[k], took_us[SAMPLES];
+        for (int i = 0; i < SAMPLES; i++) {
+            int64_t t0 = dq_mono_us();
+            tl_got g = tl_claim(q, tmo);
+            took_us[i] = dq_mono_us() - t0;
+            cr_assert_eq(g.rc, DQ_EMPTY, "streams: claim on an empty "
+                         "stream gave %s", g.id);
+        }
+        qsort(took_us, SAMPLES, sizeof took_us[0], cmp_i64);
+        cr_assert_leq(took_us[SAMPLES / 2], (tmo + OVERRUN_MS) * 1000,
+                      "streams: claim(%lld ms) blocked on an empty stream "
+                      "took %.1f ms (median of %d; fastest %.1f, slowest "
+                      "%.1f); allowed: the timeout + %d ms", (long long)tmo,
+                      (double)took_us[SAMPLES / 2] / 1e3, SAMPLES,
+                      (double)took_us[0] / 1e3,
+                      (double)took_us[SAMPLES - 1] / 1e3, OVERRUN_MS);
+    }
+    dq_close(q);
+    tl_teardown(&c);
+}
+
+typedef struct waiter {
+    dq_queue *q;
+    tl_got got;
+} waiter;
+
+static void *wait_claim(void *arg)
+{
+    waiter *w = arg;
+    w->got = tl_claim(w->q, 4000);
+    return NULL;
+}
+
+Test(streams, block_woken_by_move, .timeout = 30)
+{
+    tl_ctx c;
+    tl_setup(&c, "streams", "woken");
+    tl_set_opt(&c, "poll_ms", "5000");
+    dq_queue *a = tl_open_as(&c, "consumer-a");
+    make_stream(a);
+    waiter w = {tl_open_as(&c, "consumer-b"), {0}};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, wait_claim, &w), 0);
+    dq_sleep_us(200 * 1000); /* B is blocked by now, or soon */
+    enqueue_due_now(a, 2);
+    /* A's mover moves both into the stream and A reads task-0; task-1's
+     * XADD wakes B. */
+    tl_got g = tl_claim(a, 3000);
+    cr_assert_eq(g.rc, DQ_OK, "streams: A got nothing");
+    pthread_join(th, NULL);
+    cr_assert_eq(w.got.rc, DQ_OK, "streams: B's claim(4000 ms) got nothing "
+                 "although A moved a second task");
+    cr_assert_lt(w.got.elapsed_ms, 2000, "streams: B, blocked with "
+                 "poll_ms=5000, took %lld ms to get %s after A's move",
+                 (long long)w.got.elapsed_ms, w.got.id);
+    dq_close(w.q);
+    dq_close(a);
     tl_teardown(&c);
 }
