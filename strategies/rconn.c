@@ -642,36 +642,57 @@ static int wait_readable(redisContext *c, int64_t until_us)
     }
 }
 
-redisReply *dq_redis_block(dq_queue *q, redisContext *c, int *rc, int argc,
-                           const char **argv, const size_t *argvlen,
-                           int64_t deadline_us)
+/* The timeout argument of a blocking command: wait_ms clamped as
+ * dq_block_timeout does, in seconds ("0.005") or, with in_ms, in whole
+ * milliseconds ("5") as XREADGROUP's BLOCK takes it. */
+static int64_t block_arg(int64_t want_ms, bool in_ms, char *buf, size_t len)
+{
+    int64_t wait_ms = want_ms < DQ_BLOCK_MIN_MS   ? DQ_BLOCK_MIN_MS
+                      : want_ms > DQ_BLOCK_MAX_MS ? DQ_BLOCK_MAX_MS
+                                                  : want_ms;
+
+    if (in_ms)
+        snprintf(buf, len, "%lld", (long long)wait_ms);
+    else
+        dq_block_timeout(wait_ms, buf, len);
+    return wait_ms;
+}
+
+/* dq_redis_block and dq_redis_block_ms_at: the timeout goes before
+ * argv[at] (at == argc: after the last argument). */
+static redisReply *block_cmd(dq_queue *q, redisContext *c, int *rc, int argc,
+                             const char **argv, const size_t *argvlen,
+                             int at, bool in_ms, int64_t deadline_us)
 {
     static const char *ping[1] = {"PING"};
-    const char *av[9];
-    size_t al[9];
+    const char *av[DQ_BLOCK_MAX_ARGC + 1];
+    size_t al[DQ_BLOCK_MAX_ARGC + 1];
     char tmo[32];
     int64_t wait_ms, want_ms, wake_us, step_us = 2000;
     int pings = 0;
     void *r = NULL;
 
-    if (argc < 1 || argc > 8) {
-        *rc = dq_fail(q, DQ_EINVAL, "blocking command: %d arguments (1..8)",
-                      argc);
+    if (argc < 1 || argc > DQ_BLOCK_MAX_ARGC || at < 1 || at > argc) {
+        *rc = dq_fail(q, DQ_EINVAL, "blocking command: %d arguments (1..%d), "
+                      "timeout at %d", argc, DQ_BLOCK_MAX_ARGC, at);
         return NULL;
     }
     if ((*rc = ensure_connected(q, c)) != DQ_OK)
         return NULL;
     want_ms = (deadline_us - dq_mono_us()) / 1000 - DQ_BLOCK_EARLY_MS;
-    wait_ms = want_ms < DQ_BLOCK_MIN_MS   ? DQ_BLOCK_MIN_MS
-              : want_ms > DQ_BLOCK_MAX_MS ? DQ_BLOCK_MAX_MS
-                                          : want_ms;
-    dq_block_timeout(wait_ms, tmo, sizeof tmo);
-    for (int i = 0; i < argc; i++) {
-        av[i] = argv[i];
-        al[i] = argvlen ? argvlen[i] : strlen(argv[i]);
+    wait_ms = block_arg(want_ms, in_ms, tmo, sizeof tmo);
+    for (int i = 0, j = 0; i < argc; i++, j++) {
+        if (i == at) {
+            av[j] = tmo;
+            al[j++] = strlen(tmo);
+        }
+        av[j] = argv[i];
+        al[j] = argvlen ? argvlen[i] : strlen(argv[i]);
     }
-    av[argc] = tmo;
-    al[argc] = strlen(tmo);
+    if (at == argc) {
+        av[argc] = tmo;
+        al[argc] = strlen(tmo);
+    }
     /* Unclamped, the server's timeout fires DQ_BLOCK_EARLY_MS (give or
      * take its 1 ms rounding) before our deadline; clamped, that long
      * after the timeout we sent. */
@@ -714,6 +735,23 @@ lost:
     *rc = transport_fail(q, c);
     mark_failed(c, "blocking command lost");
     return NULL;
+}
+
+redisReply *dq_redis_block(dq_queue *q, redisContext *c, int *rc, int argc,
+                           const char **argv, const size_t *argvlen,
+                           int64_t deadline_us)
+{
+    return block_cmd(q, c, rc, argc, argv, argvlen, argc, false,
+                     deadline_us);
+}
+
+redisReply *dq_redis_block_ms_at(dq_queue *q, redisContext *c, int *rc,
+                                 int argc, const char **argv,
+                                 const size_t *argvlen, int timeout_at,
+                                 int64_t deadline_us)
+{
+    return block_cmd(q, c, rc, argc, argv, argvlen, timeout_at, true,
+                     deadline_us);
 }
 
 bool dq_reply_int(const redisReply *r, int64_t *out)

@@ -194,7 +194,7 @@ void dq_block_timeout(int64_t wait_ms, char *buf, size_t buflen);
  * idle server a BLPOP with a 10 ms timeout answers after up to 100 ms and
  * one of 250 ms after up to 300 ms (measured: ~100 ms and ~300 ms).
  *
- * What dq_redis_block does: it sends argv (argc <= 8 arguments, the
+ * What dq_redis_block does: it sends argv (argc <= DQ_BLOCK_MAX_ARGC, the
  * blocking command WITHOUT its timeout, e.g. {"BLPOP", key}) with a
  * server-side timeout DQ_BLOCK_EARLY_MS shorter than the time left until
  * deadline_us (a dq_mono_us() time), clamped by dq_block_timeout, and
@@ -232,9 +232,27 @@ void dq_block_timeout(int64_t wait_ms, char *buf, size_t buflen);
 #define DQ_BLOCK_EARLY_MS 2
 #define DQ_BLOCK_SHORTEST_MS (DQ_BLOCK_MIN_MS + DQ_BLOCK_EARLY_MS)
 #define DQ_BLOCK_WAKE_PINGS 4
+#define DQ_BLOCK_MAX_ARGC 15
 redisReply *dq_redis_block(dq_queue *q, redisContext *c, int *rc, int argc,
                            const char **argv, const size_t *argvlen,
                            int64_t deadline_us);
+/* dq_redis_block for a command whose timeout sits inside it and is given
+ * in whole milliseconds: XREADGROUP GROUP g c COUNT n BLOCK <ms> STREAMS
+ * key id (https://redis.io/commands/xreadgroup/; BLOCK 0 means forever,
+ * so the clamp to DQ_BLOCK_MIN_MS matters here too).  argv is the
+ * command without the timeout; it is sent with the timeout inserted
+ * before argv[timeout_at] (1 <= timeout_at <= argc; argc ==
+ * timeout_at puts it last), e.g. timeout_at 7 for {"XREADGROUP",
+ * "GROUP", g, c, "COUNT", n, "BLOCK", "STREAMS", key, ">"}.  Otherwise
+ * exactly dq_redis_block: same deadline, PINGs and return contract;
+ * DQ_EINVAL, nothing sent, for a bad argc or timeout_at.  Redis 7.0's
+ * xreadCommand (src/t_stream.c) reads BLOCK with
+ * getTimeoutFromObjectOrReply in milliseconds and blocks the client as
+ * BLPOP does, so the late timeout and its wake-up above apply alike. */
+redisReply *dq_redis_block_ms_at(dq_queue *q, redisContext *c, int *rc,
+                                 int argc, const char **argv,
+                                 const size_t *argvlen, int timeout_at,
+                                 int64_t deadline_us);
 
 /* A malloc'd copy of a bulk-string reply's bytes, NUL-terminated for
  * convenience (*len bytes without the NUL); any other reply type (nil, r

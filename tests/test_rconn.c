@@ -2,7 +2,8 @@
  * blocking timeouts (a wait below 1 ms must never reach BLPOP, BZPOPMIN or
  * BLMOVE as 0, which means "block forever": https://redis.io/commands/blpop/)
  * the key layout (one hash tag per queue) and dq_deadline_us, the claim
- * loops' deadline, which must saturate rather than overflow. */
+ * loops' deadline, which must saturate rather than overflow, and the
+ * argument checks of dq_redis_block_ms_at. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -58,4 +59,23 @@ Test(rconn, deadline_saturates)
     cr_expect_eq(dq_deadline_us(INT64_MAX / 1000 - 1), INT64_MAX);
     d = dq_deadline_us(DQ_CLAIM_TIMEOUT_MAX_MS);
     cr_expect(d > t0 && d < INT64_MAX, "deadline(one day) is exact");
+}
+
+/* dq_redis_block_ms_at refuses a timeout position outside the command
+ * before it touches the connection (none here). */
+Test(rconn, block_ms_at_checks_arguments)
+{
+    dq_queue q;
+    const char *argv[3] = {"XREADGROUP", "BLOCK", "STREAMS"};
+    int rc = DQ_OK;
+    memset(&q, 0, sizeof q);
+    cr_expect_null(dq_redis_block_ms_at(&q, NULL, &rc, 3, argv, NULL, 0, 0));
+    cr_expect_eq(rc, DQ_EINVAL, "timeout_at 0: rc %d", rc);
+    rc = DQ_OK;
+    cr_expect_null(dq_redis_block_ms_at(&q, NULL, &rc, 3, argv, NULL, 4, 0));
+    cr_expect_eq(rc, DQ_EINVAL, "timeout_at past argc: rc %d", rc);
+    rc = DQ_OK;
+    cr_expect_null(dq_redis_block_ms_at(&q, NULL, &rc, DQ_BLOCK_MAX_ARGC + 1,
+                                        argv, NULL, 1, 0));
+    cr_expect_eq(rc, DQ_EINVAL, "argc %d: rc %d", DQ_BLOCK_MAX_ARGC + 1, rc);
 }
