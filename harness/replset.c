@@ -24,12 +24,16 @@
  * replica report role master, Redis 7.0 sentinelGetCurrentMasterAddress),
  * and the replica answers ROLE with "master".
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <hiredis/hiredis.h>
 
@@ -149,6 +153,36 @@ static int wait_until(const dq_replset *rs, bool (*ready)(const dq_replset *))
     return 0;
 }
 
+/* True when WAIT counts the replica: a PUBLISH on the primary (replicated
+ * like a write, so it gives the probe connection an offset to wait for,
+ * and it touches no key) is acknowledged by it within 100 ms.  INFO calls
+ * a replica "online" at the end of its full sync, but the primary sends it
+ * the replication stream only after its first REPLCONF ACK (Redis 7.0,
+ * client field repl_start_cmd_stream_on_ack, "install slave write handler
+ * on first ACK"), which came up to about a second later here: until then
+ * WAIT 1 times out and a client's wait=1 write would fail. */
+static bool replica_acked(const dq_replset *rs)
+{
+    const char *pub[3] = {"PUBLISH", "dqlab:replset:probe", "1"};
+    const char *wait[3] = {"WAIT", "1", "100"};
+    redisContext *c = probe_conn(rs->primary.port);
+    redisReply *r;
+    bool ok = false;
+
+    if (c == NULL)
+        return false;
+    r = redisCommandArgv(c, 3, pub, NULL);
+    if (r != NULL && r->type == REDIS_REPLY_INTEGER) {
+        freeReplyObject(r);
+        r = redisCommandArgv(c, 3, wait, NULL);
+        ok = r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer >= 1;
+    }
+    if (r != NULL)
+        freeReplyObject(r);
+    redisFree(c);
+    return ok;
+}
+
 static bool replica_in_sync(const dq_replset *rs)
 {
     static const char *const on_replica[] = {"role:slave",
@@ -157,7 +191,7 @@ static bool replica_in_sync(const dq_replset *rs)
                                              "state=online", NULL};
 
     return info_has(rs->replica.port, on_replica) &&
-           info_has(rs->primary.port, on_primary);
+           info_has(rs->primary.port, on_primary) && replica_acked(rs);
 }
 
 static int start_sentinel(dq_replset *rs, const dq_replset_opts *o,
@@ -279,12 +313,85 @@ static bool promoted(const dq_replset *rs)
     return ok;
 }
 
+/* Keeps 127.0.0.1:port bound (not listening: a client connecting there
+ * is refused at once, as by the dead server) while our Sentinel still
+ * knows the killed server's address, so that no server another dqlab
+ * starts on a free port (bind to port 0 skips a bound one) can appear
+ * there; see replset.h.  Best effort: the descriptor, or -1. */
+static int hold_port(int port)
+{
+    struct sockaddr_in a;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+    if (fd < 0)
+        return -1;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons((uint16_t)port);
+    /* SO_REUSEADDR: the killed server's connections linger in TIME_WAIT
+     * on this port. */
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* True once Sentinel finished the failover: SENTINEL master shows the
+ * replica's port with flags exactly "master" (no failover_in_progress;
+ * +switch-master has happened, and with it the old primary's address
+ * became one of its replicas). */
+static bool switched(const dq_replset *rs)
+{
+    const char *m[3] = {"SENTINEL", "master", DQ_REPLSET_MASTER};
+    redisReply *r = probe(rs->sentinel.port, 3, m);
+    char port[16];
+    bool ok;
+
+    snprintf(port, sizeof port, "%d", rs->replica.port);
+    ok = strcmp(kv(r, "port"), port) == 0 &&
+         strcmp(kv(r, "flags"), "master") == 0;
+    if (r != NULL)
+        freeReplyObject(r);
+    return ok;
+}
+
+/* Waits until done(rs) or deadline_us (dq_mono_us()), polling every
+ * DQ_REPLSET_POLL_MS.  0 or -1. */
+static int poll_until(const dq_replset *rs, bool (*done)(const dq_replset *),
+                      int64_t deadline_us)
+{
+    while (!done(rs)) {
+        if (dq_mono_us() > deadline_us)
+            return -1;
+        sleep_ms(DQ_REPLSET_POLL_MS);
+    }
+    return 0;
+}
+
+/* After the failover: SENTINEL RESET, so that Sentinel forgets the killed
+ * server's address (it keeps the new primary and finds its replicas again
+ * in its INFO).  0 or -1. */
+static int forget_killed(const dq_replset *rs)
+{
+    const char *argv[3] = {"SENTINEL", "RESET", DQ_REPLSET_MASTER};
+    redisReply *r = probe(rs->sentinel.port, 3, argv);
+    bool ok = r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+
+    if (r != NULL)
+        freeReplyObject(r);
+    return ok ? 0 : -1;
+}
+
 int dq_replset_failover(dq_replset *rs, int64_t timeout_ms,
                         dq_failover_times *t, char *err, size_t errlen)
 {
     dq_failover_times local;
+    dq_redis_server dead;
     int64_t deadline;
-    int status;
+    int status, hold, rc = 0;
 
     if (t == NULL)
         t = &local;
@@ -297,26 +404,32 @@ int dq_replset_failover(dq_replset *rs, int64_t timeout_ms,
     kill(rs->primary.pid, SIGKILL);
     dq_spawn_reap(rs->primary.pid, &status, true);
     rs->primary.pid = 0;
+    hold = hold_port(rs->primary.port);
     deadline = t->kill_us + timeout_ms * 1000;
-    while (!promoted(rs)) {
-        if (dq_mono_us() > deadline) {
-            snprintf(err, errlen, "failover: Sentinel did not promote the "
-                     "replica on port %d within %lld ms of the kill",
-                     rs->replica.port, (long long)timeout_ms);
-            return -1;
-        }
-        sleep_ms(DQ_REPLSET_POLL_MS);
+    if (poll_until(rs, promoted, deadline) != 0) {
+        snprintf(err, errlen, "failover: Sentinel did not promote the "
+                 "replica on port %d within %lld ms of the kill",
+                 rs->replica.port, (long long)timeout_ms);
+        rc = -1;
+        goto out;
     }
     t->promoted_us = dq_mono_us();
     t->promotion_ms = (t->promoted_us - t->kill_us) / 1000;
-    /* The roles changed: primary is the promoted server now. */
-    {
-        dq_redis_server dead = rs->primary;
-
-        rs->primary = rs->replica;
-        rs->replica = dead;
+    if (poll_until(rs, switched, deadline) != 0 || forget_killed(rs) != 0) {
+        /* It would take over whatever answers on the old port later. */
+        dq_redis_server_stop(&rs->sentinel);
+        snprintf(err, errlen, "failover: Sentinel did not finish the "
+                 "failover or refused SENTINEL RESET; Sentinel stopped");
+        rc = -1;
     }
-    return 0;
+    /* The roles changed: primary is the promoted server now. */
+    dead = rs->primary;
+    rs->primary = rs->replica;
+    rs->replica = dead;
+out:
+    if (hold >= 0)
+        close(hold);
+    return rc;
 }
 
 int dq_replset_rejoin(dq_replset *rs, char *err, size_t errlen)

@@ -20,6 +20,20 @@
  * left and removes the three directories; every exit path must call it
  * (never from a signal handler: signals.h).
  *
+ * Our Sentinel must never touch a server that is not ours.  After a
+ * failover it remembers the killed primary as a replica to reconfigure,
+ * and when a server answers at that address again it turns it into a
+ * replica of ours (REPLICAOF, CONFIG REWRITE, CLIENT KILL: "+convert-to-
+ * slave", after about 8 s of it claiming to be a primary).  Had another
+ * process's redis-server (another test's, another user's) started on the
+ * freed port, our Sentinel would take it over.  So the failover keeps the
+ * port bound (not listening) until Sentinel has finished and been told
+ * to forget the address (SENTINEL RESET); if that fails, Sentinel is
+ * stopped.  What remains: a server started on exactly that port by a
+ * process that binds it by number with SO_REUSEADDR during those few
+ * seconds (redis-server itself does) still gets Sentinel's PINGs, INFO
+ * and hello messages, though not a REPLICAOF.
+ *
  * Sentinel tuning (a fast failover for a lab, not for production), each
  * set per monitored name in the Sentinel's config file:
  *   down-after-milliseconds DQ_REPLSET_DOWN_AFTER_MS (1000; default
@@ -80,7 +94,8 @@ typedef struct dq_replset_opts {
 
 /* Starts primary, replica and Sentinel (o may be NULL: the defaults) and
  * waits (up to DQ_REPLSET_READY_TIMEOUT_MS) until the replica reports
- * master_link_status:up, the primary lists it online, and Sentinel's
+ * master_link_status:up, the primary lists it online and WAIT counts it
+ * (a replicated PUBLISH on the primary, no key written), and Sentinel's
  * SENTINEL replicas shows it with flags "slave" and link "ok" while
  * SENTINEL master shows the primary with flags "master".  Returns 0 with
  * *rs filled, or -1 with one line in err (errlen bytes): a server that did
@@ -111,15 +126,20 @@ typedef struct dq_failover_times {
  * with one line in err: no primary running, or no promotion within
  * timeout_ms (the kill has happened either way; the roles stay).
  *
+ * Before returning it waits for Sentinel to finish (SENTINEL master shows
+ * the new primary, flags "master") and sends SENTINEL RESET (above); when
+ * either fails it stops Sentinel and returns -1, roles swapped.
  * Afterwards the new primary has no replica: a client with wait=1 gets
  * DQ_EREPLICA for every write (nothing is acknowledged) until one joins,
- * which is what dq_replset_rejoin does. */
+ * which is what dq_replset_rejoin does.  Sentinel learns of that replica
+ * from the primary's INFO within 10 s; a second failover before that
+ * finds no replica to promote. */
 int dq_replset_failover(dq_replset *rs, int64_t timeout_ms,
                         dq_failover_times *t, char *err, size_t errlen);
 
 /* After a failover: removes the killed server's directory and starts a
  * new, empty replica of the new primary (a replaced node: a free port, a
- * new directory), waiting until it is in sync (up to
+ * new directory), waiting until it is in sync and WAIT counts it (up to
  * DQ_REPLSET_READY_TIMEOUT_MS).  Sentinel learns of it from the primary's
  * INFO within 10 s; WAIT counts it as soon as it is in sync.  Call from
  * the thread that started rs.  Returns 0, or -1 with one line in err. */

@@ -291,6 +291,17 @@ static long lost_now(run *r)
     return lost;
 }
 
+static bool has_option(const char *strategy, const char *name)
+{
+    const dq_optdef *d;
+
+    for (size_t i = 0;
+         (d = dq_strategy_option(dq_strategy_find(strategy), i)) != NULL; i++)
+        if (strcmp(d->name, name) == 0)
+            return true;
+    return false;
+}
+
 static void *resume_replica(void *arg)
 {
     dq_sleep_us(50000);
@@ -313,6 +324,7 @@ static long failover_run(run *r, const char *strategy, const char *wait,
     /* A short WAIT timeout: until the replica rejoins, every wait=1 write
      * fails after it, and the producer retries. */
     const char *kvs[5] = {wait, "wait_timeout_ms=200", NULL, NULL, NULL};
+    size_t k = 2;
     pthread_t tp, tc;
     dq_failover_times ft;
     int64_t drain_until, first_ok = INT64_MAX;
@@ -324,9 +336,10 @@ static long failover_run(run *r, const char *strategy, const char *wait,
     r->wait = wait;
     queue_name(r->queue, sizeof r->queue, strategy);
     snprintf(lease, sizeof lease, "lease_ms=%d", LEASE_MS);
-    kvs[2] = "poll_ms=10";
-    if (strcmp(strategy, "lua-lease") == 0)
-        kvs[3] = lease;
+    if (has_option(strategy, "poll_ms"))
+        kvs[k++] = "poll_ms=10";
+    if (has_option(strategy, "lease_ms"))
+        kvs[k++] = lease;
     r->prod = open_q(strategy, r->queue, "producer", kvs);
     r->cons = open_q(strategy, r->queue, "consumer", kvs);
     cr_assert_eq(pthread_create(&tc, NULL, consumer, r), 0);
@@ -403,6 +416,17 @@ Test(failover, wait1_loses_no_acknowledged_enqueue, .timeout = 120)
 {
     start_trio();
     cr_assert_eq(failover_run(&g_run, "lua-lease", "wait=1", 0), 0,
+                 "acknowledged enqueues lost with wait=1 and one replica");
+}
+
+/* list-reliable: consumers block in BLMOVE and a mover thread per
+ * consumer moves due tasks on connections of its own; all of them must
+ * find the new primary through Sentinel. */
+Test(failover, wait1_list_reliable_loses_no_acknowledged_enqueue,
+     .timeout = 120)
+{
+    start_trio();
+    cr_assert_eq(failover_run(&g_run, "list-reliable", "wait=1", 0), 0,
                  "acknowledged enqueues lost with wait=1 and one replica");
 }
 
