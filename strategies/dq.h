@@ -218,9 +218,9 @@ typedef struct dq_enqueue_item {
 
 typedef struct dq_strategy dq_strategy;
 
-/* A handle on one queue.  Strategies keep their state in `priv`. */
-struct redisContext;
+struct redisContext; /* hiredis's, for the rconn.c fields below */
 
+/* A handle on one queue.  Strategies keep their state in `priv`. */
 typedef struct dq_queue {
     const dq_strategy *s;
     char queue[65];

@@ -243,7 +243,6 @@ free_reply:
     return rc;
 }
 
-
 /* Marks c failed (unless a transport error did already), so that the next
  * call reconnects it. */
 static void mark_failed(redisContext *c, const char *why)
