@@ -26,6 +26,44 @@
  * or DQ_EREDIS with the message in q->err naming host:port. */
 int dq_redis_connect(dq_queue *q, const char *min_version,
                      int64_t sock_timeout_ms, redisContext **out);
+/* dq_redis_connect also: with cfg.sentinels, connects to the primary the
+ * Sentinels name (below) instead of redis_host:redis_port, and accepts it
+ * only when ROLE says master (DQ_EIO "is a slave ..." otherwise); the
+ * first connection it opens on q becomes q->redis_conn, and with option
+ * wait > 0 it sets q->redis_confirm (dq.h), so the dq_* wrappers wait for
+ * replicas on the connection the strategy writes on.  Every strategy's
+ * connections -- command connections, subscribers, list's movers --
+ * are made here, so they all follow Sentinel without code of their own. */
+
+/* Sentinel (https://redis.io/docs/management/sentinel/, "Obtaining the
+ * address of the current master").  Asks the Sentinels of `sentinels`
+ * ("host:port[,host:port...]", at most DQ_SENTINELS_MAX, IPv4 or names,
+ * no AUTH), in order, SENTINEL get-master-addr-by-name <name>, each with
+ * DQ_SENTINEL_TIMEOUT_MS to connect and to answer; the first one that
+ * knows the name gives the answer.  Sentinel names the promoted replica
+ * as soon as it saw it turn master, before the failover is complete.
+ * Returns DQ_OK with host (hostlen bytes) and *port (1..65535); DQ_EINVAL
+ * for a malformed list or a missing name; DQ_EIO when no Sentinel
+ * answered or none knows the name (err says the last one's reason).  err:
+ * one line, errlen bytes.  Used by the reconnects below and by the
+ * harness (replset.h). */
+#define DQ_SENTINELS_MAX 8
+#define DQ_SENTINEL_TIMEOUT_MS 1000
+int dq_sentinel_primary(const char *sentinels, const char *name, char *host,
+                        size_t hostlen, int *port, char *err, size_t errlen);
+
+/* The replica wait of option wait (dq.h, dq_redis_options): sends WAIT n
+ * timeout_ms on c, which must be the connection the writes to confirm
+ * were sent on (WAIT counts that connection's writes only:
+ * https://redis.io/commands/wait/).  n <= 0: returns DQ_OK, sends
+ * nothing.  Returns DQ_OK when at least n replicas acknowledged; else
+ * DQ_EREPLICA ("<what>: 1 of 2 replicas acknowledged within 1000 ms
+ * (WAIT): not confirmed") after timeout_ms (>= 1; 0 would mean "for
+ * ever"); DQ_EIO when c failed since the write (a reconnected c would
+ * confirm nothing) or during WAIT; DQ_EIO too when the server is a
+ * replica by now (Sentinel mode).  q->err names `what`. */
+int dq_redis_wait_replicas(dq_queue *q, redisContext *c, int64_t n,
+                           int64_t timeout_ms, const char *what);
 
 /* Client names.  Every connection dq_redis_connect opens, and every
  * reconnect of it, is named with CLIENT SETNAME "dqlab:<queue>:<consumer>"
@@ -59,7 +97,18 @@ void dq_redis_client_name(const dq_queue *q, const char *suffix, char *buf,
  * or SELECT fails (transport error or error reply: DQ_EIO, DQ_EAUTH,
  * DQ_EREDIS) leaves c marked failed, so no command ever runs on a
  * connection that is unauthenticated or in the wrong db; the next call
- * tries again. */
+ * tries again.
+ *
+ * With cfg.sentinels every reconnect first asks the Sentinels for the
+ * current primary (dq_sentinel_primary) and points c there, then checks
+ * ROLE after the handshake: during a failover the next calls return
+ * DQ_EIO until Sentinel has promoted a replica, then reach it.  An error
+ * reply saying the server is no longer the primary -- READONLY (a write
+ * on a replica, e.g. a demoted primary), UNBLOCKED (a blocked command of
+ * a primary that turned replica) or WAIT's "cannot be used with replica
+ * instances" -- is returned as DQ_EIO (the command was refused: retry)
+ * and marks c failed, so the next call rediscovers the primary.  Without
+ * Sentinel such replies stay DQ_EREDIS. */
 
 /* Sends argv as one command and waits for the reply (counted in
  * q->counters.round_trips).  On a transport error returns NULL with q->err

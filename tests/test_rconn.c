@@ -79,3 +79,26 @@ Test(rconn, block_ms_at_checks_arguments)
                                         argv, NULL, 1, 0));
     cr_expect_eq(rc, DQ_EINVAL, "argc %d: rc %d", DQ_BLOCK_MAX_ARGC + 1, rc);
 }
+
+/* The Sentinel list is checked before anything is sent; a Sentinel that
+ * does not answer is named (nothing listens on port 1). */
+Test(rconn, sentinel_list_checked)
+{
+    const char *bad[] = {"", "localhost", "127.0.0.1:0", "127.0.0.1:65536",
+                         "127.0.0.1:26379x", ":26379", "127.0.0.1:1,",
+                         "a:1,a:2,a:3,a:4,a:5,a:6,a:7,a:8,a:9", NULL};
+    char host[64], err[256];
+    int port = 0;
+
+    for (int i = 0; bad[i] != NULL; i++) {
+        err[0] = '\0';
+        cr_expect_eq(dq_sentinel_primary(bad[i], "m", host, sizeof host,
+                                         &port, err, sizeof err),
+                     DQ_EINVAL, "'%s' accepted: %s", bad[i], err);
+    }
+    cr_expect_eq(dq_sentinel_primary("127.0.0.1:1", NULL, host, sizeof host,
+                                     &port, err, sizeof err), DQ_EINVAL);
+    cr_expect_eq(dq_sentinel_primary("127.0.0.1:1", "m", host, sizeof host,
+                                     &port, err, sizeof err), DQ_EIO);
+    cr_expect(strstr(err, "sentinel 127.0.0.1:1:") != NULL, "%s", err);
+}
