@@ -7,6 +7,11 @@
 #   make test       install missing packages, build and run the Criterion
 #                   tests against a private redis-server
 #   make test-sanitize   the same tests under AddressSanitizer + UBSan
+#   make test-browser    check in headless Chromium that the first screen of
+#                   HTML (default report/out/index.html) shows the contents
+#                   and the summary matrix and that wide tables scroll
+#                   (tools/firstscreen.sh); its screenshot goes to SHOT
+#                   (default report/out/firstscreen.png)
 #   make bench     install missing packages, measure speed and scale into
 #                  results/bench/ (FULL=1: backlog up to 1M pending tasks)
 #   make clean
@@ -51,7 +56,7 @@ AOFSHIM  := $(BUILD)/libdqaofshim.so
 .DELETE_ON_ERROR:
 # Keep test objects: make would delete them as intermediates of tests/%.
 .SECONDARY: $(TEST_BIN:=.o)
-.PHONY: all deps report test test-sanitize test-build bench clean
+.PHONY: all deps report test test-sanitize test-build test-browser bench clean
 
 all: $(DQLAB) $(AOFSHIM)
 
@@ -83,12 +88,21 @@ test-build: $(DQLAB) $(TEST_BIN) $(AOFSHIM)
 # The top-level targets re-enter make after deps.sh so that pkg-config sees
 # freshly installed packages.
 test:
-	@sh tools/deps.sh
+	@sh tools/deps.sh test
 	@$(MAKE) --no-print-directory test-build
 	@sh tests/run.sh $(BUILD) $(DQLAB)
 
 test-sanitize:
 	@$(MAKE) --no-print-directory test SANITIZER=asan
+
+# The first-screen check on one page; `make test` runs it on the fixtures in
+# tests/browser/ (one of them must fail it).
+HTML ?= report/out/index.html
+SHOT ?= report/out/firstscreen.png
+test-browser:
+	@sh tools/deps.sh test
+	@mkdir -p $(dir $(SHOT))
+	@sh tools/firstscreen.sh --screenshot $(SHOT) $(HTML)
 
 REPORT_ARGS := $(if $(filter-out 0,$(FULL)),,--quick)
 report:

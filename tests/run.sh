@@ -11,13 +11,17 @@
 # waits until it answers PING, exports
 #     DQ_TEST_REDIS_PORT  its port
 #     DQLAB               absolute path of the dqlab binary
-# runs every BUILD_DIR/tests/test_* binary, prints each binary's Criterion
-# summary, then one total line "N passed, N failed", and stops the server
-# on every exit path (trap on EXIT INT TERM), as hiredis's test.sh does.
+# runs every BUILD_DIR/tests/test_* binary and then tests/browser/check.sh
+# (the report's first screen in headless Chromium; it takes the same
+# arguments and prints the same summary line, as "test_browser"), prints
+# each one's Criterion summary, then one total line "N passed, N failed",
+# and stops the server on every exit path (trap on EXIT INT TERM), as
+# hiredis's test.sh does.
 #
 # Exit: 0 when every binary passed, 1 when any failed or crashed, 2 on a
-# usage or setup error.  A missing redis-server is an error (exit 2), never
-# a reason to skip: a test run without Redis must not look green.
+# usage or setup error.  A missing redis-server or chromium is an error
+# (exit 2), never a reason to skip: a test run without them must not look
+# green.
 #
 # Tests share the server; each uses its own queue name and none flushes it.
 # Tests that change server config (notify-keyspace-events, ...) must start
@@ -45,6 +49,8 @@ command -v redis-server >/dev/null 2>&1 ||
     die "redis-server not found in PATH (apt-get install redis-server)"
 command -v redis-cli >/dev/null 2>&1 ||
     die "redis-cli not found in PATH (apt-get install redis-tools)"
+command -v chromium >/dev/null 2>&1 ||
+    die "chromium not found in PATH (apt-get install chromium fonts-dejavu-core)"
 
 case $dqlab in
 /*) ;;
@@ -162,18 +168,25 @@ total_fail=0
 total_skip=0
 failed_bins=""
 nbins=0
-for bin in "$build"/tests/test_*; do
+for bin in "$build"/tests/test_* "$here/browser/check.sh"; do
     case $bin in *.o | *.d) continue ;; esac
-    [ -f "$bin" ] && [ -x "$bin" ] || continue
-    nbins=$((nbins + 1))
+    interp=""
     name=$(basename "$bin")
+    if [ "$bin" = "$here/browser/check.sh" ]; then
+        interp=sh
+        name=test_browser
+    fi
+    [ -f "$bin" ] && { [ -n "$interp" ] || [ -x "$bin" ]; } || continue
+    # Counts the Criterion binaries (none means nothing was built).
+    [ -n "$interp" ] || nbins=$((nbins + 1))
     log=$tmp/$name.log
     echo "== $name"
     # In the background so that a signal to this script runs its trap at
     # once instead of after the binary ends.
     # --tap also writes a TAP report, the only place Criterion 2.4 names the
     # tests it skipped (cr_skip_test) and why.
-    timeout "$bin_timeout" "$bin" --jobs "$jobs" --tap="$log.tap" "$@" \
+    # shellcheck disable=SC2086 # $interp is "sh" or nothing
+    timeout "$bin_timeout" $interp "$bin" --jobs "$jobs" --tap="$log.tap" "$@" \
         >"$log" 2>&1 &
     test_pid=$!
     wait "$test_pid"
