@@ -377,10 +377,11 @@ int dq_enqueue_many(dq_queue *q, const dq_enqueue_item *items, size_t n);
  * task you got (dq_task_clear) before passing it again, or its payload
  * leaks.  A claim may overrun timeout_ms by one Redis round trip when
  * Redis is slow (a reply is never abandoned half-way), and by no more:
- * a strategy that blocks in Redis (BLPOP, BLMOVE, BZPOPMIN) keeps its own
- * deadline on the client (rconn.h, dq_redis_block), because Redis 7.0
- * answers a blocking command's timeout only when its event loop next
- * wakes up -- up to 1000/hz ms (100 ms) late on an idle server. */
+ * a strategy that blocks in Redis (BLPOP, BLMOVE, BZPOPMIN, XREADGROUP ...
+ * BLOCK in streams) keeps its own deadline on the client (rconn.h,
+ * dq_redis_block), because Redis 7.0 answers a blocking command's timeout
+ * only when its event loop next wakes up -- up to 1000/hz ms (100 ms) late
+ * on an idle server. */
 int dq_claim(dq_queue *q, int64_t timeout_ms, dq_task *out);
 /* Ends the lease of task t, as filled by dq_claim on this handle (its id
  * and token are used; the payload is not).  Checks t != NULL (DQ_EINVAL).
@@ -477,13 +478,19 @@ void dq_sleep_us(int64_t us);
  * max_attempts: a leased strategy may take the option max_attempts=N (an
  * integer, 0 = unlimited, the default).  A task delivered N times without
  * an ack (its lease ran out, or it was nacked) is not delivered an N+1th
- * time: the claim that would deliver it moves it instead, in the same
- * atomic step, to the queue's dead-letter set
+ * time: the step that would give it back for delivery moves it instead,
+ * in that same atomic step, to the queue's dead-letter set
  *   dq:{Q}:dead  ZSet  member: task id, score: ms since the epoch when it
  *                      was moved there
  * and leaves its payload in the hash dq:{Q}:p and its delivery count in
  * the hash dq:{Q}:a (id -> deliveries made), for a person or a tool to
  * inspect or requeue; dq_purge deletes them with the rest of the queue.
+ * Which step that is depends on where the task waits meanwhile: the
+ * claim that finds it due again (lua-lease: an expired lease or a nack's
+ * retry waits in the ZSet), the move that would put it back into the
+ * Stream (streams), the reaper that finds its lease run out or the nack
+ * itself (list-reliable).  Until that step runs, a task that has had its
+ * N deliveries waits where it is, not yet in dq:{Q}:dead.
  * A dead task is neither pending (dq_pending) nor delivered again.  A
  * strategy that declares the option also has dead_letters (the conformance
  * suite finds both by name, never by the strategy's name). */

@@ -13,12 +13,20 @@
  * up to LM_ENQUEUE_CHUNK tasks):
  *   old = ZRANGE z 0 0 WITHSCORES; HSET p id payload ...; ZADD z due id ...;
  *   if ZRANGE z 0 0 WITHSCORES differs from old then PUBLISH wake <head due>
+ *   (list-reliable also HDEL a ids...; HDEL d ids...: a reused id starts
+ *   again at attempt 1 with its new due time, whatever an earlier task of
+ *   that id left behind)
  * Mover, one script per wake-up (atomic, so any number of movers in any
  * number of processes never move a task twice):
  *   ZRANGEBYSCORE z -inf now WITHSCORES LIMIT 0 move_batch;
  *   list: HMGET p ids..., RPUSH ready "<due>:0:<idlen>:<id><payload>"...,
  *         HDEL p ids...;
- *   list-reliable: RPUSH ready "<due>:1:<idlen>:<id>"... (attempt 1)
+ *   list-reliable: RPUSH ready "<due>:1:<idlen>:<id>"... (attempt 1);
+ *         only when HLEN d > 0 (some nacked task waits in z), HMGET d
+ *         ids... and HMGET a ids...: a task with a record in d is a nack's
+ *         retry, moved as "<d[id]>:<a[id]+1>:<idlen>:<id><a[id]+1>" (its
+ *         original due, the next attempt, and that attempt as the tail:
+ *         list_mover.h), then HDEL a/d of those ids;
  *   ZREM z ids...; return the new head's due.
  * The item carries the due time so that claim can report the real due
  * time (dq_task.due_ms), not the time of the move, and for list the
@@ -68,8 +76,12 @@
  * late ack refused once the task was taken again) was handed the same
  * task over and over, and with two such consumers two tasks were
  * delivered dozens of times while the rest of the queue was never
- * delivered at all.  An item with no lease at all (its consumer died
- * between BLMOVE and recording the lease) gets one of lease_ms from now.
+ * delivered at all.  With max_attempts=N > 0 an item whose lease ran out
+ * after its Nth delivery goes to the dead-letter set dq:{Q}:dead instead,
+ * in the same script (ZADD dead now id; HSET a id N; the payload stays in
+ * p), rather than back to ready.  An item with no lease at all (its
+ * consumer died between BLMOVE and recording the lease) gets one of
+ * lease_ms from now.
  * The reaper runs at the earliest lease expiry, and at least every
  * min(poll_cap_ms, lease_ms).
  *
@@ -139,9 +151,11 @@
     "  return out\n"                                                       \
     "end\n"
 
-/* KEYS: z p   ARGV: channel, then id payload due for each task.
- * Publishes the head's due time when the earliest task changed.  Returns
- * the number of tasks. */
+/* KEYS: z p [a d]   ARGV: channel, then id payload due for each task.
+ * With a and d (list-reliable) the ids' attempt and due records are
+ * deleted, so that a reused id starts at attempt 1 with its new due time;
+ * list passes z p only and pays nothing for it.  Publishes the head's due
+ * time when the earliest task changed.  Returns the number of tasks. */
 static const char ENQUEUE_LUA[] =
     LUA_SLICE
     "local old = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')\n"
@@ -153,6 +167,12 @@ static const char ENQUEUE_LUA[] =
     "  z[2*i+1] = ARGV[a+2]; z[2*i+2] = ARGV[a]\n"
     "end\n"
     "each('HSET', KEYS[2], h, 2 * n)\n"
+    "if KEYS[4] then\n"
+    "  local ids = {}\n"
+    "  for i = 1, n do ids[i] = ARGV[3 * i - 1] end\n"
+    "  each('HDEL', KEYS[3], ids, n)\n"
+    "  each('HDEL', KEYS[4], ids, n)\n"
+    "end\n"
     "each('ZADD', KEYS[1], z, 2 * n)\n"
     "local new = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')\n"
     "if new[1] ~= old[1] or new[2] ~= old[2] then\n"
@@ -160,10 +180,14 @@ static const char ENQUEUE_LUA[] =
     "end\n"
     "return n\n";
 
-/* KEYS: z ready p   ARGV: now_ms batch with_payload ("1": list) attempt
- * (the items' attempt field: "0" for list, "1" for list-reliable).
+/* KEYS: z ready p [a d]   ARGV: now_ms batch with_payload ("1": list)
+ * attempt (the items' attempt field: "0" for list, "1" for list-reliable).
  * Returns {moved, head due as text or ""}.  A task whose payload is gone
- * (purged under us) is dropped, not moved. */
+ * (purged under us) is dropped, not moved.  With a and d (list-reliable),
+ * when d is not empty (one HLEN: the common case costs nothing more), a
+ * task with a record in d is a nack's retry: its item gets the original
+ * due time d[id], the attempt a[id] + 1 and that attempt as its tail
+ * (list_mover.h), and both records go. */
 static const char MOVE_LUA[] =
     LUA_SLICE
     "local r = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1],\n"
@@ -172,41 +196,69 @@ static const char MOVE_LUA[] =
     "if n > 0 then\n"
     "  local ids, items, k = {}, {}, 0\n"
     "  for i = 1, n do ids[i] = r[2*i-1] end\n"
-    "  local pl = nil\n"
+    "  local pl, dd, aa, redo = nil, nil, nil, nil\n"
     "  if ARGV[3] == '1' then pl = each('HMGET', KEYS[3], ids, n) end\n"
+    "  if KEYS[5] and redis.call('HLEN', KEYS[5]) > 0 then\n"
+    "    dd = each('HMGET', KEYS[5], ids, n)\n"
+    "    aa = each('HMGET', KEYS[4], ids, n)\n"
+    "    redo = {}\n"
+    "  end\n"
     "  for i = 1, n do\n"
-    "    local it = string.format('%.0f', tonumber(r[2*i])) .. ':' ..\n"
-    "        ARGV[4] .. ':' .. string.len(ids[i]) .. ':' .. ids[i]\n"
+    "    local it\n"
+    "    if dd and dd[i] then\n"
+    "      local a = string.format('%d', (tonumber(aa[i]) or 0) + 1)\n"
+    "      it = dd[i] .. ':' .. a .. ':' .. string.len(ids[i]) .. ':' ..\n"
+    "          ids[i] .. a\n"
+    "      redo[#redo + 1] = ids[i]\n"
+    "    else\n"
+    "      it = string.format('%.0f', tonumber(r[2*i])) .. ':' ..\n"
+    "          ARGV[4] .. ':' .. string.len(ids[i]) .. ':' .. ids[i]\n"
+    "    end\n"
     "    if pl == nil then k = k + 1; items[k] = it\n"
     "    elseif pl[i] then k = k + 1; items[k] = it .. pl[i] end\n"
     "  end\n"
     "  if k > 0 then each('RPUSH', KEYS[2], items, k) end\n"
     "  each('ZREM', KEYS[1], ids, n)\n"
     "  if pl ~= nil then each('HDEL', KEYS[3], ids, n) end\n"
+    "  if redo and #redo > 0 then\n"
+    "    each('HDEL', KEYS[4], redo, #redo)\n"
+    "    each('HDEL', KEYS[5], redo, #redo)\n"
+    "  end\n"
     "end\n"
     "local h = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')\n"
     "return {n, h[2] or ''}\n";
 
-/* KEYS: procs leases ready   ARGV: now_ms lease_ms
+/* KEYS: procs leases ready a dead   ARGV: now_ms lease_ms max_attempts
  * The processing lists are named in the procs set, not passed in KEYS
  * (against the EVAL rule; works because they share the queue's hash tag,
  * so the same slot: see the top comment).  An item whose lease ran out
  * goes to the TAIL of ready, behind every task already ready (see the top
  * comment: at the head, a consumer whose work outlasts the lease would be
  * handed the same task again and again), with its attempt field one up:
- * the next delivery's number.  Returns {items put back, earliest lease
- * expiry or ""}. */
+ * the next delivery's number -- unless max_attempts (> 0) deliveries have
+ * been made: then it goes to the dead-letter set instead (ZADD dead now
+ * id, HSET a id deliveries; its payload stays in p).  Returns {items put
+ * back or dead-lettered, earliest lease expiry or ""}. */
 static const char REAP_LUA[] =
-    "local function bump(it)\n"
+    "local max = tonumber(ARGV[3])\n"
+    "local function back(it)\n"
     "  local c1 = string.find(it, ':', 1, true)\n"
     "  local c2 = c1 and string.find(it, ':', c1 + 1, true)\n"
+    "  local c3 = c2 and string.find(it, ':', c2 + 1, true)\n"
     "  local a = c2 and tonumber(string.sub(it, c1 + 1, c2 - 1))\n"
-    "  if not a then return it end\n"
-    "  return string.sub(it, 1, c1) .. string.format('%.0f', a + 1) ..\n"
-    "      string.sub(it, c2)\n"
+    "  local n = c3 and tonumber(string.sub(it, c2 + 1, c3 - 1))\n"
+    "  if not a then redis.call('RPUSH', KEYS[3], it); return end\n"
+    "  if max > 0 and a >= max and n then\n"
+    "    local id = string.sub(it, c3 + 1, c3 + n)\n"
+    "    redis.call('ZADD', KEYS[5], ARGV[1], id)\n"
+    "    redis.call('HSET', KEYS[4], id, string.format('%d', a))\n"
+    "    return\n"
+    "  end\n"
+    "  redis.call('RPUSH', KEYS[3], string.sub(it, 1, c1) ..\n"
+    "      string.format('%.0f', a + 1) .. string.sub(it, c2))\n"
     "end\n"
     "local now = tonumber(ARGV[1])\n"
-    "local back = 0\n"
+    "local done = 0\n"
     "for _, pk in ipairs(redis.call('SMEMBERS', KEYS[1])) do\n"
     "  for _, it in ipairs(redis.call('LRANGE', pk, 0, -1)) do\n"
     "    local s = redis.call('ZSCORE', KEYS[2], it)\n"
@@ -215,13 +267,13 @@ static const char REAP_LUA[] =
     "    elseif tonumber(s) <= now then\n"
     "      redis.call('LREM', pk, 1, it)\n"
     "      redis.call('ZREM', KEYS[2], it)\n"
-    "      redis.call('RPUSH', KEYS[3], bump(it))\n"
-    "      back = back + 1\n"
+    "      back(it)\n"
+    "      done = done + 1\n"
     "    end\n"
     "  end\n"
     "end\n"
     "local h = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')\n"
-    "return {back, h[2] or ''}\n";
+    "return {done, h[2] or ''}\n";
 
 /* KEYS: z ready */
 static const char PENDING_LUA[] =
@@ -239,10 +291,11 @@ struct lm_mover {
                                 its cfg strings are the copies below */
     char *host, *user, *password;
     const char *min_redis;
-    int64_t poll_cap_ms, batch, lease_ms;
+    int64_t poll_cap_ms, batch, lease_ms, max_attempts;
     bool payload_in_item;
     char kz[LM_KEY_MAX], kp[LM_KEY_MAX], kready[LM_KEY_MAX],
         kwake[LM_KEY_MAX], kprocs[LM_KEY_MAX], kleases[LM_KEY_MAX];
+    char ka[LM_KEY_MAX], kd[LM_KEY_MAX], kdead[LM_KEY_MAX];
     dq_script move_s, reap_s;
     redisContext *cmd, *sub; /* owned by the running thread */
 
@@ -386,7 +439,7 @@ static int mover_script(lm_mover *m, dq_script *s, int nkeys,
                         int64_t *head)
 {
     char now[32], argbuf[32];
-    const char *args[8];
+    const char *args[12];
     snprintf(now, sizeof(now), "%" PRId64, now_ms);
     snprintf(argbuf, sizeof(argbuf), "%" PRId64, arg);
     for (int i = 0; i < nkeys; i++)
@@ -409,13 +462,14 @@ static int mover_script(lm_mover *m, dq_script *s, int nkeys,
 static int mover_move(lm_mover *m, int64_t now_ms, int64_t *moved,
                       int64_t *head)
 {
-    const char *keys[3] = {m->kz, m->kready, m->kp};
-    /* list: payload in the item, deliveries not counted (attempt 0);
-     * list-reliable: the first delivery is attempt 1. */
+    const char *keys[5] = {m->kz, m->kready, m->kp, m->ka, m->kd};
+    /* list: payload in the item, deliveries not counted (attempt 0), no
+     * retry records (3 keys); list-reliable: the first delivery is
+     * attempt 1, a nack's retry is read back from a and d. */
     const char *extra[2] = {m->payload_in_item ? "1" : "0",
                             m->payload_in_item ? "0" : "1"};
-    int rc = mover_script(m, &m->move_s, 3, keys, now_ms, m->batch, 2,
-                          extra, moved, head);
+    int rc = mover_script(m, &m->move_s, m->payload_in_item ? 3 : 5, keys,
+                          now_ms, m->batch, 2, extra, moved, head);
     if (rc == DQ_OK && *moved == 0)
         m->mq.counters.empty_polls++;
     return rc;
@@ -424,9 +478,13 @@ static int mover_move(lm_mover *m, int64_t now_ms, int64_t *moved,
 static int mover_reap(lm_mover *m, int64_t now_ms, int64_t *back,
                       int64_t *head)
 {
-    const char *keys[3] = {m->kprocs, m->kleases, m->kready};
-    return mover_script(m, &m->reap_s, 3, keys, now_ms, m->lease_ms, 0,
-                        NULL, back, head);
+    const char *keys[5] = {m->kprocs, m->kleases, m->kready, m->ka,
+                           m->kdead};
+    char max[32];
+    snprintf(max, sizeof(max), "%" PRId64, m->max_attempts);
+    const char *extra[1] = {max};
+    return mover_script(m, &m->reap_s, 5, keys, now_ms, m->lease_ms, 1,
+                        extra, back, head);
 }
 
 /* Handles one reply read from the subscribed connection: a "message"
@@ -642,11 +700,15 @@ static void *mover_create(void *arg)
     m->poll_cap_ms = b->poll_cap_ms;
     m->batch = b->move_batch;
     m->lease_ms = b->lease_ms;
+    m->max_attempts = b->max_attempts;
     m->payload_in_item = b->payload_in_item;
     memcpy(m->kz, b->kz, sizeof(m->kz));
     memcpy(m->kp, b->kp, sizeof(m->kp));
     memcpy(m->kready, b->kready, sizeof(m->kready));
     memcpy(m->kwake, b->kwake, sizeof(m->kwake));
+    memcpy(m->ka, b->ka, sizeof(m->ka));
+    memcpy(m->kd, b->kd, sizeof(m->kd));
+    memcpy(m->kdead, b->kdead, sizeof(m->kdead));
     dq_redis_key(q, "procs", m->kprocs, sizeof(m->kprocs));
     dq_redis_key(q, "leases", m->kleases, sizeof(m->kleases));
     m->move_s.src = MOVE_LUA;
@@ -682,12 +744,12 @@ static char *mover_name(const dq_queue *q, const lm_base *b)
     const dq_config *cfg = &q->cfg;
     char *name = NULL;
     if (asprintf(&name, "list-mover\n%s\n%s\n%s:%d/%d\n%s\n%" PRId64
-                 "\n%" PRId64 "/%" PRId64 "/%" PRId64,
+                 "\n%" PRId64 "/%" PRId64 "/%" PRId64 "/%" PRId64,
                  q->s->name, q->queue,
                  cfg->redis_host ? cfg->redis_host : "", cfg->redis_port,
                  cfg->redis_db, cfg->redis_user ? cfg->redis_user : "",
                  cfg->clock_offset_us, b->poll_cap_ms, b->move_batch,
-                 b->lease_ms) < 0)
+                 b->lease_ms, b->max_attempts) < 0)
         return NULL;
     return name;
 }
@@ -790,12 +852,19 @@ int lm_base_open(dq_queue *q, lm_base *b, const char *min_redis,
     if ((rc = dq_opt_i64(q, "poll_cap_ms", &b->poll_cap_ms)) != DQ_OK ||
         (rc = dq_opt_i64(q, "move_batch", &b->move_batch)) != DQ_OK)
         return rc;
-    if (reliable && (rc = dq_opt_i64(q, "lease_ms", &b->lease_ms)) != DQ_OK)
+    if (reliable &&
+        ((rc = dq_opt_i64(q, "lease_ms", &b->lease_ms)) != DQ_OK ||
+         (rc = dq_opt_i64(q, "max_attempts", &b->max_attempts)) != DQ_OK))
         return rc;
     dq_redis_key(q, "z", b->kz, sizeof(b->kz));
     dq_redis_key(q, "p", b->kp, sizeof(b->kp));
     dq_redis_key(q, "ready", b->kready, sizeof(b->kready));
     dq_redis_key(q, "wake", b->kwake, sizeof(b->kwake));
+    if (reliable) {
+        dq_redis_key(q, "a", b->ka, sizeof(b->ka));
+        dq_redis_key(q, "d", b->kd, sizeof(b->kd));
+        dq_redis_key(q, "dead", b->kdead, sizeof(b->kdead));
+    }
     b->enqueue_s.src = ENQUEUE_LUA;
     b->pending_s.src = PENDING_LUA;
     rc = dq_redis_connect(q, min_redis, DQ_SOCK_TIMEOUT_MS, &b->c);
@@ -871,10 +940,10 @@ bool lm_parse_item(const char *s, size_t len, int64_t *due_ms, int *attempt,
 }
 
 int lm_format_item(char *buf, size_t buflen, int64_t due_ms, int64_t attempt,
-                   const char *id)
+                   const char *id, const char *tail)
 {
-    int n = snprintf(buf, buflen, "%" PRId64 ":%" PRId64 ":%zu:%s", due_ms,
-                     attempt, strlen(id), id);
+    int n = snprintf(buf, buflen, "%" PRId64 ":%" PRId64 ":%zu:%s%s", due_ms,
+                     attempt, strlen(id), id, tail);
     return (n < 0 || (size_t)n >= buflen) ? -1 : n;
 }
 
@@ -957,7 +1026,10 @@ static int load_script(dq_queue *q, redisContext *c, dq_script *s)
 static int enqueue_chunk(dq_queue *q, lm_base *b, const dq_enqueue_item *items,
                          size_t n)
 {
-    size_t argc = 6 + 3 * n; /* EVALSHA sha 2 z p channel, 3 per task */
+    /* EVALSHA sha nkeys z p [a d] channel, then 3 per task; a and d
+     * (list-reliable) let the script clear a reused id's records. */
+    size_t nk = b->payload_in_item ? 2 : 4, head = 4 + nk;
+    size_t argc = head + 3 * n;
     const char **argv = malloc(argc * sizeof(*argv));
     size_t *lens = malloc(argc * sizeof(*lens));
     char (*due)[24] = malloc(n * sizeof(*due));
@@ -968,14 +1040,18 @@ static int enqueue_chunk(dq_queue *q, lm_base *b, const dq_enqueue_item *items,
     }
     argv[0] = "EVALSHA";
     argv[1] = b->enqueue_s.sha;
-    argv[2] = "2";
+    argv[2] = nk == 2 ? "2" : "4";
     argv[3] = b->kz;
     argv[4] = b->kp;
-    argv[5] = b->kwake;
-    for (size_t i = 0; i < 6; i++)
+    if (nk == 4) {
+        argv[5] = b->ka;
+        argv[6] = b->kd;
+    }
+    argv[head - 1] = b->kwake;
+    for (size_t i = 0; i < head; i++)
         lens[i] = strlen(argv[i]);
     for (size_t i = 0; i < n; i++) {
-        size_t a = 6 + 3 * i;
+        size_t a = head + 3 * i;
         snprintf(due[i], sizeof(due[i]), "%" PRId64, items[i].due_ms);
         argv[a] = items[i].id;
         lens[a] = strlen(items[i].id);

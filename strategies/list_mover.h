@@ -17,16 +17,28 @@
  *   dq:{Q}:proc:<consumer>  List of items a consumer holds
  *   dq:{Q}:leases  ZSet   item -> lease expiry ms
  *   dq:{Q}:procs   Set    key names of the processing lists (reaper)
+ *   dq:{Q}:a       Hash   id -> deliveries made, of a nacked task waiting
+ *                         in z and of a dead-lettered one
+ *   dq:{Q}:d       Hash   id -> original due ms of a nacked task in z (the
+ *                         mover reads a and d only when d is not empty)
+ *   dq:{Q}:dead    ZSet   id -> ms when dead-lettered (max_attempts, dq.h)
  *
- * A ready item is "<due_ms>:<attempt>:<idlen>:<id><payload>": the due time,
+ * A ready item is "<due_ms>:<attempt>:<idlen>:<id><tail>": the due time,
  * the attempt, the id's length in bytes (all three in decimal), the id,
- * and then -- for list -- the payload bytes up to the end of the item
- * (none for list-reliable, whose payloads stay in dq:{Q}:p until the ack).
- * The id's length makes the format binary-safe: id and payload may hold
- * ':' or any other byte.  attempt is what dq_task.attempt reports: 0 for
- * list (deliveries are not counted), for list-reliable the number of the
- * delivery the item makes when taken: 1 when moved, one more each time the
- * reaper gives it back.
+ * and then the tail up to the end of the item: for list the payload bytes;
+ * for list-reliable, whose payloads stay in dq:{Q}:p until the ack, empty,
+ * or, for a task moved back from z after a nack, the attempt it was moved
+ * with, in decimal (kept when the reaper gives the item back).  The tail
+ * keeps a nack's retry from ever equalling the reaper's give-back of an
+ * earlier delivery, which a late ack or nack looks for in ready: the
+ * retry of a nack of attempt k is "<due>:<k+1>:...<id><k+1>", while the
+ * give-back of attempt k carries the tail attempt k had (empty, or at
+ * most k).  The id's length makes the format binary-safe: id and payload
+ * may hold ':' or any other byte.  attempt is what dq_task.attempt
+ * reports: 0 for list (deliveries are not counted), for list-reliable the
+ * number of the delivery the item makes when taken: 1 when moved from an
+ * enqueue, one more each time the reaper gives it back, and the nacked
+ * delivery's attempt + 1 when moved after a nack.
  */
 #ifndef DQ_LIST_MOVER_H
 #define DQ_LIST_MOVER_H
@@ -62,20 +74,26 @@ typedef struct lm_base {
     int64_t poll_cap_ms;      /* option poll_cap_ms */
     int64_t move_batch;       /* option move_batch */
     int64_t lease_ms;         /* option lease_ms; 0: no reaper (list) */
+    int64_t max_attempts;     /* option max_attempts (list-reliable; 0:
+                                 unlimited, and always 0 for list) */
     char kz[LM_KEY_MAX], kp[LM_KEY_MAX], kready[LM_KEY_MAX],
         kwake[LM_KEY_MAX];
+    char ka[LM_KEY_MAX], kd[LM_KEY_MAX], kdead[LM_KEY_MAX]; /* reliable
+                                 only: attempts, original dues, dead */
     dq_script enqueue_s;      /* per-handle copies: sha filled on use */
     dq_script pending_s;
 } lm_base;
 
-/* Fills *b from q's options (poll_cap_ms, move_batch, and lease_ms when
- * reliable), connects, and takes a reference on the mover of the queue:
+/* Fills *b from q's options (poll_cap_ms, move_batch, and lease_ms and
+ * max_attempts when reliable), connects, and takes a reference on the mover of the queue:
  * with q->cfg.local the one object every handle of the process with the
  * same strategy, queue, server, user, clock offset and mover options
  * shares (dq_local_get), else a mover of this handle alone.  The thread
  * itself starts at the handle's first claim (lm_mover_ensure).
- * reliable: list-reliable (lease_ms, a reaper, payloads stay in p);
- * otherwise list (payloads travel in the ready items).  min_redis: e.g.
+ * reliable: list-reliable (lease_ms, a reaper that dead-letters with
+ * max_attempts, payloads stay in p, enqueue clears a and d, the mover
+ * reads them back after a nack); otherwise list (payloads travel in the
+ * ready items).  min_redis: e.g.
  * "6.0.0".  Returns DQ_OK, or a DQ_E* code with q->err set and nothing
  * left to free. */
 int lm_base_open(dq_queue *q, lm_base *b, const char *min_redis,
@@ -96,18 +114,20 @@ int lm_mover_ensure(dq_queue *q, lm_base *b);
 
 /* Parses a ready-list item (len bytes, not NUL-terminated, format above)
  * into *due_ms, *attempt (capped at 10^9), id (DQ_ID_MAX bytes,
- * NUL-terminated) and the payload: a pointer into s and its length (0 for
- * an item without payload).  Returns false when the item is malformed (a
+ * NUL-terminated) and the tail (list: the payload): a pointer into s and
+ * its length (0 for an item without a tail).  Returns false when the item is malformed (a
  * field that is not a decimal number, a negative attempt, an id empty,
  * too long or holding a NUL, a length that does not fit). */
 bool lm_parse_item(const char *s, size_t len, int64_t *due_ms, int *attempt,
                    char id[DQ_ID_MAX], const char **payload,
                    size_t *payload_len);
-/* Writes the item of (due_ms, attempt, id) without payload --
- * list-reliable's items -- into buf (buflen bytes, LM_ITEM_HEAD_MAX is
- * enough); returns its length, or -1 when it does not fit. */
+/* Writes the item of (due_ms, attempt, id) followed by the NUL-terminated
+ * tail (list-reliable's items: "" or the decimal attempt a nack's retry
+ * was moved with) into buf (buflen bytes; LM_ITEM_HEAD_MAX plus the
+ * tail's length is enough); returns its length, or -1 when it does not
+ * fit. */
 int lm_format_item(char *buf, size_t buflen, int64_t due_ms, int64_t attempt,
-                   const char *id);
+                   const char *id, const char *tail);
 
 /* Sleeps until due_ms has come by q's clock (dq_now_us), but not past
  * deadline_us (dq_mono_us() time, e.g. from dq_deadline_us).  A task moved

@@ -5,8 +5,9 @@
  * ZSet dq:{Q}:z, payloads dq:{Q}:p, one mover per queue and process moving
  * due tasks into dq:{Q}:ready, Pub/Sub wake-ups on dq:{Q}:wake), except
  * that the payload stays in dq:{Q}:p until the ack (a redelivery needs it)
- * and the ready item "<due>:<attempt>:<idlen>:<id>" carries the number of
- * the delivery it makes: 1 when moved.  A consumer does not pop the ready
+ * and the ready item "<due>:<attempt>:<idlen>:<id>[<tail>]" carries the
+ * number of the delivery it makes: 1 when moved (the tail: after a nack,
+ * below).  A consumer does not pop the ready
  * item but moves it, atomically, into its own processing list
  * dq:{Q}:proc:<consumer> with LMOVE / BLMOVE ready proc LEFT RIGHT
  * (https://redis.io/commands/blmove/, Redis >= 6.2) and records a lease
@@ -17,6 +18,28 @@
  * back at the tail of ready, from every processing list named in
  * dq:{Q}:procs, with the attempt one up, so a crashed or stuck consumer's
  * task is redelivered.
+ *
+ * Retries and dead letters (dq.h).  nack(t, delay_ms) is one script that,
+ * under ack's test (below), takes the item out of the processing list (or,
+ * late, out of ready) with its lease and puts the task back into the
+ * delay ZSet at now + delay_ms, its payload still in dq:{Q}:p, with two
+ * records the mover reads when it moves it again: dq:{Q}:a (id ->
+ * deliveries made) and dq:{Q}:d (id -> original due ms).  The retry's
+ * item then carries the original due time, attempt + 1 and that attempt
+ * as a tail (list_mover.h): so it never equals the reaper's give-back of
+ * the nacked delivery, which a late ack or nack of that delivery looks
+ * for, and the nacked delivery's ack is refused.  The nack publishes the
+ * retry time on dq:{Q}:wake when the task became the ZSet's head, as
+ * enqueue does, so the mover wakes for it.  With max_attempts=N > 0, the
+ * step that would give a task back for delivery after its Nth delivery
+ * -- the reaper finding its lease run out, or the nack -- moves it
+ * instead, in the same script, to the dead-letter set dq:{Q}:dead (id ->
+ * ms when moved) with HSET a id N; its payload stays in p for
+ * inspection.  dead_letters is ZCARD dead.  Enqueue deletes an id's a
+ * and d records, so a reused id starts at attempt 1 with its new due
+ * time.  list pays nothing for any of this: it passes no a/d keys to the
+ * shared scripts, and the mover reads a and d only for list-reliable,
+ * and only when HLEN d > 0.
  *
  * Redis commands per task:
  *   enqueue: part of 1 script (1 per enqueue_many chunk);  move: part of
@@ -32,15 +55,20 @@
  *            server)
  *   ack:     1 script (LREM proc -- or, late, LREM ready; ZREM leases;
  *            HDEL p): one round trip
+ *   nack:    1 script (LREM proc -- or, late, LREM ready; ZREM leases;
+ *            HSET a; HSET d; ZADD z; ZRANGE z 0 0; PUBLISH when it is the
+ *            head -- or, at max_attempts, HSET a; ZADD dead): one round
+ *            trip
  *   reaper:  1 script per run for all consumers (O(tasks in flight))
  * So 2 round trips per task in a busy queue (claim, ack), plus a share of
  * the enqueue and move scripts.
  *
- * Guarantee: at-least-once.  A task is in exactly one of z, ready or a
- * processing list at every moment (each step is one atomic command or
- * script), so a consumer killed between claim and ack loses nothing: after
- * lease_ms the reaper gives the task back and it is delivered again with
- * attempt + 1.  A consumer killed between BLMOVE and its lease script
+ * Guarantee: at-least-once.  A task is in exactly one of z, ready, a
+ * processing list or dead at every moment (each step is one atomic
+ * command or script), so a consumer killed between claim and ack loses
+ * nothing: after lease_ms the reaper gives the task back and it is
+ * delivered again with attempt + 1 (or, its max_attempts deliveries made,
+ * dead-lettered).  A consumer killed between BLMOVE and its lease script
  * leaves an item without a lease; the reaper gives it one of lease_ms
  * (that delivery counts as an attempt too).  Without faults and with work
  * shorter than the lease no task is delivered twice.
@@ -60,8 +88,9 @@
  *     gets DQ_ENOTFOUND (neither its item nor the next attempt's is where
  *     it looks) instead of ending the new delivery's lease.  A task whose
  *     work always outlasts the lease, with a consumer idle to take it,
- *     goes round every lease_ms and is never acked (there is no retry
- *     limit or dead-letter list); the rest of the queue still moves.
+ *     goes round every lease_ms and is never acked: for ever with
+ *     max_attempts=0 (the default), into dead after N deliveries with
+ *     max_attempts=N; the rest of the queue still moves.
  * So choose lease_ms above the longest work; processing must be
  * idempotent anyway.  A redelivered task is also late by the backlog of
  * ready tasks ahead of it.  A task that is not due yet by this consumer's
@@ -76,9 +105,16 @@
  * by the reaping mover's clock: skew between them shortens or lengthens
  * the lease.  A processing list of a consumer that never comes back stays
  * named in dq:{Q}:procs (empty after the reaper drained it) until purge.
+ * A late ack or nack of a delivery the reaper dead-lettered is refused
+ * (DQ_ENOTFOUND), as lua-lease refuses one once its claim dead-lettered
+ * the task.  A nack's retry time is this consumer's clock; the mover
+ * moves it by its own.  A dead-lettered id stays in dead when it is
+ * enqueued again (as in lua-lease and streams): dead_letters still
+ * counts it.
  *
- * Options: lease_ms (visibility timeout, default 30000), poll_cap_ms,
- * move_batch (as for list).
+ * Options: lease_ms (visibility timeout, default 30000), max_attempts
+ * (deliveries before the dead-letter set, default 0: unlimited),
+ * poll_cap_ms, move_batch (as for list).
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -148,6 +184,38 @@ static const char ACK_LUA[] =
     "redis.call('HDEL', KEYS[3], ARGV[3])\n"
     "return 1\n";
 
+/* KEYS: proc ready leases z a d dead
+ * ARGV: item next id due attempt retry_ms now_ms max_attempts channel
+ * item and next as for ACK_LUA, due the original due time, attempt the
+ * nacked delivery's number (the deliveries made).  Under ACK_LUA's test
+ * (the item in our processing list, or, late, `next` in ready with nobody
+ * having taken it), removes the item and its lease, and then:
+ *   - with max_attempts > 0 and attempt >= max_attempts, dead-letters the
+ *     task: ZADD dead now id, HSET a id attempt (its payload stays in p)
+ *     and returns 2;
+ *   - otherwise puts it back into the delay ZSet for its retry: HSET a id
+ *     attempt, HSET d id due (the mover moves it as attempt + 1 with its
+ *     original due), ZADD z retry id, PUBLISH the retry time on the wake
+ *     channel when the task became the head (as enqueue does), returns 1.
+ * The payload stays in p either way.  Returns 0 when this delivery no
+ * longer holds the task: nothing changed. */
+static const char NACK_LUA[] =
+    "if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 and\n"
+    "   redis.call('LREM', KEYS[2], -1, ARGV[2]) == 0 then return 0 end\n"
+    "redis.call('ZREM', KEYS[3], ARGV[1])\n"
+    "redis.call('HSET', KEYS[5], ARGV[3], ARGV[5])\n"
+    "local max = tonumber(ARGV[8])\n"
+    "if max > 0 and tonumber(ARGV[5]) >= max then\n"
+    "  redis.call('HDEL', KEYS[6], ARGV[3])\n"
+    "  redis.call('ZADD', KEYS[7], ARGV[7], ARGV[3])\n"
+    "  return 2\n"
+    "end\n"
+    "redis.call('HSET', KEYS[6], ARGV[3], ARGV[4])\n"
+    "redis.call('ZADD', KEYS[4], ARGV[6], ARGV[3])\n"
+    "local h = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')\n"
+    "if h[1] == ARGV[3] then redis.call('PUBLISH', ARGV[9], h[2]) end\n"
+    "return 1\n";
+
 /* KEYS: proc procs   ARGV: proc (the key name, as the set holds it).
  * Unregisters an empty processing list. */
 static const char UNREGISTER_LUA[] =
@@ -174,7 +242,7 @@ typedef struct lr_state {
     lm_base b; /* first member: the lm_* functions take q->priv */
     char name[LR_NAME_MAX];  /* consumer name */
     char kproc[LM_KEY_MAX], kleases[LM_KEY_MAX], kprocs[LM_KEY_MAX];
-    dq_script claim_s, lease_s, ack_s, unreg_s, unlease_s;
+    dq_script claim_s, lease_s, ack_s, unreg_s, unlease_s, nack_s;
     bool fast; /* tasks were left in ready at the last claim: try
                   CLAIM_LUA before blocking */
 } lr_state;
@@ -188,6 +256,10 @@ static const dq_optdef lr_options[] = {
                   "(1..3600000)"),
     DQ_OPTDEF_INT("move_batch", "100", 1, 100000,
                   "most tasks the mover moves per script call (1..100000)"),
+    DQ_OPTDEF_INT("max_attempts", "0", 0, 1000000000,
+                  "deliveries before a task goes to the dead-letter set "
+                  "dq:{Q}:dead instead, when its lease runs out or it is "
+                  "nacked (0: unlimited)"),
     DQ_OPTDEF_END,
 };
 
@@ -234,6 +306,7 @@ static int lr_open(dq_queue *q)
     s->ack_s.src = ACK_LUA;
     s->unreg_s.src = UNREGISTER_LUA;
     s->unlease_s.src = UNLEASE_LUA;
+    s->nack_s.src = NACK_LUA;
     rc = lm_base_open(q, &s->b, "6.2.0", true);
     if (rc != DQ_OK)
         goto fail;
@@ -267,14 +340,56 @@ static void lr_close(dq_queue *q)
     q->priv = NULL;
 }
 
-/* Fills out's payload and token (the attempt, which ack needs). */
-static int lr_fill(dq_queue *q, const redisReply *payload, dq_task *out)
+/* Longest item tail (list_mover.h: "" or a decimal attempt). */
+#define LR_TAIL_MAX 20
+
+/* Fills out's payload and token, from which ack and nack rebuild the
+ * item: "<attempt>", or "<attempt>:<tail>" for an item with a tail (a
+ * nack's retry, list_mover.h).  DQ_EPROTO for a tail that is not 1 to
+ * LR_TAIL_MAX digits (no item this strategy makes). */
+static int lr_fill(dq_queue *q, const redisReply *payload, const char *tail,
+                   size_t taillen, dq_task *out)
 {
+    if (taillen > LR_TAIL_MAX || strspn(tail, "0123456789") < taillen)
+        return dq_fail(q, DQ_EPROTO, "claim: item of %s has a malformed "
+                       "tail", out->id);
     out->payload = dq_reply_copy(payload, &out->payload_len);
     if (out->payload == NULL)
         return dq_fail(q, DQ_ENOMEM, "claim: out of memory");
-    snprintf(out->token, sizeof(out->token), "%d", out->attempt);
+    if (taillen == 0)
+        snprintf(out->token, sizeof(out->token), "%d", out->attempt);
+    else
+        snprintf(out->token, sizeof(out->token), "%d:%.*s", out->attempt,
+                 (int)taillen, tail);
     return DQ_OK;
+}
+
+/* Rebuilds from t (due_ms, id, and the token lr_fill made) the item of
+ * its delivery into item and the one the reaper gives back for the next
+ * attempt into next (LR_ITEM_MAX bytes each).  False for a token this
+ * strategy did not make. */
+#define LR_ITEM_MAX (LM_ITEM_HEAD_MAX + LR_TAIL_MAX + 1)
+static bool lr_items(const dq_task *t, long long *attempt,
+                     char item[LR_ITEM_MAX], char next[LR_ITEM_MAX])
+{
+    char *end;
+    if (t->token[0] < '0' || t->token[0] > '9')
+        return false;
+    *attempt = strtoll(t->token, &end, 10);
+    const char *tail = "";
+    if (*end == ':') {
+        tail = end + 1;
+        size_t n = strlen(tail);
+        if (n == 0 || n > LR_TAIL_MAX || strspn(tail, "0123456789") != n)
+            return false;
+    } else if (*end != '\0') {
+        return false;
+    }
+    return *attempt >= 1 && *attempt < 1000000000 &&
+           lm_format_item(item, LR_ITEM_MAX, t->due_ms, *attempt, t->id,
+                          tail) >= 0 &&
+           lm_format_item(next, LR_ITEM_MAX, t->due_ms, *attempt + 1, t->id,
+                          tail) >= 0;
 }
 
 /* The lease expiry of a claim now, as text (32 bytes). */
@@ -317,7 +432,16 @@ static int lr_lease(dq_queue *q, lr_state *s, const char *item,
         freeReplyObject(r);
         return dq_fail(q, DQ_EPROTO, "claim: unexpected lease reply");
     }
-    rc = lr_fill(q, r->element[1], out);
+    int64_t due;
+    int att;
+    char id[DQ_ID_MAX];
+    const char *tail = "";
+    size_t taillen = 0;
+    if (!lm_parse_item(item, itemlen, &due, &att, id, &tail, &taillen))
+        rc = dq_fail(q, DQ_EPROTO, "claim: malformed item in %s",
+                     s->b.kready); /* lm_pop_item parsed it already */
+    else
+        rc = lr_fill(q, r->element[1], tail, taillen, out);
     s->fast = left > 0;
     freeReplyObject(r);
     return rc;
@@ -368,7 +492,7 @@ static int lr_claim_script(dq_queue *q, lr_state *s, dq_task *out,
         !dq_reply_int(r->element[3], &left))
         goto unexpected;
     q->counters.wakeups++;
-    rc = lr_fill(q, r->element[2], out);
+    rc = lr_fill(q, r->element[2], payload, plen, out);
     if (rc != DQ_OK) {
         freeReplyObject(r);
         return rc;
@@ -452,13 +576,9 @@ static int lr_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 static int lr_ack(dq_queue *q, const dq_task *t)
 {
     lr_state *s = q->priv;
-    char item[LM_ITEM_HEAD_MAX], next[LM_ITEM_HEAD_MAX];
-    char *end;
-    long long attempt = strtoll(t->token, &end, 10);
-    if (t->token[0] == '\0' || *end != '\0' || attempt < 1 ||
-        lm_format_item(item, sizeof(item), t->due_ms, attempt, t->id) < 0 ||
-        lm_format_item(next, sizeof(next), t->due_ms, attempt + 1,
-                       t->id) < 0)
+    char item[LR_ITEM_MAX], next[LR_ITEM_MAX];
+    long long attempt;
+    if (!lr_items(t, &attempt, item, next))
         return dq_fail(q, DQ_EINVAL, "ack: task %s was not claimed here",
                        t->id);
     const char *args[7] = {s->kproc, s->kleases, s->b.kp, s->b.kready,
@@ -470,9 +590,62 @@ static int lr_ack(dq_queue *q, const dq_task *t)
         return rc;
     if (n == 0)
         return dq_fail(q, DQ_ENOTFOUND,
-                       "ack: lease of %s (attempt %s) ran out and the task "
-                       "was delivered again", t->id, t->token);
+                       "ack: %s (attempt %lld) is no longer ours: its lease "
+                       "ran out and the task was delivered again or "
+                       "dead-lettered, or it was acked or nacked", t->id,
+                       attempt);
     return DQ_OK;
+}
+
+/* nack: NACK_LUA, one round trip: the retry time (or the dead-letter
+ * move, with max_attempts) is written in the same script that checks the
+ * lease is ours. */
+static int lr_nack(dq_queue *q, const dq_task *t, int64_t delay_ms)
+{
+    lr_state *s = q->priv;
+    char item[LR_ITEM_MAX], next[LR_ITEM_MAX];
+    char due[24], att[24], retry[24], now[24], max[24];
+    long long attempt;
+    if (!lr_items(t, &attempt, item, next))
+        return dq_fail(q, DQ_EINVAL, "nack: task %s was not claimed here",
+                       t->id);
+    int64_t now_ms = dq_now_ms(q);
+    snprintf(due, sizeof(due), "%" PRId64, t->due_ms);
+    snprintf(att, sizeof(att), "%lld", attempt);
+    snprintf(retry, sizeof(retry), "%" PRId64, now_ms + delay_ms);
+    snprintf(now, sizeof(now), "%" PRId64, now_ms);
+    snprintf(max, sizeof(max), "%" PRId64, s->b.max_attempts);
+    const char *args[16] = {s->kproc, s->b.kready, s->kleases, s->b.kz,
+                            s->b.ka, s->b.kd, s->b.kdead, item, next, t->id,
+                            due, att, retry, now, max, s->b.kwake};
+    int64_t n;
+    int rc = dq_redis_eval_int(q, s->b.c, &s->nack_s, 7, 16, args, NULL,
+                               "nack: unexpected reply", &n);
+    if (rc != DQ_OK)
+        return rc;
+    if (n == 0)
+        return dq_fail(q, DQ_ENOTFOUND,
+                       "nack: %s (attempt %lld) is no longer ours: its "
+                       "lease ran out and the task was delivered again or "
+                       "dead-lettered, or it was acked or nacked", t->id,
+                       attempt);
+    return DQ_OK;
+}
+
+static int64_t lr_dead_letters(dq_queue *q)
+{
+    lr_state *s = q->priv;
+    const char *argv[2] = {"ZCARD", s->b.kdead};
+    int rc;
+    redisReply *r = dq_redis_cmd(q, s->b.c, &rc, 2, argv, NULL);
+    if (r == NULL)
+        return rc;
+    int64_t n;
+    if (!dq_reply_int(r, &n))
+        n = dq_fail(q, DQ_EPROTO, "dead_letters: ZCARD: expected an "
+                    "integer");
+    freeReplyObject(r);
+    return n;
 }
 
 const dq_strategy dq_strategy_list_reliable = {
@@ -493,6 +666,8 @@ const dq_strategy dq_strategy_list_reliable = {
     .purge = lm_purge,
     .exists = lm_exists,
     .enqueue_many = lm_enqueue_many,
+    .nack = lr_nack,
+    .dead_letters = lr_dead_letters,
     .doc = "list's enqueue and mover (one per queue and process), plus the "
         "reliable-queue pattern: a consumer moves the ready item into its "
         "own processing list and records a lease (ZSet item -> now + "
@@ -505,10 +680,15 @@ const dq_strategy dq_strategy_list_reliable = {
         "busy queue: a share of an enqueue and a move script, 1 claim "
         "script, 1 ack script: two round trips.  At-least-once: a consumer "
         "killed between claim and ack loses nothing (redelivered with "
-        "attempt + 1 after lease_ms).  Work that outlasts the lease: a late "
+        "attempt + 1 after lease_ms).  nack (one script, while the lease is "
+        "ours) puts the task back into the delay ZSet at now + delay, to "
+        "come again as attempt + 1 with its original due time; "
+        "max_attempts=N moves a task delivered N times to the dead-letter "
+        "set dq:{Q}:dead instead (when its lease runs out, or at the nack), "
+        "its payload kept.  Work that outlasts the lease: a late "
         "ack is accepted while nobody has taken the task again; once "
         "another consumer has, the task is processed twice and the late "
         "ack is refused, and a task that always outlasts its lease goes "
-        "round every lease_ms, never acked (no dead-letter limit), while "
-        "the other tasks still come out.",
+        "round every lease_ms, never acked (until max_attempts, when set), "
+        "while the other tasks still come out.",
 };

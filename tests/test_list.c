@@ -17,6 +17,12 @@
  *     back intact;
  *   - one move of more tasks than Redis's Lua unpack() takes at once
  *     (move_batch=10000, 9000 due) delivers them all;
+ *   - list-reliable's nack and max_attempts beyond the conformance checks:
+ *     a nack's retry waiting in ready is not taken for the reaper's
+ *     give-back (the nacked delivery's late ack and nack are refused), a
+ *     late nack nobody overtook stands, the nack wakes the mover, the
+ *     reaper dead-letters a task whose last lease ran out, and a reused
+ *     id inherits no attempt count or due time;
  *   - through the binary, in process mode: a list consumer process killed
  *     after a claim loses that task only (the tasks its mover had moved are
  *     in Redis), and a killed list-reliable consumer's task comes back
@@ -363,6 +369,245 @@ static void check_big_move(const char *name)
     free(items);
     dq_close(q);
     dq_close(p);
+    tl_teardown(&c);
+}
+
+/* ---- list-reliable's nack, max_attempts and reused ids ------------------ */
+
+/* Claims one task on q within timeout_ms into *t (caller clears); aborts
+ * the test when none comes. */
+static void claim_into(dq_queue *q, int64_t timeout_ms, dq_task *t,
+                       const char *what)
+{
+    memset(t, 0, sizeof *t);
+    int rc = dq_claim(q, timeout_ms, t);
+    cr_assert_eq(rc, DQ_OK, "%s: claim(%lld ms) = %s: %s", what,
+                 (long long)timeout_ms, dq_result_name(rc),
+                 rc == DQ_EMPTY ? "nothing came" : dq_errstr(q));
+}
+
+/* Asserts that t is task id's delivery number attempt with due time due
+ * and payload pl. */
+static void assert_task(const dq_task *t, const char *id, int attempt,
+                        int64_t due, const char *pl, const char *what)
+{
+    cr_assert_str_eq(t->id, id, "%s: got %s", what, t->id);
+    cr_assert_eq(t->attempt, attempt, "%s: attempt %d, expected %d", what,
+                 t->attempt, attempt);
+    cr_assert_eq(t->due_ms, due, "%s: due %lld, expected %lld", what,
+                 (long long)t->due_ms, (long long)due);
+    cr_assert(t->payload_len == strlen(pl) &&
+                  memcmp(t->payload, pl, t->payload_len) == 0,
+              "%s: payload '%.*s', expected '%s'", what, (int)t->payload_len,
+              (const char *)t->payload, pl);
+}
+
+/* HGET dq:{Q}:<hash> field on the test server: the value (caller frees)
+ * or NULL when absent. */
+static char *hget(redisContext *r, const tl_ctx *c, const char *hash,
+                  const char *field)
+{
+    redisReply *x = redisCommand(r, "HGET dq:{%s}:%s %s", c->queue, hash,
+                                 field);
+    cr_assert(x != NULL && (x->type == REDIS_REPLY_STRING ||
+                            x->type == REDIS_REPLY_NIL), "HGET failed");
+    char *v = x->type == REDIS_REPLY_STRING ? strdup(x->str) : NULL;
+    freeReplyObject(x);
+    return v;
+}
+
+/* Waits up to 3 s for LLEN dq:{Q}:ready == want. */
+static void wait_ready(redisContext *r, const tl_ctx *c, long long want,
+                       const char *what)
+{
+    for (int i = 0; i < 300 && llen(r, c, "ready") != want; i++)
+        dq_sleep_us(10000);
+    cr_assert_eq(llen(r, c, "ready"), want, "%s: ready holds %lld items, "
+                 "expected %lld", what, llen(r, c, "ready"), want);
+}
+
+/* A nack's retry, moved into ready and not taken yet, is not the reaper's
+ * give-back of the nacked delivery: the nacked delivery's late ack and
+ * nack, which look for that give-back in ready, are refused, and the
+ * retry comes as attempt 2 with the original due time and its payload. */
+Test(list_reliable, nack_retry_refuses_the_nacked_delivery, .timeout = 30)
+{
+    tl_ctx c;
+    tl_setup(&c, "list-reliable", "nack_retry");
+    tl_set_opt(&c, "lease_ms", "3600000"); /* no reaper in this test */
+    redisContext *r = admin_connect();
+    dq_queue *q = tl_open_as(&c, "consumer");
+    int64_t due = dq_wall_us() / 1000 - 5000;
+    tl_enqueue(q, "task-0", "pl", 2, due);
+    dq_task t, u;
+    claim_into(q, 3000, &t, "first delivery");
+    assert_task(&t, "task-0", 1, due, "pl", "first delivery");
+    int rc = dq_nack(q, &t, 0);
+    cr_assert_eq(rc, DQ_OK, "nack = %s: %s", dq_result_name(rc),
+                 dq_errstr(q));
+    wait_ready(r, &c, 1, "the mover moved the retry");
+    rc = dq_ack(q, &t);
+    cr_assert_eq(rc, DQ_ENOTFOUND, "ack of the nacked delivery while its "
+                 "retry waits in ready = %s", dq_result_name(rc));
+    rc = dq_nack(q, &t, 0);
+    cr_assert_eq(rc, DQ_ENOTFOUND, "nack of the nacked delivery while its "
+                 "retry waits in ready = %s", dq_result_name(rc));
+    cr_assert_eq(llen(r, &c, "ready"), 1, "the refused ack took the retry");
+    claim_into(q, 3000, &u, "the retry");
+    assert_task(&u, "task-0", 2, due, "pl", "the retry");
+    rc = dq_ack(q, &u);
+    cr_assert_eq(rc, DQ_OK, "ack of the retry = %s: %s", dq_result_name(rc),
+                 dq_errstr(q));
+    char *a = hget(r, &c, "a", "task-0"), *d = hget(r, &c, "d", "task-0");
+    cr_assert(a == NULL && d == NULL, "records left after the move: a=%s "
+              "d=%s", a ? a : "-", d ? d : "-");
+    tl_got g = tl_claim(q, 300);
+    cr_assert_eq(g.rc, DQ_EMPTY, "delivered again after the ack: %s", g.id);
+    dq_task_clear(&t);
+    dq_task_clear(&u);
+    dq_close(q);
+    redisFree(r);
+    tl_teardown(&c);
+}
+
+/* A late nack: the lease ran out and the reaper gave the item back to
+ * ready, where nobody took it; the nack still stands (as a late ack does)
+ * and the retry is attempt 2, not 3. */
+Test(list_reliable, late_nack_nobody_took, .timeout = 30)
+{
+    tl_ctx c;
+    tl_setup(&c, "list-reliable", "late_nack");
+    tl_set_opt(&c, "lease_ms", "300");
+    redisContext *r = admin_connect();
+    dq_queue *q = tl_open_as(&c, "consumer");
+    int64_t due = dq_wall_us() / 1000 - 5000;
+    tl_enqueue(q, "task-0", "pl", 2, due);
+    dq_task t, u;
+    claim_into(q, 3000, &t, "first delivery");
+    wait_ready(r, &c, 1, "the reaper gave the item back");
+    int rc = dq_nack(q, &t, 0);
+    cr_assert_eq(rc, DQ_OK, "late nack, nobody took the task = %s: %s",
+                 dq_result_name(rc), dq_errstr(q));
+    claim_into(q, 3000, &u, "the retry");
+    assert_task(&u, "task-0", 2, due, "pl", "the retry");
+    rc = dq_ack(q, &u);
+    cr_assert_eq(rc, DQ_OK, "ack of the retry = %s: %s", dq_result_name(rc),
+                 dq_errstr(q));
+    dq_task_clear(&t);
+    dq_task_clear(&u);
+    dq_close(q);
+    redisFree(r);
+    tl_teardown(&c);
+}
+
+/* The nack publishes a wake-up when its task becomes the head of the
+ * delay set: with the mover's own timer an hour away, the retry still
+ * comes at its time. */
+Test(list_reliable, nack_wakes_the_mover, .timeout = 30)
+{
+    enum { DELAY_MS = 200 };
+    tl_ctx c;
+    tl_setup(&c, "list-reliable", "nack_wakes");
+    tl_set_opt(&c, "lease_ms", "3600000");
+    tl_set_opt(&c, "poll_cap_ms", "3600000");
+    dq_queue *q = tl_open_as(&c, "consumer");
+    int64_t due = dq_wall_us() / 1000;
+    tl_enqueue(q, "task-0", "pl", 2, due);
+    dq_task t, u;
+    claim_into(q, 3000, &t, "first delivery");
+    int64_t nack_ms = dq_wall_us() / 1000;
+    int rc = dq_nack(q, &t, DELAY_MS);
+    cr_assert_eq(rc, DQ_OK, "nack = %s: %s", dq_result_name(rc),
+                 dq_errstr(q));
+    claim_into(q, DELAY_MS + 3000, &u, "the retry, mover timer an hour away");
+    cr_assert_geq(dq_wall_us(), (nack_ms + DELAY_MS) * 1000, "retry early");
+    assert_task(&u, "task-0", 2, due, "pl", "the retry");
+    cr_assert_eq(dq_ack(q, &u), DQ_OK, "ack: %s", dq_errstr(q));
+    dq_task_clear(&t);
+    dq_task_clear(&u);
+    dq_close(q);
+    tl_teardown(&c);
+}
+
+/* max_attempts=1: a delivery whose lease runs out is its last; the reaper
+ * moves the task to the dead-letter set (not back to ready), with its
+ * payload kept in p and its delivery count in a, and the late ack of that
+ * delivery is refused. */
+Test(list_reliable, reaper_dead_letters, .timeout = 30)
+{
+    tl_ctx c;
+    tl_setup(&c, "list-reliable", "reaper_dead");
+    tl_set_opt(&c, "lease_ms", "300");
+    tl_set_opt(&c, "max_attempts", "1");
+    redisContext *r = admin_connect();
+    dq_queue *a = tl_open_as(&c, "consumer-a");
+    dq_queue *b = tl_open_as(&c, "consumer-b");
+    tl_enqueue(a, "task-0", "keep", 4, dq_wall_us() / 1000);
+    dq_task t;
+    claim_into(a, 3000, &t, "the one delivery");
+    tl_got g = tl_claim(b, 1500);
+    cr_assert_eq(g.rc, DQ_EMPTY, "max_attempts=1 but %s came again", g.id);
+    cr_assert_eq(dq_dead_letters(b), 1, "dead_letters = %lld: %s",
+                 (long long)dq_dead_letters(b), dq_errstr(b));
+    cr_assert_eq(dq_pending(b), 0, "pending with the only task dead");
+    char *pl = hget(r, &c, "p", "task-0"), *n = hget(r, &c, "a", "task-0");
+    cr_assert(pl != NULL && strcmp(pl, "keep") == 0, "dead task's payload: "
+              "%s", pl ? pl : "(gone)");
+    cr_assert(n != NULL && strcmp(n, "1") == 0, "dead task's deliveries: %s",
+              n ? n : "(none)");
+    free(pl);
+    free(n);
+    int rc = dq_ack(a, &t);
+    cr_assert_eq(rc, DQ_ENOTFOUND, "late ack of a dead-lettered task = %s",
+                 dq_result_name(rc));
+    dq_task_clear(&t);
+    dq_close(b);
+    dq_close(a);
+    redisFree(r);
+    tl_teardown(&c);
+}
+
+/* An enqueue of an id used before starts afresh: neither a retry record
+ * (a nacked task waiting in the delay set: its attempt count and original
+ * due time) nor a dead letter's count carries over to the new task. */
+Test(list_reliable, reused_id_starts_afresh, .timeout = 30)
+{
+    tl_ctx c;
+    tl_setup(&c, "list-reliable", "reused_id");
+    tl_set_opt(&c, "lease_ms", "3600000");
+    tl_set_opt(&c, "max_attempts", "2");
+    redisContext *r = admin_connect();
+    dq_queue *q = tl_open_as(&c, "consumer");
+    int64_t now = dq_wall_us() / 1000;
+    tl_enqueue(q, "task-0", "old", 3, now - 5000);
+    dq_task t;
+    claim_into(q, 3000, &t, "old task");
+    int rc = dq_nack(q, &t, 3600000); /* its retry waits an hour in z */
+    cr_assert_eq(rc, DQ_OK, "nack: %s", dq_errstr(q));
+    dq_task_clear(&t);
+    tl_enqueue(q, "task-0", "new", 3, now - 3000);
+    claim_into(q, 3000, &t, "new task of a nacked id");
+    assert_task(&t, "task-0", 1, now - 3000, "new", "new task of a nacked "
+                "id");
+    rc = dq_nack(q, &t, 0);
+    cr_assert_eq(rc, DQ_OK, "nack: %s", dq_errstr(q));
+    dq_task_clear(&t);
+    claim_into(q, 3000, &t, "its retry");
+    assert_task(&t, "task-0", 2, now - 3000, "new", "its retry");
+    rc = dq_nack(q, &t, 0); /* the second delivery: dead */
+    cr_assert_eq(rc, DQ_OK, "nack: %s", dq_errstr(q));
+    dq_task_clear(&t);
+    cr_assert_eq(dq_dead_letters(q), 1, "dead_letters");
+    tl_enqueue(q, "task-0", "again", 5, now - 1000);
+    char *a = hget(r, &c, "a", "task-0");
+    cr_assert_null(a, "a dead letter's count survived the enqueue: %s", a);
+    claim_into(q, 3000, &t, "new task of a dead id");
+    assert_task(&t, "task-0", 1, now - 1000, "again", "new task of a dead "
+                "id");
+    cr_assert_eq(dq_ack(q, &t), DQ_OK, "ack: %s", dq_errstr(q));
+    dq_task_clear(&t);
+    dq_close(q);
+    redisFree(r);
     tl_teardown(&c);
 }
 
