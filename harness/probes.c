@@ -65,6 +65,7 @@
 #include "../strategies/dq.h"
 #include "commands.h"
 #include "probes.h"
+#include "probes_more.h"
 #include "redis_server.h"
 #include "redis_url.h"
 #include "runmeta.h"
@@ -1009,6 +1010,8 @@ int dq_probes_run(const dq_redis_target *t, FILE *csv, char *err,
             break;
         }
     }
+    if (rc == 0)  /* C22, C27, C28: probes_more.h */
+        rc = dq_probes_more_run(t, p.prefix, csv, NULL, err, errlen);
     if (rc == 0 && dq_signals_caught())
         rc = 130;
     /* A transport error leaves the context unusable: clean up on a fresh
@@ -1028,11 +1031,11 @@ int dq_probes_run(const dq_redis_target *t, FILE *csv, char *err,
 static void usage(FILE *f)
 {
     fprintf(f, "usage: dqlab probes [--results DIR] [--redis URL]\n\n"
-               "Small decisive checks of claims C06, C07, C08, C09 and C20 "
-               "against a real\nRedis (a private redis-server unless --redis "
-               "is given); writes\nDIR/probes/<stamp>/probes.csv and "
-               "meta.txt (DIR: results) and moves\nDIR/probes/latest.  Takes "
-               "about 2 s.\n");
+               "Small decisive checks of claims C06-C09, C20, C22, C27 and "
+               "C28 against a real\nRedis (a private redis-server unless "
+               "--redis is given; C27 always on one of\nits own); writes "
+               "DIR/probes/<stamp>/probes.csv and meta.txt (DIR: results)\n"
+               "and moves DIR/probes/latest.  Takes about 10 s.\n");
 }
 
 int dq_cmd_probes(int argc, char **argv)

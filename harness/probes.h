@@ -36,11 +36,12 @@
 
 /* Runs every probe against the Redis at t (its own keys
  * "dqprobe:{<pid>.<ms>}:*", deleted at the end on every path) and writes
- * the CSV rows, header first, to csv.  Takes about 1.5 s (the TTL probes
- * wait for their due times).  Returns 0, 130 when a signal arrived
- * (signals.h; rows written so far stay in csv), or -1 with a one-line
- * message in err (errlen bytes) naming the probe and what failed (Redis
- * unreachable, an unexpected reply). */
+ * the CSV rows, header first, to csv, then those of dq_probes_more_run
+ * (probes_more.h: C22, C27, C28).  Takes about 1.5 s (the TTL probes wait
+ * for their due times) plus about 8 s there.  Returns 0, 130 when a
+ * signal arrived (signals.h; rows written so far stay in csv), or -1 with
+ * a one-line message in err (errlen bytes) naming the probe and what
+ * failed (Redis unreachable, an unexpected reply). */
 int dq_probes_run(const dq_redis_target *t, FILE *csv, char *err,
                   size_t errlen);
 

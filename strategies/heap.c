@@ -51,6 +51,20 @@
  * consumers, one thread wakes per due task instead of N (no thundering
  * herd); counters.wakeups counts every return from a wait in this handle.
  *
+ * Option wake=broadcast (default leader): the baseline the leader-follower
+ * scheme is measured against (claim C17), i.e. what a queue built on a
+ * condition variable without that scheme does: no leader; every enqueue
+ * (and every cancel, reschedule or give-back that may move the head)
+ * wakes ALL waiters (pthread_cond_broadcast), and every waiter waits
+ * timed until the head is due (or its own timeout), so all of them wake
+ * when it falls due and all but one go back to sleep.  With N idle
+ * consumers that is N wake-ups per delivered task when it falls due, N
+ * more when its enqueue found them all waiting, against about 2 for the
+ * leader-follower default (the leader's timed wake-up, then the hand-over
+ * to the next leader) whatever N: counters.wakeups shows the herd.  The
+ * mode is fixed when the first handle creates the queue's heap; a handle
+ * asking for the other one is refused (DQ_EINVAL).  Delivery is unchanged (never early, due order).
+ *
  * Clocks: due times are realtime ms (dq_now_ms, with the handle's skew), so
  * "due" is decided by this handle's clock: never early.  Waits are on
  * CLOCK_MONOTONIC (pthread_condattr_setclock), so a wall-clock step cannot
@@ -89,6 +103,7 @@ typedef struct heap_shared {
     size_t n, cap;
     uint64_t seq;
     const dq_queue *leader;     /* the handle waiting for the head, or NULL */
+    bool broadcast;             /* wake=broadcast: no leader, wake all */
 } heap_shared;
 
 typedef struct heap_priv {
@@ -102,6 +117,10 @@ static const dq_optdef heap_options[] = {
     DQ_OPTDEF_INT("batch", "1", 1, 1000,
                   "due tasks taken per lock and buffered in the handle "
                   "(1..1000); close puts buffered tasks back"),
+    DQ_OPTDEF_CHOICE("wake", "leader", "leader|broadcast",
+                     "leader: Java DelayQueue's leader-follower wait (one "
+                     "waiter wakes per new head); broadcast: no leader, "
+                     "every enqueue wakes all waiters (the herd baseline)"),
     DQ_OPTDEF_END,
 };
 
@@ -112,6 +131,18 @@ static inline bool ent_less(const hent *x, const hent *y)
     if (x->due_ms != y->due_ms)
         return x->due_ms < y->due_ms;
     return x->seq < y->seq;
+}
+
+/* After a change that may make a waiter's wait wrong (a new or removed
+ * head): the leader must re-evaluate.  Leader-follower wakes one waiter,
+ * who takes over; broadcast wakes them all.  Called with h->mu held. */
+static void wake_waiters(heap_shared *h)
+{
+    h->leader = NULL;
+    if (h->broadcast)
+        pthread_cond_broadcast(&h->available);
+    else
+        pthread_cond_signal(&h->available);
 }
 
 static inline const char *ent_id(const hent *e)
@@ -213,10 +244,10 @@ static void *heap_create(void *arg)
     pthread_condattr_t ca;
     pthread_mutexattr_t ma;
 
-    (void)arg;
     h = calloc(1, sizeof *h);
     if (h == NULL)
         return NULL;
+    h->broadcast = *(const bool *)arg;
     /* Adaptive: spin a little before sleeping in the kernel.  Every
      * claim and enqueue takes this one lock for a few hundred ns, so under
      * contention (producers and consumers on 2 cores) sleeping and waking
@@ -264,12 +295,15 @@ static int heap_open(dq_queue *q)
 {
     heap_priv *p;
     int64_t batch;
+    bool broadcast;
     int rc;
 
     if (q->cfg.local == NULL)
         return dq_fail(q, DQ_EINVAL, "heap needs a dq_local");
     if ((rc = dq_opt_i64(q, "batch", &batch)) != DQ_OK)
         return rc;
+    /* "leader" or "broadcast": checked against heap_options by dq_open. */
+    broadcast = strcmp(dq_opt_get(q, "wake"), "broadcast") == 0;
     p = calloc(1, sizeof *p);
     if (p == NULL)
         return dq_fail(q, DQ_ENOMEM, "heap: out of memory");
@@ -280,9 +314,19 @@ static int heap_open(dq_queue *q)
         goto free_priv;
     }
     snprintf(p->name, sizeof p->name, "heap:%s", q->queue);
-    p->h = dq_local_get(q->cfg.local, p->name, heap_create, NULL, heap_destroy);
+    p->h = dq_local_get(q->cfg.local, p->name, heap_create, &broadcast,
+                        heap_destroy);
     if (p->h == NULL) {
         rc = dq_fail(q, DQ_ENOMEM, "heap: cannot create shared heap");
+        goto free_held;
+    }
+    /* The wake mode is fixed when the first handle creates the heap. */
+    if (p->h->broadcast != broadcast) {
+        rc = dq_fail(q, DQ_EINVAL, "heap: option wake=%s: queue '%s' is "
+                     "already open with wake=%s",
+                     broadcast ? "broadcast" : "leader", q->queue,
+                     broadcast ? "leader" : "broadcast");
+        dq_local_put(q->cfg.local, p->name);
         goto free_held;
     }
     q->priv = p;
@@ -327,10 +371,8 @@ static void give_back_held(heap_priv *p)
         sift_up(h, h->n++, e);
         head |= h->a[0].seq == e.seq;
     }
-    if (head) { /* whoever waits for the old head waits too long */
-        h->leader = NULL;
-        pthread_cond_signal(&h->available);
-    }
+    if (head) /* whoever waits for the old head waits too long */
+        wake_waiters(h);
     pthread_mutex_unlock(&h->mu);
     p->head = p->count = 0;
 }
@@ -412,11 +454,10 @@ static int heap_enqueue(dq_queue *q, const char *id, const void *payload,
         free(e.block);
         return dq_fail(q, DQ_ENOMEM, "enqueue %s: out of memory", id);
     }
-    if (push(h, e)) {
-        /* A new head: whoever waits for the old head waits too long. */
-        h->leader = NULL;
-        pthread_cond_signal(&h->available);
-    }
+    /* A new head: whoever waits for the old head waits too long.  The
+     * broadcast baseline wakes everyone on every enqueue. */
+    if (push(h, e) || h->broadcast)
+        wake_waiters(h);
     pthread_mutex_unlock(&h->mu);
     return DQ_OK;
 }
@@ -446,10 +487,8 @@ static int heap_enqueue_many(dq_queue *q, const dq_enqueue_item *items,
     }
     for (size_t i = 0; i < n; i++)
         head |= push(h, es[i]);
-    if (head) {
-        h->leader = NULL;
-        pthread_cond_signal(&h->available);
-    }
+    if (head || h->broadcast)
+        wake_waiters(h);
     pthread_mutex_unlock(&h->mu);
     if (es != local)
         free(es);
@@ -551,7 +590,15 @@ static int heap_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
         left_us = deadline_us - dq_mono_us();
         if (left_us <= 0)
             break;
-        if (delay_us == INT64_MAX || left_us < delay_us || h->leader != NULL) {
+        if (h->broadcast) {
+            /* No leader: everyone waits for the head, or its timeout. */
+            ts = mono_ts(delay_us == INT64_MAX || left_us < delay_us
+                             ? deadline_us
+                             : dq_mono_us() + delay_us);
+            pthread_cond_timedwait(&h->available, &h->mu, &ts);
+            q->counters.wakeups++;
+        } else if (delay_us == INT64_MAX || left_us < delay_us ||
+                   h->leader != NULL) {
             /* Follower (or empty heap): wait only for our own timeout. */
             ts = mono_ts(deadline_us);
             pthread_cond_timedwait(&h->available, &h->mu, &ts);
@@ -566,7 +613,8 @@ static int heap_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
                 h->leader = NULL;
         }
     }
-    if (h->leader == NULL && h->n > 0)
+    /* Hand the leader's job over (broadcast: everyone waits timed). */
+    if (!h->broadcast && h->leader == NULL && h->n > 0)
         pthread_cond_signal(&h->available);
     pthread_mutex_unlock(&h->mu);
     return got ? DQ_OK : DQ_EMPTY;
@@ -589,10 +637,8 @@ static int heap_cancel(dq_queue *q, const char *id)
     i = find_id(h, id);
     if (i != (size_t)-1) {
         e = remove_at(h, i);
-        if (i == 0) { /* the leader waits for a head that is gone */
-            h->leader = NULL;
-            pthread_cond_signal(&h->available);
-        }
+        if (i == 0) /* the leader waits for a head that is gone */
+            wake_waiters(h);
     }
     pthread_mutex_unlock(&h->mu);
     if (i == (size_t)-1)
@@ -619,10 +665,8 @@ static int heap_reschedule(dq_queue *q, const char *id, int64_t due_ms)
     sift_down(h, i, e);
     if (h->a[i].seq == e.seq)  /* did not move down: maybe up */
         sift_up(h, i, e);
-    if (i == 0 || h->a[0].seq == e.seq) {
-        h->leader = NULL;
-        pthread_cond_signal(&h->available);
-    }
+    if (i == 0 || h->a[0].seq == e.seq)
+        wake_waiters(h);
     pthread_mutex_unlock(&h->mu);
     return DQ_OK;
 }
@@ -687,6 +731,9 @@ const dq_strategy dq_strategy_heap = {
         "at-most-once, no duplicates, due order.  batch=N takes up to N due "
         "tasks per lock into the handle's buffer (closing the handle puts "
         "them back).  Everything is lost when the process exits, and only "
-        "threads of one process can share a queue.",
+        "threads of one process can share a queue.  wake=broadcast is the "
+        "baseline for C17: no leader, every enqueue wakes all waiters and "
+        "all wait for the head, so counters.wakeups shows the thundering "
+        "herd the default avoids.",
     .enqueue_many = heap_enqueue_many,
 };

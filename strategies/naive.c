@@ -25,13 +25,17 @@
  * the duplicate is delivered with an empty payload.
  * Option gap_us sleeps between find and remove to widen the race window
  * for demonstrations; 0 (default) is the plain textbook code.
+ * Option resolution_ms=1000 stores scores in whole seconds, as the
+ * textbook's `ZADD z <time() + delay> id` does (zscore.h): a task is then
+ * delivered up to 999 ms before its due time (claim C25); the checker
+ * counts those against the true due time, and `dqlab run` exits 1.
  *
  * Guarantee: at-most-once in intent (the task leaves Redis when claimed; a
  * consumer that dies after ZREM loses it), but DUPLICATES under
  * concurrency.  Due order for one consumer: the lowest score comes first.
- * Never early: ZRANGEBYSCORE's max is this handle's clock (dq_now_ms), and
- * the bound is inclusive, so the score (= due) <= now at the time of the
- * query <= now at delivery.
+ * Never early (with the default resolution_ms=1): ZRANGEBYSCORE's max is
+ * this handle's clock (dq_now_ms), and the bound is inclusive, so the
+ * score (= due) <= now at the time of the query <= now at delivery.
  *
  * Failure modes: a lost connection during ZREM+HGET returns DQ_EIO and the
  * task may be gone (removed, not delivered); the next call reconnects.
@@ -51,6 +55,7 @@
 #include <string.h>
 
 #include "rconn.h"
+#include "zscore.h"
 
 typedef struct naive_priv {
     redisContext *c;
@@ -65,6 +70,7 @@ static const dq_optdef naive_options[] = {
     DQ_OPTDEF_INT("gap_us", "0", 0, 10000000,
                   "sleep between find and remove, us, widens the race "
                   "(0..10000000)"),
+    DQ_ZS_OPTDEF_RESOLUTION,
     DQ_OPTDEF_END,
 };
 
@@ -136,12 +142,12 @@ const dq_strategy dq_strategy_naive = {
     .min_redis = NULL,
     .options = naive_options,
     .open = naive_open,
-    .enqueue = dq_zh_op_enqueue,
+    .enqueue = dq_zs_op_enqueue,
     .claim = naive_claim,
     .ack = dq_zh_op_ack,
     .close = dq_zh_op_close,
     .cancel = dq_zh_op_cancel,
-    .reschedule = dq_zh_op_reschedule,
+    .reschedule = dq_zs_op_reschedule,
     .pending = dq_zh_op_pending,
     .purge = dq_zh_op_purge,
     .exists = dq_zh_op_exists,
@@ -153,6 +159,8 @@ const dq_strategy dq_strategy_naive = {
         "round trips, plus one per empty poll.  Meant at-most-once, but it "
         "ignores ZREM's reply, so two consumers that read the same head "
         "both deliver it: duplicates under concurrency (kept on purpose, "
-        "claims C01 and C13).  Lateness lies anywhere in [0, poll_ms].",
-    .enqueue_many = dq_zh_op_enqueue_many,
+        "claims C01 and C13).  Lateness lies anywhere in [0, poll_ms].  "
+        "resolution_ms=1000 stores whole-second scores as the tutorials' "
+        "time() does, so tasks come up to a second early (claim C25).",
+    .enqueue_many = dq_zs_op_enqueue_many,
 };

@@ -16,6 +16,8 @@
  *                are due right now)
  *   ack      HDEL p id                                     (1 round trip)
  *   cancel / reschedule / pending: the shared ZSet+hash helpers (rconn.h).
+ * Option resolution_ms=1000: whole-second scores, as naive's (zscore.h):
+ * tasks delivered up to 999 ms early (claim C25).
  * Per delivered task: 4 round trips without contention (as naive); each
  * lost race wastes 2 more (find + remove), which is the price claim C03
  * names: under N consumers racing for the same head, up to N-1 of them
@@ -35,9 +37,10 @@
  * of one member is atomic and returns 1 to exactly one caller
  * (https://redis.io/commands/zrem/: "the number of members removed").
  * Due order for one consumer: ZRANGEBYSCORE returns the lowest score first,
- * ties in member order.  Never early: the max bound of ZRANGEBYSCORE is this
- * handle's clock (dq_now_ms), inclusive, so due <= now at the query <= now at
- * delivery.  Under contention, order across consumers is only approximate.
+ * ties in member order.  Never early (at the default resolution_ms=1): the
+ * max bound of ZRANGEBYSCORE is this handle's clock (dq_now_ms), inclusive,
+ * so due <= now at the query <= now at delivery.  Under contention, order
+ * across consumers is only approximate.
  *
  * Failure modes: a lost connection during ZREM+HGET returns DQ_EIO; the
  * task may have been removed without being delivered (lost, at-most-once).
@@ -55,6 +58,7 @@
 #include <string.h>
 
 #include "rconn.h"
+#include "zscore.h"
 
 /* Lost races retried past the claim deadline, per claim call. */
 #define LOST_RACE_RETRIES 8
@@ -68,6 +72,7 @@ DQ_ZH_PRIV_CHECK(nc_priv);
 static const dq_optdef nc_options[] = {
     DQ_OPTDEF_INT("poll_ms", "100", 1, 60000,
                   "sleep between empty polls, ms (1..60000)"),
+    DQ_ZS_OPTDEF_RESOLUTION,
     DQ_OPTDEF_END,
 };
 
@@ -140,12 +145,12 @@ const dq_strategy dq_strategy_naive_checked = {
     .min_redis = NULL,
     .options = nc_options,
     .open = nc_open,
-    .enqueue = dq_zh_op_enqueue,
+    .enqueue = dq_zs_op_enqueue,
     .claim = nc_claim,
     .ack = dq_zh_op_ack,
     .close = dq_zh_op_close,
     .cancel = dq_zh_op_cancel,
-    .reschedule = dq_zh_op_reschedule,
+    .reschedule = dq_zs_op_reschedule,
     .pending = dq_zh_op_pending,
     .purge = dq_zh_op_purge,
     .exists = dq_zh_op_exists,
@@ -156,6 +161,8 @@ const dq_strategy dq_strategy_naive_checked = {
         "plus 2 per lost race, so N consumers racing for the head waste up "
         "to N-1 claims per task (claim C03).  At-most-once, no duplicates; "
         "a consumer dying after ZREM loses the task and leaves its payload "
-        "behind.  Blind polling: lateness in [0, poll_ms].",
-    .enqueue_many = dq_zh_op_enqueue_many,
+        "behind.  Blind polling: lateness in [0, poll_ms].  "
+        "resolution_ms=1000: whole-second scores, up to a second early "
+        "(claim C25).",
+    .enqueue_many = dq_zs_op_enqueue_many,
 };

@@ -84,6 +84,10 @@
  * consumer leaving claim with no leader and tasks left signals one.  The
  * leader also wakes when a higher level's slot must cascade (at most once
  * per level per task).  counters.wakeups counts every return from a wait.
+ * Option wake=broadcast (default leader) is the heap's herd baseline
+ * (heap.c, claim C17): no leader, every enqueue (and cancel, reschedule,
+ * give-back) wakes all waiters, and each waits timed for the next wake-up
+ * time; fixed when the first handle creates the wheel, as tick_ms.
  * Due decisions use the handle's skewed realtime clock; waits are
  * recomputed from it after every wake-up.  A claim compares the ready
  * head with the coarse clock first (dq_now_coarse_us: never ahead of the
@@ -143,7 +147,14 @@ typedef struct wheel_shared {
     const dq_queue *leader;       /* the handle waiting timed, or NULL */
     int64_t leader_wake_ms;       /* what it waits for (realtime ms) */
     int waiters;                  /* threads in a wait */
+    bool broadcast;               /* wake=broadcast: no leader, wake all */
 } wheel_shared;
+
+/* What the first handle fixes for the queue's wheel (wheel_create). */
+typedef struct wheel_args {
+    int64_t tick_ms;
+    bool broadcast;
+} wheel_args;
 
 typedef struct wheel_priv {
     wheel_shared *h;
@@ -161,6 +172,10 @@ static const dq_optdef wheel_options[] = {
     DQ_OPTDEF_INT("batch", "1", 1, 1000,
                   "due tasks taken per lock and buffered in the handle "
                   "(1..1000); close puts buffered tasks back"),
+    DQ_OPTDEF_CHOICE("wake", "leader", "leader|broadcast",
+                     "leader: the heap's leader-follower wait; broadcast: "
+                     "no leader, every enqueue wakes all waiters (the herd "
+                     "baseline); every handle of a queue must use the same"),
     DQ_OPTDEF_END,
 };
 
@@ -433,10 +448,25 @@ static void wake_for(wheel_shared *h, int64_t wake_ms, int64_t before_ms)
 {
     if (h->waiters == 0)
         return;
+    if (h->broadcast) {  /* the baseline: every enqueue wakes everyone */
+        pthread_cond_broadcast(&h->available);
+        return;
+    }
     if (h->leader != NULL ? wake_ms < h->leader_wake_ms : wake_ms < before_ms) {
         h->leader = NULL;
         pthread_cond_signal(&h->available);
     }
+}
+
+/* After a change that may make the leader's wait wrong: it re-evaluates
+ * (leader-follower: one waiter wakes and takes over; broadcast: all). */
+static void wake_waiters(wheel_shared *h)
+{
+    h->leader = NULL;
+    if (h->broadcast)
+        pthread_cond_broadcast(&h->available);
+    else
+        pthread_cond_signal(&h->available);
 }
 
 /* Frees every task in the slots and the ready heap. */
@@ -469,7 +499,8 @@ static void *wheel_create(void *arg)
     h = calloc(1, sizeof *h);
     if (h == NULL)
         return NULL;
-    h->tick_ms = *(const int64_t *)arg;
+    h->tick_ms = ((const wheel_args *)arg)->tick_ms;
+    h->broadcast = ((const wheel_args *)arg)->broadcast;
     /* Adaptive, as in heap.c: the critical sections are a few hundred ns,
      * so spinning a little beats sleeping in futex(2) under contention. */
     if (pthread_mutexattr_init(&ma) != 0)
@@ -514,6 +545,7 @@ static int wheel_open(dq_queue *q)
 {
     wheel_priv *p;
     int64_t batch, tick_ms;
+    wheel_args args;
     int rc;
 
     if (q->cfg.local == NULL)
@@ -521,6 +553,9 @@ static int wheel_open(dq_queue *q)
     if ((rc = dq_opt_i64(q, "batch", &batch)) != DQ_OK ||
         (rc = dq_opt_i64(q, "tick_ms", &tick_ms)) != DQ_OK)
         return rc;
+    args.tick_ms = tick_ms;
+    /* "leader" or "broadcast": checked against wheel_options by dq_open. */
+    args.broadcast = strcmp(dq_opt_get(q, "wake"), "broadcast") == 0;
     p = calloc(1, sizeof *p);
     if (p == NULL)
         return dq_fail(q, DQ_ENOMEM, "wheel: out of memory");
@@ -531,7 +566,7 @@ static int wheel_open(dq_queue *q)
         goto free_priv;
     }
     snprintf(p->name, sizeof p->name, "wheel:%s", q->queue);
-    p->h = dq_local_get(q->cfg.local, p->name, wheel_create, &tick_ms,
+    p->h = dq_local_get(q->cfg.local, p->name, wheel_create, &args,
                         wheel_destroy);
     if (p->h == NULL) {
         rc = dq_fail(q, DQ_ENOMEM, "wheel: cannot create shared wheel");
@@ -542,6 +577,14 @@ static int wheel_open(dq_queue *q)
         rc = dq_fail(q, DQ_EINVAL, "wheel: option tick_ms=%lld: queue '%s' "
                      "is already open with tick_ms=%lld", (long long)tick_ms,
                      q->queue, (long long)p->h->tick_ms);
+        dq_local_put(q->cfg.local, p->name);
+        goto free_held;
+    }
+    if (p->h->broadcast != args.broadcast) {
+        rc = dq_fail(q, DQ_EINVAL, "wheel: option wake=%s: queue '%s' is "
+                     "already open with wake=%s",
+                     args.broadcast ? "broadcast" : "leader", q->queue,
+                     args.broadcast ? "leader" : "broadcast");
         dq_local_put(q->cfg.local, p->name);
         goto free_held;
     }
@@ -582,8 +625,7 @@ static void give_back_held(wheel_priv *p)
     }
     for (size_t i = 0; i < p->count; i++)
         ready_push(h, p->held[p->head + i]);
-    h->leader = NULL;
-    pthread_cond_signal(&h->available);
+    wake_waiters(h);
     pthread_mutex_unlock(&h->mu);
     p->head = p->count = 0;
 }
@@ -739,7 +781,14 @@ static void wait_once(dq_queue *q, wheel_shared *h, int64_t wake_ms,
     struct timespec ts;
 
     h->waiters++;
-    if (delay_us == INT64_MAX || left_us < delay_us || h->leader != NULL) {
+    if (h->broadcast) {
+        /* No leader: everyone waits for the next wake-up, or its timeout. */
+        ts = mono_ts(delay_us == INT64_MAX || left_us < delay_us
+                         ? deadline_us
+                         : dq_mono_us() + delay_us);
+        pthread_cond_timedwait(&h->available, &h->mu, &ts);
+    } else if (delay_us == INT64_MAX || left_us < delay_us ||
+               h->leader != NULL) {
         ts = mono_ts(deadline_us);
         pthread_cond_timedwait(&h->available, &h->mu, &ts);
     } else {
@@ -791,7 +840,9 @@ static int wheel_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
             break;
         wait_once(q, h, next_wake_ms(h), now_us, deadline_us, left_us);
     }
-    if (h->leader == NULL && h->waiters > 0 && h->nready + h->in_wheel > 0)
+    /* Hand the leader's job over (broadcast: everyone waits timed). */
+    if (!h->broadcast && h->leader == NULL && h->waiters > 0 &&
+        h->nready + h->in_wheel > 0)
         pthread_cond_signal(&h->available);
     pthread_mutex_unlock(&h->mu);
     return got ? DQ_OK : DQ_EMPTY;
@@ -837,11 +888,8 @@ static int wheel_cancel(dq_queue *q, const char *id)
 
     pthread_mutex_lock(&h->mu);
     n = detach(h, id);
-    if (n != NULL && h->leader != NULL) {
-        /* The leader may wait for a task that is gone: let it re-read. */
-        h->leader = NULL;
-        pthread_cond_signal(&h->available);
-    }
+    if (n != NULL && (h->leader != NULL || h->broadcast))
+        wake_waiters(h); /* a wait may be for a task that is gone */
     pthread_mutex_unlock(&h->mu);
     if (n == NULL)
         return dq_fail(q, DQ_ENOTFOUND, "cancel %s: no such pending task", id);
@@ -935,6 +983,7 @@ const dq_strategy dq_strategy_wheel = {
         "leader-follower wait as the heap (one consumer waits timed), "
         "batch=N as the heap; at-most-once, no duplicates, due order.  "
         "Cancel and reschedule scan, O(n).  Everything is lost when the "
-        "process exits.",
+        "process exits.  wake=broadcast: the heap's herd baseline (no "
+        "leader, every enqueue wakes all waiters).",
     .enqueue_many = wheel_enqueue_many,
 };

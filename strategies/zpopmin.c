@@ -46,13 +46,27 @@
  * Batched enqueue (enqueue_many): one MULTI; HSET p id pl ...; ZADD z due
  * id ...; EXEC per 1000 tasks (dq_zh_enqueue_many).
  *
+ * Option due_check=0 (default 1): the recipe as the tutorials write it,
+ * `ZPOPMIN delay_queue 10` and process what came back, with no due check.
+ * Every popped task is handed out, due or not, and nothing is put back;
+ * a claim on a non-empty set returns at once with its head.  It delivers
+ * tasks before their due time, which breaks dq.h's contract for claim
+ * ("never returns a task before its due time") on purpose: this mode
+ * exists so that the lab can run the recipe and measure it (claim C07).
+ * The strategy's flags are static and describe the default; the
+ * conformance suite runs the default, while tests/test_modes.c asserts
+ * that due_check=0 does hand out a task not yet due, and `dqlab run`
+ * with it exits 1 with the early deliveries counted by the checker
+ * against each task's enqueued due time.
+ *
  * Guarantee: at-most-once.  ZPOPMIN is atomic (https://redis.io/commands/
  * zpopmin/: "Removes and returns up to count members with the lowest scores
  * in the sorted set"), so two consumers never pop the same member: no
  * duplicates among concurrent consumers, without faults.  With one
  * consumer, tasks come out in due order (ties by member, as ZSets order
  * equal scores lexicographically).  Nothing is delivered before its due time
- * by this handle's clock (dq_now_ms): an early pop is put back.
+ * by this handle's clock (dq_now_ms): an early pop is put back (unless
+ * due_check=0, above).
  *
  * Failure modes and weaknesses (claim C07 -- "ZPOPMIN pops atomically, so
  * it is a simple correct claim" -- holds only for the pop itself):
@@ -107,6 +121,7 @@ typedef struct zp_priv {
     int64_t poll_ms;
     int64_t batch;     /* members per ZPOPMIN */
     int bzpopmin;      /* 0 or 1 */
+    int due_check;     /* 1: put back what is not due; 0: hand it out */
     zp_popped *pop;    /* batch slots: the last pop */
     dq_held held;      /* popped, due, payload taken, not yet returned */
 } zp_priv;
@@ -122,6 +137,10 @@ static const dq_optdef zp_options[] = {
     DQ_OPTDEF_INT("bzpopmin", "0", 0, 1,
                   "1: block in BZPOPMIN while the set is empty instead of "
                   "sleeping poll_ms (needs Redis 6.0)"),
+    DQ_OPTDEF_INT("due_check", "1", 0, 1,
+                  "1: put a popped, not-yet-due task back; 0: hand out "
+                  "whatever ZPOPMIN returned, as the tutorials' recipe "
+                  "does (delivers early: dqlab run exits 1)"),
     DQ_OPTDEF_END,
 };
 
@@ -151,6 +170,9 @@ static int zp_open(dq_queue *q)
         (rc = dq_opt_i64(q, "batch", &p->batch)) != DQ_OK)
         goto free_p;
     p->bzpopmin = (int)v;
+    if ((rc = dq_opt_i64(q, "due_check", &v)) != DQ_OK)
+        goto free_p;
+    p->due_check = (int)v;
     dq_redis_key(q, DQ_ZH_ZSET, p->zkey, sizeof p->zkey);
     dq_redis_key(q, DQ_ZH_HASH, p->pkey, sizeof p->pkey);
     p->pop = calloc((size_t)p->batch, sizeof *p->pop);
@@ -358,7 +380,8 @@ static int zp_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 
     for (;;) {
         if (h->count > 0) {
-            /* Held tasks were due when popped: due <= now then <= now. */
+            /* Held tasks were due when popped: due <= now then <= now
+             * (with due_check=0: handed out due or not). */
             *out = h->tasks[h->head]; /* the payload moves to the caller */
             memset(&h->tasks[h->head], 0, sizeof h->tasks[h->head]);
             h->head++;
@@ -390,9 +413,11 @@ static int zp_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
             continue;
         }
 
-        /* Score order: the due ones are a prefix. */
+        /* Score order: the due ones are a prefix.  due_check=0 takes
+         * every popped task as due: the recipe without a due check. */
         int64_t now_ms = dq_now_ms(q);
-        for (d = 0; d < k && p->pop[d].due_ms <= now_ms; d++)
+        for (d = 0; d < k && (!p->due_check || p->pop[d].due_ms <= now_ms);
+             d++)
             ;
         if (d < k && (rc = zp_put_back(q, d, k)) != DQ_OK)
             return rc;
@@ -476,6 +501,9 @@ const dq_strategy dq_strategy_zpopmin = {
         "to others, each early pop is a wasted write, and a consumer dying "
         "in that window loses a task that was not even due (claim C07).  "
         "At-most-once.  batch=N pops N at once and buffers the due ones; a "
-        "graceful close gives the buffer back, a crash loses it.",
+        "graceful close gives the buffer back, a crash loses it.  "
+        "due_check=0 runs the tutorials' recipe as written: whatever "
+        "ZPOPMIN returns is handed out, due or not, so tasks are delivered "
+        "early (the checker counts them; dqlab run exits 1).",
     .enqueue_many = dq_zh_op_enqueue_many,
 };

@@ -1,6 +1,7 @@
 /* test_probes.c -- `dqlab probes`: bad input, and one real run against the
- * test Redis that must leave a well-formed probes.csv deciding the five
- * claims (C06, C07, C08, C09, C20).
+ * test Redis that must leave a well-formed probes.csv deciding the claims
+ * C06, C07, C08, C09, C20 (and holding rows for C22, C27, C28, whose
+ * outcomes tests/test_probes_more.c checks).
  *
  * The real run uses the server tests/run.sh started (DQ_TEST_REDIS_PORT)
  * through --redis, and the dqlab binary ($DQLAB).  Besides the shape of the
@@ -196,8 +197,9 @@ Test(probes_run, real_redis_well_formed_csv, .timeout = 120)
         n++;
     }
     fclose(f);
-    const char *claims[] = {"C06", "C07", "C08", "C09", "C20"};
-    for (size_t c = 0; c < 5; c++) {
+    const char *claims[] = {"C06", "C07", "C08", "C09", "C20", "C22", "C27",
+                            "C28"};
+    for (size_t c = 0; c < sizeof claims / sizeof claims[0]; c++) {
         bool seen = false;
         for (int i = 0; i < n; i++)
             seen |= strcmp(rows[i].f[0], claims[c]) == 0;
