@@ -295,7 +295,7 @@ static bool zset_based(const dq_strategy *s)
 
 static bool stop_requested(void)
 {
-    return dq_signals_caught() || dq_trial_interrupted();
+    return dq_signals_caught();
 }
 
 static void unit_error(bench *b, const char *what, const char *msg)

@@ -34,8 +34,8 @@
  * with seed = experiment seed + trial index and its own queue name, so no
  * trial sees another's keys.  One private redis-server serves the whole run
  * (unless --redis names one); it is stopped on every exit path, and Ctrl-C
- * (SIGINT/SIGTERM/SIGHUP, signals.c) asks the running trial to stop through
- * dq_trial_interrupt(): the trials done so far stay on disk and meta.txt
+ * (SIGINT/SIGTERM/SIGHUP, signals.c) asks the running trial to stop
+ * (dq_signals_caught, the one stop request): the trials done so far stay on disk and meta.txt
  * says complete = no.
  *
  * Results follow Jepsen's store/<test>/<time>/ layout:

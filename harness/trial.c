@@ -81,21 +81,6 @@
 #define PROGRESS_TTY_US 200000
 #define PROGRESS_PLAIN_US 5000000
 
-/* Set by a signal handler on any thread, read by the worker threads: a
- * lock-free atomic (async-signal-safe and data-race free, as in signals.c). */
-static atomic_int g_interrupt;
-_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "atomic_int must be lock-free");
-
-void dq_trial_interrupt(void)
-{
-    atomic_store(&g_interrupt, 1);
-}
-
-bool dq_trial_interrupted(void)
-{
-    return atomic_load(&g_interrupt) != 0;
-}
-
 /* ---- Seeded task contents -------------------------------------------- */
 
 static uint64_t splitmix64(uint64_t *s)
@@ -225,7 +210,7 @@ static void op_error(worker *w, const char *op, int rc)
 
 static bool should_stop(trial *t)
 {
-    return atomic_load(&t->stop) || g_interrupt;
+    return atomic_load(&t->stop) || dq_signals_caught();
 }
 
 /* The index of a harness id "t<digits>" below tasks, or -1. */
@@ -1933,7 +1918,7 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
         bool producers_done;
         int64_t drain_from_ms;
 
-        if (g_interrupt) {
+        if (dq_signals_caught()) {
             r->interrupted = true;
             break;
         }

@@ -109,7 +109,7 @@ typedef struct dq_trial_result {
     char redis_version[32]; /* "" without Redis */
     bool drained;           /* every task delivered (with a lease_ms:
                                and acked) before the deadline */
-    bool interrupted;       /* stopped by dq_trial_interrupt() */
+    bool interrupted;       /* stopped by a signal (dq_signals_caught) */
     uint64_t errors;        /* claim/ack calls that returned a DQ_E* code */
     char first_error[256];  /* the first of them, "" if none */
     uint64_t payload_mismatches; /* deliveries whose payload differed from
@@ -136,21 +136,14 @@ typedef struct dq_trial_result {
  * enqueue batch 1. */
 void dq_trial_defaults(dq_trial_params *p);
 
-/* Runs the trial.  Returns 0 with *r filled, 1 when stopped by
- * dq_trial_interrupt() (r filled with what was checked), or -1 with a
+/* Runs the trial.  Returns 0 with *r filled, 1 when stopped by a signal
+ * (signals.h dq_signals_caught; r filled with what was checked), or -1 with a
  * one-line message in err: 2-class errors (bad input: queue keys already
  * exist without fresh, strategy refused its options, Redis unreachable or
  * wrong password, Redis too old) are reported the same way; the caller
  * exits 2. */
 int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
                  size_t errlen);
-
-/* Async-signal-safe: asks every running trial to stop soon.  Sticky: a
- * trial started after the call returns 1 at once, so an experiment loop
- * stops too. */
-void dq_trial_interrupt(void);
-/* True once dq_trial_interrupt() was called. */
-bool dq_trial_interrupted(void);
 
 /* What a task carries, so that tests and other tools can rebuild it: the
  * payload of task `index` (payload_len bytes, seeded; the first bytes are
@@ -203,7 +196,7 @@ typedef struct dq_child_spec {
 
 /* Runs the child's work with p (strategy, options, queue, Redis target,
  * tasks, delays, work, payload, claim timeout, seed) until SIGTERM
- * (dq_trial_interrupt) or death by its own plan, then prints one summary
+ * (signals.h) or death by its own plan, then prints one summary
  * line "S <round_trips> <empty_polls> <lost_races> <wakeups> <putbacks>
  * <errors> <payload_bad> <retries> <first error>" on stdout.  Returns 0,
  * or -1 with a message in err (bad options, unreachable Redis). */
