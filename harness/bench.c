@@ -20,13 +20,14 @@
  * round trip per task would take minutes at 1M.  It writes exactly what
  * dq_zh_enqueue / the list enqueue script write for a task never claimed
  * (ZADD dq:{Q}:z due id; HSET dq:{Q}:p id payload), so it applies only to
- * the strategies in zset_layout[] below; the heap is preloaded through
- * dq_enqueue (in-process, fast).
+ * the strategies that declare that layout (DQ_G_ZSET_LAYOUT, dq.h); the
+ * in-process ones are preloaded through dq_enqueue (fast).
  *
- * The throughput part also runs batched variants (tp_variants[] below:
- * lua and zpopmin with batch=16 claims and enqueue_batch=64, lua with
- * batch=1 claims and enqueue_batch=64), the configurations the issue's
- * targets name; their rows carry the options in throughput.csv.
+ * The throughput part also runs the batched variants each strategy names
+ * in its own dq_strategy.bench_variants (lua and zpopmin with batch=16
+ * claims and enqueue_batch=64, lua with batch=1 claims and
+ * enqueue_batch=64: the configurations the performance targets name);
+ * their rows carry the options in throughput.csv.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -61,11 +62,6 @@
 
 #define PAYLOAD_BYTES 16
 static const char payload16[PAYLOAD_BYTES + 1] = "dqlab-bench-pay.";
-
-/* Strategies whose never-claimed tasks are exactly ZADD z + HSET p. */
-static const char *const zset_layout[] = {
-    "naive", "naive-checked", "zpopmin", "lua", "lua-lease", "list",
-    "list-reliable", "streams", NULL};
 
 /* ---- The plan of each level ------------------------------------------- */
 
@@ -285,14 +281,6 @@ static bool selected(const bench *b, const dq_strategy *s)
     return false;
 }
 
-static bool zset_based(const dq_strategy *s)
-{
-    for (size_t i = 0; zset_layout[i]; i++)
-        if (strcmp(zset_layout[i], s->name) == 0)
-            return true;
-    return false;
-}
-
 static bool stop_requested(void)
 {
     return dq_signals_caught();
@@ -453,32 +441,52 @@ static int64_t tp_tasks(const plan *pl, const dq_strategy *s)
                                          : pl->tp_tasks * IN_PROCESS_FACTOR;
 }
 
-/* The batched variants of the throughput part, besides every strategy
- * with its defaults: what the issue's targets are about (variadic
- * enqueue, batched claims; and one claim round trip per task with a
- * batched enqueue, so that the claim side alone is measured).  In
- * throughput.csv: options "k=v;k=v" with enqueue_batch among them. */
+/* One batched variant of the throughput part, besides every strategy with
+ * its defaults: one string of the strategy's bench_variants (dq.h), "k=v"
+ * items separated by ';', enqueue_batch=N among them and every other item
+ * a strategy option.  In throughput.csv the options field is that string
+ * as written. */
 typedef struct tp_variant {
-    const char *strategy;
-    const char *opt;          /* one strategy option "k=v", or NULL */
+    const char *spec;         /* "batch=16;enqueue_batch=64" */
+    dq_opt opts[DQ_MAX_OPTS];
+    size_t nopts;
     int64_t enqueue_batch;
 } tp_variant;
 
-static const tp_variant tp_variants[] = {
-    {"lua", NULL, 64},
-    {"lua", "batch=16", 64},
-    {"zpopmin", "batch=16", 64},
-};
+/* Parses spec into *v.  Returns 0, or -1 with err (a strategy's own
+ * bench_variants string is malformed: a bug of that file). */
+static int variant_parse(const char *spec, tp_variant *v, char *err,
+                         size_t errlen)
+{
+    char buf[256];
+
+    memset(v, 0, sizeof *v);
+    v->spec = spec;
+    v->enqueue_batch = 1;
+    snprintf(buf, sizeof buf, "%s", spec);
+    for (char *save = NULL, *kv = strtok_r(buf, ";", &save); kv != NULL;
+         kv = strtok_r(NULL, ";", &save)) {
+        if (strncmp(kv, "enqueue_batch=", 14) == 0) {
+            v->enqueue_batch = strtoll(kv + 14, NULL, 10);
+            if (v->enqueue_batch < 1 ||
+                v->enqueue_batch > DQ_TRIAL_MAX_ENQUEUE_BATCH) {
+                snprintf(err, errlen, "variant '%s': bad enqueue_batch",
+                         spec);
+                return -1;
+            }
+        } else if (v->nopts == DQ_MAX_OPTS ||
+                   dq_opt_parse(kv, &v->opts[v->nopts++], err, errlen) !=
+                       DQ_OK) {
+            return -1;
+        }
+    }
+    return 0;
+}
 
 /* The throughput.csv options field of a variant ("" for the defaults). */
 static void variant_options(const tp_variant *v, char *buf, size_t len)
 {
-    if (v == NULL) {
-        buf[0] = '\0';
-        return;
-    }
-    snprintf(buf, len, "%s%senqueue_batch=%" PRId64, v->opt ? v->opt : "",
-             v->opt ? ";" : "", v->enqueue_batch);
+    snprintf(buf, len, "%s", v != NULL ? v->spec : "");
 }
 
 /* Enqueue-only repeats of s (variant v, NULL for the defaults). */
@@ -521,11 +529,9 @@ static void tp_e2e(bench *b, const dq_strategy *s, const tp_variant *v)
             char log[PATH_MAX + 64];
             dq_trial_defaults(&p);
             p.strategy = s;
-            if (v != NULL && v->opt != NULL &&
-                dq_opt_parse(v->opt, &p.opts[p.nopts++], err, sizeof err) !=
-                    DQ_OK) {
-                unit_error(b, "throughput variant", err);
-                return;
+            if (v != NULL) {
+                memcpy(p.opts, v->opts, sizeof p.opts);
+                p.nopts = v->nopts;
             }
             p.enqueue_batch = v ? v->enqueue_batch : 1;
             p.producers = pl->producers;
@@ -572,6 +578,8 @@ static void tp_e2e(bench *b, const dq_strategy *s, const tp_variant *v)
 
 static void part_throughput(bench *b)
 {
+    char err[256];
+
     for (size_t si = 0; dq_strategies[si] && !stop_requested(); si++) {
         const dq_strategy *s = dq_strategies[si];
         if (!selected(b, s))
@@ -580,17 +588,21 @@ static void part_throughput(bench *b)
         tp_enqueue(b, s, NULL);
         tp_e2e(b, s, NULL);
     }
-    for (size_t i = 0; i < sizeof tp_variants / sizeof tp_variants[0] &&
-                       !stop_requested(); i++) {
-        const tp_variant *v = &tp_variants[i];
-        const dq_strategy *s = dq_strategy_find(v->strategy);
-        char opts[128];
-        if (s == NULL || !selected(b, s))
-            continue;
-        variant_options(v, opts, sizeof opts);
-        fprintf(stderr, "dqlab bench: throughput: %s %s\n", s->name, opts);
-        tp_enqueue(b, s, v);
-        tp_e2e(b, s, v);
+    for (size_t si = 0; dq_strategies[si] && !stop_requested(); si++) {
+        const dq_strategy *s = dq_strategies[si];
+        for (size_t i = 0; s->bench_variants != NULL &&
+                           s->bench_variants[i] != NULL && selected(b, s) &&
+                           !stop_requested(); i++) {
+            tp_variant v;
+            if (variant_parse(s->bench_variants[i], &v, err, sizeof err)) {
+                unit_error(b, "throughput variant", err);
+                continue;
+            }
+            fprintf(stderr, "dqlab bench: throughput: %s %s\n", s->name,
+                    v.spec);
+            tp_enqueue(b, s, &v);
+            tp_e2e(b, s, &v);
+        }
     }
 }
 
@@ -839,7 +851,7 @@ static void part_backlog(bench *b)
     for (size_t si = 0; dq_strategies[si] && !stop_requested(); si++) {
         const dq_strategy *s = dq_strategies[si];
         if (!selected(b, s) ||
-            !(zset_based(s) || !(s->flags & DQ_G_NEEDS_REDIS)))
+            !((s->flags & DQ_G_ZSET_LAYOUT) || !(s->flags & DQ_G_NEEDS_REDIS)))
             continue;
         for (size_t i = 0; i < b->pl->nbacklogs && !stop_requested(); i++) {
             int64_t n = b->pl->backlogs[i];
@@ -1224,12 +1236,12 @@ static int write_meta(const bench *b, bool complete, char *err,
             IN_PROCESS_FACTOR, VARIANT_FACTOR);
     off = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < sizeof tp_variants / sizeof tp_variants[0];
-         i++) {
-        char o[128];
-        variant_options(&tp_variants[i], o, sizeof o);
-        off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s %s",
-                                off ? ", " : "", tp_variants[i].strategy, o);
+    for (size_t si = 0; dq_strategies[si] != NULL; si++) {
+        const dq_strategy *s = dq_strategies[si];
+        for (size_t i = 0; s->bench_variants && s->bench_variants[i]; i++)
+            off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s %s",
+                                    off ? ", " : "", s->name,
+                                    s->bench_variants[i]);
     }
     dq_runmeta_kv(f, "variants", buf);
     join_i64(buf, sizeof buf, pl->backlogs, pl->nbacklogs);

@@ -520,8 +520,22 @@ static bool set_key(load_state *st, dq_experiment *e, bool *set, int k,
                                  : "strategies: empty list");
             return false;
         }
+        if (nt == 1 && strcmp(tok[0], "all") == 0) {
+            /* Every registered strategy, in the registry's order. */
+            size_t n = 0;
+            for (; dq_strategies[n] != NULL && n < DQ_EXP_MAX_VARIANTS; n++)
+                e->strategies[n].s = dq_strategies[n];
+            e->nstrategies = n;
+            st->strategies_line[in_quick] = st->lineno;
+            return true;
+        }
         for (int i = 0; i < nt; i++) {
             const dq_strategy *s = dq_strategy_find(tok[i]);
+            if (s == NULL && strcmp(tok[i], "all") == 0) {
+                load_fail(st, "strategies: 'all' (every strategy) stands "
+                          "alone, not in a list with other names");
+                return false;
+            }
             if (s == NULL) {
                 char names[256];
                 registered_names(names, sizeof names);

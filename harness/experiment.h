@@ -15,7 +15,8 @@
  *                                        ;  idle-cost, backlog-lateness,
  *                                        ;  loss: these pick the report
  *                                        ;  section)
- *   strategies  = naive, lua, heap       ; list (matrix dimension)
+ *   strategies  = naive, lua, heap       ; list (matrix dimension), or all:
+ *                                        ; every registered strategy
  *   producers   = 1                      ; list (matrix dimension)
  *   consumers   = 1, 2, 4, 8             ; list (matrix dimension)
  *   work_us     = 200                    ; list (matrix dimension)

@@ -26,7 +26,7 @@
  * clock is behind the mover's waits for the due time by its own clock, up
  * to its claim timeout; a task still early then goes back (MULTI; HSET p;
  * LPUSH ready; EXEC, counted in putbacks) to the head of ready and claim
- * returns DQ_EMPTY (lm_claim).  If that put-back fails, the task is lost
+ * returns DQ_EMPTY (dq_lm_claim).  If that put-back fails, the task is lost
  * (at-most-once).
  *
  * Blocking timeouts: Redis 7.0 answers a BLPOP whose timeout ran out only
@@ -59,7 +59,7 @@ static const char TAKE_LUA[] =
     "return v\n";
 
 typedef struct list_state {
-    lm_base b; /* first member: the lm_* functions take q->priv */
+    dq_lm_base b; /* first member: the dq_lm_* functions take q->priv */
     dq_script take_s;
 } list_state;
 
@@ -77,7 +77,7 @@ static int list_open(dq_queue *q)
     list_state *s = calloc(1, sizeof(*s));
     if (s == NULL)
         return dq_fail(q, DQ_ENOMEM, "list: out of memory");
-    int rc = lm_base_open(q, &s->b, "6.0.0", false);
+    int rc = dq_lm_base_open(q, &s->b, "6.0.0", false);
     if (rc != DQ_OK) {
         free(s);
         return rc;
@@ -92,7 +92,7 @@ static void list_close(dq_queue *q)
     list_state *s = q->priv;
     if (s == NULL)
         return;
-    lm_base_close(q, &s->b);
+    dq_lm_base_close(q, &s->b);
     free(s);
     q->priv = NULL;
 }
@@ -122,7 +122,7 @@ static int list_take_payload(dq_queue *q, list_state *s, redisContext *c,
     return DQ_OK;
 }
 
-/* lm_claim's take: the payload leaves p (at-most-once from here on). */
+/* dq_lm_claim's take: the payload leaves p (at-most-once from here on). */
 static int list_take(dq_queue *q, const char *item, size_t itemlen,
                      dq_task *out)
 {
@@ -134,7 +134,7 @@ static int list_take(dq_queue *q, const char *item, size_t itemlen,
     return rc;
 }
 
-/* lm_claim's undo: MULTI; HSET p id payload; LPUSH ready item; EXEC -- the
+/* dq_lm_claim's undo: MULTI; HSET p id payload; LPUSH ready item; EXEC -- the
  * task is back as it was before the BLPOP, at the head of ready. */
 static int list_undo(dq_queue *q, const char *item, size_t itemlen,
                      const dq_task *out)
@@ -155,12 +155,12 @@ static int list_undo(dq_queue *q, const char *item, size_t itemlen,
     return DQ_OK;
 }
 
-static const lm_claim_ops list_claim_ops = {list_take, list_undo};
+static const dq_lm_claim_ops list_claim_ops = {list_take, list_undo};
 
 static int list_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 {
     list_state *s = q->priv;
-    return lm_claim(q, &s->b, NULL, timeout_ms, out, &list_claim_ops);
+    return dq_lm_claim(q, &s->b, NULL, timeout_ms, out, &list_claim_ops);
 }
 
 static int list_ack(dq_queue *q, const dq_task *t)
@@ -176,17 +176,18 @@ const dq_strategy dq_strategy_list = {
                "(BLPOP) + Pub/Sub wake-up; at-most-once",
     .flags = DQ_G_AT_MOST_ONCE | DQ_G_NEEDS_REDIS | DQ_G_BLOCKS |
              DQ_G_NO_DUP_CONCURRENT | DQ_G_DUE_ORDER |
-             DQ_G_SURVIVES_PROCESS_EXIT,
+             DQ_G_SURVIVES_PROCESS_EXIT |
+             DQ_G_ZSET_LAYOUT,
     .min_redis = "6.0.0",
     .options = list_options,
     .open = list_open,
-    .enqueue = lm_enqueue,
+    .enqueue = dq_lm_enqueue,
     .claim = list_claim,
     .ack = list_ack,
     .close = list_close,
-    .pending = lm_pending,
-    .purge = lm_purge,
-    .exists = lm_exists,
+    .pending = dq_lm_pending,
+    .purge = dq_lm_purge,
+    .exists = dq_lm_exists,
     .doc = "Redisson's RDelayedQueue: tasks wait in a sorted set; a mover "
         "thread per consumer handle moves due ones into the ready list "
         "dq:{Q}:ready with one atomic script and sleeps until the next due "

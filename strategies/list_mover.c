@@ -69,9 +69,9 @@
  * 1 s) and then moves everything due at once; while no mover runs (no
  * consumer, or every consumer gone) due tasks wait in the ZSet.  A mover
  * whose clock runs ahead moves tasks early for everybody (claim then waits
- * for the due time by its own clock, lm_wait_until_due, but not past its
+ * for the due time by its own clock, dq_lm_wait_until_due, but not past its
  * timeout: a task still early at the claim deadline goes back to the head
- * of ready, lm_claim).  Tasks already in
+ * of ready, dq_lm_claim).  Tasks already in
  * the ready List are delivered in the order they were moved: a task that
  * arrives already due after a later-due task was moved comes after it.
  *
@@ -159,7 +159,7 @@ static const char PENDING_LUA[] =
 
 /* ---- The mover --------------------------------------------------------- */
 
-struct lm_mover {
+struct dq_lm_mover {
     dq_queue mq;             /* private copy of the handle: the dq_redis_*
                                 helpers write errors and counters here */
     const char *min_redis;
@@ -180,7 +180,7 @@ struct lm_mover {
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-static bool mover_stopping(lm_mover *m)
+static bool mover_stopping(dq_lm_mover *m)
 {
     pthread_mutex_lock(&m->mu);
     bool s = m->stop;
@@ -189,7 +189,7 @@ static bool mover_stopping(lm_mover *m)
 }
 
 /* Moves the thread's counters to m->acc and keeps the last error. */
-static void mover_publish_stats(lm_mover *m)
+static void mover_publish_stats(dq_lm_mover *m)
 {
     pthread_mutex_lock(&m->mu);
     m->acc.round_trips += m->mq.counters.round_trips;
@@ -202,7 +202,7 @@ static void mover_publish_stats(lm_mover *m)
     m->mq.err[0] = '\0';
 }
 
-static void mover_drop_conns(lm_mover *m)
+static void mover_drop_conns(dq_lm_mover *m)
 {
     pthread_mutex_lock(&m->mu);
     m->sub_fd = -1;
@@ -215,7 +215,7 @@ static void mover_drop_conns(lm_mover *m)
 }
 
 /* Waits ms on the condition variable unless stop is set. */
-static void mover_backoff(lm_mover *m, int64_t ms)
+static void mover_backoff(dq_lm_mover *m, int64_t ms)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -233,7 +233,7 @@ static void mover_backoff(lm_mover *m, int64_t ms)
 }
 
 /* Connects both contexts and subscribes.  DQ_OK or an error code. */
-static int mover_connect(lm_mover *m)
+static int mover_connect(dq_lm_mover *m)
 {
     int rc = dq_redis_connect(&m->mq, m->min_redis, DQ_SOCK_TIMEOUT_MS,
                               &m->cmd);
@@ -266,7 +266,7 @@ fail:
 
 /* Parses the {count, "due" or ""} reply of MOVE/REAP.  *head = -1 when
  * the set is empty. */
-static int parse_count_head(lm_mover *m, redisReply *r, int64_t *count,
+static int parse_count_head(dq_lm_mover *m, redisReply *r, int64_t *count,
                             int64_t *head)
 {
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
@@ -286,7 +286,7 @@ static int parse_count_head(lm_mover *m, redisReply *r, int64_t *count,
 
 /* Runs MOVE or REAP (script s) with keys then ARGV {now_ms, arg} on the
  * mover's connection and parses its {count, head} reply. */
-static int mover_script(lm_mover *m, dq_script *s, int nkeys,
+static int mover_script(dq_lm_mover *m, dq_script *s, int nkeys,
                         const char **keys, int64_t now_ms, int64_t arg,
                         int64_t *count, int64_t *head)
 {
@@ -308,7 +308,7 @@ static int mover_script(lm_mover *m, dq_script *s, int nkeys,
     return rc;
 }
 
-static int mover_move(lm_mover *m, int64_t now_ms, int64_t *moved,
+static int mover_move(dq_lm_mover *m, int64_t now_ms, int64_t *moved,
                       int64_t *head)
 {
     const char *keys[2] = {m->kz, m->kready};
@@ -319,7 +319,7 @@ static int mover_move(lm_mover *m, int64_t now_ms, int64_t *moved,
     return rc;
 }
 
-static int mover_reap(lm_mover *m, int64_t now_ms, int64_t *back,
+static int mover_reap(dq_lm_mover *m, int64_t now_ms, int64_t *back,
                       int64_t *head)
 {
     const char *keys[3] = {m->kprocs, m->kleases, m->kready};
@@ -329,7 +329,7 @@ static int mover_reap(lm_mover *m, int64_t now_ms, int64_t *back,
 
 /* Handles one reply read from the subscribed connection: a "message"
  * lowers *next_ms to the announced due time. */
-static void mover_on_message(lm_mover *m, redisReply *r, int64_t *next_ms)
+static void mover_on_message(dq_lm_mover *m, redisReply *r, int64_t *next_ms)
 {
     if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
         r->element[0]->type == REDIS_REPLY_STRING &&
@@ -345,7 +345,7 @@ static void mover_on_message(lm_mover *m, redisReply *r, int64_t *next_ms)
 
 /* Waits up to wait_us on the subscribed socket.  Returns DQ_OK (timeout or
  * messages handled) or DQ_EIO (connection lost or shut down by stop). */
-static int mover_wait(lm_mover *m, int64_t wait_us, int64_t *next_ms)
+static int mover_wait(dq_lm_mover *m, int64_t wait_us, int64_t *next_ms)
 {
     void *reply = NULL;
     /* Replies already buffered by an earlier read come first. */
@@ -391,7 +391,7 @@ lost:
 
 static void *mover_main(void *arg)
 {
-    lm_mover *m = arg;
+    dq_lm_mover *m = arg;
     int64_t backoff_ms = 50;
     int64_t next_move = INT64_MIN, next_reap = INT64_MIN;
     int64_t reap_every = min64(m->poll_cap_ms, m->lease_ms);
@@ -457,16 +457,16 @@ static void *mover_main(void *arg)
     return NULL;
 }
 
-static void mover_free(lm_mover *m)
+static void mover_free(dq_lm_mover *m)
 {
     pthread_cond_destroy(&m->cv);
     pthread_mutex_destroy(&m->mu);
     free(m);
 }
 
-int lm_mover_ensure(dq_queue *q, lm_base *b)
+int dq_lm_mover_ensure(dq_queue *q, dq_lm_base *b)
 {
-    lm_mover *m = b->mover;
+    dq_lm_mover *m = b->mover;
     if (m != NULL) {
         pthread_mutex_lock(&m->mu);
         q->counters.round_trips += m->acc.round_trips;
@@ -517,7 +517,7 @@ int lm_mover_ensure(dq_queue *q, lm_base *b)
 }
 
 /* Stops and joins the mover, folds its last counters into q. */
-static void mover_stop(dq_queue *q, lm_mover *m)
+static void mover_stop(dq_queue *q, dq_lm_mover *m)
 {
     pthread_mutex_lock(&m->mu);
     m->stop = true;
@@ -534,8 +534,8 @@ static void mover_stop(dq_queue *q, lm_mover *m)
 
 /* ---- Open / close ------------------------------------------------------ */
 
-int lm_base_open(dq_queue *q, lm_base *b, const char *min_redis,
-                 bool with_lease)
+int dq_lm_base_open(dq_queue *q, dq_lm_base *b, const char *min_redis,
+                    bool with_lease)
 {
     int rc;
     memset(b, 0, sizeof(*b));
@@ -554,7 +554,7 @@ int lm_base_open(dq_queue *q, lm_base *b, const char *min_redis,
     return dq_redis_connect(q, min_redis, DQ_SOCK_TIMEOUT_MS, &b->c);
 }
 
-void lm_base_close(dq_queue *q, lm_base *b)
+void dq_lm_base_close(dq_queue *q, dq_lm_base *b)
 {
     if (b->mover != NULL) {
         mover_stop(q, b->mover);
@@ -568,8 +568,8 @@ void lm_base_close(dq_queue *q, lm_base *b)
 
 /* ---- Items ------------------------------------------------------------- */
 
-bool lm_parse_item(const char *s, size_t len, int64_t *due_ms,
-                   char id[DQ_ID_MAX])
+bool dq_lm_parse_item(const char *s, size_t len, int64_t *due_ms,
+                      char id[DQ_ID_MAX])
 {
     const char *colon = memchr(s, ':', len);
     if (colon == NULL || colon == s || (size_t)(colon - s) >= 24)
@@ -591,13 +591,13 @@ bool lm_parse_item(const char *s, size_t len, int64_t *due_ms,
     return true;
 }
 
-int lm_format_item(char *buf, size_t buflen, int64_t due_ms, const char *id)
+int dq_lm_format_item(char *buf, size_t buflen, int64_t due_ms, const char *id)
 {
     int n = snprintf(buf, buflen, "%" PRId64 ":%s", due_ms, id);
     return (n < 0 || (size_t)n >= buflen) ? -1 : n;
 }
 
-bool lm_wait_until_due(dq_queue *q, int64_t due_ms, int64_t deadline_us)
+bool dq_lm_wait_until_due(dq_queue *q, int64_t due_ms, int64_t deadline_us)
 {
     int64_t left;
     while ((left = due_ms * 1000 - dq_now_us(q)) > 0) {
@@ -609,10 +609,10 @@ bool lm_wait_until_due(dq_queue *q, int64_t due_ms, int64_t deadline_us)
     return true;
 }
 
-int lm_claim(dq_queue *q, lm_base *b, const char *dst, int64_t timeout_ms,
-             dq_task *out, const lm_claim_ops *ops)
+int dq_lm_claim(dq_queue *q, dq_lm_base *b, const char *dst, int64_t timeout_ms,
+                dq_task *out, const dq_lm_claim_ops *ops)
 {
-    int rc = lm_mover_ensure(q, b);
+    int rc = dq_lm_mover_ensure(q, b);
     if (rc != DQ_OK)
         return rc;
     int64_t deadline_us = dq_deadline_us(timeout_ms);
@@ -624,7 +624,7 @@ int lm_claim(dq_queue *q, lm_base *b, const char *dst, int64_t timeout_ms,
         redisReply *r;
         const char *item;
         size_t itemlen;
-        rc = lm_pop_item(q, b, dst, deadline_us, out, &r, &item, &itemlen);
+        rc = dq_lm_pop_item(q, b, dst, deadline_us, out, &r, &item, &itemlen);
         first = false;
         if (rc == DQ_EMPTY)
             continue;
@@ -641,7 +641,7 @@ int lm_claim(dq_queue *q, lm_base *b, const char *dst, int64_t timeout_ms,
             dq_task_clear(out);
             return rc;
         }
-        if (!lm_wait_until_due(q, out->due_ms, deadline_us)) {
+        if (!dq_lm_wait_until_due(q, out->due_ms, deadline_us)) {
             rc = ops->undo(q, item, itemlen, out);
             freeReplyObject(r);
             dq_task_clear(out);
@@ -657,10 +657,10 @@ int lm_claim(dq_queue *q, lm_base *b, const char *dst, int64_t timeout_ms,
 
 /* ---- Shared ops ---------------------------------------------------------- */
 
-int lm_enqueue(dq_queue *q, const char *id, const void *payload,
-               size_t payload_len, int64_t due_ms)
+int dq_lm_enqueue(dq_queue *q, const char *id, const void *payload,
+                  size_t payload_len, int64_t due_ms)
 {
-    lm_base *b = q->priv;
+    dq_lm_base *b = q->priv;
     /* dq_enqueue checked the id (1..DQ_ID_MAX-1 bytes) and due_ms (within
      * +-DQ_DUE_MAX_MS = 2^53, exact as a ZSet score). */
     size_t idlen = strlen(id);
@@ -679,9 +679,9 @@ int lm_enqueue(dq_queue *q, const char *id, const void *payload,
     return DQ_OK;
 }
 
-int lm_pop_item(dq_queue *q, lm_base *b, const char *dst, int64_t deadline_us,
-                dq_task *out, redisReply **reply, const char **item,
-                size_t *itemlen)
+int dq_lm_pop_item(dq_queue *q, dq_lm_base *b, const char *dst,
+                   int64_t deadline_us, dq_task *out, redisReply **reply,
+                   const char **item, size_t *itemlen)
 {
     redisContext *c = b->c;
     redisReply *r;
@@ -724,7 +724,7 @@ int lm_pop_item(dq_queue *q, lm_base *b, const char *dst, int64_t deadline_us,
     }
     q->counters.wakeups++;
     memset(out, 0, sizeof(*out));
-    if (!lm_parse_item(*item, *itemlen, &out->due_ms, out->id)) {
+    if (!dq_lm_parse_item(*item, *itemlen, &out->due_ms, out->id)) {
         freeReplyObject(r);
         return dq_fail(q, DQ_EPROTO, "claim: malformed item in %s",
                        b->kready);
@@ -733,9 +733,9 @@ int lm_pop_item(dq_queue *q, lm_base *b, const char *dst, int64_t deadline_us,
     return DQ_OK;
 }
 
-int64_t lm_pending(dq_queue *q)
+int64_t dq_lm_pending(dq_queue *q)
 {
-    lm_base *b = q->priv;
+    dq_lm_base *b = q->priv;
     const char *args[2] = {b->kz, b->kready};
     int64_t n;
     int rc = dq_redis_eval_int(q, b->c, &b->pending_s, 2, 2, args, NULL,
@@ -743,14 +743,14 @@ int64_t lm_pending(dq_queue *q)
     return rc != DQ_OK ? rc : n;
 }
 
-int lm_purge(dq_queue *q)
+int dq_lm_purge(dq_queue *q)
 {
-    lm_base *b = q->priv;
+    dq_lm_base *b = q->priv;
     return dq_redis_purge(q, b->c);
 }
 
-int lm_exists(dq_queue *q)
+int dq_lm_exists(dq_queue *q)
 {
-    lm_base *b = q->priv;
+    dq_lm_base *b = q->priv;
     return dq_redis_exists(q, b->c);
 }

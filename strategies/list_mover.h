@@ -27,16 +27,16 @@
  * consumer name of up to 160 bytes. */
 #define LM_KEY_MAX 256
 
-typedef struct lm_mover lm_mover;
+typedef struct dq_lm_mover dq_lm_mover;
 
 /* State common to both strategies.  list.c uses it as q->priv directly;
  * list_reliable.c embeds it as the FIRST member of its own state so that
- * the lm_* functions below can take q->priv as an lm_base. */
-typedef struct lm_base {
+ * the dq_lm_* functions below can take q->priv as an dq_lm_base. */
+typedef struct dq_lm_base {
     redisContext *c;          /* the handle's connection (the rconn.h
                                  helpers reconnect it after an error) */
     const char *min_redis;    /* version checked at connect */
-    lm_mover *mover;          /* started by the first claim, NULL before */
+    dq_lm_mover *mover;          /* started by the first claim, NULL before */
     int64_t poll_cap_ms;      /* option poll_cap_ms */
     int64_t move_batch;       /* option move_batch */
     int64_t lease_ms;         /* option lease_ms; 0: no reaper (list) */
@@ -44,29 +44,29 @@ typedef struct lm_base {
         kwake[LM_KEY_MAX];
     dq_script enqueue_s;      /* per-handle copies: sha filled on use */
     dq_script pending_s;
-} lm_base;
+} dq_lm_base;
 
 /* Fills *b from q's options (poll_cap_ms, move_batch, and lease_ms when
  * with_lease) and connects.  min_redis: e.g. "6.0.0".  Returns DQ_OK, or a
  * DQ_E* code with q->err set and nothing left to free. */
-int lm_base_open(dq_queue *q, lm_base *b, const char *min_redis,
-                 bool with_lease);
+int dq_lm_base_open(dq_queue *q, dq_lm_base *b, const char *min_redis,
+                    bool with_lease);
 /* Stops and joins the mover (if started), folds its counters into
  * q->counters and frees the connection.  Does not free b itself. */
-void lm_base_close(dq_queue *q, lm_base *b);
+void dq_lm_base_close(dq_queue *q, dq_lm_base *b);
 
 /* Starts the mover thread unless it runs already (the first claim of a
  * handle calls it) and adds the mover's counters gathered since the last
  * call to q->counters.  Returns DQ_OK or DQ_ENOMEM/DQ_ESYS with q->err. */
-int lm_mover_ensure(dq_queue *q, lm_base *b);
+int dq_lm_mover_ensure(dq_queue *q, dq_lm_base *b);
 
 /* Parses a ready-list item "<due_ms>:<id>" (len bytes, not NUL-terminated)
  * into *due_ms and id (DQ_ID_MAX bytes).  Returns true on success. */
-bool lm_parse_item(const char *s, size_t len, int64_t *due_ms,
-                   char id[DQ_ID_MAX]);
+bool dq_lm_parse_item(const char *s, size_t len, int64_t *due_ms,
+                      char id[DQ_ID_MAX]);
 /* Writes the item of (due_ms, id) into buf (buflen bytes); returns its
  * length, or -1 when it does not fit. */
-int lm_format_item(char *buf, size_t buflen, int64_t due_ms, const char *id);
+int dq_lm_format_item(char *buf, size_t buflen, int64_t due_ms, const char *id);
 
 /* Sleeps until due_ms has come by q's clock (dq_now_us), but not past
  * deadline_us (dq_mono_us() time, e.g. from dq_deadline_us).  A task moved
@@ -74,25 +74,25 @@ int lm_format_item(char *buf, size_t buflen, int64_t due_ms, const char *id);
  * this keeps the claim contract "never before its due time by this
  * handle's clock" without overrunning the claim timeout.  Returns true
  * when the due time came, false when the deadline came first. */
-bool lm_wait_until_due(dq_queue *q, int64_t due_ms, int64_t deadline_us);
+bool dq_lm_wait_until_due(dq_queue *q, int64_t due_ms, int64_t deadline_us);
 
 /* The claim step that differs between list and list-reliable, for
- * lm_claim.  take: item (itemlen bytes, "<due>:<id>") was popped (with
+ * dq_lm_claim.  take: item (itemlen bytes, "<due>:<id>") was popped (with
  * dst: moved into dst) and out->id/due_ms are set; fill out's payload
  * (and attempt/token).  Returns DQ_OK, DQ_ENOTFOUND when the task is gone
- * (purged: lm_claim goes on), or a DQ_E* code with q->err (lm_claim clears
- * out and returns it).  undo: the item was taken but is not due by this
+ * (purged: dq_lm_claim goes on), or a DQ_E* code with q->err (dq_lm_claim
+ * clears out and returns it).  undo: the item was taken but is not due by this
  * handle's clock before the claim deadline; put it back at the head of
  * ready as it was (payload in out).  DQ_OK or a DQ_E* code. */
-typedef struct lm_claim_ops {
+typedef struct dq_lm_claim_ops {
     int (*take)(dq_queue *q, const char *item, size_t itemlen, dq_task *out);
     int (*undo)(dq_queue *q, const char *item, size_t itemlen,
                 const dq_task *out);
-} lm_claim_ops;
+} dq_lm_claim_ops;
 
-/* The claim loop of both strategies: starts the mover (lm_mover_ensure),
- * then until dq_deadline_us(timeout_ms): lm_pop_item(dst) (look once when
- * the time is up), ops->take, and lm_wait_until_due bounded by the
+/* The claim loop of both strategies: starts the mover (dq_lm_mover_ensure),
+ * then until dq_deadline_us(timeout_ms): dq_lm_pop_item(dst) (look once when
+ * the time is up), ops->take, and dq_lm_wait_until_due bounded by the
  * deadline.  When the deadline comes before the due time (a mover whose
  * clock runs ahead moved it early), ops->undo puts it back at the head of
  * ready (counted in q->counters.putbacks) and the claim returns DQ_EMPTY.
@@ -100,8 +100,8 @@ typedef struct lm_claim_ops {
  * cleared).  A failed undo returns its code: list loses the task
  * (at-most-once), list-reliable's stays in the processing list under its
  * lease and comes back through the reaper. */
-int lm_claim(dq_queue *q, lm_base *b, const char *dst, int64_t timeout_ms,
-             dq_task *out, const lm_claim_ops *ops);
+int dq_lm_claim(dq_queue *q, dq_lm_base *b, const char *dst, int64_t timeout_ms,
+                dq_task *out, const dq_lm_claim_ops *ops);
 
 /* One pop of a claim from the ready list, waiting until deadline_us (a
  * dq_mono_us() time) at most.  dst NULL (list): when less than
@@ -122,15 +122,15 @@ int lm_claim(dq_queue *q, lm_base *b, const char *dst, int64_t timeout_ms,
  *             reply" / "... BLMOVE reply", "claim: malformed item in
  *             <ready>"); *reply NULL.  With dst, a malformed item stays
  *             in dst (the reaper gives it back). */
-int lm_pop_item(dq_queue *q, lm_base *b, const char *dst, int64_t deadline_us,
-                dq_task *out, redisReply **reply, const char **item,
-                size_t *itemlen);
+int dq_lm_pop_item(dq_queue *q, dq_lm_base *b, const char *dst,
+                   int64_t deadline_us, dq_task *out, redisReply **reply,
+                   const char **item, size_t *itemlen);
 
 /* The ops both strategies share (same contracts as in dq.h). */
-int lm_enqueue(dq_queue *q, const char *id, const void *payload,
-               size_t payload_len, int64_t due_ms);
-int64_t lm_pending(dq_queue *q);
-int lm_purge(dq_queue *q);
-int lm_exists(dq_queue *q);
+int dq_lm_enqueue(dq_queue *q, const char *id, const void *payload,
+                  size_t payload_len, int64_t due_ms);
+int64_t dq_lm_pending(dq_queue *q);
+int dq_lm_purge(dq_queue *q);
+int dq_lm_exists(dq_queue *q);
 
 #endif /* DQ_LIST_MOVER_H */

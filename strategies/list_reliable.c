@@ -137,7 +137,7 @@ static const char UNLEASE_LUA[] =
 #define LR_NAME_MAX 160
 
 typedef struct lr_state {
-    lm_base b; /* first member: the lm_* functions take q->priv */
+    dq_lm_base b; /* first member: the dq_lm_* functions take q->priv */
     char name[LR_NAME_MAX];  /* consumer name */
     char kproc[LM_KEY_MAX], kleases[LM_KEY_MAX], ka[LM_KEY_MAX],
         kprocs[LM_KEY_MAX];
@@ -198,7 +198,7 @@ static int lr_open(dq_queue *q)
     s->ack_s.src = ACK_LUA;
     s->unreg_s.src = UNREGISTER_LUA;
     s->unlease_s.src = UNLEASE_LUA;
-    rc = lm_base_open(q, &s->b, "6.2.0", true);
+    rc = dq_lm_base_open(q, &s->b, "6.2.0", true);
     if (rc != DQ_OK)
         goto fail;
     q->priv = s;
@@ -226,7 +226,7 @@ static void lr_close(dq_queue *q)
         if (r != NULL)
             freeReplyObject(r);
     }
-    lm_base_close(q, &s->b);
+    dq_lm_base_close(q, &s->b);
     free(s);
     q->priv = NULL;
 }
@@ -272,7 +272,7 @@ static int lr_lease(dq_queue *q, lr_state *s, redisContext *c,
     return DQ_OK;
 }
 
-/* lm_claim's take: record the lease and fetch the payload (lr_lease). */
+/* dq_lm_claim's take: record the lease and fetch the payload (lr_lease). */
 static int lr_take(dq_queue *q, const char *item, size_t itemlen,
                    dq_task *out)
 {
@@ -280,7 +280,7 @@ static int lr_take(dq_queue *q, const char *item, size_t itemlen,
     return lr_lease(q, s, s->b.c, item, itemlen, out);
 }
 
-/* lm_claim's undo: UNLEASE_LUA.  0 (the reaper gave it back already) is
+/* dq_lm_claim's undo: UNLEASE_LUA.  0 (the reaper gave it back already) is
  * fine too: either way the task is in ready again. */
 static int lr_undo(dq_queue *q, const char *item, size_t itemlen,
                    const dq_task *out)
@@ -301,12 +301,12 @@ static int lr_undo(dq_queue *q, const char *item, size_t itemlen,
     return DQ_OK;
 }
 
-static const lm_claim_ops lr_claim_ops = {lr_take, lr_undo};
+static const dq_lm_claim_ops lr_claim_ops = {lr_take, lr_undo};
 
 static int lr_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 {
     lr_state *s = q->priv;
-    return lm_claim(q, &s->b, s->kproc, timeout_ms, out, &lr_claim_ops);
+    return dq_lm_claim(q, &s->b, s->kproc, timeout_ms, out, &lr_claim_ops);
 }
 
 static int lr_ack(dq_queue *q, const dq_task *t)
@@ -314,7 +314,7 @@ static int lr_ack(dq_queue *q, const dq_task *t)
     lr_state *s = q->priv;
     char item[DQ_ID_MAX + 32];
     if (t->token[0] == '\0' ||
-        lm_format_item(item, sizeof(item), t->due_ms, t->id) < 0)
+        dq_lm_format_item(item, sizeof(item), t->due_ms, t->id) < 0)
         return dq_fail(q, DQ_EINVAL, "ack: task %s was not claimed here",
                        t->id);
     const char *args[8] = {s->kproc, s->kleases, s->b.kp, s->ka,
@@ -337,17 +337,18 @@ const dq_strategy dq_strategy_list_reliable = {
                "and a reaper; at-least-once",
     .flags = DQ_G_AT_LEAST_ONCE | DQ_G_SURVIVES_CONSUMER_CRASH |
              DQ_G_NEEDS_REDIS | DQ_G_BLOCKS | DQ_G_NO_DUP_CONCURRENT |
-             DQ_G_DUE_ORDER | DQ_G_SURVIVES_PROCESS_EXIT,
+             DQ_G_DUE_ORDER | DQ_G_SURVIVES_PROCESS_EXIT |
+             DQ_G_ZSET_LAYOUT,
     .min_redis = "6.2.0",
     .options = lr_options,
     .open = lr_open,
-    .enqueue = lm_enqueue,
+    .enqueue = dq_lm_enqueue,
     .claim = lr_claim,
     .ack = lr_ack,
     .close = lr_close,
-    .pending = lm_pending,
-    .purge = lm_purge,
-    .exists = lm_exists,
+    .pending = dq_lm_pending,
+    .purge = dq_lm_purge,
+    .exists = dq_lm_exists,
     .doc = "list's enqueue and mover, plus the reliable-queue pattern: a "
         "consumer moves the ready item into its own processing list with "
         "BLMOVE (Redis 6.2), records a lease (ZSet item -> now + "
