@@ -248,7 +248,7 @@ int dq_bench_parse_args(int argc, char **argv, dq_bench_opts *o, char *err,
             return -1;
         }
     }
-    dq_experiment_command_line(argc, argv, o->command, sizeof o->command);
+    dq_runmeta_command_line(argc, argv, o->command, sizeof o->command);
     return 0;
 }
 

@@ -53,6 +53,7 @@
 
 #include "../strategies/dq.h"
 #include "checker.h"
+#include "faults.h"
 
 #define DQ_LOG_MAGIC_V1 "# dqlab event log v1"
 #define DQ_LOG_MAGIC_V2 "# dqlab event log v2"
@@ -100,25 +101,13 @@ typedef struct fent {     /* one F record */
     char arg[64];
 } fent;
 
-/* What a fault window can do to a task that is never delivered (the
- * attribution rules in checker.h and the top comment). */
-typedef enum loss_rule {
-    LOSS_NONE,            /* explains no loss: clock-skew, unknown names */
-    LOSS_ENQUEUED,        /* enqueued before the window ended: wiped
-                             (restart-redis) */
-    LOSS_DUE              /* due before the window ended (+ slack): was in
-                             a consumer's hands / in flight / expired
-                             unheard (kill-consumer, pause-redis,
-                             mover-stall, subscriber-outage) */
-} loss_rule;
-
 typedef struct window {   /* a paired fault window */
     int64_t begin, end;   /* end INT64_MAX: open to the end of the log */
     size_t fault;
     int64_t cons;         /* consumer index, -1: every consumer */
     char arg[64];
-    bool kill, skew;
-    loss_rule loss;
+    unsigned explains;    /* its row's DQ_FAULT_EXPLAINS_* (0: unknown) */
+    dq_fault_loss loss;   /* its row's loss rule (DQ_LOSS_NONE: unknown) */
 } window;
 
 typedef struct checker {
@@ -380,10 +369,10 @@ static const window *open_at(const checker *c, int64_t t, uint32_t cons,
         if (w->begin > t)
             break;
         /* A skewed consumer's clock acts on every consumer's tasks (its
-         * mover or reaper moves and re-leases them all), so a clock-skew
-         * window counts whoever it names. */
-        if (w->end >= t &&
-            (w->skew || win_for(w, cons) || win_for(w, cons2)))
+         * mover or reaper moves and re-leases them all), so such a window
+         * counts whoever it names. */
+        if (w->end >= t && ((w->explains & DQ_FAULT_EXPLAINS_EARLY) ||
+                            win_for(w, cons) || win_for(w, cons2)))
             return w;
     }
     return NULL;
@@ -405,25 +394,12 @@ static size_t arg_consumer(const char *arg, const char **who)
     return strcspn(arg, ":");
 }
 
-/* The loss rule of fault name (checker.h): unknown names explain no
- * loss, so that a new fault cannot hide a real loss by default. */
-static loss_rule loss_rule_of(const char *name)
-{
-    if (strcmp(name, "restart-redis") == 0)
-        return LOSS_ENQUEUED;
-    if (strcmp(name, "kill-consumer") == 0 ||
-        strcmp(name, "pause-redis") == 0 ||
-        strcmp(name, "mover-stall") == 0 ||
-        strcmp(name, "subscriber-outage") == 0)
-        return LOSS_DUE;
-    return LOSS_NONE;
-}
-
 /* Can window w explain the loss of never-delivered record r (checker.h)?
  * The window must have begun before the end and ended at or after the
- * enqueue; then restart-redis explains it, and the LOSS_DUE faults only
- * when r was due by the window's end + DQ_CHECK_LOSS_SLACK_MS (an open
- * window lasts to the end of the log). */
+ * enqueue; then a DQ_LOSS_ENQUEUED fault explains it, and a DQ_LOSS_DUE
+ * one only when r was due by the window's end + DQ_CHECK_LOSS_SLACK_MS (an
+ * open window lasts to the end of the log).  A name no row knows explains
+ * nothing, so that an unknown fault cannot hide a real loss. */
 static bool explains_loss(const window *w, const rec *r, int64_t end_us)
 {
     int64_t limit;
@@ -431,15 +407,15 @@ static bool explains_loss(const window *w, const rec *r, int64_t end_us)
     if (w->begin > end_us || w->end < r->e_us)
         return false;
     switch (w->loss) {
-    case LOSS_ENQUEUED:
+    case DQ_LOSS_ENQUEUED:
         return true;
-    case LOSS_DUE:
+    case DQ_LOSS_DUE:
         limit = w->end > INT64_MAX - DQ_CHECK_LOSS_SLACK_MS * 1000
                     ? INT64_MAX
                     : w->end + DQ_CHECK_LOSS_SLACK_MS * 1000;
         return r->due_ms <= limit / 1000; /* due_ms*1000 <= limit,
                                              without overflow */
-    case LOSS_NONE:
+    case DQ_LOSS_NONE:
     default:
         return false;
     }
@@ -462,7 +438,7 @@ static int make_windows(checker *c, dq_check *out, const fent **bad)
         const fent *f = &c->fv[i];
         if (f->begin) {
             window *w = &c->wv[c->nwv++];
-            const char *name = out->faults[f->fault].name;
+            const dq_fault_ops *ops = dq_fault_find(out->faults[f->fault].name);
             const char *who;
             size_t wlen = arg_consumer(f->arg, &who);
             size_t ci = map_find(&c->cons, who, wlen);
@@ -471,9 +447,8 @@ static int make_windows(checker *c, dq_check *out, const fent **bad)
             w->fault = f->fault;
             w->cons = ci == (size_t)-1 ? -1 : (int64_t)ci;
             snprintf(w->arg, sizeof w->arg, "%s", f->arg);
-            w->kill = strcmp(name, "kill-consumer") == 0;
-            w->skew = strcmp(name, "clock-skew") == 0;
-            w->loss = loss_rule_of(name);
+            w->explains = ops != NULL ? ops->explains : 0;
+            w->loss = ops != NULL ? ops->loss : DQ_LOSS_NONE;
             out->fault_windows++;
             if (out->faults[f->fault].windows++ == 0)
                 snprintf(out->faults[f->fault].arg,
@@ -505,11 +480,15 @@ static int make_windows(checker *c, dq_check *out, const fent **bad)
             return -1;
         }
         c->wv[k].end = f->t;
-        /* A kill with no replacement (`replacement=none`: the in-process
-         * heap, whose queue died with the process) wipes every task
+        /* An end that says the queue died with the process (a kill with
+         * no replacement, for an in-process strategy) wipes every task
          * enqueued before it, like a restart without persistence. */
-        if (c->wv[k].kill && strstr(f->arg, "replacement=none") != NULL)
-            c->wv[k].loss = LOSS_ENQUEUED;
+        {
+            const dq_fault_ops *ops = dq_fault_find(out->faults[f->fault].name);
+            if (ops != NULL && ops->end_wipes != NULL &&
+                strstr(f->arg, ops->end_wipes) != NULL)
+                c->wv[k].loss = DQ_LOSS_ENQUEUED;
+        }
     }
     for (size_t i = 0; i < c->nwv; i++) {
         const window *w = &c->wv[i];
@@ -550,7 +529,8 @@ static void judge(checker *c, dq_check *out, double *lat, size_t *nlat)
             out->early++;
             for (size_t w = 0; w < c->nwv; w++) {
                 const window *x = &c->wv[w];
-                if (x->skew && x->begin <= d->t && d->t <= x->end &&
+                if ((x->explains & DQ_FAULT_EXPLAINS_EARLY) &&
+                    x->begin <= d->t && d->t <= x->end &&
                     win_for(x, d->cons)) {
                     out->early_fault++;
                     out->faults[x->fault].early++;
@@ -610,7 +590,8 @@ static void judge(checker *c, dq_check *out, double *lat, size_t *nlat)
         const dent *last = &c->dv[d1 - 1];
         for (size_t w = 0; w < c->nwv; w++) {
             const window *x = &c->wv[w];
-            if (!x->kill || x->begin < last->t || x->begin > out->end_us ||
+            if (!(x->explains & DQ_FAULT_EXPLAINS_CLAIMED) ||
+                x->begin < last->t || x->begin > out->end_us ||
                 !win_for(x, last->cons))
                 continue;
             if (out->lease_ms > 0 &&
@@ -1062,53 +1043,41 @@ json_t *dq_check_json(const dq_check *c)
 }
 
 /* Is a loss attributed to fault f allowed for a strategy declaring flags?
- * The same rules as dq_trial_violations (trial.h):
- *   kill-consumer      unless survives-consumer-crash
- *   restart-redis      unless its mode is always (AOF fsync at every
- *                      write) and the strategy declares both
- *                      survives-consumer-crash and survives-process-exit
- *   pause-redis        unless survives-consumer-crash (an at-most-once
- *                      claim whose reply is lost in the stall is gone)
- *   subscriber-outage,
- *   mover-stall        unless survives-process-exit (expiry's events are
- *                      fire-and-forget)
- *   clock-skew         never (a wrong clock loses nothing by design)
- *   any other name     always (not judged) */
-static bool loss_allowed(const dq_fault_stat *f, unsigned flags)
+ * Its row says (dq_fault_ops.loss_allowed, faults.h); a name no row knows
+ * is not judged. */
+static bool loss_allowed(const dq_fault_ops *ops, const dq_fault_stat *f,
+                         unsigned flags)
 {
-    const char *n = f->name;
-
-    if (strcmp(n, "kill-consumer") == 0 || strcmp(n, "pause-redis") == 0)
-        return !(flags & DQ_G_SURVIVES_CONSUMER_CRASH);
-    if (strcmp(n, "restart-redis") == 0)
-        return strstr(f->arg, "always") == NULL ||
-               (flags & (DQ_G_SURVIVES_CONSUMER_CRASH |
-                         DQ_G_SURVIVES_PROCESS_EXIT)) !=
-                   (DQ_G_SURVIVES_CONSUMER_CRASH | DQ_G_SURVIVES_PROCESS_EXIT);
-    if (strcmp(n, "subscriber-outage") == 0 || strcmp(n, "mover-stall") == 0)
-        return !(flags & DQ_G_SURVIVES_PROCESS_EXIT);
-    return strcmp(n, "clock-skew") != 0;
+    if (ops == NULL || ops->loss_allowed == NULL)
+        return true;
+    return ops->loss_allowed(f->arg, flags);
 }
 
 size_t dq_check_violations(const dq_check *c, unsigned flags,
                            bool interrupted, const char **out, size_t max)
 {
-    const char *v[8];
-    size_t n = 0;
-    uint64_t kill_lost = 0, other_lost = 0, amo_redeliv = 0;
+    const char *v[8 + DQ_CHECK_MAX_FAULTS];
+    size_t n = 0, nown = 0;
+    const char *own[DQ_CHECK_MAX_FAULTS];
+    uint64_t other_lost = 0, amo_redeliv = 0;
 
     for (size_t i = 0; i < c->nfaults && i < DQ_CHECK_MAX_FAULTS; i++) {
         const dq_fault_stat *f = &c->faults[i];
-        if (!loss_allowed(f, flags)) {
-            if (strcmp(f->name, "kill-consumer") == 0)
-                kill_lost += f->lost;
-            else
+        const dq_fault_ops *ops = dq_fault_find(f->name);
+        if (!loss_allowed(ops, f, flags) && f->lost > 0) {
+            /* A fault with its own verdict line says it (once). */
+            const char *line = ops != NULL ? ops->lost_verdict : NULL;
+            size_t k = 0;
+            while (line != NULL && k < nown && own[k] != line)
+                k++;
+            if (line == NULL)
                 other_lost += f->lost;
+            else if (k == nown)
+                own[nown++] = line;
         }
-        /* A lost reply under restart or pause may make any strategy
-         * repeat a task (an enqueue retried with the same id). */
-        if (strcmp(f->name, "restart-redis") != 0 &&
-            strcmp(f->name, "pause-redis") != 0)
+        /* A reply lost in some faults (a restart, a pause) may make any
+         * strategy repeat a task (an enqueue retried with the same id). */
+        if (ops == NULL || !(ops->explains & DQ_FAULT_REPEATS_ANY))
             amo_redeliv += f->redelivered + f->dup_fault;
     }
     if (c->early > c->early_fault)
@@ -1126,9 +1095,8 @@ size_t dq_check_violations(const dq_check *c, unsigned flags,
     if (!interrupted && c->lost_nofault > 0)
         v[n++] = "lost: tasks not delivered by the drain deadline (latest "
                  "due + grace; raise --grace-ms if consumers are just slow)";
-    if (!interrupted && kill_lost > 0)
-        v[n++] = "lost under kill-consumer: the strategy declares "
-                 "survives-consumer-crash";
+    for (size_t k = 0; !interrupted && k < nown; k++)
+        v[n++] = own[k];
     if (!interrupted && other_lost > 0)
         v[n++] = "lost under a fault the strategy declares it survives "
                  "(see dq_check_violations in checker.h)";

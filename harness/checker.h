@@ -141,7 +141,8 @@ typedef struct dq_latency {
 /* What one fault name did in a log: its windows and what is attributed to
  * it.  Fault names beyond DQ_CHECK_MAX_FAULTS are pooled in the last. */
 typedef struct dq_fault_stat {
-    char name[32];             /* "kill-consumer", ... */
+    char name[32];             /* as in the F records; its rules are those
+                                  of the fault row of that name (faults.h) */
     char arg[64];              /* arg of its first begin ("mode=always") */
     uint64_t windows;          /* begin records */
     int64_t window_us;         /* summed window lengths */

@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "commands.h"
-#include "faults.h"
 #include "opcost.h"
 #include "signals.h"
 

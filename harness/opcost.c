@@ -409,7 +409,7 @@ int dq_opcost_parse_args(int argc, char **argv, dq_opcost_opts *o,
             return -1;
         i++;
     }
-    dq_experiment_command_line(argc, argv, o->command, sizeof o->command);
+    dq_runmeta_command_line(argc, argv, o->command, sizeof o->command);
     return 0;
 }
 

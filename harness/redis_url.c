@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "parse.h"
 #include "redis_url.h"
@@ -186,4 +187,52 @@ void dq_redis_url_redacted(const dq_redis_target *t, char *buf, size_t buflen)
     else
         snprintf(buf, buflen, "redis://%s%s%s:%d/%d", lb, t->host, rb,
                  t->port, t->db);
+}
+
+/* The length of the userinfo to mask in the URL at u ("redis://" or
+ * "rediss://" already matched, scheme_len bytes): sets *from to its first
+ * byte.  The authority runs to the next blank; the userinfo to its last
+ * '@' (a password may hold '/', ':' or '@' unescaped).  All of it is
+ * masked, the user name too: with an unescaped ':' in a password, what
+ * looks like the user name is a piece of the password. */
+static size_t url_secret(const char *u, size_t scheme_len, const char **from)
+{
+    const char *a = u + scheme_len;
+    size_t n = strcspn(a, " \t\r\n");
+    const char *at = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (a[i] == '@')
+            at = a + i;
+    if (at == NULL || at == a)
+        return 0;
+    *from = a;
+    return (size_t)(at - a);
+}
+
+void dq_redact_redis_urls(const char *in, char *out, size_t outlen)
+{
+    if (outlen == 0)
+        return;
+    size_t o = 0;
+    for (const char *p = in; *p && o + 1 < outlen;) {
+        size_t sl = strncasecmp(p, "redis://", 8) == 0    ? 8
+                    : strncasecmp(p, "rediss://", 9) == 0 ? 9 : 0;
+        const char *from = NULL;
+        size_t n = sl ? url_secret(p, sl, &from) : 0;
+        if (n == 0 && sl == 0) {
+            out[o++] = *p++;
+            continue;
+        }
+        if (n == 0) {  /* a URL without a password: copy its scheme */
+            for (size_t i = 0; i < sl && o + 1 < outlen; i++)
+                out[o++] = *p++;
+            continue;
+        }
+        while (p < from && o + 1 < outlen)
+            out[o++] = *p++;
+        for (const char *m = "***"; *m && o + 1 < outlen; m++)
+            out[o++] = *m;
+        p = from + n;
+    }
+    out[o] = '\0';
 }

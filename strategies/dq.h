@@ -406,6 +406,11 @@ int dq_purge(dq_queue *q);
 int dq_exists(dq_queue *q);
 /* Closes and frees the handle; NULL is fine. */
 void dq_close(dq_queue *q);
+/* Closes and frees the handle as dq_close does, and adds its counters to
+ * *sum (NULL: none), read after the strategy's close ran, so that what
+ * the close itself did counts too (a batch buffer given back adds to
+ * putbacks).  NULL q is fine. */
+void dq_close_into(dq_queue *q, dq_counters *sum);
 /* The handle's last error message (never NULL). */
 const char *dq_errstr(const dq_queue *q);
 /* Sets q->err from a printf format and returns rc (for `return dq_fail(..)`). */
