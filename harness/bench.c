@@ -8,7 +8,7 @@
  * claim timed on its own, producers paced to an offered rate, the bare
  * command ceiling in the same run).  The end-to-end throughput still goes
  * through dq_trial_run (trial.h), so those figures include the harness
- * recording and checking every event, as the issue asks.
+ * recording and checking every event.
  *
  * Every unit (one strategy, one cell) opens its own queue name
  * "bench-<part>-<n>-<pid>", purges it before and after, and writes one CSV

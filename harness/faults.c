@@ -214,6 +214,7 @@ const char *dq_fault_mechanism(const char *name)
 
     if (name != NULL && strcmp(name, "none") == 0)
         return "No fault: the baseline.  Any loss or duplicate here is the "
-               "strategy's own (naive's documented race).";
+               "strategy's own (the documented race of a strategy that "
+               "declares duplicates).";
     return o != NULL ? o->mechanism : "";
 }
