@@ -51,7 +51,6 @@
 #include "ceiling.h"
 #include "checker.h"
 #include "eventlog.h"
-#include "experiment.h"
 #include "redis_server.h"
 #include "redis_url.h"
 #include "runmeta.h"

@@ -45,6 +45,7 @@
 
 #include "commands.h"
 #include "params.h"
+#include "redis_url.h"
 #include "trial_int.h"
 
 #define CHILD_ERR(...)                                                       \

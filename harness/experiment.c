@@ -463,7 +463,7 @@ static void usage(FILE *f)
 }
 
 /* The guarantees trial t (run with p) broke, by dq_trial_violations
- * (trial.c): fault-aware, so what a fault allows the strategy's declared
+ * (trial_output.c): fault-aware, so what a fault allows the strategy's declared
  * guarantees to lose or repeat is not counted.  Two exceptions kept from
  * before faults: tasks lost in a trial without a fault are a warning of
  * the run (grace_ms too short for the machine), and tasks behind a backlog

@@ -1,9 +1,10 @@
 /* experiment.h -- experiment files: a matrix of trials described in INI.
  *
  * An experiment file names the strategies and the parameters to sweep;
- * `dqlab experiment FILE` runs every combination (strategy x producers x
- * consumers x work_us x repeat) as one trial each and stores the results
- * under results/<name>/<YYYYmmdd-HHMMSS>/ (see experiment.c).  Format:
+ * `dqlab experiment FILE` runs every combination (strategy x fault x
+ * producers x consumers x work_us x backlog x repeat) as one trial each
+ * and stores the results under results/<name>/<YYYYmmdd-HHMMSS>/
+ * (experiment.c runs it, experiment_load.c loads it).  Format:
  *
  *   [experiment]
  *   name        = concurrency            ; [A-Za-z0-9_-]{1,48}, required
@@ -157,8 +158,8 @@ typedef struct dq_experiment {
  * inside is heap-allocated, so there is no free).  With quick, the keys of
  * [quick] replace the ones of [experiment].  Returns 0, or -1 with
  * "path:line: message" in err (errlen bytes), or "path: strerror" when
- * the file cannot be opened.  The file is parsed and validated in full either way,
- * so a bad [quick] section fails without --quick too. */
+ * the file cannot be opened.  The file is parsed and validated in full
+ * either way, so a bad [quick] section fails without --quick too. */
 int dq_experiment_load(const char *path, bool quick, dq_experiment *e,
                        char *err, size_t errlen);
 

@@ -3,14 +3,15 @@
  * inih (Debian's libinih 55) parses the INI; it is built without
  * INI_HANDLER_LINENO and without INI_CALL_HANDLER_ON_NEW_SECTION, so its
  * handler sees neither line numbers nor section headers.  We feed it
- * through ini_parse_stream() with our own line reader, which counts lines
- * (the handler runs while its line is the last one read, so the count is
- * the line of the key), checks section headers itself (an unknown section
- * is an error even when it holds no key) and tells the handler whether the
- * line continues the key above (inih's multi-line rule, ini.c: an indented
- * line after a key of the same section), so a stray indentation is named
- * as such instead of as a key given twice.  The first error wins; later
- * ones are ignored, as ini_parse() itself returns the first bad line.
+ * through ini_parse_stream() with a line reader that adds only those two:
+ * it counts lines (the handler runs while its line is the last one read,
+ * so the count is the line of the key) and checks the section headers it
+ * passes on (an unknown section is an error even when it holds no key).
+ * The rest is inih's: comments, the BOM, and multi-line values, which its
+ * handler receives as the key above once more; the handler tells such a
+ * continuation from a key given twice by the line's indentation, so a
+ * stray indentation is named as such.  The first error wins; later ones
+ * are ignored, as ini_parse() itself returns the first bad line.
  *
  * Keys.  Every trial parameter is a row of params.c's table (key, range,
  * default, list or not), read here through it: this file knows only the
@@ -86,11 +87,10 @@ typedef struct load_state {
     int experiment_line;    /* line of the [experiment] header, 0 if none */
     char *linebuf;          /* getline buffer */
     size_t linecap;
-    /* How inih reads the line being handled (read_line mirrors its rules,
-     * ini.c): an indented line after a key continues that key. */
-    bool prev_key;          /* a key line was read in this section */
-    int key_line;           /* the line of that key */
-    bool continuation;      /* the line being handled continues it */
+    bool indented;          /* the line read starts with a blank */
+    bool header_seen;       /* a section header since the last key */
+    int key_line;           /* the line of the last key (not continued) */
+    bool continuation;      /* the key handled continues the one above */
     char err[512];          /* first error, "" when none */
     dq_experiment base;     /* [experiment] */
     dq_experiment quick;    /* [quick] */
@@ -170,36 +170,16 @@ static bool check_section(load_state *st, const char *sec)
     return false;
 }
 
-/* A line that starts a section: checks it.  Returns false on an error. */
-static bool header_line(load_state *st, const unsigned char *p)
-{
-    const char *end = strchr((const char *)p, ']');
-    char sec[64];
-
-    if (end == NULL) {
-        load_fail(st, "section header without ']'");
-        return false;
-    }
-    snprintf(sec, sizeof sec, "%.*s", (int)(end - (const char *)p - 1),
-             (const char *)p + 1);
-    if (!check_section(st, sec))
-        return false;
-    st->prev_key = false;
-    return true;
-}
-
 /* ini_reader: one line per call, counted.  Returns NULL at EOF or after an
- * error (which stops inih).  It also classifies the line the way inih
- * will (ini.c, INI_ALLOW_BOM and INI_ALLOW_MULTILINE): a UTF-8 BOM at the
- * start of line 1 is skipped; blank lines and lines starting with ';' or
- * '#' after blanks are comments; a non-blank line starting with white
- * space after a key of the same section continues that key, even when it
- * looks like "key = value" or "[section]"; otherwise "[name]" is a section
- * header. */
+ * error (which stops inih).  A line starting with '[' (after the UTF-8 BOM
+ * inih skips on line 1) is a section header, checked here: inih reports
+ * none to the handler.  (An indented '[' line after a key is, to inih, a
+ * continuation of the key: not checked, and the handler names it.) */
 static char *read_line(char *str, int num, void *stream)
 {
     load_state *st = stream;
-    const unsigned char *line, *p;
+    const char *p, *end;
+    char sec[64];
     ssize_t n;
 
     if (st->err[0] != '\0')
@@ -220,22 +200,20 @@ static char *read_line(char *str, int num, void *stream)
         return NULL;
     }
     memcpy(str, st->linebuf, (size_t)n + 1);
-    line = p = (const unsigned char *)st->linebuf;
-    if (st->lineno == 1 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF)
+    p = st->linebuf;
+    if (st->lineno == 1 && strncmp(p, "\xEF\xBB\xBF", 3) == 0)
         p += 3;
-    while (*p != '\0' && isspace(*p))
-        p++;
-    st->continuation = false;
-    if (*p == '\0' || *p == ';' || *p == '#')
+    st->indented = *p == ' ' || *p == '\t';
+    if (*p != '[')
         return str;
-    if (st->prev_key && p > line) {
-        st->continuation = true;
-        return str;
+    if ((end = strchr(p, ']')) == NULL) {
+        load_fail(st, "section header without ']'");
+        return NULL;
     }
-    if (*p == '[')
-        return header_line(st, p) ? str : NULL;
-    st->prev_key = true;
-    st->key_line = st->lineno;
+    snprintf(sec, sizeof sec, "%.*s", (int)(end - p - 1), p + 1);
+    if (!check_section(st, sec))
+        return NULL;
+    st->header_seen = true;
     return str;
 }
 
@@ -705,6 +683,14 @@ static int on_key(void *user, const char *section, const char *name,
 
     if (st->err[0] != '\0')
         return 0;
+    /* inih hands an indented line after a key to the handler as more of
+     * that key (INI_ALLOW_MULTILINE, ini.c); after a section header it is
+     * a key of its own. */
+    st->continuation = st->indented && !st->header_seen;
+    if (!st->continuation) {
+        st->key_line = st->lineno;
+        st->header_seen = false;
+    }
     if (st->continuation &&
         !(exp_section && (strcmp(name, "description") == 0 ||
                           strcmp(name, "faults") == 0))) {
@@ -960,6 +946,7 @@ int dq_experiment_load(const char *path, bool quick, dq_experiment *e,
         return -1;
     }
     st->path = path;
+    st->header_seen = true; /* no key yet: an indented one is a key */
     dq_trial_defaults(&st->base.params);
     dq_trial_defaults(&st->quick.params);
     st->f = fopen(path, "r");

@@ -51,6 +51,7 @@
 #include "../strategies/rconn.h"
 #include "params.h"
 #include "redis_server.h"
+#include "redis_url.h"
 #include "signals.h"
 #include "trial_int.h"
 

@@ -27,7 +27,6 @@
 
 #include "eventlog.h"
 #include "faults.h"
-#include "redis_url.h"
 #include "trial.h"
 
 #define DQ_TRIAL_WAIT_STEP_US 10000
@@ -90,7 +89,7 @@ void dq_trial_mark(_Atomic uint64_t *bits, atomic_int_fast64_t *count,
 void dq_trial_atomic_min(atomic_int_fast64_t *a, int64_t v);
 void dq_trial_atomic_max(atomic_int_fast64_t *a, int64_t v);
 /* Points cfg's Redis fields at target t (strings borrowed from t). */
-void dq_trial_config_redis(dq_config *cfg, const dq_redis_target *t);
+void dq_trial_config_redis(dq_config *cfg, const struct dq_redis_target *t);
 /* The config of worker w's handle: the base config, its name, its clock. */
 dq_config dq_trial_worker_config(const dq_trial_worker *w);
 /* Closes w's handle (if open) and adds its counters, what the close itself

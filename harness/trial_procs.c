@@ -41,6 +41,7 @@
 
 #include "commands.h"
 #include "params.h"
+#include "redis_url.h"
 #include "spawn.h"
 #include "trial_int.h"
 

@@ -35,6 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "redis_url.h"
 #include "signals.h"
 #include "trial_int.h"
 
