@@ -126,6 +126,12 @@ struct dq_fault_ctx {
     int restarts;                     /* server restarts done */
     int windows;                      /* F begin records written */
     char err[300];                    /* why a hook failed */
+    /* The fault being run: its position in p->faults, and a slot per
+     * fault for whatever a row keeps between its hooks (a second server,
+     * a saved setting); NULL until a hook sets it, and the row's finish
+     * frees it. */
+    size_t index;
+    void *state[DQ_MAX_FAULTS];
 };
 
 /* When a fault acts. */

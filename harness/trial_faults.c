@@ -34,6 +34,13 @@ void dq_trial_faults_init(dq_trial_faults *tf, const dq_trial_params *p,
         tf->run[tf->n++].f = &p->faults[i];
 }
 
+/* The context for the hooks of fault i. */
+static dq_fault_ctx *at(dq_trial_faults *tf, size_t i)
+{
+    tf->ctx.index = i;
+    return &tf->ctx;
+}
+
 /* A hook's failure: its message for the trial. */
 static int failed(dq_trial_faults *tf, char *err, size_t errlen)
 {
@@ -45,7 +52,7 @@ int dq_trial_faults_prepare(dq_trial_faults *tf, char *err, size_t errlen)
 {
     for (size_t i = 0; i < tf->n; i++) {
         const dq_fault *f = tf->run[i].f;
-        if (f->ops->prepare != NULL && f->ops->prepare(&tf->ctx, f) != 0)
+        if (f->ops->prepare != NULL && f->ops->prepare(at(tf, i), f) != 0)
             return failed(tf, err, errlen);
     }
     return 0;
@@ -60,7 +67,7 @@ int dq_trial_faults_start(dq_trial_faults *tf, char *err, size_t errlen)
             tf->run[i].phase = 2;
         } else if (f->ops->timing == DQ_FAULT_THROUGHOUT) {
             if (f->ops->begin != NULL &&
-                f->ops->begin(&tf->ctx, f, &hold) != 0)
+                f->ops->begin(at(tf, i), f, &hold) != 0)
                 return failed(tf, err, errlen);
             tf->run[i].phase = 1;
         }
@@ -87,12 +94,12 @@ int dq_trial_faults_tick(dq_trial_faults *tf, char *err, size_t errlen)
         if (tf->run[i].phase == 0 && now >= tf->run[i].at_us) {
             hold = 0;
             if (f->ops->begin != NULL &&
-                f->ops->begin(&tf->ctx, f, &hold) != 0)
+                f->ops->begin(at(tf, i), f, &hold) != 0)
                 return failed(tf, err, errlen);
             tf->run[i].end_us = now + hold * 1000;
             tf->run[i].phase = hold > 0 ? 1 : 2;
         } else if (tf->run[i].phase == 1 && now >= tf->run[i].end_us) {
-            rc = f->ops->end != NULL ? f->ops->end(&tf->ctx, f) : 0;
+            rc = f->ops->end != NULL ? f->ops->end(at(tf, i), f) : 0;
             if (rc < 0)
                 return failed(tf, err, errlen);
             if (rc == 0)
@@ -118,7 +125,7 @@ void dq_trial_faults_cut(dq_trial_faults *tf)
     for (size_t i = 0; i < tf->n; i++) {
         const dq_fault *f = tf->run[i].f;
         if (f->ops->timing == DQ_FAULT_AT && tf->run[i].phase == 1 &&
-            f->ops->cut != NULL && f->ops->cut(&tf->ctx, f) == 1)
+            f->ops->cut != NULL && f->ops->cut(at(tf, i), f) == 1)
             tf->run[i].phase = 2;
     }
 }
@@ -130,9 +137,9 @@ void dq_trial_faults_stop(dq_trial_faults *tf)
         if (tf->run[i].phase != 1)
             continue;
         if (f->ops->timing == DQ_FAULT_THROUGHOUT && f->ops->end != NULL)
-            f->ops->end(&tf->ctx, f);
+            f->ops->end(at(tf, i), f);
         else
-            dq_fault_record(&tf->ctx, f, "end", "interrupted=1");
+            dq_fault_record(at(tf, i), f, "end", "interrupted=1");
         tf->run[i].phase = 2;
     }
 }
@@ -142,6 +149,6 @@ void dq_trial_faults_finish(dq_trial_faults *tf)
     for (size_t i = 0; i < tf->n; i++) {
         const dq_fault *f = tf->run[i].f;
         if (f->ops->finish != NULL)
-            f->ops->finish(&tf->ctx, f);
+            f->ops->finish(at(tf, i), f);
     }
 }
