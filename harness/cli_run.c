@@ -58,14 +58,18 @@ typedef struct cli {
     char tmpdir[300];         /* without --out: the log's directory */
 } cli;
 
-/* Prints the fault kinds of faults.c's table, one a line. */
+/* Prints the fault kinds of faults.c's table, each with its help ('\n'
+ * starts a line of its own). */
 static void usage_faults(FILE *f)
 {
     for (size_t i = 0; dq_fault_kinds[i] != NULL; i++) {
         const dq_fault_ops *o = dq_fault_kinds[i];
         fprintf(f, "                          %s\n", o->usage);
-        if (o->help != NULL)
-            fprintf(f, "                            %s\n", o->help);
+        for (const char *h = o->help; h != NULL && *h;) {
+            int n = (int)strcspn(h, "\n");
+            fprintf(f, "                            %.*s\n", n, h);
+            h += n + (h[n] == '\n');
+        }
     }
 }
 

@@ -136,7 +136,7 @@ static void kc_describe(const dq_fault *f, char *buf, size_t len)
 const dq_fault_ops dq_fault_kill_consumer = {
     .name = "kill-consumer",
     .usage = "kill-consumer:POINT[:N]",
-    .help = "POINT after-claim|during-work|before-ack (implies "
+    .help = "POINT after-claim|during-work|before-ack\n(implies "
             "--consumer-mode process)",
     .parse = kc_parse,
     .format = kc_format,

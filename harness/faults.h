@@ -186,7 +186,8 @@ enum {
 struct dq_fault_ops {
     const char *name;     /* as in specs and F records: "kill-consumer" */
     const char *usage;    /* "kill-consumer:POINT[:N]" */
-    const char *help;     /* one or two lines for `dqlab run --help` */
+    const char *help;     /* NULL, or lines for `dqlab run --help`,
+                             '\n' between them, each at most 50 bytes */
 
     /* Parses the spec's parts after the name (arg[0..narg-1], narg 0..4)
      * into f (zeroed, at_ms -1, ops set).  Returns 0, or -1 with what is

@@ -91,14 +91,15 @@ void dq_trial_defaults(dq_trial_params *p)
     dq_params_defaults(p);
 }
 
-/* A parameter out of the table's range (a caller that did not parse). */
+/* Every parameter within its row's range or at its default (a default
+ * may mean "off": idle_ms 0), for a caller that did not parse them. */
 static bool params_valid(const dq_trial_params *p)
 {
     for (const dq_param *d = dq_params; d->key != NULL; d++) {
         int64_t v, v2;
         dq_param_get(d, p, &v, &v2);
         if (d->type == DQ_PARAM_U64 || d->type == DQ_PARAM_CHOICE ||
-            v == d->def)
+            (v == d->def && v2 == d->def2))
             continue;
         if (v < d->min || v > d->max ||
             (d->type == DQ_PARAM_RANGE && (v2 < v || v2 > d->max)))
@@ -113,11 +114,12 @@ static int step_check(run *u)
 {
     dq_trial_params *p = &u->p;
 
-    if (!params_valid(p) || dq_params_check(p, false, u->err, u->errlen)) {
-        if (!params_valid(p))
-            snprintf(u->err, u->errlen, "dq_trial_run: invalid parameters");
+    if (!params_valid(p)) {
+        snprintf(u->err, u->errlen, "dq_trial_run: invalid parameters");
         return -1;
     }
+    if (dq_params_check(p, false, u->err, u->errlen) != 0)
+        return -1;
     u->idle = p->tasks == 0;
     /* In idle mode a strategy without Redis still gets the server measured
      * when one is given: the baseline of an idle server. */
