@@ -8,7 +8,7 @@
  * claim timed on its own, producers paced to an offered rate, the bare
  * command ceiling in the same run).  The end-to-end throughput still goes
  * through dq_trial_run (trial.h), so those figures include the harness
- * recording and checking every event, as the issue asks.
+ * recording and checking every event.
  *
  * Every unit (one strategy, one cell) opens its own queue name
  * "bench-<part>-<n>-<pid>", purges it before and after, and writes one CSV
@@ -20,13 +20,14 @@
  * round trip per task would take minutes at 1M.  It writes exactly what
  * dq_zh_enqueue / the list enqueue script write for a task never claimed
  * (ZADD dq:{Q}:z due id; HSET dq:{Q}:p id payload), so it applies only to
- * the strategies in zset_layout[] below; the heap is preloaded through
- * dq_enqueue (in-process, fast).
+ * the strategies that declare that layout (DQ_G_ZSET_LAYOUT, dq.h); the
+ * in-process ones are preloaded through dq_enqueue (fast).
  *
- * The throughput part also runs batched variants (tp_variants[] below:
- * lua and zpopmin with batch=16 claims and enqueue_batch=64, lua with
- * batch=1 claims and enqueue_batch=64), the configurations the issue's
- * targets name; their rows carry the options in throughput.csv.
+ * The throughput part also runs the batched variants each strategy names
+ * in its own dq_strategy.bench_variants (lua and zpopmin with batch=16
+ * claims and enqueue_batch=64, lua with batch=1 claims and
+ * enqueue_batch=64: the configurations the performance targets name);
+ * their rows carry the options in throughput.csv.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -50,7 +51,6 @@
 #include "ceiling.h"
 #include "checker.h"
 #include "eventlog.h"
-#include "experiment.h"
 #include "redis_server.h"
 #include "redis_url.h"
 #include "runmeta.h"
@@ -61,11 +61,6 @@
 
 #define PAYLOAD_BYTES 16
 static const char payload16[PAYLOAD_BYTES + 1] = "dqlab-bench-pay.";
-
-/* Strategies whose never-claimed tasks are exactly ZADD z + HSET p. */
-static const char *const zset_layout[] = {
-    "naive", "naive-checked", "zpopmin", "lua", "lua-lease", "list",
-    "list-reliable", "streams", NULL};
 
 /* ---- The plan of each level ------------------------------------------- */
 
@@ -252,7 +247,7 @@ int dq_bench_parse_args(int argc, char **argv, dq_bench_opts *o, char *err,
             return -1;
         }
     }
-    dq_experiment_command_line(argc, argv, o->command, sizeof o->command);
+    dq_runmeta_command_line(argc, argv, o->command, sizeof o->command);
     return 0;
 }
 
@@ -285,17 +280,9 @@ static bool selected(const bench *b, const dq_strategy *s)
     return false;
 }
 
-static bool zset_based(const dq_strategy *s)
-{
-    for (size_t i = 0; zset_layout[i]; i++)
-        if (strcmp(zset_layout[i], s->name) == 0)
-            return true;
-    return false;
-}
-
 static bool stop_requested(void)
 {
-    return dq_signals_caught() || dq_trial_interrupted();
+    return dq_signals_caught();
 }
 
 static void unit_error(bench *b, const char *what, const char *msg)
@@ -453,32 +440,52 @@ static int64_t tp_tasks(const plan *pl, const dq_strategy *s)
                                          : pl->tp_tasks * IN_PROCESS_FACTOR;
 }
 
-/* The batched variants of the throughput part, besides every strategy
- * with its defaults: what the issue's targets are about (variadic
- * enqueue, batched claims; and one claim round trip per task with a
- * batched enqueue, so that the claim side alone is measured).  In
- * throughput.csv: options "k=v;k=v" with enqueue_batch among them. */
+/* One batched variant of the throughput part, besides every strategy with
+ * its defaults: one string of the strategy's bench_variants (dq.h), "k=v"
+ * items separated by ';', enqueue_batch=N among them and every other item
+ * a strategy option.  In throughput.csv the options field is that string
+ * as written. */
 typedef struct tp_variant {
-    const char *strategy;
-    const char *opt;          /* one strategy option "k=v", or NULL */
+    const char *spec;         /* "batch=16;enqueue_batch=64" */
+    dq_opt opts[DQ_MAX_OPTS];
+    size_t nopts;
     int64_t enqueue_batch;
 } tp_variant;
 
-static const tp_variant tp_variants[] = {
-    {"lua", NULL, 64},
-    {"lua", "batch=16", 64},
-    {"zpopmin", "batch=16", 64},
-};
+/* Parses spec into *v.  Returns 0, or -1 with err (a strategy's own
+ * bench_variants string is malformed: a bug of that file). */
+static int variant_parse(const char *spec, tp_variant *v, char *err,
+                         size_t errlen)
+{
+    char buf[256];
+
+    memset(v, 0, sizeof *v);
+    v->spec = spec;
+    v->enqueue_batch = 1;
+    snprintf(buf, sizeof buf, "%s", spec);
+    for (char *save = NULL, *kv = strtok_r(buf, ";", &save); kv != NULL;
+         kv = strtok_r(NULL, ";", &save)) {
+        if (strncmp(kv, "enqueue_batch=", 14) == 0) {
+            v->enqueue_batch = strtoll(kv + 14, NULL, 10);
+            if (v->enqueue_batch < 1 ||
+                v->enqueue_batch > DQ_TRIAL_MAX_ENQUEUE_BATCH) {
+                snprintf(err, errlen, "variant '%s': bad enqueue_batch",
+                         spec);
+                return -1;
+            }
+        } else if (v->nopts == DQ_MAX_OPTS ||
+                   dq_opt_parse(kv, &v->opts[v->nopts++], err, errlen) !=
+                       DQ_OK) {
+            return -1;
+        }
+    }
+    return 0;
+}
 
 /* The throughput.csv options field of a variant ("" for the defaults). */
 static void variant_options(const tp_variant *v, char *buf, size_t len)
 {
-    if (v == NULL) {
-        buf[0] = '\0';
-        return;
-    }
-    snprintf(buf, len, "%s%senqueue_batch=%" PRId64, v->opt ? v->opt : "",
-             v->opt ? ";" : "", v->enqueue_batch);
+    snprintf(buf, len, "%s", v != NULL ? v->spec : "");
 }
 
 /* Enqueue-only repeats of s (variant v, NULL for the defaults). */
@@ -521,11 +528,9 @@ static void tp_e2e(bench *b, const dq_strategy *s, const tp_variant *v)
             char log[PATH_MAX + 64];
             dq_trial_defaults(&p);
             p.strategy = s;
-            if (v != NULL && v->opt != NULL &&
-                dq_opt_parse(v->opt, &p.opts[p.nopts++], err, sizeof err) !=
-                    DQ_OK) {
-                unit_error(b, "throughput variant", err);
-                return;
+            if (v != NULL) {
+                memcpy(p.opts, v->opts, sizeof p.opts);
+                p.nopts = v->nopts;
             }
             p.enqueue_batch = v ? v->enqueue_batch : 1;
             p.producers = pl->producers;
@@ -572,6 +577,8 @@ static void tp_e2e(bench *b, const dq_strategy *s, const tp_variant *v)
 
 static void part_throughput(bench *b)
 {
+    char err[256];
+
     for (size_t si = 0; dq_strategies[si] && !stop_requested(); si++) {
         const dq_strategy *s = dq_strategies[si];
         if (!selected(b, s))
@@ -580,17 +587,21 @@ static void part_throughput(bench *b)
         tp_enqueue(b, s, NULL);
         tp_e2e(b, s, NULL);
     }
-    for (size_t i = 0; i < sizeof tp_variants / sizeof tp_variants[0] &&
-                       !stop_requested(); i++) {
-        const tp_variant *v = &tp_variants[i];
-        const dq_strategy *s = dq_strategy_find(v->strategy);
-        char opts[128];
-        if (s == NULL || !selected(b, s))
-            continue;
-        variant_options(v, opts, sizeof opts);
-        fprintf(stderr, "dqlab bench: throughput: %s %s\n", s->name, opts);
-        tp_enqueue(b, s, v);
-        tp_e2e(b, s, v);
+    for (size_t si = 0; dq_strategies[si] && !stop_requested(); si++) {
+        const dq_strategy *s = dq_strategies[si];
+        for (size_t i = 0; s->bench_variants != NULL &&
+                           s->bench_variants[i] != NULL && selected(b, s) &&
+                           !stop_requested(); i++) {
+            tp_variant v;
+            if (variant_parse(s->bench_variants[i], &v, err, sizeof err)) {
+                unit_error(b, "throughput variant", err);
+                continue;
+            }
+            fprintf(stderr, "dqlab bench: throughput: %s %s\n", s->name,
+                    v.spec);
+            tp_enqueue(b, s, &v);
+            tp_e2e(b, s, &v);
+        }
     }
 }
 
@@ -680,156 +691,192 @@ static double median_of(double *v, size_t n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* One strategy at one backlog: preload, enqueue `claims` due tasks, claim
- * them one by one.  Writes a backlog.csv row.  Returns 0 or -1 + err. */
-static int backlog_unit(bench *b, const dq_strategy *s, int64_t n,
-                        char *err, size_t errlen)
-{
-    const int64_t k = b->pl->bl_claims;
-    char queue[65];
-    dq_config cfg;
-    dq_queue *q = NULL, adm;
-    redisContext *c = NULL;
-    dq_local *local = dq_local_new();
-    double *enq = calloc((size_t)k, sizeof *enq);
-    double *clm = calloc((size_t)k, sizeof *clm);
-    dq_task t;
-    int ret = -1;
-    bool redis = (s->flags & DQ_G_NEEDS_REDIS) != 0;
-
-    memset(&t, 0, sizeof t);
-    memset(&adm, 0, sizeof adm);
-    if (local == NULL || enq == NULL || clm == NULL) {
-        snprintf(err, errlen, "out of memory");
-        goto done;
-    }
-    queue_name(b, "bl", queue, sizeof queue);
-    fill_config(b, &cfg, queue, local, "bench-consumer");
-    if (dq_open(s, &cfg, &q, err, errlen) != DQ_OK)
-        goto done;
-    if (q->s->purge != NULL)
-        dq_purge(q);
-    int64_t mem0 = -1, mem1 = -1;
-    int64_t far = dq_wall_us() / 1000 + 3600 * 1000;
+/* One backlog unit's state and measurements. */
+typedef struct bl_unit {
+    dq_queue *q;              /* the timed handle */
+    dq_queue adm;             /* bare handle for the preload (Redis) */
+    redisContext *c;
+    int64_t k;                /* due tasks per round */
+    double *enq, *clm;        /* k samples each, us */
+    int64_t mem0, mem1;       /* used_memory before / after the preload */
     double preload_s;
-    int64_t t0 = dq_mono_us();
-    if (redis) {
-        adm.s = s;
-        snprintf(adm.queue, sizeof adm.queue, "%s", queue);
-        adm.cfg = cfg;
-        adm.cfg.queue = adm.queue;
-        if (dq_redis_connect(&adm, NULL, 60000, &c) != DQ_OK) {
-            snprintf(err, errlen, "%s", adm.err);
-            goto done;
-        }
-        /* The previous unit's UNLINK frees its keys in the background:
-         * wait for that, or it would show here as negative memory. */
-        for (int i = 0; i < 200 && lazyfree_pending(&adm, c) > 0; i++)
-            dq_sleep_us(10000);
-        mem0 = used_memory(&adm, c);
-        t0 = dq_mono_us();
-        if (preload_zset(&adm, c, n, far, err, errlen) != 0)
-            goto done;
-        preload_s = (double)(dq_mono_us() - t0) / 1e6;
-        mem1 = used_memory(&adm, c);
-    } else {
-        char id[32];
+    double e50[BACKLOG_ROUNDS], e99[BACKLOG_ROUNDS];
+    double c50[BACKLOG_ROUNDS], c90[BACKLOG_ROUNDS], c99[BACKLOG_ROUNDS];
+    double esum, cmax;
+    int64_t got_all, empty;
+} bl_unit;
+
+/* The backlog: n tasks due an hour ahead, preloaded with ZADD + HSET for a
+ * Redis strategy (its memory measured), through dq_enqueue for an
+ * in-process one.  Returns 0, or -1 with err. */
+static int bl_preload(const bench *b, const dq_strategy *s, bl_unit *u,
+                      const dq_config *cfg, int64_t n, char *err,
+                      size_t errlen)
+{
+    int64_t far = dq_wall_us() / 1000 + 3600 * 1000, t0 = dq_mono_us();
+    char id[32];
+
+    (void)b;
+    if (!(s->flags & DQ_G_NEEDS_REDIS)) {
         for (int64_t i = 0; i < n; i++) {
             snprintf(id, sizeof id, "b%" PRId64, i);
-            if (dq_enqueue(q, id, payload16, PAYLOAD_BYTES, far) != DQ_OK) {
-                snprintf(err, errlen, "preload: %s", dq_errstr(q));
-                goto done;
+            if (dq_enqueue(u->q, id, payload16, PAYLOAD_BYTES, far) != DQ_OK) {
+                snprintf(err, errlen, "preload: %s", dq_errstr(u->q));
+                return -1;
             }
         }
-        preload_s = (double)(dq_mono_us() - t0) / 1e6;
+        u->preload_s = (double)(dq_mono_us() - t0) / 1e6;
+        return 0;
     }
-    /* BACKLOG_ROUNDS rounds: enqueue k due tasks one dq_enqueue each
-     * (timed), then claim them one by one (timed; the ack is not).  The
-     * percentiles written are the medians of the rounds' percentiles, so
-     * one scheduling hiccup of a shared 2-core machine does not make the
-     * p99 alone. */
-    double r_e50[BACKLOG_ROUNDS], r_e99[BACKLOG_ROUNDS];
-    double r_c50[BACKLOG_ROUNDS], r_c90[BACKLOG_ROUNDS], r_c99[BACKLOG_ROUNDS];
-    double esum = 0, cmax = 0;
-    int64_t got_all = 0, empty = 0;
+    u->adm.s = s;
+    snprintf(u->adm.queue, sizeof u->adm.queue, "%s", cfg->queue);
+    u->adm.cfg = *cfg;
+    u->adm.cfg.queue = u->adm.queue;
+    if (dq_redis_connect(&u->adm, NULL, 60000, &u->c) != DQ_OK) {
+        snprintf(err, errlen, "%s", u->adm.err);
+        return -1;
+    }
+    /* The previous unit's UNLINK frees its keys in the background: wait
+     * for that, or it would show here as negative memory. */
+    for (int i = 0; i < 200 && lazyfree_pending(&u->adm, u->c) > 0; i++)
+        dq_sleep_us(10000);
+    u->mem0 = used_memory(&u->adm, u->c);
+    t0 = dq_mono_us();
+    if (preload_zset(&u->adm, u->c, n, far, err, errlen) != 0)
+        return -1;
+    u->preload_s = (double)(dq_mono_us() - t0) / 1e6;
+    u->mem1 = used_memory(&u->adm, u->c);
+    return 0;
+}
+
+/* Round `round`: k due tasks enqueued one dq_enqueue each (timed), then
+ * claimed one by one (timed; the ack is not); its percentiles kept.
+ * Returns 0, or -1 with err. */
+static int bl_round(bl_unit *u, int round, char *err, size_t errlen)
+{
+    int64_t got = 0, deadline, a, d;
+    dq_task t;
     char id[32];
-    for (int round = 0; round < BACKLOG_ROUNDS; round++) {
-        for (int64_t i = 0; i < k; i++) {
-            snprintf(id, sizeof id, "d%d-%" PRId64, round, i);
-            int64_t a = dq_mono_us();
-            if (dq_enqueue(q, id, payload16, PAYLOAD_BYTES,
-                           dq_now_ms(q) - 1) != DQ_OK) {
-                snprintf(err, errlen, "enqueue: %s", dq_errstr(q));
-                goto done;
-            }
-            enq[i] = (double)(dq_mono_us() - a);
-            esum += enq[i];
+    int rc;
+
+    for (int64_t i = 0; i < u->k; i++) {
+        snprintf(id, sizeof id, "d%d-%" PRId64, round, i);
+        a = dq_mono_us();
+        if (dq_enqueue(u->q, id, payload16, PAYLOAD_BYTES,
+                       dq_now_ms(u->q) - 1) != DQ_OK) {
+            snprintf(err, errlen, "enqueue: %s", dq_errstr(u->q));
+            return -1;
         }
-        int64_t got = 0;
-        int64_t deadline = dq_mono_us() + 30 * 1000000LL;
-        while (got < k && dq_mono_us() < deadline && !stop_requested()) {
-            int64_t a = dq_mono_us();
-            int rc = dq_claim(q, 1000, &t);
-            int64_t d = dq_mono_us() - a;
-            if (rc == DQ_EMPTY) {
-                empty++;
-                continue;
-            }
-            if (rc != DQ_OK) {
-                snprintf(err, errlen, "claim: %s", dq_errstr(q));
-                goto done;
-            }
-            if (t.id[0] != 'd') {
+        u->enq[i] = (double)(dq_mono_us() - a);
+        u->esum += u->enq[i];
+    }
+    memset(&t, 0, sizeof t);
+    deadline = dq_mono_us() + 30 * 1000000LL;
+    while (got < u->k && dq_mono_us() < deadline && !stop_requested()) {
+        a = dq_mono_us();
+        rc = dq_claim(u->q, 1000, &t);
+        d = dq_mono_us() - a;
+        if (rc == DQ_EMPTY) {
+            u->empty++;
+            continue;
+        }
+        if (rc != DQ_OK || t.id[0] != 'd') {
+            if (rc != DQ_OK)
+                snprintf(err, errlen, "claim: %s", dq_errstr(u->q));
+            else
                 snprintf(err, errlen, "claim returned backlog task %s "
                          "before its due time", t.id);
-                goto done;
-            }
-            clm[got++] = (double)d;
-            dq_ack(q, &t);
             dq_task_clear(&t);
+            return -1;
         }
-        if (stop_requested()) {
-            snprintf(err, errlen, "interrupted");
-            goto done;
-        }
-        qsort(enq, (size_t)k, sizeof *enq, cmp_double);
-        qsort(clm, (size_t)got, sizeof *clm, cmp_double);
-        r_e50[round] = dq_percentile(enq, (size_t)k, 50);
-        r_e99[round] = dq_percentile(enq, (size_t)k, 99);
-        r_c50[round] = dq_percentile(clm, (size_t)got, 50);
-        r_c90[round] = dq_percentile(clm, (size_t)got, 90);
-        r_c99[round] = dq_percentile(clm, (size_t)got, 99);
-        if (got > 0 && clm[got - 1] > cmax)
-            cmax = clm[got - 1];
-        got_all += got;
+        u->clm[got++] = (double)d;
+        dq_ack(u->q, &t);
+        dq_task_clear(&t);
     }
-    int64_t mem = mem0 >= 0 && mem1 >= 0 ? mem1 - mem0 : -1;
+    if (stop_requested()) {
+        snprintf(err, errlen, "interrupted");
+        return -1;
+    }
+    qsort(u->enq, (size_t)u->k, sizeof *u->enq, cmp_double);
+    qsort(u->clm, (size_t)got, sizeof *u->clm, cmp_double);
+    u->e50[round] = dq_percentile(u->enq, (size_t)u->k, 50);
+    u->e99[round] = dq_percentile(u->enq, (size_t)u->k, 99);
+    u->c50[round] = dq_percentile(u->clm, (size_t)got, 50);
+    u->c90[round] = dq_percentile(u->clm, (size_t)got, 90);
+    u->c99[round] = dq_percentile(u->clm, (size_t)got, 99);
+    if (got > 0 && u->clm[got - 1] > u->cmax)
+        u->cmax = u->clm[got - 1];
+    u->got_all += got;
+    return 0;
+}
+
+/* The unit's backlog.csv row (sorts the rounds' percentiles). */
+static void bl_row(bench *b, const dq_strategy *s, bl_unit *u, int64_t n)
+{
+    int64_t mem = u->mem0 >= 0 && u->mem1 >= 0 ? u->mem1 - u->mem0 : -1;
+
     fprintf(b->backlog, "%s,,%" PRId64 ",%.4f,%" PRId64 ",", s->name, n,
-            preload_s, mem);
+            u->preload_s, mem);
     if (mem >= 0)
         fprintf(b->backlog, "%.1f", (double)mem / (double)n);
     else
         fputs("-1", b->backlog);
     fprintf(b->backlog, ",%.2f,%.2f,%.2f,%" PRId64 ",%.2f,%.2f,%.2f,%.2f,%"
-            PRId64 "\n", esum / (double)(k * BACKLOG_ROUNDS),
-            median_of(r_e50, BACKLOG_ROUNDS), median_of(r_e99, BACKLOG_ROUNDS),
-            got_all, median_of(r_c50, BACKLOG_ROUNDS),
-            median_of(r_c90, BACKLOG_ROUNDS), median_of(r_c99, BACKLOG_ROUNDS),
-            cmax, empty);
+            PRId64 "\n", u->esum / (double)(u->k * BACKLOG_ROUNDS),
+            median_of(u->e50, BACKLOG_ROUNDS),
+            median_of(u->e99, BACKLOG_ROUNDS), u->got_all,
+            median_of(u->c50, BACKLOG_ROUNDS),
+            median_of(u->c90, BACKLOG_ROUNDS),
+            median_of(u->c99, BACKLOG_ROUNDS), u->cmax, u->empty);
     fflush(b->backlog);
+}
+
+/* One strategy against a backlog of n: the preload, then BACKLOG_ROUNDS
+ * rounds; the percentiles written are the medians of the rounds'
+ * percentiles, so one scheduling hiccup of a shared 2-core machine does
+ * not make the p99 alone. */
+static int backlog_unit(bench *b, const dq_strategy *s, int64_t n,
+                        char *err, size_t errlen)
+{
+    bl_unit u;
+    char queue[65];
+    dq_config cfg;
+    dq_local *local = dq_local_new();
+    int ret = -1;
+
+    memset(&u, 0, sizeof u);
+    u.k = b->pl->bl_claims;
+    u.mem0 = u.mem1 = -1;
+    u.enq = calloc((size_t)u.k, sizeof *u.enq);
+    u.clm = calloc((size_t)u.k, sizeof *u.clm);
+    if (local == NULL || u.enq == NULL || u.clm == NULL) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
+    queue_name(b, "bl", queue, sizeof queue);
+    fill_config(b, &cfg, queue, local, "bench-consumer");
+    if (dq_open(s, &cfg, &u.q, err, errlen) != DQ_OK)
+        goto done;
+    if (u.q->s->purge != NULL)
+        dq_purge(u.q);
+    if (bl_preload(b, s, &u, &cfg, n, err, errlen) != 0)
+        goto done;
+    for (int round = 0; round < BACKLOG_ROUNDS; round++)
+        if (bl_round(&u, round, err, errlen) != 0)
+            goto done;
+    bl_row(b, s, &u, n);
     ret = 0;
 done:
-    dq_task_clear(&t);
-    if (q != NULL) {
-        if (q->s->purge != NULL)
-            dq_purge(q);
-        dq_close(q);
+    if (u.q != NULL) {
+        if (u.q->s->purge != NULL)
+            dq_purge(u.q);
+        dq_close(u.q);
     }
-    if (c != NULL)
-        redisFree(c);
+    if (u.c != NULL)
+        redisFree(u.c);
     dq_local_free(local);
-    free(enq);
-    free(clm);
+    free(u.enq);
+    free(u.clm);
     return ret;
 }
 
@@ -839,7 +886,7 @@ static void part_backlog(bench *b)
     for (size_t si = 0; dq_strategies[si] && !stop_requested(); si++) {
         const dq_strategy *s = dq_strategies[si];
         if (!selected(b, s) ||
-            !(zset_based(s) || !(s->flags & DQ_G_NEEDS_REDIS)))
+            !((s->flags & DQ_G_ZSET_LAYOUT) || !(s->flags & DQ_G_NEEDS_REDIS)))
             continue;
         for (size_t i = 0; i < b->pl->nbacklogs && !stop_requested(); i++) {
             int64_t n = b->pl->backlogs[i];
@@ -960,8 +1007,104 @@ static void *lat_consumer(void *arg)
     return NULL;
 }
 
-/* One strategy at one offered rate.  Returns 0 (row written, *saturated
- * set) or -1 + err. */
+/* Deletes lr's queue through a throwaway handle (before and after a
+ * unit).  Returns 0, or -1 with err when the handle cannot open. */
+static int lat_purge(const bench *b, const dq_strategy *s, lat_run *lr,
+                     char *err, size_t errlen)
+{
+    dq_config cfg;
+    dq_queue *q = NULL;
+
+    fill_config(b, &cfg, lr->queue, lr->local, "bench-admin");
+    if (lr->local == NULL || dq_open(s, &cfg, &q, err, errlen) != DQ_OK)
+        return -1;
+    if (q->s->purge != NULL)
+        dq_purge(q);
+    dq_close(q);
+    return 0;
+}
+
+/* Starts n threads fn on ws[*nw..]; returns false (err set, stop asked)
+ * when one cannot start. */
+static bool lat_threads(lat_run *lr, lat_worker *ws, int *nw, int n,
+                        void *(*fn)(void *), char *err, size_t errlen)
+{
+    for (int i = 0; i < n; i++, (*nw)++) {
+        ws[*nw].lr = lr;
+        ws[*nw].index = i;
+        if (pthread_create(&ws[*nw].th, NULL, fn, &ws[*nw]) != 0) {
+            snprintf(err, errlen, "pthread_create failed");
+            atomic_store(&lr->stop, true);
+            return false;
+        }
+        ws[*nw].started = true;
+    }
+    return true;
+}
+
+/* Production, then drain: stop 3 s after the producers finished, or
+ * sooner once there were as many deliveries as enqueued tasks and the
+ * queue reports nothing pending (deliveries alone would stop early when
+ * a strategy duplicates).  Returns when the producers finished (mono). */
+static int64_t lat_drain(const bench *b, const dq_strategy *s, lat_run *lr)
+{
+    dq_config cfg;
+    dq_queue *adm = NULL;
+    char e2[256];
+    int64_t prod_end = 0;
+
+    fill_config(b, &cfg, lr->queue, lr->local, "bench-admin");
+    if (dq_open(s, &cfg, &adm, e2, sizeof e2) != DQ_OK)
+        adm = NULL;
+    for (;;) {
+        dq_sleep_us(5000);
+        if (stop_requested())
+            break;
+        if (prod_end == 0 && atomic_load(&lr->producers_left) == 0)
+            prod_end = dq_mono_us();
+        if (prod_end == 0)
+            continue;
+        if (dq_mono_us() - prod_end > 3000000)
+            break;
+        if (atomic_load(&lr->delivered) >= atomic_load(&lr->enqueued) &&
+            (adm == NULL || adm->s->pending == NULL || dq_pending(adm) == 0))
+            break;
+    }
+    dq_close(adm);
+    return prod_end != 0 ? prod_end : dq_mono_us();
+}
+
+/* The unit's lateness.csv row, from its checked log.  Returns 0, or -1
+ * with err. */
+static int lat_row(bench *b, const dq_strategy *s, const lat_run *lr,
+                   const char *log, int64_t rate, int64_t prod_end,
+                   bool *saturated, char *err, size_t errlen)
+{
+    const plan *pl = b->pl;
+    dq_check c;
+    double prod_s, sent, span, dps;
+
+    if (dq_check_file(log, &c, err, errlen) != 0)
+        return -1;
+    prod_s = (double)(prod_end - lr->start_mono_us) / 1e6;
+    sent = prod_s > 0 ? (double)c.enqueued / prod_s : 0;
+    span = c.last_us > c.first_us ? (double)(c.last_us - c.first_us) / 1e6
+                                  : 0;
+    dps = span > 0 ? (double)c.delivered / span : 0;
+    *saturated = sent < 0.9 * (double)rate || c.lateness.p99_ms > 1000 ||
+                 c.lost > 0;
+    fprintf(b->lateness, "%s,,%d,%d,%" PRId64 ",%.3f,%" PRIu64 ",%.1f,%"
+            PRIu64 ",%.1f,%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,%.3f,%d\n",
+            s->name, pl->lat_producers, pl->lat_consumers, rate, prod_s,
+            c.enqueued, sent, c.delivered, dps, c.lost, c.duplicates,
+            c.lateness.p50_ms, c.lateness.p99_ms, c.lateness.max_ms,
+            *saturated ? 1 : 0);
+    fflush(b->lateness);
+    return 0;
+}
+
+/* One strategy at one offered rate: consumers first (connected and
+ * waiting), then producers paced to the rate, the drain, the row. */
 static int lateness_unit(bench *b, const dq_strategy *s, int64_t rate,
                          bool *saturated, char *err, size_t errlen)
 {
@@ -970,7 +1113,8 @@ static int lateness_unit(bench *b, const dq_strategy *s, int64_t rate,
     lat_worker ws[64];
     int np = pl->lat_producers, nc = pl->lat_consumers, nw = 0, ret = -1;
     int64_t prod_end = 0;
-    char log[PATH_MAX + 64];
+    char log[PATH_MAX + 64], e2[256];
+
     memset(&lr, 0, sizeof lr);
     memset(ws, 0, sizeof ws);
     pthread_mutex_init(&lr.mu, NULL);
@@ -985,81 +1129,24 @@ static int lateness_unit(bench *b, const dq_strategy *s, int64_t rate,
         snprintf(err, errlen, "out of memory");
         goto done;
     }
-    lr.log = dq_eventlog_create(log, err, errlen);
-    if (lr.log == NULL)
+    if ((lr.log = dq_eventlog_create(log, err, errlen)) == NULL)
         goto done;
     dq_log_header(lr.log, "strategy", s->name);
     dq_log_header(lr.log, "bench", "lateness");
-    /* Purge first through a throwaway handle. */
-    {
-        dq_config cfg;
-        dq_queue *q = NULL;
-        fill_config(b, &cfg, lr.queue, lr.local, "bench-admin");
-        if (dq_open(s, &cfg, &q, err, errlen) != DQ_OK)
-            goto done;
-        if (q->s->purge != NULL)
-            dq_purge(q);
-        dq_close(q);
-    }
+    if (lat_purge(b, s, &lr, err, errlen) != 0)
+        goto done;
     lr.rate_each = (double)rate / np;
     lr.per_producer = (int64_t)(lr.rate_each * (double)pl->lat_ms / 1000.0);
     if (lr.per_producer < 1)
         lr.per_producer = 1;
     atomic_store(&lr.producers_left, np);
-    for (int i = 0; i < nc; i++, nw++) {
-        ws[nw].lr = &lr;
-        ws[nw].index = i;
-        if (pthread_create(&ws[nw].th, NULL, lat_consumer, &ws[nw]) != 0) {
-            snprintf(err, errlen, "pthread_create failed");
-            atomic_store(&lr.stop, true);
-            goto join;
-        }
-        ws[nw].started = true;
+    if (lat_threads(&lr, ws, &nw, nc, lat_consumer, err, errlen)) {
+        dq_sleep_us(50000); /* consumers connected and waiting */
+        lr.start_mono_us = dq_mono_us();
+        if (lat_threads(&lr, ws, &nw, np, lat_producer, err, errlen))
+            prod_end = lat_drain(b, s, &lr);
     }
-    dq_sleep_us(50000); /* consumers connected and waiting */
-    lr.start_mono_us = dq_mono_us();
-    for (int i = 0; i < np; i++, nw++) {
-        ws[nw].lr = &lr;
-        ws[nw].index = i;
-        if (pthread_create(&ws[nw].th, NULL, lat_producer, &ws[nw]) != 0) {
-            snprintf(err, errlen, "pthread_create failed");
-            atomic_store(&lr.stop, true);
-            goto join;
-        }
-        ws[nw].started = true;
-    }
-    /* Production, then drain: stop 3 s after the producers finished, or
-     * sooner once there were as many deliveries as enqueued tasks and the
-     * queue reports nothing pending (deliveries alone would stop early
-     * when a strategy duplicates). */
-    {
-        dq_config cfg;
-        dq_queue *adm = NULL;
-        char e2[256];
-        fill_config(b, &cfg, lr.queue, lr.local, "bench-admin");
-        if (dq_open(s, &cfg, &adm, e2, sizeof e2) != DQ_OK)
-            adm = NULL;
-        for (;;) {
-            dq_sleep_us(5000);
-            if (stop_requested())
-                break;
-            if (prod_end == 0 && atomic_load(&lr.producers_left) == 0)
-                prod_end = dq_mono_us();
-            if (prod_end == 0)
-                continue;
-            if (dq_mono_us() - prod_end > 3000000)
-                break;
-            if (atomic_load(&lr.delivered) >= atomic_load(&lr.enqueued) &&
-                (adm == NULL || adm->s->pending == NULL ||
-                 dq_pending(adm) == 0))
-                break;
-        }
-        dq_close(adm);
-    }
-    if (prod_end == 0)
-        prod_end = dq_mono_us();
     atomic_store(&lr.stop, true);
-join:
     for (int i = 0; i < nw; i++)
         if (ws[i].started)
             pthread_join(ws[i].th, NULL);
@@ -1079,39 +1166,12 @@ join:
                  atomic_load(&lr.errors), lr.first_error);
         goto done;
     }
-    dq_check c;
-    if (dq_check_file(log, &c, err, errlen) != 0)
-        goto done;
-    double prod_s = (double)(prod_end - lr.start_mono_us) / 1e6;
-    double sent = prod_s > 0 ? (double)c.enqueued / prod_s : 0;
-    double span = c.last_us > c.first_us
-                      ? (double)(c.last_us - c.first_us) / 1e6 : 0;
-    double dps = span > 0 ? (double)c.delivered / span : 0;
-    *saturated = sent < 0.9 * (double)rate || c.lateness.p99_ms > 1000 ||
-                 c.lost > 0;
-    fprintf(b->lateness, "%s,,%d,%d,%" PRId64 ",%.3f,%" PRIu64 ",%.1f,%"
-            PRIu64 ",%.1f,%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,%.3f,%d\n",
-            s->name, np, nc, rate, prod_s, c.enqueued, sent, c.delivered,
-            dps, c.lost, c.duplicates, c.lateness.p50_ms, c.lateness.p99_ms,
-            c.lateness.max_ms, *saturated ? 1 : 0);
-    fflush(b->lateness);
-    ret = 0;
+    ret = lat_row(b, s, &lr, log, rate, prod_end, saturated, err, errlen);
 done:
     dq_eventlog_close(lr.log);
     if (!b->o->keep_logs)
         unlink(log);
-    {
-        dq_config cfg;
-        dq_queue *q = NULL;
-        char e2[256];
-        fill_config(b, &cfg, lr.queue, lr.local, "bench-admin");
-        if (lr.local != NULL &&
-            dq_open(s, &cfg, &q, e2, sizeof e2) == DQ_OK) {
-            if (q->s->purge != NULL)
-                dq_purge(q);
-            dq_close(q);
-        }
-    }
+    lat_purge(b, s, &lr, e2, sizeof e2); /* best effort */
     dq_local_free(lr.local);
     pthread_mutex_destroy(&lr.mu);
     return ret;
@@ -1224,12 +1284,12 @@ static int write_meta(const bench *b, bool complete, char *err,
             IN_PROCESS_FACTOR, VARIANT_FACTOR);
     off = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < sizeof tp_variants / sizeof tp_variants[0];
-         i++) {
-        char o[128];
-        variant_options(&tp_variants[i], o, sizeof o);
-        off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s %s",
-                                off ? ", " : "", tp_variants[i].strategy, o);
+    for (size_t si = 0; dq_strategies[si] != NULL; si++) {
+        const dq_strategy *s = dq_strategies[si];
+        for (size_t i = 0; s->bench_variants && s->bench_variants[i]; i++)
+            off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s %s",
+                                    off ? ", " : "", s->name,
+                                    s->bench_variants[i]);
     }
     dq_runmeta_kv(f, "variants", buf);
     join_i64(buf, sizeof buf, pl->backlogs, pl->nbacklogs);
@@ -1292,6 +1352,110 @@ static int server_version(const dq_redis_target *t, char *buf, size_t len,
     return 0;
 }
 
+/* The server first, so that nothing is written when it is not there:
+ * --redis checked, or a private one started into srv.  Returns -1 to go
+ * on, else the exit code (printed). */
+static int bench_server(bench *b, dq_redis_server *srv,
+                        dq_redis_target *target)
+{
+    char err[1024];
+    dq_redis_server_opts so = {0};
+
+    if (b->o->have_redis) {
+        b->redis = &b->o->redis;
+        if (server_version(b->redis, b->redis_version,
+                           sizeof b->redis_version, err, sizeof err) != 0) {
+            fprintf(stderr, "dqlab bench: --redis: %s\n", err);
+            return 2;
+        }
+        return -1;
+    }
+    fprintf(stderr, "dqlab bench: starting a private redis-server...\n");
+    if (dq_redis_server_start(srv, &so, err, sizeof err) != 0) {
+        if (dq_signals_caught()) {
+            fprintf(stderr, "dqlab bench: interrupted\n");
+            return 130;
+        }
+        fprintf(stderr, "dqlab bench: %s\n", err);
+        return 2;
+    }
+    memset(target, 0, sizeof *target);
+    snprintf(target->host, sizeof target->host, "127.0.0.1");
+    target->port = srv->port;
+    b->redis = target;
+    b->private_server = true;
+    snprintf(b->redis_version, sizeof b->redis_version, "%s", srv->version);
+    return -1;
+}
+
+/* The run directory with its four CSV files (headers) and meta.txt.
+ * Returns 0, or -1 with err. */
+static int bench_files(bench *b, char *err, size_t errlen)
+{
+    if (make_dir(b, err, errlen) != 0)
+        return -1;
+    if ((b->ceiling = open_csv(b, "ceiling.csv", "measure,source,ops,"
+                               "pipeline,seconds,ops_per_s\n", err,
+                               errlen)) == NULL ||
+        (b->throughput = open_csv(b, "throughput.csv", "kind,strategy,"
+                                  "options,producers,consumers,repeat,tasks,"
+                                  "seconds,tasks_per_s,delivered,duplicates,"
+                                  "lost,early,redis_commands,redis_cpu_ms,"
+                                  "lateness_p99_ms\n", err, errlen)) == NULL ||
+        (b->backlog = open_csv(b, "backlog.csv", "strategy,options,backlog,"
+                               "preload_s,memory_bytes,bytes_per_task,"
+                               "enqueue_us_mean,enqueue_us_p50,"
+                               "enqueue_us_p99,claims,claim_us_p50,"
+                               "claim_us_p90,claim_us_p99,claim_us_max,"
+                               "empty_claims\n", err, errlen)) == NULL ||
+        (b->lateness = open_csv(b, "lateness.csv", "strategy,options,"
+                                "producers,consumers,offered_per_s,seconds,"
+                                "enqueued,sent_per_s,delivered,"
+                                "delivered_per_s,lost,duplicates,"
+                                "lateness_p50_ms,lateness_p99_ms,"
+                                "lateness_max_ms,saturated\n", err,
+                                errlen)) == NULL)
+        return -1;
+    return write_meta(b, false, err, errlen);
+}
+
+/* The parts asked for, then meta.txt and latest.  Returns the exit code
+ * (an error printed). */
+static int bench_parts(bench *b)
+{
+    const dq_bench_opts *o = b->o;
+    int64_t t0 = dq_mono_us();
+    char err[1024];
+
+    fprintf(stderr, "dqlab bench: %s run into %s\n", b->pl->name, b->dir);
+    if ((o->parts & DQ_BENCH_CEILING) && !stop_requested())
+        part_ceiling(b);
+    if ((o->parts & DQ_BENCH_THROUGHPUT) && !stop_requested())
+        part_throughput(b);
+    if ((o->parts & DQ_BENCH_BACKLOG) && !stop_requested())
+        part_backlog(b);
+    if ((o->parts & DQ_BENCH_LATENESS) && !stop_requested())
+        part_lateness(b);
+    if (stop_requested()) {
+        write_meta(b, false, err, sizeof err);
+        fprintf(stderr, "dqlab bench: interrupted; partial results kept in "
+                "%s, %s/latest not updated\n", b->dir, b->benchdir);
+        return 130;
+    }
+    if (write_meta(b, true, err, sizeof err) != 0 ||
+        dq_runmeta_update_latest(b->benchdir, b->stamp, err, sizeof err)) {
+        fprintf(stderr, "dqlab bench: %s\n", err);
+        return 2;
+    }
+    if (!o->keep_logs)
+        rmdir(b->logs);
+    fprintf(stderr, "dqlab bench: done in %.0f s%s; %s/latest -> %s\n",
+            (double)(dq_mono_us() - t0) / 1e6,
+            b->errors ? " with failed units (see meta.txt)" : "",
+            b->benchdir, b->stamp);
+    return 0;
+}
+
 int dq_cmd_bench(int argc, char **argv)
 {
     dq_bench_opts o;
@@ -1299,11 +1463,11 @@ int dq_cmd_bench(int argc, char **argv)
     dq_redis_server srv;
     dq_redis_target target;
     char err[1024];
-    int ret = 2;
+    int ret, prc;
 
     memset(&b, 0, sizeof b);
     memset(&srv, 0, sizeof srv);
-    int prc = dq_bench_parse_args(argc, argv, &o, err, sizeof err);
+    prc = dq_bench_parse_args(argc, argv, &o, err, sizeof err);
     if (prc == 1)
         return 0;
     if (prc != 0) {
@@ -1312,94 +1476,14 @@ int dq_cmd_bench(int argc, char **argv)
     }
     b.o = &o;
     b.pl = &plans[o.level];
-
-    /* The server first: nothing is written when it is not there. */
-    if (o.have_redis) {
-        b.redis = &o.redis;
-        if (server_version(b.redis, b.redis_version, sizeof b.redis_version,
-                           err, sizeof err) != 0) {
-            fprintf(stderr, "dqlab bench: --redis: %s\n", err);
-            return 2;
-        }
+    if ((ret = bench_server(&b, &srv, &target)) >= 0)
+        return ret;
+    if (bench_files(&b, err, sizeof err) != 0) {
+        fprintf(stderr, "dqlab bench: %s\n", err);
+        ret = 2;
     } else {
-        dq_redis_server_opts so = {0};
-        fprintf(stderr, "dqlab bench: starting a private redis-server...\n");
-        if (dq_redis_server_start(&srv, &so, err, sizeof err) != 0) {
-            if (dq_signals_caught()) {
-                fprintf(stderr, "dqlab bench: interrupted\n");
-                return 130;
-            }
-            fprintf(stderr, "dqlab bench: %s\n", err);
-            return 2;
-        }
-        memset(&target, 0, sizeof target);
-        snprintf(target.host, sizeof target.host, "127.0.0.1");
-        target.port = srv.port;
-        b.redis = &target;
-        b.private_server = true;
-        snprintf(b.redis_version, sizeof b.redis_version, "%s", srv.version);
+        ret = bench_parts(&b);
     }
-    if (make_dir(&b, err, sizeof err) != 0)
-        goto fail;
-    if ((b.ceiling = open_csv(&b, "ceiling.csv", "measure,source,ops,"
-                              "pipeline,seconds,ops_per_s\n", err,
-                              sizeof err)) == NULL ||
-        (b.throughput = open_csv(&b, "throughput.csv", "kind,strategy,"
-                                 "options,producers,consumers,repeat,tasks,"
-                                 "seconds,tasks_per_s,delivered,duplicates,"
-                                 "lost,early,redis_commands,redis_cpu_ms,"
-                                 "lateness_p99_ms\n", err,
-                                 sizeof err)) == NULL ||
-        (b.backlog = open_csv(&b, "backlog.csv", "strategy,options,backlog,"
-                              "preload_s,memory_bytes,bytes_per_task,"
-                              "enqueue_us_mean,enqueue_us_p50,"
-                              "enqueue_us_p99,claims,claim_us_p50,"
-                              "claim_us_p90,claim_us_p99,claim_us_max,"
-                              "empty_claims\n", err, sizeof err)) == NULL ||
-        (b.lateness = open_csv(&b, "lateness.csv", "strategy,options,"
-                               "producers,consumers,offered_per_s,seconds,"
-                               "enqueued,sent_per_s,delivered,"
-                               "delivered_per_s,lost,duplicates,"
-                               "lateness_p50_ms,lateness_p99_ms,"
-                               "lateness_max_ms,saturated\n", err,
-                               sizeof err)) == NULL)
-        goto fail;
-    if (write_meta(&b, false, err, sizeof err) != 0)
-        goto fail;
-    fprintf(stderr, "dqlab bench: %s run into %s\n", b.pl->name, b.dir);
-
-    int64_t t0 = dq_mono_us();
-    if ((o.parts & DQ_BENCH_CEILING) && !stop_requested())
-        part_ceiling(&b);
-    if ((o.parts & DQ_BENCH_THROUGHPUT) && !stop_requested())
-        part_throughput(&b);
-    if ((o.parts & DQ_BENCH_BACKLOG) && !stop_requested())
-        part_backlog(&b);
-    if ((o.parts & DQ_BENCH_LATENESS) && !stop_requested())
-        part_lateness(&b);
-
-    if (stop_requested()) {
-        write_meta(&b, false, err, sizeof err);
-        fprintf(stderr, "dqlab bench: interrupted; partial results kept in "
-                "%s, %s/latest not updated\n", b.dir, b.benchdir);
-        ret = 130;
-        goto done;
-    }
-    if (write_meta(&b, true, err, sizeof err) != 0 ||
-        dq_runmeta_update_latest(b.benchdir, b.stamp, err, sizeof err) != 0)
-        goto fail;
-    if (!o.keep_logs)
-        rmdir(b.logs);
-    fprintf(stderr, "dqlab bench: done in %.0f s%s; %s/latest -> %s\n",
-            (double)(dq_mono_us() - t0) / 1e6,
-            b.errors ? " with failed units (see meta.txt)" : "",
-            b.benchdir, b.stamp);
-    ret = 0;
-    goto done;
-fail:
-    fprintf(stderr, "dqlab bench: %s\n", err);
-    ret = 2;
-done:
     if (b.ceiling)
         fclose(b.ceiling);
     if (b.throughput)

@@ -69,7 +69,7 @@
 #include <stddef.h>
 
 #include "../strategies/dq.h"
-#include "trial.h"
+#include "redis_url.h"
 
 typedef enum dq_bench_level {
     DQ_BENCH_SMOKE = 0, /* seconds: for tests, well-formed files only */

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#include "trial.h"
+#include "redis_url.h"
 
 typedef struct dq_ceiling {
     int64_t members;       /* ZADD'ed, then ZPOPMIN'ed: this many each */

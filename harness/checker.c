@@ -26,12 +26,13 @@
  * (https://en.wikipedia.org/wiki/Percentile#The_nearest-rank_method).
  *
  * A never-delivered id is blamed on a fault window only when that fault
- * can plausibly have lost it (checker.h lists the rules): restart-redis
- * when the id was enqueued before the window ended; kill-consumer,
- * pause-redis, mover-stall and subscriber-outage when it was also due by
- * the window's end + DQ_CHECK_LOSS_SLACK_MS; clock-skew and unknown fault
- * names never.  Merely overlapping a fault is not enough: otherwise any
- * fault in a trial would explain every loss in it.
+ * can plausibly have lost it (checker.h gives the rules; the fault's row,
+ * looked up by the name in the F record, gives its loss rule): a wipe when
+ * the id was enqueued before the window ended; a fault that loses what is
+ * in flight when it was also due by the window's end +
+ * DQ_CHECK_LOSS_SLACK_MS; a wrong clock and unknown fault names never.
+ * Merely overlapping a fault is not enough: otherwise any fault in a
+ * trial would explain every loss in it.
  * A log with an id enqueued twice is rejected: producers choose unique ids,
  * so it means two trials wrote into one file.
  *
@@ -44,6 +45,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +55,7 @@
 
 #include "../strategies/dq.h"
 #include "checker.h"
+#include "faults.h"
 
 #define DQ_LOG_MAGIC_V1 "# dqlab event log v1"
 #define DQ_LOG_MAGIC_V2 "# dqlab event log v2"
@@ -100,25 +103,13 @@ typedef struct fent {     /* one F record */
     char arg[64];
 } fent;
 
-/* What a fault window can do to a task that is never delivered (the
- * attribution rules in checker.h and the top comment). */
-typedef enum loss_rule {
-    LOSS_NONE,            /* explains no loss: clock-skew, unknown names */
-    LOSS_ENQUEUED,        /* enqueued before the window ended: wiped
-                             (restart-redis) */
-    LOSS_DUE              /* due before the window ended (+ slack): was in
-                             a consumer's hands / in flight / expired
-                             unheard (kill-consumer, pause-redis,
-                             mover-stall, subscriber-outage) */
-} loss_rule;
-
 typedef struct window {   /* a paired fault window */
     int64_t begin, end;   /* end INT64_MAX: open to the end of the log */
     size_t fault;
     int64_t cons;         /* consumer index, -1: every consumer */
     char arg[64];
-    bool kill, skew;
-    loss_rule loss;
+    unsigned explains;    /* its row's DQ_FAULT_EXPLAINS_* (0: unknown) */
+    dq_fault_loss loss;   /* its row's loss rule (DQ_LOSS_NONE: unknown) */
 } window;
 
 typedef struct checker {
@@ -368,10 +359,11 @@ static const window *began_between(const checker *c, int64_t after,
     return NULL;
 }
 
-/* The first window (by begin) of consumer cons or of the consumer
- * cons2 (any consumer for clock-skew) still open at time t (begun at or before t, not yet ended): a
- * long fault such as clock-skew spans both deliveries of a duplicate it
- * causes, so "begun between them" alone would miss it.  NULL when none. */
+/* The first window (by begin) of consumer cons or of the consumer cons2
+ * (any consumer for a fault that explains early deliveries) still open at
+ * time t (begun at or before t, not yet ended): a long fault such as a
+ * skewed clock spans both deliveries of a duplicate it causes, so "begun
+ * between them" alone would miss it.  NULL when none. */
 static const window *open_at(const checker *c, int64_t t, uint32_t cons,
                              uint32_t cons2)
 {
@@ -380,10 +372,10 @@ static const window *open_at(const checker *c, int64_t t, uint32_t cons,
         if (w->begin > t)
             break;
         /* A skewed consumer's clock acts on every consumer's tasks (its
-         * mover or reaper moves and re-leases them all), so a clock-skew
-         * window counts whoever it names. */
-        if (w->end >= t &&
-            (w->skew || win_for(w, cons) || win_for(w, cons2)))
+         * mover or reaper moves and re-leases them all), so such a window
+         * counts whoever it names. */
+        if (w->end >= t && ((w->explains & DQ_FAULT_EXPLAINS_EARLY) ||
+                            win_for(w, cons) || win_for(w, cons2)))
             return w;
     }
     return NULL;
@@ -405,25 +397,12 @@ static size_t arg_consumer(const char *arg, const char **who)
     return strcspn(arg, ":");
 }
 
-/* The loss rule of fault name (checker.h): unknown names explain no
- * loss, so that a new fault cannot hide a real loss by default. */
-static loss_rule loss_rule_of(const char *name)
-{
-    if (strcmp(name, "restart-redis") == 0)
-        return LOSS_ENQUEUED;
-    if (strcmp(name, "kill-consumer") == 0 ||
-        strcmp(name, "pause-redis") == 0 ||
-        strcmp(name, "mover-stall") == 0 ||
-        strcmp(name, "subscriber-outage") == 0)
-        return LOSS_DUE;
-    return LOSS_NONE;
-}
-
 /* Can window w explain the loss of never-delivered record r (checker.h)?
  * The window must have begun before the end and ended at or after the
- * enqueue; then restart-redis explains it, and the LOSS_DUE faults only
- * when r was due by the window's end + DQ_CHECK_LOSS_SLACK_MS (an open
- * window lasts to the end of the log). */
+ * enqueue; then a DQ_LOSS_ENQUEUED fault explains it, and a DQ_LOSS_DUE
+ * one only when r was due by the window's end + DQ_CHECK_LOSS_SLACK_MS (an
+ * open window lasts to the end of the log).  A name no row knows explains
+ * nothing, so that an unknown fault cannot hide a real loss. */
 static bool explains_loss(const window *w, const rec *r, int64_t end_us)
 {
     int64_t limit;
@@ -431,15 +410,15 @@ static bool explains_loss(const window *w, const rec *r, int64_t end_us)
     if (w->begin > end_us || w->end < r->e_us)
         return false;
     switch (w->loss) {
-    case LOSS_ENQUEUED:
+    case DQ_LOSS_ENQUEUED:
         return true;
-    case LOSS_DUE:
+    case DQ_LOSS_DUE:
         limit = w->end > INT64_MAX - DQ_CHECK_LOSS_SLACK_MS * 1000
                     ? INT64_MAX
                     : w->end + DQ_CHECK_LOSS_SLACK_MS * 1000;
         return r->due_ms <= limit / 1000; /* due_ms*1000 <= limit,
                                              without overflow */
-    case LOSS_NONE:
+    case DQ_LOSS_NONE:
     default:
         return false;
     }
@@ -448,6 +427,63 @@ static bool explains_loss(const window *w, const rec *r, int64_t end_us)
 /* Pairs the F records into windows (sorted by begin) and resolves their
  * consumers.  Returns 0, or -1 with the offending F record in *bad (NULL:
  * out of memory). */
+/* Opens a window at begin record f, with what its fault's row says it
+ * explains. */
+static void window_begin(checker *c, dq_check *out, const fent *f)
+{
+    window *w = &c->wv[c->nwv++];
+    const dq_fault_ops *ops = dq_fault_find(out->faults[f->fault].name);
+    const char *who;
+    size_t wlen = arg_consumer(f->arg, &who);
+    size_t ci = map_find(&c->cons, who, wlen);
+
+    w->begin = f->t;
+    w->end = INT64_MAX;
+    w->fault = f->fault;
+    w->cons = ci == (size_t)-1 ? -1 : (int64_t)ci;
+    snprintf(w->arg, sizeof w->arg, "%s", f->arg);
+    w->explains = ops != NULL ? ops->explains : 0;
+    w->loss = ops != NULL ? ops->loss : DQ_LOSS_NONE;
+    out->fault_windows++;
+    if (out->faults[f->fault].windows++ == 0)
+        snprintf(out->faults[f->fault].arg, sizeof out->faults[0].arg, "%s",
+                 f->arg);
+}
+
+/* Closes the window end record f ends: the first open window of its kind
+ * for the same consumer (two kills' windows may overlap); failing that,
+ * the first open one of its kind (a begin '' and its end 'ms=5').
+ * Returns false when none is open. */
+static bool window_end(checker *c, dq_check *out, const fent *f)
+{
+    const dq_fault_ops *ops = dq_fault_find(out->faults[f->fault].name);
+    size_t k, any = c->nwv, elen, wlen;
+    const char *ekey, *wkey;
+
+    elen = arg_consumer(f->arg, &ekey);
+    for (k = 0; k < c->nwv; k++) {
+        if (c->wv[k].fault != f->fault || c->wv[k].end != INT64_MAX)
+            continue;
+        if (any == c->nwv)
+            any = k;
+        wlen = arg_consumer(c->wv[k].arg, &wkey);
+        if (wlen == elen && memcmp(wkey, ekey, elen) == 0)
+            break;
+    }
+    if (k == c->nwv)
+        k = any;
+    if (k == c->nwv)
+        return false;
+    c->wv[k].end = f->t;
+    /* An end that says the queue died with the process (a kill with no
+     * replacement, for an in-process strategy) wipes every task enqueued
+     * before it, like a restart without persistence. */
+    if (ops != NULL && ops->end_wipes != NULL &&
+        strstr(f->arg, ops->end_wipes) != NULL)
+        c->wv[k].loss = DQ_LOSS_ENQUEUED;
+    return true;
+}
+
 static int make_windows(checker *c, dq_check *out, const fent **bad)
 {
     if (c->nfv == 0)
@@ -459,57 +495,12 @@ static int make_windows(checker *c, dq_check *out, const fent **bad)
         return -1;
     }
     for (size_t i = 0; i < c->nfv; i++) {
-        const fent *f = &c->fv[i];
-        if (f->begin) {
-            window *w = &c->wv[c->nwv++];
-            const char *name = out->faults[f->fault].name;
-            const char *who;
-            size_t wlen = arg_consumer(f->arg, &who);
-            size_t ci = map_find(&c->cons, who, wlen);
-            w->begin = f->t;
-            w->end = INT64_MAX;
-            w->fault = f->fault;
-            w->cons = ci == (size_t)-1 ? -1 : (int64_t)ci;
-            snprintf(w->arg, sizeof w->arg, "%s", f->arg);
-            w->kill = strcmp(name, "kill-consumer") == 0;
-            w->skew = strcmp(name, "clock-skew") == 0;
-            w->loss = loss_rule_of(name);
-            out->fault_windows++;
-            if (out->faults[f->fault].windows++ == 0)
-                snprintf(out->faults[f->fault].arg,
-                         sizeof out->faults[0].arg, "%s", f->arg);
-            continue;
-        }
-        /* The end closes the first open window of its kind for the same
-         * consumer (two kill-consumer windows may overlap); failing that,
-         * the first open one of its kind (e.g. pause-redis: '' then
-         * '5ms'). */
-        size_t k, any = c->nwv, elen;
-        const char *ekey;
-        elen = arg_consumer(f->arg, &ekey);
-        for (k = 0; k < c->nwv; k++) {
-            const char *wkey;
-            size_t wlen;
-            if (c->wv[k].fault != f->fault || c->wv[k].end != INT64_MAX)
-                continue;
-            if (any == c->nwv)
-                any = k;
-            wlen = arg_consumer(c->wv[k].arg, &wkey);
-            if (wlen == elen && memcmp(wkey, ekey, elen) == 0)
-                break;
-        }
-        if (k == c->nwv)
-            k = any;
-        if (k == c->nwv) {
-            *bad = f;
+        if (c->fv[i].begin) {
+            window_begin(c, out, &c->fv[i]);
+        } else if (!window_end(c, out, &c->fv[i])) {
+            *bad = &c->fv[i];
             return -1;
         }
-        c->wv[k].end = f->t;
-        /* A kill with no replacement (`replacement=none`: the in-process
-         * heap, whose queue died with the process) wipes every task
-         * enqueued before it, like a restart without persistence. */
-        if (c->wv[k].kill && strstr(f->arg, "replacement=none") != NULL)
-            c->wv[k].loss = LOSS_ENQUEUED;
     }
     for (size_t i = 0; i < c->nwv; i++) {
         const window *w = &c->wv[i];
@@ -518,6 +509,109 @@ static int make_windows(checker *c, dq_check *out, const fent **bad)
             out->faults[w->fault].window_us += e - w->begin;
     }
     return 0;
+}
+
+/* The deliveries dv[d0..d1) and acks av[a0..a1) of one enqueued id. */
+typedef struct span {
+    const rec *r;
+    size_t d0, d1, a0, a1;
+} span;
+
+/* Early deliveries of the id; those inside a skewed clock's window
+ * explained. */
+static void judge_early(const checker *c, dq_check *out, const span *sp)
+{
+    for (size_t k = sp->d0; k < sp->d1; k++) {
+        const dent *d = &c->dv[k];
+        if (d->t >= sp->r->due_ms * 1000)
+            continue;
+        out->early++;
+        for (size_t w = 0; w < c->nwv; w++) {
+            const window *x = &c->wv[w];
+            if ((x->explains & DQ_FAULT_EXPLAINS_EARLY) &&
+                x->begin <= d->t && d->t <= x->end && win_for(x, d->cons)) {
+                out->early_fault++;
+                out->faults[x->fault].early++;
+                break;
+            }
+        }
+    }
+}
+
+/* A never-delivered id: pending at the end, or lost (by a window that
+ * explains it, or by none). */
+static void judge_undelivered(const checker *c, dq_check *out, const rec *r)
+{
+    const window *x = NULL;
+
+    if (r->due_ms * 1000 >= out->end_us) {
+        out->pending_end++;
+        return;
+    }
+    out->lost++;
+    for (size_t w = 0; w < c->nwv && x == NULL; w++)
+        if (explains_loss(&c->wv[w], r, out->end_us))
+            x = &c->wv[w];
+    if (x != NULL)
+        out->faults[x->fault].lost++;
+    else
+        out->lost_nofault++;
+}
+
+/* Each extra delivery of the id, in time order: redelivered, a duplicate
+ * a fault explains, or one none does (checker.h). */
+static void judge_extra(const checker *c, dq_check *out, const span *sp)
+{
+    for (size_t k = sp->d0 + 1; k < sp->d1; k++) {
+        const dent *d = &c->dv[k], *prev = &c->dv[k - 1];
+        bool acked_before = sp->a1 > sp->a0 && c->av[sp->a0].t <= d->t;
+        bool prev_acked = false;
+        const window *x = began_between(c, prev->t, d->t, prev->cons);
+        /* The ack of that very delivery (same consumer and attempt; a v1
+         * A has no attempt: any ack by its consumer). */
+        for (size_t a = sp->a0; a < sp->a1 && !prev_acked; a++)
+            prev_acked = c->av[a].cons == prev->cons &&
+                         (c->av[a].attempt < 0 ||
+                          c->av[a].attempt == prev->attempt);
+        out->duplicates++;
+        if (!acked_before && !prev_acked && (d->attempt > 1 || x)) {
+            out->redelivered++;
+            if (x != NULL)
+                out->faults[x->fault].redelivered++;
+        } else if (x != NULL ||
+                   (x = open_at(c, d->t, prev->cons, d->cons)) != NULL) {
+            out->dup_fault++;
+            out->faults[x->fault].dup_fault++;
+        } else {
+            out->dup_nofault++;
+        }
+    }
+}
+
+/* A delivered id never acked: claimed by a consumer killed after its
+ * last delivery?  Lost then, or pending while a lease would still bring
+ * it back. */
+static void judge_unacked(const checker *c, dq_check *out, const span *sp)
+{
+    const dent *last = &c->dv[sp->d1 - 1];
+
+    out->unacked++;
+    for (size_t w = 0; w < c->nwv; w++) {
+        const window *x = &c->wv[w];
+        if (!(x->explains & DQ_FAULT_EXPLAINS_CLAIMED) ||
+            x->begin < last->t || x->begin > out->end_us ||
+            !win_for(x, last->cons))
+            continue;
+        if (out->lease_ms > 0 &&
+            last->t + out->lease_ms * 1000 > out->end_us) {
+            out->pending_end++;
+        } else {
+            out->lost++;
+            out->lost_claimed++;
+            out->faults[x->fault].lost++;
+        }
+        return;
+    }
 }
 
 /* Judges every enqueued id once the file is read (checker.h). */
@@ -530,379 +624,370 @@ static void judge(checker *c, dq_check *out, double *lat, size_t *nlat)
     if (c->nav > 1)
         qsort(c->av, c->nav, sizeof *c->av, cmp_aent);
     for (size_t i = 0; i < c->ids.n; i++) {
-        rec *r = &c->recs[i];
-        size_t d0 = di, a0 = ai, d1, a1;
+        span sp = {&c->recs[i], di, 0, ai, 0};
         while (di < c->ndv && c->dv[di].rec == i)
             di++;
         while (ai < c->nav && c->av[ai].rec == i)
             ai++;
-        d1 = di;
-        a1 = ai;
-        if (r->e_line == 0) {
-            out->unknown += r->ndeliv;
+        sp.d1 = di;
+        sp.a1 = ai;
+        if (sp.r->e_line == 0) {
+            out->unknown += sp.r->ndeliv;
             continue;
         }
-        /* Early deliveries; those inside a clock-skew window explained. */
-        for (size_t k = d0; k < d1; k++) {
-            const dent *d = &c->dv[k];
-            if (d->t >= r->due_ms * 1000)
-                continue;
-            out->early++;
-            for (size_t w = 0; w < c->nwv; w++) {
-                const window *x = &c->wv[w];
-                if (x->skew && x->begin <= d->t && d->t <= x->end &&
-                    win_for(x, d->cons)) {
-                    out->early_fault++;
-                    out->faults[x->fault].early++;
-                    break;
-                }
-            }
-        }
-        if (d1 == d0) {
-            const window *x = NULL;
-            if (r->due_ms * 1000 >= out->end_us) {
-                out->pending_end++;
-                continue;
-            }
-            out->lost++;
-            for (size_t w = 0; w < c->nwv && x == NULL; w++)
-                if (explains_loss(&c->wv[w], r, out->end_us))
-                    x = &c->wv[w];
-            if (x != NULL)
-                out->faults[x->fault].lost++;
-            else
-                out->lost_nofault++;
+        judge_early(c, out, &sp);
+        if (sp.d1 == sp.d0) {
+            judge_undelivered(c, out, sp.r);
             continue;
         }
         out->delivered++;
-        lat[n++] = (double)(c->dv[d0].t - r->due_ms * 1000) / 1000.0;
-        if (c->dv[d0].attempt > 1)
+        lat[n++] = (double)(c->dv[sp.d0].t - sp.r->due_ms * 1000) / 1000.0;
+        if (c->dv[sp.d0].attempt > 1)
             out->redelivered_hidden++;
-        /* Extra deliveries, in time order. */
-        for (size_t k = d0 + 1; k < d1; k++) {
-            const dent *d = &c->dv[k], *prev = &c->dv[k - 1];
-            bool acked_before = a1 > a0 && c->av[a0].t <= d->t;
-            bool prev_acked = false;
-            const window *x = began_between(c, prev->t, d->t, prev->cons);
-            /* The ack of that very delivery (same consumer and attempt;
-             * a v1 A has no attempt: any ack by its consumer). */
-            for (size_t a = a0; a < a1 && !prev_acked; a++)
-                prev_acked = c->av[a].cons == prev->cons &&
-                             (c->av[a].attempt < 0 ||
-                              c->av[a].attempt == prev->attempt);
-            out->duplicates++;
-            if (!acked_before && !prev_acked && (d->attempt > 1 || x)) {
-                out->redelivered++;
-                if (x != NULL)
-                    out->faults[x->fault].redelivered++;
-            } else if (x != NULL ||
-                       (x = open_at(c, d->t, prev->cons, d->cons)) != NULL) {
-                out->dup_fault++;
-                out->faults[x->fault].dup_fault++;
-            } else {
-                out->dup_nofault++;
-            }
-        }
-        if (a1 > a0)
-            continue;
-        out->unacked++;
-        /* Claimed by a consumer killed after its last delivery? */
-        const dent *last = &c->dv[d1 - 1];
-        for (size_t w = 0; w < c->nwv; w++) {
-            const window *x = &c->wv[w];
-            if (!x->kill || x->begin < last->t || x->begin > out->end_us ||
-                !win_for(x, last->cons))
-                continue;
-            if (out->lease_ms > 0 &&
-                last->t + out->lease_ms * 1000 > out->end_us) {
-                out->pending_end++;
-            } else {
-                out->lost++;
-                out->lost_claimed++;
-                out->faults[x->fault].lost++;
-            }
-            break;
-        }
+        judge_extra(c, out, &sp);
+        if (sp.a1 == sp.a0)
+            judge_unacked(c, out, &sp);
     }
     *nlat = n;
 }
 
 #define MAXF 6
 
-/* The checker; with lat_out, hands the sorted per-id lateness samples
- * (malloc'd) to the caller instead of freeing them. */
-static int check_stream(FILE *f, const char *name, dq_check *out,
-                        double **lat_out, char *err, size_t errlen)
-{
+/* One pass over a log: the checker's state and where it is. */
+typedef struct reader {
     checker c;
+    dq_check *out;
+    const char *name;        /* for messages */
+    uint64_t lineno;
+    int64_t h_end_us;        /* H end_us, -1 until one */
+    uint64_t z_line;         /* line of the Z record, 0 until one */
+    char *err;
+    size_t errlen;
+} reader;
+
+/* Records "name:line: message" and returns -1. */
+static int bad(reader *rd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int bad(reader *rd, const char *fmt, ...)
+{
+    va_list ap;
+    int n = snprintf(rd->err, rd->errlen, "%s:%llu: ", rd->name,
+                     (unsigned long long)rd->lineno);
+
+    if (n >= 0 && (size_t)n < rd->errlen) {
+        va_start(ap, fmt);
+        vsnprintf(rd->err + n, rd->errlen - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* The first line: the format's magic. */
+static int first_line(reader *rd, const char *line)
+{
+    if (strcmp(line, DQ_LOG_MAGIC_V2) == 0)
+        rd->out->log_version = 2;
+    else if (strcmp(line, DQ_LOG_MAGIC_V1) == 0)
+        rd->out->log_version = 1;
+    else
+        return bad(rd, "not a dqlab event log (first line must be '%s', or "
+                   "'%s' for an older log)", DQ_LOG_MAGIC_V2,
+                   DQ_LOG_MAGIC_V1);
+    return 0;
+}
+
+/* Splits line on TAB into fld (at most MAXF).  Returns the count, or -1. */
+static int split_fields(reader *rd, char *line, char **fld)
+{
+    int nf = 0;
+    char *p = line;
+
+    fld[nf++] = p;
+    while ((p = strchr(p, '\t')) != NULL) {
+        *p++ = '\0';
+        if (nf == MAXF)
+            return bad(rd, "too many fields");
+        fld[nf++] = p;
+    }
+    if (fld[0][1] != '\0')
+        return bad(rd, "unknown record type '%.20s'", fld[0]);
+    return nf;
+}
+
+/* An H record: the headers the checker reads (checker.h). */
+static int header_record(reader *rd, char **fld, int nf)
+{
+    dq_check *out = rd->out;
+
+    if (nf != 3)
+        return bad(rd, "H record needs 3 fields, has %d", nf);
+    if (fld[1][0] == '\0')
+        return bad(rd, "H record with an empty key");
+    if (strcmp(fld[1], "fault") == 0 || strcmp(fld[1], "faults") == 0)
+        snprintf(out->fault_spec, sizeof out->fault_spec, "%s", fld[2]);
+    else if (strcmp(fld[1], "end_us") == 0 &&
+             !parse_nonneg(fld[2], &rd->h_end_us))
+        return bad(rd, "bad H end_us '%.30s' (expected microseconds >= 0)",
+                   fld[2]);
+    else if (strcmp(fld[1], "opt.lease_ms") == 0 &&
+             !parse_nonneg(fld[2], &out->lease_ms))
+        return bad(rd, "bad H opt.lease_ms '%.30s' (expected ms >= 0)",
+                   fld[2]);
+    return 0;
+}
+
+/* The number of fields and their shape for every record but H. */
+static int record_shape(reader *rd, char **fld, int nf)
+{
+    int v1 = rd->out->log_version == 1;
+
+    switch (fld[0][0]) {
+    case 'E':
+    case 'D':
+        if (nf != 5)
+            return bad(rd, "%c record needs 5 fields, has %d", fld[0][0], nf);
+        return 0;
+    case 'A':
+        if (nf != (v1 ? 4 : 5))
+            return bad(rd, "A record needs %d fields, has %d", v1 ? 4 : 5,
+                       nf);
+        return 0;
+    case 'R':
+        if (v1)
+            return bad(rd, "R record in a v1 log");
+        if (nf != 6)
+            return bad(rd, "R record needs 6 fields, has %d", nf);
+        if (fld[5][0] == '\0')
+            return bad(rd, "R record with an empty result code");
+        return 0;
+    case 'Z':
+        if (v1)
+            return bad(rd, "Z record in a v1 log");
+        if (nf != 3)
+            return bad(rd, "Z record needs 3 fields, has %d", nf);
+        if (strcmp(fld[2], "clean") != 0 && strcmp(fld[2], "interrupted") != 0)
+            return bad(rd, "Z record must say clean or interrupted, not "
+                       "'%.20s'", fld[2]);
+        return 0;
+    case 'F':
+        if (nf != 5)
+            return bad(rd, "F record needs 5 fields, has %d", nf);
+        if (strcmp(fld[3], "begin") != 0 && strcmp(fld[3], "end") != 0)
+            return bad(rd, "F record phase must be begin or end, not "
+                       "'%.20s'", fld[3]);
+        if (fld[2][0] == '\0')
+            return bad(rd, "F record with an empty fault name");
+        return 0;
+    }
+    return bad(rd, "unknown record type '%.20s'", fld[0]);
+}
+
+/* An F record, kept for pairing into windows. */
+static int fault_record(reader *rd, char **fld, int64_t t)
+{
+    checker *c = &rd->c;
+    fent *fe;
+
+    if (grow((void **)&c->fv, &c->capfv, c->nfv + 1, sizeof *c->fv))
+        return bad(rd, "out of memory");
+    fe = &c->fv[c->nfv++];
+    memset(fe, 0, sizeof *fe);
+    fe->t = t;
+    fe->line = rd->lineno;
+    fe->fault = fault_index(rd->out, fld[2]);
+    fe->begin = fld[3][0] == 'b';
+    snprintf(fe->arg, sizeof fe->arg, "%s", fld[4]);
+    return 0;
+}
+
+/* An attempt field: an integer >= 0 that fits an int32. */
+static int attempt_field(reader *rd, const char *s, int64_t *out)
+{
+    if (!parse_nonneg(s, out) || *out > INT32_MAX)
+        return bad(rd, "bad attempt '%.30s' (expected an integer >= 0)", s);
+    return 0;
+}
+
+/* An E, D or A record of task record r (index ri), by consumer ci. */
+static int task_record(reader *rd, char **fld, int64_t t, size_t ri,
+                       size_t ci)
+{
+    checker *c = &rd->c;
+    dq_check *out = rd->out;
+    rec *r = &c->recs[ri];
+    int64_t v = -1;
+
+    if (fld[0][0] == 'E') {
+        if (!parse_nonneg(fld[3], &v))
+            return bad(rd, "bad due time '%.30s' (expected ms >= 0)", fld[3]);
+        if (v > INT64_MAX / 1000)
+            return bad(rd, "due time '%.30s' out of range", fld[3]);
+        if (r->e_line != 0)
+            return bad(rd, "task '%.64s' enqueued twice (first at line "
+                       "%llu)", fld[2], (unsigned long long)r->e_line);
+        r->e_line = rd->lineno;
+        r->e_us = t;
+        r->due_ms = v;
+        out->enqueued++;
+    } else if (fld[0][0] == 'D') {
+        if (attempt_field(rd, fld[4], &v) != 0)
+            return -1;
+        if (grow((void **)&c->dv, &c->capdv, c->ndv + 1, sizeof *c->dv))
+            return bad(rd, "out of memory");
+        c->dv[c->ndv++] = (dent){t, (uint32_t)ri, (uint32_t)ci,
+                                 (uint32_t)rd->lineno, (int32_t)v};
+        out->deliveries++;
+        r->ndeliv++;
+    } else {
+        if (out->log_version != 1 && attempt_field(rd, fld[4], &v) != 0)
+            return -1;
+        if (grow((void **)&c->av, &c->capav, c->nav + 1, sizeof *c->av))
+            return bad(rd, "out of memory");
+        c->av[c->nav++] = (aent){t, (uint32_t)ri, (uint32_t)ci, (int32_t)v};
+        out->acked++;
+    }
+    return 0;
+}
+
+/* A record with a time (every type but H), already shaped. */
+static int timed_record(reader *rd, char **fld)
+{
+    checker *c = &rd->c;
+    dq_check *out = rd->out;
+    size_t ri, ci = 0;
+    int64_t t, attempt;
+    bool added;
+
+    if (!parse_nonneg(fld[1], &t))
+        return bad(rd, "bad time '%.30s' (expected microseconds >= 0)",
+                   fld[1]);
+    /* Z says when the writer finished, after the trial's own events: not
+     * one of them (first_us / last_us, the end without H end_us). */
+    if (fld[0][0] == 'Z') {
+        rd->z_line = rd->lineno;
+        out->end = fld[2][0] == 'c' ? DQ_CHECK_END_CLEAN
+                                    : DQ_CHECK_END_INTERRUPTED;
+        return 0;
+    }
+    if (out->first_us == 0 || t < out->first_us)
+        out->first_us = t;
+    if (t > out->last_us)
+        out->last_us = t;
+    if (fld[0][0] == 'F')
+        return fault_record(rd, fld, t);
+    if (fld[2][0] == '\0')
+        return bad(rd, "empty task id");
+    if (fld[3][0] == '\0')
+        return bad(rd, "empty %s name", fld[0][0] == 'E' ? "producer"
+                                                         : "consumer");
+    if (fld[0][0] == 'R') {
+        /* Acknowledges nothing: only counted. */
+        if (attempt_field(rd, fld[4], &attempt) != 0)
+            return -1;
+        if (strcmp(fld[5], "ENOTFOUND") == 0)
+            out->ack_refused++;
+        else
+            out->ack_failed++;
+        return 0;
+    }
+    ri = map_get(&c->ids, fld[2], strlen(fld[2]), &added);
+    if (ri == (size_t)-1 ||
+        grow((void **)&c->recs, &c->caprecs, c->ids.n, sizeof *c->recs))
+        return bad(rd, "out of memory");
+    if (added)
+        memset(&c->recs[ri], 0, sizeof c->recs[ri]);
+    if (fld[0][0] != 'E' &&
+        (ci = map_get(&c->cons, fld[3], strlen(fld[3]), &added)) ==
+            (size_t)-1)
+        return bad(rd, "out of memory");
+    return task_record(rd, fld, t, ri, ci);
+}
+
+/* One line of the log (its LF removed, len bytes).  Returns 0, or -1. */
+static int one_line(reader *rd, char *line, ssize_t len)
+{
+    char *fld[MAXF];
+    int nf;
+
+    if ((size_t)len != strlen(line))
+        return bad(rd, "NUL byte in record");
+    if (rd->lineno == 1)
+        return first_line(rd, line);
+    if (line[0] == '#')
+        return 0;
+    if (len == 0)
+        return bad(rd, "empty line");
+    if (rd->z_line != 0)
+        return bad(rd, "record after the end of the log (the Z record at "
+                   "line %llu must be the last)",
+                   (unsigned long long)rd->z_line);
+    if ((nf = split_fields(rd, line, fld)) < 0)
+        return -1;
+    if (fld[0][0] == 'H')
+        return header_record(rd, fld, nf);
+    if (record_shape(rd, fld, nf) != 0)
+        return -1;
+    return timed_record(rd, fld);
+}
+
+/* Every line of f.  Returns 0, or -1 with the message. */
+static int read_lines(reader *rd, FILE *f)
+{
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
-    uint64_t lineno = 0;
-    double *lat = NULL;
-    int64_t h_end_us = -1;
-    uint64_t z_line = 0;  /* line of the Z record, 0 until one */
-    int rc = -1;
+    int rc = 0;
 
-    memset(&c, 0, sizeof c);
-    memset(out, 0, sizeof *out);
-
-#define BAD(...)                                                             \
-    do {                                                                     \
-        int n_ = snprintf(err, errlen, "%s:%llu: ", name,                    \
-                          (unsigned long long)lineno);                       \
-        if (n_ >= 0 && (size_t)n_ < errlen)                                  \
-            snprintf(err + n_, errlen - (size_t)n_, __VA_ARGS__);            \
-        goto done;                                                           \
-    } while (0)
-
-    while ((len = getline(&line, &cap, f)) >= 0) {
-        char *fld[MAXF];
-        int nf = 0;
-        int64_t t;
-        char *p;
-        size_t ri, ci = 0;
-        bool added;
-
-        lineno++;
+    while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
+        rd->lineno++;
         if (len > 0 && line[len - 1] == '\n') {
             line[--len] = '\0';
-        } else if (lineno > 1) {
-            /* The last line has no LF: a record torn by its writer's
-             * death or a full disk.  Not read; the log is incomplete. */
-            out->torn = true;
-            break;
         } else {
-            out->torn = true; /* the first line too: nothing follows */
+            /* The last line has no LF: a record torn by its writer's death
+             * or a full disk.  Not read (unless it is the first line:
+             * nothing follows); the log is incomplete. */
+            rd->out->torn = true;
+            if (rd->lineno > 1)
+                break;
         }
-        if ((size_t)len != strlen(line))
-            BAD("NUL byte in record");
-        if (lineno == 1) {
-            if (strcmp(line, DQ_LOG_MAGIC_V2) == 0)
-                out->log_version = 2;
-            else if (strcmp(line, DQ_LOG_MAGIC_V1) == 0)
-                out->log_version = 1;
-            else
-                BAD("not a dqlab event log (first line must be '%s', or "
-                    "'%s' for an older log)", DQ_LOG_MAGIC_V2,
-                    DQ_LOG_MAGIC_V1);
-            continue;
-        }
-        if (line[0] == '#')
-            continue;
-        if (len == 0)
-            BAD("empty line");
-        if (z_line != 0)
-            BAD("record after the end of the log (the Z record at line "
-                "%llu must be the last)", (unsigned long long)z_line);
-        /* Split on TAB. */
-        p = line;
-        fld[nf++] = p;
-        while ((p = strchr(p, '\t')) != NULL) {
-            *p++ = '\0';
-            if (nf == MAXF)
-                BAD("too many fields");
-            fld[nf++] = p;
-        }
-        if (fld[0][1] != '\0')
-            BAD("unknown record type '%.20s'", fld[0]);
-        switch (fld[0][0]) {
-        case 'H':
-            if (nf != 3)
-                BAD("H record needs 3 fields, has %d", nf);
-            if (fld[1][0] == '\0')
-                BAD("H record with an empty key");
-            if (strcmp(fld[1], "fault") == 0 ||
-                strcmp(fld[1], "faults") == 0) {
-                snprintf(out->fault_spec, sizeof out->fault_spec, "%s",
-                         fld[2]);
-            } else if (strcmp(fld[1], "end_us") == 0) {
-                if (!parse_nonneg(fld[2], &h_end_us))
-                    BAD("bad H end_us '%.30s' (expected microseconds >= 0)",
-                        fld[2]);
-            } else if (strcmp(fld[1], "opt.lease_ms") == 0) {
-                if (!parse_nonneg(fld[2], &out->lease_ms))
-                    BAD("bad H opt.lease_ms '%.30s' (expected ms >= 0)",
-                        fld[2]);
-            }
-            continue;
-        case 'E':
-            if (nf != 5)
-                BAD("E record needs 5 fields, has %d", nf);
-            break;
-        case 'D':
-            if (nf != 5)
-                BAD("D record needs 5 fields, has %d", nf);
-            break;
-        case 'A':
-            if (nf != (out->log_version == 1 ? 4 : 5))
-                BAD("A record needs %d fields, has %d",
-                    out->log_version == 1 ? 4 : 5, nf);
-            break;
-        case 'R':
-            if (out->log_version == 1)
-                BAD("R record in a v1 log");
-            if (nf != 6)
-                BAD("R record needs 6 fields, has %d", nf);
-            if (fld[5][0] == '\0')
-                BAD("R record with an empty result code");
-            break;
-        case 'Z':
-            if (out->log_version == 1)
-                BAD("Z record in a v1 log");
-            if (nf != 3)
-                BAD("Z record needs 3 fields, has %d", nf);
-            if (strcmp(fld[2], "clean") != 0 &&
-                strcmp(fld[2], "interrupted") != 0)
-                BAD("Z record must say clean or interrupted, not '%.20s'",
-                    fld[2]);
-            break;
-        case 'F':
-            if (nf != 5)
-                BAD("F record needs 5 fields, has %d", nf);
-            if (strcmp(fld[3], "begin") != 0 && strcmp(fld[3], "end") != 0)
-                BAD("F record phase must be begin or end, not '%.20s'",
-                    fld[3]);
-            if (fld[2][0] == '\0')
-                BAD("F record with an empty fault name");
-            break;
-        default:
-            BAD("unknown record type '%.20s'", fld[0]);
-        }
-        if (!parse_nonneg(fld[1], &t))
-            BAD("bad time '%.30s' (expected microseconds >= 0)", fld[1]);
-        /* Z says when the writer finished, after the trial's own events:
-         * not one of them (first_us / last_us, the end without H end_us). */
-        if (fld[0][0] == 'Z') {
-            z_line = lineno;
-            out->end = fld[2][0] == 'c' ? DQ_CHECK_END_CLEAN
-                                        : DQ_CHECK_END_INTERRUPTED;
-            continue;
-        }
-        if (out->first_us == 0 || t < out->first_us)
-            out->first_us = t;
-        if (t > out->last_us)
-            out->last_us = t;
-        if (fld[0][0] == 'F') {
-            fent *fe;
-            if (grow((void **)&c.fv, &c.capfv, c.nfv + 1, sizeof *c.fv))
-                BAD("out of memory");
-            fe = &c.fv[c.nfv++];
-            memset(fe, 0, sizeof *fe);
-            fe->t = t;
-            fe->line = lineno;
-            fe->fault = fault_index(out, fld[2]);
-            fe->begin = fld[3][0] == 'b';
-            snprintf(fe->arg, sizeof fe->arg, "%s", fld[4]);
-            continue;
-        }
-        if (fld[2][0] == '\0')
-            BAD("empty task id");
-        if (fld[3][0] == '\0')
-            BAD("empty %s name", fld[0][0] == 'E' ? "producer" : "consumer");
-        if (fld[0][0] == 'R') {
-            /* Acknowledges nothing: only counted. */
-            int64_t attempt;
-            if (!parse_nonneg(fld[4], &attempt) || attempt > INT32_MAX)
-                BAD("bad attempt '%.30s' (expected an integer >= 0)", fld[4]);
-            if (strcmp(fld[5], "ENOTFOUND") == 0)
-                out->ack_refused++;
-            else
-                out->ack_failed++;
-            continue;
-        }
+        rc = one_line(rd, line, len);
+    }
+    free(line);
+    if (rc == 0 && ferror(f)) {
+        snprintf(rd->err, rd->errlen, "%s: read error: %s", rd->name,
+                 strerror(errno));
+        rc = -1;
+    }
+    if (rc == 0 && rd->lineno == 0) {
+        snprintf(rd->err, rd->errlen, "%s:1: empty file (not a dqlab event "
+                 "log)", rd->name);
+        rc = -1;
+    }
+    return rc;
+}
 
-        ri = map_get(&c.ids, fld[2], strlen(fld[2]), &added);
-        if (ri == (size_t)-1 ||
-            grow((void **)&c.recs, &c.caprecs, c.ids.n, sizeof *c.recs))
-            BAD("out of memory");
-        if (added)
-            memset(&c.recs[ri], 0, sizeof c.recs[ri]);
-        if (fld[0][0] != 'E') {
-            ci = map_get(&c.cons, fld[3], strlen(fld[3]), &added);
-            if (ci == (size_t)-1)
-                BAD("out of memory");
-        }
-        rec *r = &c.recs[ri];
-        switch (fld[0][0]) {
-        case 'E': {
-            int64_t due;
-            if (!parse_nonneg(fld[3], &due))
-                BAD("bad due time '%.30s' (expected ms >= 0)", fld[3]);
-            if (due > INT64_MAX / 1000)
-                BAD("due time '%.30s' out of range", fld[3]);
-            if (r->e_line != 0)
-                BAD("task '%.64s' enqueued twice (first at line %llu)",
-                    fld[2], (unsigned long long)r->e_line);
-            r->e_line = lineno;
-            r->e_us = t;
-            r->due_ms = due;
-            out->enqueued++;
-            break;
-        }
-        case 'D': {
-            int64_t attempt;
-            dent *d;
-            if (!parse_nonneg(fld[4], &attempt) || attempt > INT32_MAX)
-                BAD("bad attempt '%.30s' (expected an integer >= 0)", fld[4]);
-            if (grow((void **)&c.dv, &c.capdv, c.ndv + 1, sizeof *c.dv))
-                BAD("out of memory");
-            d = &c.dv[c.ndv++];
-            d->t = t;
-            d->rec = (uint32_t)ri;
-            d->cons = (uint32_t)ci;
-            d->line = (uint32_t)lineno;
-            d->attempt = (int32_t)attempt;
-            out->deliveries++;
-            r->ndeliv++;
-            break;
-        }
-        case 'A': {
-            aent *a;
-            int64_t attempt = -1;
-            if (out->log_version != 1 &&
-                (!parse_nonneg(fld[4], &attempt) || attempt > INT32_MAX))
-                BAD("bad attempt '%.30s' (expected an integer >= 0)", fld[4]);
-            if (grow((void **)&c.av, &c.capav, c.nav + 1, sizeof *c.av))
-                BAD("out of memory");
-            a = &c.av[c.nav++];
-            a->t = t;
-            a->rec = (uint32_t)ri;
-            a->cons = (uint32_t)ci;
-            a->attempt = (int32_t)attempt;
-            out->acked++;
-            break;
-        }
-        }
-    }
-    if (ferror(f)) {
-        snprintf(err, errlen, "%s: read error: %s", name, strerror(errno));
-        goto done;
-    }
-    if (lineno == 0) {
-        snprintf(err, errlen, "%s:1: empty file (not a dqlab event log)", name);
-        goto done;
-    }
-
-    out->end_us = h_end_us >= 0 ? h_end_us : out->last_us;
-    {
-        const fent *bad = NULL;
-        if (make_windows(&c, out, &bad) != 0) {
-            if (bad == NULL)
-                BAD("out of memory");
-            lineno = bad->line;
-            BAD("F end of '%.32s' with no open begin before it",
-                out->faults[bad->fault].name);
-        }
-    }
-
-    lat = malloc((c.ids.n ? c.ids.n : 1) * sizeof *lat);
-    if (lat == NULL) {
-        snprintf(err, errlen, "%s: out of memory", name);
-        goto done;
-    }
+/* After the last line: the windows, the judgement, the lateness. */
+static int conclude(reader *rd, double **lat_out)
+{
+    dq_check *out = rd->out;
+    const fent *badf = NULL;
+    double *lat;
     size_t n = 0;
-    judge(&c, out, lat, &n);
+
+    out->end_us = rd->h_end_us >= 0 ? rd->h_end_us : out->last_us;
+    if (make_windows(&rd->c, out, &badf) != 0) {
+        if (badf == NULL)
+            return bad(rd, "out of memory");
+        rd->lineno = badf->line;
+        return bad(rd, "F end of '%.32s' with no open begin before it",
+                   out->faults[badf->fault].name);
+    }
+    lat = malloc((rd->c.ids.n ? rd->c.ids.n : 1) * sizeof *lat);
+    if (lat == NULL) {
+        snprintf(rd->err, rd->errlen, "%s: out of memory", rd->name);
+        return -1;
+    }
+    judge(&rd->c, out, lat, &n);
     qsort(lat, n, sizeof *lat, cmp_double);
     out->lateness.n = n;
     out->lateness.p50_ms = dq_percentile(lat, n, 50);
@@ -910,16 +995,32 @@ static int check_stream(FILE *f, const char *name, dq_check *out,
     out->lateness.p99_ms = dq_percentile(lat, n, 99);
     out->lateness.p999_ms = dq_percentile(lat, n, 99.9);
     out->lateness.max_ms = n ? lat[n - 1] : 0;
-    if (lat_out != NULL) {
+    if (lat_out != NULL)
         *lat_out = lat;
-        lat = NULL;
-    }
-    rc = 0;
-#undef BAD
-done:
-    free(lat);
-    free(line);
-    checker_free(&c);
+    else
+        free(lat);
+    return 0;
+}
+
+/* The checker; with lat_out, hands the sorted per-id lateness samples
+ * (malloc'd) to the caller instead of freeing them. */
+static int check_stream(FILE *f, const char *name, dq_check *out,
+                        double **lat_out, char *err, size_t errlen)
+{
+    reader rd;
+    int rc;
+
+    memset(&rd, 0, sizeof rd);
+    memset(out, 0, sizeof *out);
+    rd.out = out;
+    rd.name = name;
+    rd.h_end_us = -1;
+    rd.err = err;
+    rd.errlen = errlen;
+    rc = read_lines(&rd, f);
+    if (rc == 0)
+        rc = conclude(&rd, lat_out);
+    checker_free(&rd.c);
     return rc;
 }
 
@@ -975,6 +1076,30 @@ const char *dq_check_no_verdict(const dq_check *c)
                          "has no end record"
                        : "log incomplete: no end record (its writer was "
                          "killed, or the file was cut)";
+    }
+}
+
+/* The per-fault stats of c into array fa. */
+static void faults_json(json_t *fa, const dq_check *c)
+{
+    for (size_t i = 0; i < c->nfaults && i < DQ_CHECK_MAX_FAULTS; i++) {
+        const dq_fault_stat *f = &c->faults[i];
+        json_t *x = json_object();
+        if (x == NULL)
+            continue;
+        json_object_set_new(x, "name", json_string(f->name));
+        json_object_set_new(x, "arg", json_string(f->arg));
+        json_object_set_new(x, "windows",
+                            json_integer((json_int_t)f->windows));
+        json_object_set_new(x, "window_ms",
+                            json_real((double)f->window_us / 1000.0));
+        json_object_set_new(x, "lost", json_integer((json_int_t)f->lost));
+        json_object_set_new(x, "redelivered",
+                            json_integer((json_int_t)f->redelivered));
+        json_object_set_new(x, "dup_fault",
+                            json_integer((json_int_t)f->dup_fault));
+        json_object_set_new(x, "early", json_integer((json_int_t)f->early));
+        json_array_append_new(fa, x);
     }
 }
 
@@ -1038,77 +1163,47 @@ json_t *dq_check_json(const dq_check *c)
     json_object_set_new(o, "fault", c->fault_spec[0]
                                         ? json_string(c->fault_spec)
                                         : json_null());
-    for (size_t i = 0; i < c->nfaults && i < DQ_CHECK_MAX_FAULTS; i++) {
-        const dq_fault_stat *f = &c->faults[i];
-        json_t *x = json_object();
-        if (x == NULL)
-            continue;
-        json_object_set_new(x, "name", json_string(f->name));
-        json_object_set_new(x, "arg", json_string(f->arg));
-        json_object_set_new(x, "windows",
-                            json_integer((json_int_t)f->windows));
-        json_object_set_new(x, "window_ms",
-                            json_real((double)f->window_us / 1000.0));
-        json_object_set_new(x, "lost", json_integer((json_int_t)f->lost));
-        json_object_set_new(x, "redelivered",
-                            json_integer((json_int_t)f->redelivered));
-        json_object_set_new(x, "dup_fault",
-                            json_integer((json_int_t)f->dup_fault));
-        json_object_set_new(x, "early", json_integer((json_int_t)f->early));
-        json_array_append_new(fa, x);
-    }
     json_object_set_new(o, "faults", fa);
+    faults_json(fa, c);
     return o;
 }
 
 /* Is a loss attributed to fault f allowed for a strategy declaring flags?
- * The same rules as dq_trial_violations (trial.h):
- *   kill-consumer      unless survives-consumer-crash
- *   restart-redis      unless its mode is always (AOF fsync at every
- *                      write) and the strategy declares both
- *                      survives-consumer-crash and survives-process-exit
- *   pause-redis        unless survives-consumer-crash (an at-most-once
- *                      claim whose reply is lost in the stall is gone)
- *   subscriber-outage,
- *   mover-stall        unless survives-process-exit (expiry's events are
- *                      fire-and-forget)
- *   clock-skew         never (a wrong clock loses nothing by design)
- *   any other name     always (not judged) */
-static bool loss_allowed(const dq_fault_stat *f, unsigned flags)
+ * Its row says (dq_fault_ops.loss_allowed, faults.h); a name no row knows
+ * is not judged. */
+static bool loss_allowed(const dq_fault_ops *ops, const dq_fault_stat *f,
+                         unsigned flags)
 {
-    const char *n = f->name;
-
-    if (strcmp(n, "kill-consumer") == 0 || strcmp(n, "pause-redis") == 0)
-        return !(flags & DQ_G_SURVIVES_CONSUMER_CRASH);
-    if (strcmp(n, "restart-redis") == 0)
-        return strstr(f->arg, "always") == NULL ||
-               (flags & (DQ_G_SURVIVES_CONSUMER_CRASH |
-                         DQ_G_SURVIVES_PROCESS_EXIT)) !=
-                   (DQ_G_SURVIVES_CONSUMER_CRASH | DQ_G_SURVIVES_PROCESS_EXIT);
-    if (strcmp(n, "subscriber-outage") == 0 || strcmp(n, "mover-stall") == 0)
-        return !(flags & DQ_G_SURVIVES_PROCESS_EXIT);
-    return strcmp(n, "clock-skew") != 0;
+    if (ops == NULL || ops->loss_allowed == NULL)
+        return true;
+    return ops->loss_allowed(f->arg, flags);
 }
 
 size_t dq_check_violations(const dq_check *c, unsigned flags,
                            bool interrupted, const char **out, size_t max)
 {
-    const char *v[8];
-    size_t n = 0;
-    uint64_t kill_lost = 0, other_lost = 0, amo_redeliv = 0;
+    const char *v[8 + DQ_CHECK_MAX_FAULTS];
+    size_t n = 0, nown = 0;
+    const char *own[DQ_CHECK_MAX_FAULTS];
+    uint64_t other_lost = 0, amo_redeliv = 0;
 
     for (size_t i = 0; i < c->nfaults && i < DQ_CHECK_MAX_FAULTS; i++) {
         const dq_fault_stat *f = &c->faults[i];
-        if (!loss_allowed(f, flags)) {
-            if (strcmp(f->name, "kill-consumer") == 0)
-                kill_lost += f->lost;
-            else
+        const dq_fault_ops *ops = dq_fault_find(f->name);
+        if (!loss_allowed(ops, f, flags) && f->lost > 0) {
+            /* A fault with its own verdict line says it (once). */
+            const char *line = ops != NULL ? ops->lost_verdict : NULL;
+            size_t k = 0;
+            while (line != NULL && k < nown && own[k] != line)
+                k++;
+            if (line == NULL)
                 other_lost += f->lost;
+            else if (k == nown)
+                own[nown++] = line;
         }
-        /* A lost reply under restart or pause may make any strategy
-         * repeat a task (an enqueue retried with the same id). */
-        if (strcmp(f->name, "restart-redis") != 0 &&
-            strcmp(f->name, "pause-redis") != 0)
+        /* A reply lost in some faults (a restart, a pause) may make any
+         * strategy repeat a task (an enqueue retried with the same id). */
+        if (ops == NULL || !(ops->explains & DQ_FAULT_REPEATS_ANY))
             amo_redeliv += f->redelivered + f->dup_fault;
     }
     if (c->early > c->early_fault)
@@ -1126,9 +1221,8 @@ size_t dq_check_violations(const dq_check *c, unsigned flags,
     if (!interrupted && c->lost_nofault > 0)
         v[n++] = "lost: tasks not delivered by the drain deadline (latest "
                  "due + grace; raise --grace-ms if consumers are just slow)";
-    if (!interrupted && kill_lost > 0)
-        v[n++] = "lost under kill-consumer: the strategy declares "
-                 "survives-consumer-crash";
+    for (size_t k = 0; !interrupted && k < nown; k++)
+        v[n++] = own[k];
     if (!interrupted && other_lost > 0)
         v[n++] = "lost under a fault the strategy declares it survives "
                  "(see dq_check_violations in checker.h)";

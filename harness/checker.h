@@ -37,16 +37,20 @@
  * before judging (dqlab check exits 3, the report says "no verdict").
  * A record after the Z line is an error (two writers, or an edit).
  *
- * Faults (the faults issue).  F records mark fault windows:
+ * Faults.  F records mark fault windows:
  *   F <t_us> <fault> begin <arg>   ...   F <t_us> <fault> end <arg>
  * An end closes the oldest open window of the same fault name (records are
  * paired in time order); a window never closed lasts to the end of the
  * log, and so does a fault written with a begin only (an instant, like a
  * kill).  When the arg of a begin holds "consumer=NAME" (a comma-separated
- * key=value list, as trial.c writes: "consumer=c2,point=after-claim,..."),
- * or its text up to the first ':' is a name ("c2:+500"), and NAME is a
- * consumer seen in D or A records, the window concerns that consumer only
- * (kill-consumer, clock-skew); otherwise it concerns every consumer.  The header records the checker reads:
+ * key=value list: "consumer=c2,point=after-claim,..."), or its text up to
+ * the first ':' is a name ("c2:+500"), and NAME is a consumer seen in D or
+ * A records, the window concerns that consumer only (a killed consumer, a
+ * skewed clock); otherwise it concerns every consumer.  What a window can
+ * explain is said by the fault row of its name (faults.h dq_fault_ops:
+ * loss, explains, end_wipes, loss_allowed), looked up by the name in the
+ * F record; a name no row knows explains nothing.  The header records the
+ * checker reads:
  *   H faults <specs>      the fault specs of the trial, comma-separated
  *                         ("kill-consumer:after-claim:3"); copied to
  *                         fault_spec (H fault is read the same way)
@@ -62,8 +66,9 @@
  *                 out at the end: it would still come back
  *   lost          never delivered and due before the end; plus
  *                 lost_claimed: delivered, never acked, and its consumer
- *                 killed after its last delivery, with no lease to bring
- *                 it back (at-most-once under kill-consumer)
+ *                 killed after its last delivery (a window of a fault
+ *                 that DQ_FAULT_EXPLAINS_CLAIMED), with no lease to bring
+ *                 it back (at-most-once under a consumer kill)
  * `delivered` keeps its meaning (ids delivered at least once), so
  * enqueued = delivered + (lost - lost_claimed) + (never-delivered
  * pending); lost and pending_end never count the same id.
@@ -78,17 +83,18 @@
  *   dup_fault     otherwise, when a fault window began after the previous
  *                 delivery and at or before this one (e.g. Redis lost the
  *                 claim's write in a restart), or a window of either
- *                 delivery's consumer (or of all; any clock-skew window,
- *                 since a skewed mover or reaper acts on every consumer's
- *                 tasks) was still open at this one (a skew spanning the
+ *                 delivery's consumer (or of all; or any window of a fault
+ *                 that DQ_FAULT_EXPLAINS_EARLY, a skewed clock, since a
+ *                 skewed mover or reaper acts on every consumer's tasks)
+ *                 was still open at this one (a skew spanning the
  *                 run makes a lease look expired early): a duplicate a
  *                 fault explains
  *   dup_nofault   otherwise: a duplicate no fault explains (a bug, or
  *                 naive's documented race).  A delivery after an ack of
  *                 the same id is never a redelivery.
  * duplicates = redelivered + dup_fault + dup_nofault.  early_fault counts
- * the early deliveries made inside a clock-skew window (of that consumer,
- * or of all).  Each lost id, redelivery, fault duplicate and skewed early
+ * the early deliveries made inside a window of a fault that
+ * DQ_FAULT_EXPLAINS_EARLY (of that consumer, or of all).  Each lost id, redelivery, fault duplicate and skewed early
  * delivery is attributed to one fault (faults[]): a claimed-and-killed id
  * to the kill that followed its last delivery; a never-delivered id to the
  * first window (by begin) that can explain its loss (below); a
@@ -97,25 +103,23 @@
  *
  * Which window explains a never-delivered (lost) id.  The window must
  * have begun at or before the end and ended (or still be open) at or
- * after the id's E record; then it depends on what the fault can do
- * (a window never closed ends at the end of the log):
- *   kill-consumer whose end record says `replacement=none` (the
- *                      in-process heap: the queue died with the process)
- *                      explains it like restart-redis:
- *   restart-redis      explains it: a task enqueued before the window
- *                      ended may have been wiped (data loss)
- *   kill-consumer, pause-redis, mover-stall
- *                      only if due_ms*1000 <= window end +
+ * after the id's E record; then it depends on its row's loss rule (a
+ * window never closed ends at the end of the log):
+ *   DQ_LOSS_ENQUEUED   explains it: a task enqueued before the window
+ *                      ended may have been wiped (a Redis restart; a kill
+ *                      whose end record holds the row's end_wipes text,
+ *                      "replacement=none": an in-process queue died with
+ *                      its process)
+ *   DQ_LOSS_DUE        only if due_ms*1000 <= window end +
  *                      DQ_CHECK_LOSS_SLACK_MS*1000: the task can only have
- *                      been in a dead consumer's hands or in flight if it
- *                      was due by then (the slack covers a claim that
- *                      blocks up to its claim timeout)
- *   subscriber-outage  same test: its keys expired while nobody listened,
- *                      or its events were queued in dead connections
- *   clock-skew         never (a wrong clock delivers early or late, it
- *                      does not lose)
- *   any other name     never (conservative: an unknown fault must not
- *                      hide a real loss; names pooled as "other" too)
+ *                      been in a dead consumer's hands, in flight, or
+ *                      expired while nobody listened if it was due by then
+ *                      (the slack covers a claim that blocks up to its
+ *                      claim timeout)
+ *   DQ_LOSS_NONE       never (a wrong clock delivers early or late, it
+ *                      does not lose; and any name no row knows, pooled
+ *                      as "other" too: an unknown fault must not hide a
+ *                      real loss)
  * So a loss by an at-most-once strategy of a task due well after every
  * window stays lost_nofault, and is a violation.
  */
@@ -133,15 +137,16 @@ typedef struct dq_latency {
 
 #define DQ_CHECK_MAX_FAULTS 8
 
-/* Slack after a kill-consumer, pause-redis, mover-stall or
- * subscriber-outage window within which a task due then may still have
- * been lost by it (top comment): one consumer claim timeout's worth. */
+/* Slack after a DQ_LOSS_DUE fault window (faults.h) within which a task
+ * due then may still have been lost by it (top comment): one consumer
+ * claim timeout's worth. */
 #define DQ_CHECK_LOSS_SLACK_MS 1000
 
 /* What one fault name did in a log: its windows and what is attributed to
  * it.  Fault names beyond DQ_CHECK_MAX_FAULTS are pooled in the last. */
 typedef struct dq_fault_stat {
-    char name[32];             /* "kill-consumer", ... */
+    char name[32];             /* as in the F records; its rules are those
+                                  of the fault row of that name (faults.h) */
     char arg[64];              /* arg of its first begin ("mode=always") */
     uint64_t windows;          /* begin records */
     int64_t window_us;         /* summed window lengths */
@@ -166,13 +171,14 @@ typedef struct dq_check {
     int64_t first_us, last_us;  /* first and last record times (Z aside), 0
                                    if none */
 
-    /* Added for faults (see the top comment). */
+    /* What the fault windows explain (the top comment). */
     uint64_t redelivered, dup_fault, dup_nofault; /* sum to duplicates */
     uint64_t pending_end;      /* not lost: the trial ended first */
     uint64_t lost_claimed;     /* part of lost: claimed, consumer killed */
     uint64_t lost_nofault;     /* part of lost: no fault window explains it
                                   (the rules per fault in the top comment) */
-    uint64_t early_fault;      /* part of early: inside a clock-skew window */
+    uint64_t early_fault;      /* part of early: inside a window of a fault
+                                  that explains early deliveries */
     uint64_t unacked;          /* delivered ids with no A record */
     uint64_t redelivered_hidden; /* delivered ids whose first logged
                                   delivery has attempt > 1: an earlier
@@ -182,7 +188,8 @@ typedef struct dq_check {
     int64_t end_us;            /* the end used for pending_end */
     int64_t lease_ms;          /* H opt.lease_ms, 0 when absent */
     char fault_spec[128];      /* H faults (or H fault), "" when absent */
-    size_t nfaults;            /* distinct fault names, <= DQ_CHECK_MAX_FAULTS */
+    size_t nfaults;            /* distinct fault names, at most
+                                  DQ_CHECK_MAX_FAULTS */
     dq_fault_stat faults[DQ_CHECK_MAX_FAULTS]; /* first-seen order */
 } dq_check;
 
@@ -236,24 +243,23 @@ struct json_t *dq_check_json(const dq_check *c);
 
 /* The guarantees the checked log c shows broken by a strategy declaring
  * flags (DQ_G_*), as one-line static texts, in this order:
- *   early        early deliveries outside clock-skew windows (any strategy)
+ *   early        early deliveries outside windows that explain them (any
+ *                strategy)
  *   unknown      deliveries of ids never enqueued (any strategy)
  *   duplicates   dup_nofault > 0 and DQ_G_NO_DUP_CONCURRENT declared
  *   redelivered  a redelivery or fault duplicate attributed to a fault
- *                other than restart-redis and pause-redis (where a lost
- *                reply can make any strategy repeat a task), and
+ *                whose row lacks DQ_FAULT_REPEATS_ANY (a Redis restart or
+ *                pause, where a lost reply can make any strategy repeat a
+ *                task, has it), and
  *                DQ_G_AT_MOST_ONCE declared without DQ_G_DUPLICATES (naive's
  *                documented race may straddle a fault window)
  *   lost         (unless interrupted) lost ids no fault explains, and lost
- *                ids attributed to a fault whose loss the flags rule out
- *                (the rules of dq_trial_violations, trial.h):
- *                kill-consumer and pause-redis unless the strategy lacks
- *                SURVIVES_CONSUMER_CRASH; restart-redis only with mode
- *                always (its arg) for a strategy declaring both
- *                SURVIVES_CONSUMER_CRASH and SURVIVES_PROCESS_EXIT;
- *                subscriber-outage and mover-stall with
- *                SURVIVES_PROCESS_EXIT; clock-skew always; unknown fault
- *                names never.
+ *                ids attributed to a fault whose loss the flags rule out:
+ *                its row's loss_allowed(arg of its first begin, flags)
+ *                says (e.g. a consumer kill is allowed to lose unless the
+ *                strategy declares SURVIVES_CONSUMER_CRASH); a row with
+ *                its own lost_verdict line gives that line, the others
+ *                one common line; unknown fault names are never judged.
  * interrupted: the trial was cut short, so lost tasks are not judged.
  * Fills up to max entries of out and returns how many there are (may be
  * more than max).  Payload changes are not in the log: `dqlab run` adds

@@ -14,15 +14,14 @@
  *      strategy dqlab knows.  The counts are printed all the same.
  *
  * The verdict uses dq_check_violations() (checker.h), the rules `dqlab
- * run` applies, on what the log alone can show: early deliveries outside
- * clock-skew windows, unknown deliveries, duplicates no fault explains for
- * a strategy declaring no-dup-concurrent, redeliveries after a fault for
- * an at-most-once one, and lost tasks -- those no fault explains, those
- * lost under kill-consumer for a strategy declaring
- * survives-consumer-crash, those lost under a fault that loses no data
- * (pause-redis, clock-skew).  Redeliveries are at-least-once behaviour,
- * not a violation; tasks due after the end of the trial are pending, not
- * lost.  Payload changes are not in the log (only `dqlab run` sees them).
+ * run` applies, on what the log alone can show: early deliveries no
+ * fault window explains, unknown deliveries, duplicates no fault explains
+ * for a strategy declaring no-dup-concurrent, redeliveries after a fault
+ * for an at-most-once one, and lost tasks -- those no fault explains, and
+ * those lost under a fault whose row says the declared guarantees rule
+ * that loss out (faults.h loss_allowed).  Redeliveries are at-least-once
+ * behaviour, not a violation; tasks due after the end of the trial are
+ * pending, not lost.  Payload changes are not in the log (only `dqlab run` sees them).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -33,9 +32,10 @@
 
 #include <jansson.h>
 
+#include "../strategies/dq.h"
 #include "checker.h"
 #include "commands.h"
-#include "../strategies/dq.h"
+#include "faults.h"
 
 #define MAX_VIOL 8
 #define EXIT_NO_VERDICT 3
@@ -112,39 +112,153 @@ static size_t verdict(const dq_check *c, const char *strategy,
     return dq_check_violations(c, s->flags, false, viol, MAX_VIOL);
 }
 
-int dq_cmd_check(int argc, char **argv)
+/* The arguments: LOG and --json.  Returns 0, or the exit code (0 after
+ * --help, 2 on an error, printed). */
+static int parse_args(int argc, char **argv, const char **path, bool *json,
+                      bool *help)
 {
-    const char *path = NULL, *why;
-    int json = 0;
-    dq_check c;
-    const char *viol[MAX_VIOL];
-    size_t nv;
-    char err[512], whybuf[160], strategy[64];
-    int code;
-
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
-            json = 1;
+            *json = true;
         } else if (strcmp(argv[i], "-h") == 0 ||
                    strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
+            *help = true;
             return 0;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             fprintf(stderr, "dqlab check: unknown option '%s' (see dqlab "
                     "check --help)\n", argv[i]);
             return 2;
-        } else if (path != NULL) {
+        } else if (*path != NULL) {
             fprintf(stderr, "dqlab check: one LOG only, got '%s' and '%s'\n",
-                    path, argv[i]);
+                    *path, argv[i]);
             return 2;
         } else {
-            path = argv[i];
+            *path = argv[i];
         }
     }
-    if (path == NULL) {
-        fprintf(stderr, "dqlab check: missing LOG (see dqlab check --help)\n");
+    if (*path == NULL) {
+        fprintf(stderr, "dqlab check: missing LOG (see dqlab check "
+                "--help)\n");
         return 2;
     }
+    return 0;
+}
+
+/* The counts and the verdict as one JSON object on stdout.  Returns 0, or
+ * 2 (out of memory, printed). */
+static int print_json(const char *path, const dq_check *c,
+                      const char *strategy, const char *why,
+                      const char **viol, size_t nv)
+{
+    json_t *o = dq_check_json(c), *va = json_array();
+
+    if (o == NULL || va == NULL) {
+        json_decref(o);
+        json_decref(va);
+        fprintf(stderr, "dqlab check: out of memory\n");
+        return 2;
+    }
+    for (size_t i = 0; i < nv; i++)
+        json_array_append_new(va, json_string(viol[i]));
+    json_object_set_new(o, "log", json_string(path));
+    json_object_set_new(o, "first_us", json_integer(c->first_us));
+    json_object_set_new(o, "last_us", json_integer(c->last_us));
+    json_object_set_new(o, "strategy", strategy[0] ? json_string(strategy)
+                                                   : json_null());
+    json_object_set_new(o, "verdict",
+                        why != NULL ? json_null()
+                                    : json_string(nv ? "violation" : "ok"));
+    json_object_set_new(o, "verdict_note",
+                        why != NULL ? json_string(why) : json_null());
+    json_object_set_new(o, "violations", va);
+    json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+    fputc('\n', stdout);
+    json_decref(o);
+    return 0;
+}
+
+/* The name of the fault kind whose windows explain early deliveries (its
+ * row says DQ_FAULT_EXPLAINS_EARLY), for the "early" line. */
+static const char *early_fault_name(void)
+{
+    for (size_t i = 0; dq_fault_kinds[i] != NULL; i++)
+        if (dq_fault_kinds[i]->explains & DQ_FAULT_EXPLAINS_EARLY)
+            return dq_fault_kinds[i]->name;
+    return "fault";
+}
+
+/* What the log shows, one line per count. */
+static void print_counts(const dq_check *c)
+{
+    printf("enqueued    %" PRIu64 "\n", c->enqueued);
+    printf("delivered   %" PRIu64 "  (deliveries %" PRIu64 ", duplicates %"
+           PRIu64 ", acked %" PRIu64 ", never acked %" PRIu64 ")\n",
+           c->delivered, c->deliveries, c->duplicates, c->acked, c->unacked);
+    printf("duplicates  %" PRIu64 " redelivered (a lease ran out, or after a "
+           "fault), %" PRIu64 " duplicated after a fault, %" PRIu64
+           " without a fault\n", c->redelivered, c->dup_fault,
+           c->dup_nofault);
+    printf("acks        %" PRIu64 " accepted, %" PRIu64 " refused as stale "
+           "(ENOTFOUND), %" PRIu64 " failed\n", c->acked, c->ack_refused,
+           c->ack_failed);
+    printf("lost        %" PRIu64 "  (%" PRIu64 " claimed by a killed "
+           "consumer, %" PRIu64 " no fault explains)\n", c->lost,
+           c->lost_claimed, c->lost_nofault);
+    printf("pending end %" PRIu64 "  (due after the end, or leased to a "
+           "killed consumer)\n", c->pending_end);
+    printf("early       %" PRIu64 "  (%" PRIu64 " in a %s window)\n",
+           c->early, c->early_fault, early_fault_name());
+    printf("unknown     %" PRIu64 "\n", c->unknown);
+    if (c->fault_spec[0])
+        printf("fault spec  %s\n", c->fault_spec);
+    for (size_t i = 0; i < c->nfaults; i++) {
+        const dq_fault_stat *f = &c->faults[i];
+        printf("fault       %s: %" PRIu64 " window%s, %.1f ms; lost %" PRIu64
+               ", redelivered %" PRIu64 ", duplicated %" PRIu64 ", early %"
+               PRIu64 "\n", f->name, f->windows, f->windows == 1 ? "" : "s",
+               (double)f->window_us / 1000.0, f->lost, f->redelivered,
+               f->dup_fault, f->early);
+    }
+    printf("lateness ms p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  "
+           "(n %" PRIu64 ")\n", c->lateness.p50_ms, c->lateness.p90_ms,
+           c->lateness.p99_ms, c->lateness.p999_ms, c->lateness.max_ms,
+           c->lateness.n);
+}
+
+/* The text summary on stdout. */
+static void print_text(const char *path, const dq_check *c,
+                       const char *strategy, const char *why,
+                       const char **viol, size_t nv)
+{
+    printf("log         %s (v%d, %s)\n", path, c->log_version,
+           c->end == DQ_CHECK_END_CLEAN         ? "ended clean"
+           : c->end == DQ_CHECK_END_INTERRUPTED ? "ended interrupted"
+           : c->torn                            ? "no end record, last line cut"
+                                                : "no end record");
+    if (strategy[0])
+        printf("strategy    %s\n", strategy);
+    print_counts(c);
+    if (why != NULL)
+        printf("verdict: no verdict: %s\n", why);
+    else if (nv == 0)
+        printf("verdict: ok\n");
+    for (size_t i = 0; i < nv; i++)
+        printf("verdict: VIOLATION: %s\n", viol[i]);
+}
+
+int dq_cmd_check(int argc, char **argv)
+{
+    const char *path = NULL, *why, *viol[MAX_VIOL];
+    bool json = false, help = false;
+    char err[512], whybuf[160], strategy[64];
+    dq_check c;
+    size_t nv;
+    int code = parse_args(argc, argv, &path, &json, &help);
+
+    if (help)
+        usage(stdout);
+    if (code != 0 || help)
+        return code;
     if (dq_check_file(path, &c, err, sizeof err) != 0 ||
         read_strategy(path, strategy, sizeof strategy, err, sizeof err) != 0) {
         fprintf(stderr, "dqlab check: %s\n", err);
@@ -153,78 +267,8 @@ int dq_cmd_check(int argc, char **argv)
     nv = verdict(&c, strategy, &why, whybuf, sizeof whybuf, viol);
     nv = nv > MAX_VIOL ? MAX_VIOL : nv;
     code = why != NULL ? EXIT_NO_VERDICT : nv > 0 ? 1 : 0;
-
-    if (json) {
-        json_t *o = dq_check_json(&c), *va = json_array();
-        if (o == NULL || va == NULL) {
-            json_decref(o);
-            json_decref(va);
-            fprintf(stderr, "dqlab check: out of memory\n");
-            return 2;
-        }
-        for (size_t i = 0; i < nv; i++)
-            json_array_append_new(va, json_string(viol[i]));
-        json_object_set_new(o, "log", json_string(path));
-        json_object_set_new(o, "first_us", json_integer(c.first_us));
-        json_object_set_new(o, "last_us", json_integer(c.last_us));
-        json_object_set_new(o, "strategy", strategy[0]
-                                               ? json_string(strategy)
-                                               : json_null());
-        json_object_set_new(o, "verdict",
-                            why != NULL ? json_null()
-                                        : json_string(nv ? "violation" : "ok"));
-        json_object_set_new(o, "verdict_note",
-                            why != NULL ? json_string(why) : json_null());
-        json_object_set_new(o, "violations", va);
-        json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
-        fputc('\n', stdout);
-        json_decref(o);
-        return code;
-    }
-    printf("log         %s (v%d, %s)\n", path, c.log_version,
-           c.end == DQ_CHECK_END_CLEAN         ? "ended clean"
-           : c.end == DQ_CHECK_END_INTERRUPTED ? "ended interrupted"
-           : c.torn                            ? "no end record, last line cut"
-                                               : "no end record");
-    if (strategy[0])
-        printf("strategy    %s\n", strategy);
-    printf("enqueued    %" PRIu64 "\n", c.enqueued);
-    printf("delivered   %" PRIu64 "  (deliveries %" PRIu64 ", duplicates %"
-           PRIu64 ", acked %" PRIu64 ", never acked %" PRIu64 ")\n",
-           c.delivered, c.deliveries, c.duplicates, c.acked, c.unacked);
-    printf("duplicates  %" PRIu64 " redelivered (a lease ran out, or after a "
-           "fault), %" PRIu64 " duplicated after a fault, %" PRIu64
-           " without a fault\n", c.redelivered, c.dup_fault, c.dup_nofault);
-    printf("acks        %" PRIu64 " accepted, %" PRIu64 " refused as stale "
-           "(ENOTFOUND), %" PRIu64 " failed\n", c.acked, c.ack_refused,
-           c.ack_failed);
-    printf("lost        %" PRIu64 "  (%" PRIu64 " claimed by a killed "
-           "consumer, %" PRIu64 " no fault explains)\n", c.lost,
-           c.lost_claimed, c.lost_nofault);
-    printf("pending end %" PRIu64 "  (due after the end, or leased to a "
-           "killed consumer)\n", c.pending_end);
-    printf("early       %" PRIu64 "  (%" PRIu64 " in a clock-skew window)\n",
-           c.early, c.early_fault);
-    printf("unknown     %" PRIu64 "\n", c.unknown);
-    if (c.fault_spec[0])
-        printf("fault spec  %s\n", c.fault_spec);
-    for (size_t i = 0; i < c.nfaults; i++)
-        printf("fault       %s: %" PRIu64 " window%s, %.1f ms; lost %" PRIu64
-               ", redelivered %" PRIu64 ", duplicated %" PRIu64 ", early %"
-               PRIu64 "\n", c.faults[i].name, c.faults[i].windows,
-               c.faults[i].windows == 1 ? "" : "s",
-               (double)c.faults[i].window_us / 1000.0, c.faults[i].lost,
-               c.faults[i].redelivered, c.faults[i].dup_fault,
-               c.faults[i].early);
-    printf("lateness ms p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  "
-           "(n %" PRIu64 ")\n", c.lateness.p50_ms, c.lateness.p90_ms,
-           c.lateness.p99_ms, c.lateness.p999_ms, c.lateness.max_ms,
-           c.lateness.n);
-    if (why != NULL)
-        printf("verdict: no verdict: %s\n", why);
-    else if (nv == 0)
-        printf("verdict: ok\n");
-    for (size_t i = 0; i < nv; i++)
-        printf("verdict: VIOLATION: %s\n", viol[i]);
+    if (json)
+        return print_json(path, &c, strategy, why, viol, nv) != 0 ? 2 : code;
+    print_text(path, &c, strategy, why, viol, nv);
     return code;
 }

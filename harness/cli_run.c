@@ -1,5 +1,10 @@
 /* cli_run.c -- `dqlab run`: one trial of one strategy, checked.
  *
+ * The trial's parameters are the rows of params.c's table: their options,
+ * ranges, defaults and --help lines come from it, as the experiment
+ * files' keys do; this file adds the options of a run itself (--strategy,
+ * --opt, --fault, --redis, --queue, --out, --fresh, --json, --quiet).
+ *
  * Order of work, so that bad input costs nothing and nothing is left
  * behind: parse and validate every argument (exit 2 with one line naming
  * the option and the value), check the strategy option values against
@@ -20,37 +25,53 @@
  * dq_redis_url_redacted(), and the messages go through run_error(), which
  * masks the userinfo of any URL an argument put in them.
  */
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "commands.h"
-#include "experiment.h"
-#include "faults.h"
-#include "parse.h"
+#include "params.h"
 #include "redis_server.h"
 #include "redis_url.h"
 #include "signals.h"
 #include "tmpdir.h"
 #include "trial.h"
 
-#define MAX_WORKERS 1024
-#define MAX_TASKS 100000000LL
-#define MAX_DELAY_MS 86400000LL
-#define MAX_WORK_US 60000000LL
-#define MAX_PAYLOAD 16777216LL
-#define MAX_GRACE_MS 3600000LL
+/* What `dqlab run` holds besides the trial's parameters. */
+typedef struct cli {
+    dq_trial_params p;
+    dq_trial_result r;
+    dq_redis_target target;
+    dq_redis_server srv;
+    const char *strategy, *url, *outdir;
+    bool json, quiet, have_target, made_outdir;
+    char where[600];          /* the server, for the summary ("" none) */
+    char logpath[4200];
+    char tmpdir[300];         /* without --out: the log's directory */
+} cli;
+
+/* Prints the fault kinds of faults.c's table, each with its help ('\n'
+ * starts a line of its own). */
+static void usage_faults(FILE *f)
+{
+    for (size_t i = 0; dq_fault_kinds[i] != NULL; i++) {
+        const dq_fault_ops *o = dq_fault_kinds[i];
+        fprintf(f, "                          %s\n", o->usage);
+        for (const char *h = o->help; h != NULL && *h;) {
+            int n = (int)strcspn(h, "\n");
+            fprintf(f, "                            %.*s\n", n, h);
+            h += n + (h[n] == '\n');
+        }
+    }
+}
 
 static void usage(FILE *f)
 {
@@ -61,23 +82,10 @@ static void usage(FILE *f)
         "  consumers claim, work and ack; the event log is checked "
         "afterwards.\n\n"
         "  --strategy S          strategy name (dqlab list)\n"
-        "  --opt KEY=VALUE       strategy option, repeatable (dqlab list -v)\n"
-        "  --producers P         producer threads (1)\n"
-        "  --consumers C         consumer threads, one handle each (1)\n"
-        "  --tasks N             tasks to enqueue (1000)\n"
-        "  --delay-ms MIN:MAX or N\n"
-        "                        due = enqueue time + uniform delay in "
-        "[MIN, MAX] ms;\n"
-        "                        N means N:N (0:100)\n"
-        "  --work-us W           simulated work between claim and ack (0)\n"
-        "  --payload-bytes B     payload size, binary with NUL/LF/comma (16)\n"
-        "  --grace-ms G          drain deadline = latest due + G (2000)\n"
-        "  --enqueue-batch N     tasks per enqueue call: N > 1 sends groups "
-        "with\n"
-        "                        dq_enqueue_many (one MULTI/EXEC per group "
-        "for the\n"
-        "                        ZSet strategies) (1)\n"
-        "  --seed SEED           seed for delays and payloads (1)\n"
+        "  --opt KEY=VALUE       strategy option, repeatable (dqlab list "
+        "-v)\n");
+    dq_params_usage(f);
+    fprintf(f,
         "  --queue NAME          queue name (dqlab-<strategy>-<seed>)\n"
         "  --redis URL           redis://[user:password@]host:port[/db]; "
         "default:\n"
@@ -86,19 +94,9 @@ static void usage(FILE *f)
         "  --out DIR             keep DIR/events.log and DIR/summary.json "
         "(DIR new\n"
         "                        or empty)\n"
-        "  --consumer-mode M     thread (default) or process: each consumer "
-        "a child\n"
-        "                        process, so a fault can SIGKILL it\n"
-        "  --fault SPEC          inject a fault, repeatable (faults.h):\n"
-        "                          kill-consumer:POINT[:N]  POINT after-claim|"
-        "during-work|\n"
-        "                            before-ack (implies --consumer-mode "
-        "process)\n"
-        "                          restart-redis:off|everysec|always[:AT_MS]\n"
-        "                          pause-redis:MS[:AT_MS]   subscriber-outage:"
-        "MS[:AT_MS]\n"
-        "                          clock-skew:[+|-]MS       mover-stall[:AT_MS]"
-        "\n"
+        "  --fault SPEC          inject a fault, repeatable (faults.h):\n");
+    usage_faults(f);
+    fprintf(f,
         "  --json                print the summary as one JSON object\n"
         "  --quiet               no progress line\n\n"
         "Exit: 0 ok, 1 the strategy broke a guarantee it declares, 2 bad "
@@ -241,13 +239,10 @@ static int write_summary(const char *dir, json_t *o, char *err, size_t errlen)
     return 0;
 }
 
-static void print_human(const dq_trial_params *p, const dq_trial_result *r,
-                        const char *where, const char *log_path)
+/* The summary's first lines: what ran, where. */
+static void print_setup(const dq_trial_params *p, const dq_trial_result *r,
+                        const char *where)
 {
-    const dq_check *c = &r->check;
-    const char *viol[8];
-    size_t nv = dq_trial_violations(p, r, viol, 8);
-
     printf("strategy    %s", p->strategy->name);
     for (size_t i = 0; i < r->nopts; i++)
         printf("%s%s=%s", i ? " " : " (", r->opts[i].key, r->opts[i].val);
@@ -276,6 +271,18 @@ static void print_human(const dq_trial_params *p, const dq_trial_result *r,
     if (where != NULL)
         printf("redis       %s (%s), queue %s\n", where,
                r->redis_version[0] ? r->redis_version : "?", r->queue);
+}
+
+/* The human summary on stdout: what ran, what the log shows, the cost,
+ * the verdict. */
+static void print_human(const dq_trial_params *p, const dq_trial_result *r,
+                        const char *where, const char *log_path)
+{
+    const dq_check *c = &r->check;
+    const char *viol[8];
+    size_t nv = dq_trial_violations(p, r, viol, 8);
+
+    print_setup(p, r, where);
     printf("enqueued    %" PRIu64 "\n", c->enqueued);
     printf("delivered   %" PRIu64 "  (deliveries %" PRIu64 ", duplicates %"
            PRIu64 ", acked %" PRIu64 ")\n", c->delivered, c->deliveries,
@@ -307,6 +314,9 @@ static void print_human(const dq_trial_params *p, const dq_trial_result *r,
            "  lost_races %" PRIu64 "  wakeups %" PRIu64 "  putbacks %" PRIu64
            "\n", r->counters.round_trips, r->counters.empty_polls,
            r->counters.lost_races, r->counters.wakeups, r->counters.putbacks);
+    /* Stale acks a lease refused are what a lease does, not errors. */
+    if (c->ack_refused > 0)
+        printf("acks refused (lease lost): %" PRIu64 "\n", c->ack_refused);
     if (r->errors > 0)
         printf("errors      %" PRIu64 "  (first: %s)\n", r->errors,
                r->first_error);
@@ -319,347 +329,361 @@ static void print_human(const dq_trial_params *p, const dq_trial_result *r,
         printf("verdict     VIOLATION %s\n", viol[i]);
 }
 
-int dq_cmd_run(int argc, char **argv)
+/* One option that is not a trial parameter, with its value.  Returns 0,
+ * or 2 (printed). */
+static int cli_option(cli *c, const char *name, const char *val)
 {
-    dq_trial_params p;
-    dq_trial_result r;
-    dq_redis_target target;
-    dq_redis_server srv;
-    const char *strategy = NULL, *url = NULL, *outdir = NULL;
-    bool json = false, quiet = false, have_target = false;
-    bool made_outdir = false;
-    char err[512], names[256], where[600] = "", logpath[4200] = "";
-    char tmpdir[300] = "";
-    const char *restart_mode = NULL;
-    int ret = 2, rc;
+    dq_trial_params *p = &c->p;
+    char err[512];
 
-    memset(&srv, 0, sizeof srv);
-    dq_trial_defaults(&p);
+    if (strcmp(name, "--strategy") == 0) {
+        c->strategy = val;
+    } else if (strcmp(name, "--opt") == 0) {
+        if (p->nopts >= DQ_MAX_OPTS) {
+            fprintf(stderr, "dqlab run: --opt: at most %d options\n",
+                    DQ_MAX_OPTS);
+            return 2;
+        }
+        if (dq_opt_parse(val, &p->opts[p->nopts], err, sizeof err) != DQ_OK)
+            goto bad_opt;
+        p->nopts++;
+    } else if (strcmp(name, "--redis") == 0) {
+        c->url = val;
+        if (dq_redis_url_parse(val, &c->target, err, sizeof err) != 0)
+            goto bad;
+        c->have_target = true;
+    } else if (strcmp(name, "--out") == 0) {
+        c->outdir = val;
+    } else if (strcmp(name, "--fault") == 0) {
+        if (p->nfaults >= DQ_MAX_FAULTS) {
+            fprintf(stderr, "dqlab run: --fault: at most %d faults\n",
+                    DQ_MAX_FAULTS);
+            return 2;
+        }
+        if (dq_fault_parse(val, &p->faults[p->nfaults], err, sizeof err))
+            goto bad_fault;
+        p->nfaults++;
+    } else if (strcmp(name, "--queue") == 0) {
+        if (strlen(val) >= sizeof p->queue ||
+            strspn(val, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu"
+                        "vwxyz0123456789_.-") != strlen(val)) {
+            run_error("--queue: '%.80s': expected 1 to 64 of "
+                      "[A-Za-z0-9_.-]", val);
+            return 2;
+        }
+        snprintf(p->queue, sizeof p->queue, "%s", val);
+    }
+    return 0;
+bad:
+    run_error("%s", err);
+    return 2;
+bad_opt:
+    run_error("--opt: %s", err);
+    return 2;
+bad_fault:
+    run_error("--fault: %s", err);
+    return 2;
+}
+
+/* The options that take no value.  Returns 1 when name is one, 0 when
+ * not, or 2 (printed) when it came with a value. */
+static int cli_flag(cli *c, const char *name, const char *val)
+{
+    bool *to = strcmp(name, "--fresh") == 0  ? &c->p.fresh
+               : strcmp(name, "--json") == 0 ? &c->json
+               : strcmp(name, "--quiet") == 0 ? &c->quiet
+                                               : NULL;
+
+    if (to == NULL)
+        return 0;
+    if (val != NULL) {
+        run_error("%s takes no value (got '%s')", name, val);
+        return 2;
+    }
+    *to = true;
+    return 1;
+}
+
+/* The command line into c.  Returns 0, 1 after --help (printed), or 2. */
+static int cli_parse(cli *c, int argc, char **argv)
+{
+    static const char *const own[] = {"--strategy", "--opt", "--redis",
+                                      "--out", "--queue", "--fault", NULL};
 
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = NULL, *eq;
-        char name[64];
-        int64_t v;
+        const char *a = argv[i], *val = NULL, *eq = strchr(a, '=');
+        const dq_param *d;
+        char name[64], err[512];
+        bool known = false;
+        int64_t v, v2;
+        int rc;
 
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
-            return 0;
+            return 1;
         }
         if (strncmp(a, "--", 2) != 0) {
             run_error("unexpected argument '%s' (options start with --; "
                       "see dqlab run --help)", a);
             return 2;
         }
-        eq = strchr(a, '=');
-        snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - a) : (int)strlen(a),
-                 a);
+        snprintf(name, sizeof name, "%.*s",
+                 eq ? (int)(eq - a) : (int)strlen(a), a);
         if (eq)
             val = eq + 1;
-
-        /* Flags without a value. */
-        if (strcmp(name, "--fresh") == 0 || strcmp(name, "--json") == 0 ||
-            strcmp(name, "--quiet") == 0) {
-            if (val != NULL) {
-                run_error("%s takes no value (got '%s')", name, val);
+        if ((rc = cli_flag(c, name, val)) != 0) {
+            if (rc == 2)
                 return 2;
-            }
-            if (name[2] == 'f')
-                p.fresh = true;
-            else if (name[2] == 'j')
-                json = true;
-            else
-                quiet = true;
             continue;
         }
-        static const char *const with_value[] = {
-            "--strategy", "--opt", "--producers", "--consumers", "--tasks",
-            "--delay-ms", "--work-us", "--payload-bytes", "--grace-ms",
-            "--enqueue-batch",
-            "--seed", "--redis", "--out", "--queue", "--fault",
-            "--consumer-mode", NULL};
-        bool known = false;
-        for (size_t k = 0; with_value[k]; k++)
-            if (strcmp(name, with_value[k]) == 0)
-                known = true;
-        if (!known) {
+        d = dq_param_by_flag(name);
+        for (size_t k = 0; own[k] != NULL; k++)
+            known |= strcmp(name, own[k]) == 0;
+        if (d == NULL && !known) {
             run_error("unknown option '%s' (see dqlab run --help)", name);
             return 2;
         }
-        if (val == NULL) {
-            if (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0) {
-                fprintf(stderr, "dqlab run: %s needs a value\n", name);
-                return 2;
-            }
+        if (val == NULL && i + 1 < argc && strncmp(argv[i + 1], "--", 2))
             val = argv[++i];
-        }
-        if (val[0] == '\0') {
+        if (val == NULL || val[0] == '\0') {
             fprintf(stderr, "dqlab run: %s needs a value\n", name);
             return 2;
         }
-
-        if (strcmp(name, "--strategy") == 0) {
-            strategy = val;
-        } else if (strcmp(name, "--opt") == 0) {
-            char e[256];
-            if (p.nopts >= DQ_MAX_OPTS) {
-                fprintf(stderr, "dqlab run: --opt: at most %d options\n",
-                        DQ_MAX_OPTS);
+        if (d == NULL) {
+            if (cli_option(c, name, val) != 0)
                 return 2;
-            }
-            if (dq_opt_parse(val, &p.opts[p.nopts], e, sizeof e) != DQ_OK) {
-                run_error("--opt: %s", e);
-                return 2;
-            }
-            p.nopts++;
-        } else if (strcmp(name, "--producers") == 0 ||
-                   strcmp(name, "--consumers") == 0) {
-            if (dq_parse_i64(name, val, 1, MAX_WORKERS, &v, err, sizeof err))
-                goto bad;
-            if (name[2] == 'p')
-                p.producers = (int)v;
-            else
-                p.consumers = (int)v;
-        } else if (strcmp(name, "--tasks") == 0) {
-            if (dq_parse_i64(name, val, 1, MAX_TASKS, &p.tasks, err,
-                             sizeof err))
-                goto bad;
-        } else if (strcmp(name, "--delay-ms") == 0) {
-            if (dq_parse_range(name, val, 0, MAX_DELAY_MS, &p.delay_min_ms,
-                               &p.delay_max_ms, err, sizeof err))
-                goto bad;
-        } else if (strcmp(name, "--work-us") == 0) {
-            if (dq_parse_i64(name, val, 0, MAX_WORK_US, &p.work_us, err,
-                             sizeof err))
-                goto bad;
-        } else if (strcmp(name, "--payload-bytes") == 0) {
-            if (dq_parse_i64(name, val, 0, MAX_PAYLOAD, &p.payload_bytes, err,
-                             sizeof err))
-                goto bad;
-        } else if (strcmp(name, "--grace-ms") == 0) {
-            if (dq_parse_i64(name, val, 0, MAX_GRACE_MS, &p.grace_ms, err,
-                             sizeof err))
-                goto bad;
-        } else if (strcmp(name, "--enqueue-batch") == 0) {
-            if (dq_parse_i64(name, val, 1, DQ_TRIAL_MAX_ENQUEUE_BATCH,
-                             &p.enqueue_batch, err, sizeof err))
-                goto bad;
-        } else if (strcmp(name, "--seed") == 0) {
-            if (dq_parse_u64(name, val, &p.seed, err, sizeof err))
-                goto bad;
-        } else if (strcmp(name, "--redis") == 0) {
-            url = val;
-            if (dq_redis_url_parse(url, &target, err, sizeof err) != 0)
-                goto bad;
-            have_target = true;
-        } else if (strcmp(name, "--out") == 0) {
-            outdir = val;
-        } else if (strcmp(name, "--fault") == 0) {
-            if (p.nfaults >= DQ_MAX_FAULTS) {
-                fprintf(stderr, "dqlab run: --fault: at most %d faults\n",
-                        DQ_MAX_FAULTS);
-                return 2;
-            }
-            if (dq_fault_parse(val, &p.faults[p.nfaults], err, sizeof err))
-                goto bad_fault;
-            p.nfaults++;
-        } else if (strcmp(name, "--consumer-mode") == 0) {
-            if (strcmp(val, "thread") == 0)
-                p.consumer_process = false;
-            else if (strcmp(val, "process") == 0)
-                p.consumer_process = true;
-            else {
-                run_error("--consumer-mode: '%.40s': expected thread or "
-                          "process", val);
-                return 2;
-            }
-        } else if (strcmp(name, "--queue") == 0) {
-            if (strlen(val) >= sizeof p.queue || val[0] == '\0' ||
-                strspn(val, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu"
-                            "vwxyz0123456789_.-") != strlen(val)) {
-                run_error("--queue: '%.80s': expected 1 to 64 of "
-                          "[A-Za-z0-9_.-]", val);
-                return 2;
-            }
-            snprintf(p.queue, sizeof p.queue, "%s", val);
+        } else if (dq_param_parse(d, name, val, &v, &v2, err, sizeof err)) {
+            run_error("%s", err);
+            return 2;
+        } else {
+            dq_param_set(d, &c->p, v, v2);
         }
-        continue;
-    bad:
-        run_error("%s", err);
-        return 2;
-    bad_fault:
-        run_error("--fault: %s", err);
-        return 2;
     }
+    return 0;
+}
+
+/* The strategy, and what its options and faults need, checked before
+ * anything starts.  Returns 0, or 2 (printed). */
+static int cli_check(cli *c)
+{
+    dq_trial_params *p = &c->p;
+    char names[256], err[512], spec[64];
 
     strategy_names(names, sizeof names);
-    if (strategy == NULL) {
+    if (c->strategy == NULL) {
         fprintf(stderr, "dqlab run: --strategy is required (one of: %s)\n",
                 names);
         return 2;
     }
-    p.strategy = dq_strategy_find(strategy);
-    if (p.strategy == NULL) {
+    p->strategy = dq_strategy_find(c->strategy);
+    if (p->strategy == NULL) {
         run_error("--strategy: unknown strategy '%.64s' (one of: %s)",
-                  strategy, names);
+                  c->strategy, names);
         return 2;
     }
-    p.progress = !quiet;
-
-    /* Faults: what they need, checked before anything starts. */
-    for (size_t i = 0; i < p.nfaults; i++) {
-        const dq_fault *f = &p.faults[i];
-        char spec[64];
+    p->progress = !c->quiet;
+    for (size_t i = 0; i < p->nfaults; i++) {
+        const dq_fault *f = &p->faults[i];
         dq_fault_format(f, spec, sizeof spec);
-        if (!dq_fault_applies(f, p.strategy, err, sizeof err)) {
+        if (!dq_fault_applies(f, p->strategy, err, sizeof err)) {
             fprintf(stderr, "dqlab run: --fault: %s\n", err);
             return 2;
         }
-        if (dq_fault_needs_server(f) && have_target) {
+        if (dq_fault_needs(f, DQ_FAULT_NEEDS_OWN_SERVER) && c->have_target) {
             fprintf(stderr, "dqlab run: --fault %s: needs the private "
                     "redis-server dqlab starts itself; drop --redis\n", spec);
             return 2;
         }
-        if (f->kind == DQ_FAULT_RESTART_REDIS) {
-            if (restart_mode != NULL) {
-                fprintf(stderr, "dqlab run: --fault %s: one restart-redis "
-                        "per trial\n", spec);
+        for (size_t j = 0; j < i; j++)
+            if (dq_fault_needs(f, DQ_FAULT_ONE_PER_TRIAL) &&
+                p->faults[j].ops == f->ops) {
+                fprintf(stderr, "dqlab run: --fault %s: one %s per trial\n",
+                        spec, f->ops->name);
                 return 2;
             }
-            restart_mode = strcmp(f->mode, "off") == 0 ? "no" : f->mode;
-        }
-        if (dq_fault_needs_process(f) && !p.consumer_process) {
-            p.consumer_process = true;
-            if (!quiet)
+        if (dq_fault_needs(f, DQ_FAULT_NEEDS_PROCESS) &&
+            !p->consumer_process) {
+            p->consumer_process = true;
+            if (!c->quiet)
                 fprintf(stderr, "dqlab run: note: --fault %s runs the "
                         "consumers as processes (--consumer-mode process)\n",
                         spec);
         }
     }
-
-    /* Strategy option values, before anything is started. */
-    if (dq_opts_check(p.strategy, p.opts, p.nopts, err, sizeof err) != DQ_OK) {
+    if (dq_params_check(p, true, err, sizeof err) != 0) {
+        run_error("%s", err);
+        return 2;
+    }
+    dq_params_settle(p);
+    if (dq_opts_check(p->strategy, p->opts, p->nopts, err, sizeof err)) {
         run_error("--opt: %s", err);
         return 2;
     }
+    return 0;
+}
 
-    /* Where the log goes.  --out DIR is only checked here and created
-     * right before the trial, so that a failure to reach Redis leaves no
-     * new empty DIR behind. */
-    if (outdir != NULL) {
-        if (check_outdir(outdir, err, sizeof err) != 0) {
+/* Where the log goes.  --out DIR is only checked here and created right
+ * before the trial, so that a failure to reach Redis leaves no new empty
+ * DIR behind.  Returns 0, or 2. */
+static int cli_log(cli *c)
+{
+    char err[512];
+
+    if (c->outdir != NULL) {
+        if (check_outdir(c->outdir, err, sizeof err) != 0) {
             run_error("--out: %s", err);
             return 2;
         }
-        snprintf(logpath, sizeof logpath, "%s/events.log", outdir);
+        snprintf(c->logpath, sizeof c->logpath, "%s/events.log", c->outdir);
     } else {
-        if (dq_tmpdir_create("dqlab-run", tmpdir, sizeof tmpdir, err,
+        if (dq_tmpdir_create("dqlab-run", c->tmpdir, sizeof c->tmpdir, err,
                              sizeof err) != 0) {
             run_error("%s", err);
             return 2;
         }
-        snprintf(logpath, sizeof logpath, "%s/events.log", tmpdir);
-        dq_signals_on_force_remove(logpath, false);
+        snprintf(c->logpath, sizeof c->logpath, "%s/events.log", c->tmpdir);
+        dq_signals_on_force_remove(c->logpath, false);
     }
-    p.log_path = logpath;
+    c->p.log_path = c->logpath;
+    return 0;
+}
 
-    /* The Redis server. */
-    if (p.strategy->flags & DQ_G_NEEDS_REDIS) {
-        if (have_target) {
-            dq_redis_url_redacted(&target, where, sizeof where);
-        } else {
-            dq_redis_server_opts so = {.appendonly = restart_mode};
-            if (!quiet)
-                fprintf(stderr, "dqlab run: starting a private "
-                        "redis-server...\n");
-            if (dq_redis_server_start(&srv, &so, err, sizeof err) != 0) {
-                if (dq_signals_caught()) {
-                    fprintf(stderr, "dqlab run: interrupted\n");
-                    ret = 130;
-                } else {
-                    run_error("%s", err);
-                }
-                goto cleanup;
-            }
-            memset(&target, 0, sizeof target);
-            snprintf(target.host, sizeof target.host, "127.0.0.1");
-            target.port = srv.port;
-            snprintf(where, sizeof where, "private redis-server on "
-                     "127.0.0.1:%d", srv.port);
-            p.server = &srv;
-        }
-        p.redis = &target;
-    } else if (have_target && !quiet) {
-        fprintf(stderr, "dqlab run: note: strategy '%s' does not use Redis; "
-                "--redis ignored\n", p.strategy->name);
+/* The Redis server: the one --redis names, or a private one started with
+ * what the faults need.  Returns 0, 2, or 130 (interrupted). */
+static int cli_server(cli *c)
+{
+    dq_trial_params *p = &c->p;
+    char err[512];
+
+    if (!(p->strategy->flags & DQ_G_NEEDS_REDIS)) {
+        if (c->have_target && !c->quiet)
+            fprintf(stderr, "dqlab run: note: strategy '%s' does not use "
+                    "Redis; --redis ignored\n", p->strategy->name);
+        return 0;
     }
+    if (c->have_target) {
+        dq_redis_url_redacted(&c->target, c->where, sizeof c->where);
+    } else {
+        dq_redis_server_opts so = {0};
+        dq_faults_server_opts(p->faults, p->nfaults, &so);
+        if (!c->quiet)
+            fprintf(stderr, "dqlab run: starting a private "
+                    "redis-server...\n");
+        if (dq_redis_server_start(&c->srv, &so, err, sizeof err) != 0) {
+            if (dq_signals_caught()) {
+                fprintf(stderr, "dqlab run: interrupted\n");
+                return 130;
+            }
+            run_error("%s", err);
+            return 2;
+        }
+        memset(&c->target, 0, sizeof c->target);
+        snprintf(c->target.host, sizeof c->target.host, "127.0.0.1");
+        c->target.port = c->srv.port;
+        snprintf(c->where, sizeof c->where, "private redis-server on "
+                 "127.0.0.1:%d", c->srv.port);
+        p->server = &c->srv;
+    }
+    p->redis = &c->target;
+    return 0;
+}
+
+/* The summary: summary.json with --out, and JSON or text on stdout.
+ * Returns the exit code. */
+static int cli_report(cli *c, int rc)
+{
+    const char *viol[8];
+    size_t nv = dq_trial_violations(&c->p, &c->r, viol, 8);
+    json_t *o = dq_trial_json(&c->p, &c->r);
+    char err[512];
+    int ret;
+
+    if (o == NULL) {
+        fprintf(stderr, "dqlab run: out of memory\n");
+        return 2;
+    }
+    json_object_set_new(o, "redis", c->where[0] ? json_string(c->where)
+                                                : json_null());
+    json_object_set_new(o, "log", c->outdir ? json_string(c->logpath)
+                                            : json_null());
+    if (c->outdir != NULL &&
+        write_summary(c->outdir, o, err, sizeof err) != 0) {
+        run_error("%s", err);
+        json_decref(o);
+        return 2;
+    }
+    if (c->json) {
+        json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+        fputc('\n', stdout);
+    } else {
+        print_human(&c->p, &c->r, c->where[0] ? c->where : NULL,
+                    c->outdir ? c->logpath : NULL);
+    }
+    fflush(stdout);
+    json_decref(o);
+    ret = nv > 0 ? 1 : 0;
+    if (rc == 1) {
+        fprintf(stderr, "dqlab run: interrupted; the counts above cover "
+                "what was logged until then\n");
+        ret = 130;
+    }
+    return ret;
+}
+
+int dq_cmd_run(int argc, char **argv)
+{
+    cli *c = calloc(1, sizeof *c);
+    char err[512];
+    int ret, rc;
+
+    if (c == NULL) {
+        fprintf(stderr, "dqlab run: out of memory\n");
+        return 2;
+    }
+    dq_trial_defaults(&c->p);
+    ret = cli_parse(c, argc, argv);
+    if (ret == 1) { /* --help */
+        ret = 0;
+        goto done;
+    }
+    if (ret == 0)
+        ret = cli_check(c);
+    if (ret == 0)
+        ret = cli_log(c);
+    if (ret != 0)
+        goto done;
+    if ((ret = cli_server(c)) != 0)
+        goto cleanup;
+    ret = 2;
     if (dq_signals_caught()) {
         fprintf(stderr, "dqlab run: interrupted\n");
         ret = 130;
         goto cleanup;
     }
-    if (outdir != NULL) {
-        if (mkdir(outdir, 0755) == 0) {
-            made_outdir = true;
+    if (c->outdir != NULL) {
+        if (mkdir(c->outdir, 0755) == 0) {
+            c->made_outdir = true;
         } else if (errno != EEXIST) {
-            fprintf(stderr, "dqlab run: --out: %s: %s\n", outdir,
+            fprintf(stderr, "dqlab run: --out: %s: %s\n", c->outdir,
                     strerror(errno));
             goto cleanup;
         }
     }
-
-    rc = dq_trial_run(&p, &r, err, sizeof err);
-    if (rc < 0) {
+    rc = dq_trial_run(&c->p, &c->r, err, sizeof err);
+    if (rc < 0)
         run_error("%s", err);
-        ret = 2;
-        goto cleanup;
-    }
-
-    {
-        const char *viol[8];
-        size_t nv = dq_trial_violations(&p, &r, viol, 8);
-        json_t *o = dq_trial_json(&p, &r);
-
-        if (o == NULL) {
-            fprintf(stderr, "dqlab run: out of memory\n");
-            ret = 2;
-            goto cleanup;
-        }
-        json_object_set_new(o, "redis", where[0] ? json_string(where)
-                                                 : json_null());
-        json_object_set_new(o, "log", outdir ? json_string(logpath)
-                                             : json_null());
-        if (outdir != NULL && write_summary(outdir, o, err, sizeof err) != 0) {
-            run_error("%s", err);
-            json_decref(o);
-            ret = 2;
-            goto cleanup;
-        }
-        if (json) {
-            json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
-            fputc('\n', stdout);
-        } else {
-            print_human(&p, &r, where[0] ? where : NULL,
-                        outdir ? logpath : NULL);
-        }
-        fflush(stdout);
-        json_decref(o);
-        if (rc == 1) {
-            fprintf(stderr, "dqlab run: interrupted; the counts above cover "
-                    "what was logged until then\n");
-            ret = 130;
-        } else {
-            ret = nv > 0 ? 1 : 0;
-        }
-    }
-
+    else
+        ret = cli_report(c, rc);
 cleanup:
-    dq_redis_server_stop(&srv);
-    if (tmpdir[0] != '\0') {
-        unlink(logpath);
-        dq_signals_forget_remove(logpath);
-        dq_tmpdir_remove(tmpdir);
+    dq_redis_server_stop(&c->srv);
+    if (c->tmpdir[0] != '\0') {
+        unlink(c->logpath);
+        dq_signals_forget_remove(c->logpath);
+        dq_tmpdir_remove(c->tmpdir);
     }
-    if (made_outdir)
-        rmdir(outdir); /* only succeeds while empty: after a failure */
+    if (c->made_outdir)
+        rmdir(c->outdir); /* only succeeds while empty: after a failure */
+done:
+    free(c);
     return ret;
 }

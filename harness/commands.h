@@ -15,4 +15,11 @@ int dq_cmd_report(int argc, char **argv);     /* ../report/report.c */
 int dq_cmd_bench(int argc, char **argv);      /* bench.c */
 int dq_cmd_probes(int argc, char **argv);     /* probes.c */
 
+/* The hidden subcommand that runs one process of a process-mode trial (a
+ * consumer, or for an in-process strategy its producers and consumers
+ * together); started by trial_procs.c as `/proc/self/exe __child ...`,
+ * never by people. */
+#define DQ_CHILD_COMMAND "__child"
+int dq_cmd_child(int argc, char **argv);      /* consumer_proc.c */
+
 #endif

@@ -1,30 +1,30 @@
-/* consumer_proc.c -- `dqlab __child`: one process of a process-mode trial.
+/* consumer_proc.c -- `dqlab __child`: one process of a process-mode trial,
+ * the child's side (trial_procs.c is the parent's).
  *
- * In consumer mode process (trial.h, faults.h) the trial forks and execs
+ * In consumer mode process (trial.h) the trial forks and execs
  * /proc/self/exe with this hidden subcommand once per consumer, so that a
  * kill-consumer fault is a real SIGKILL of a real process: whatever the
  * consumer held in memory (a claimed task, a batch buffer, an in-process
- * heap) dies with it, as in production.  For an in-process strategy (the
- * heap) the one child runs the producers and the consumers together: the
- * whole queue lives and dies in that process.
+ * heap) dies with it, as in production.  For an in-process strategy the
+ * one child runs the producers and the consumers together: the whole
+ * queue lives and dies in that process.
  *
  * The child gets everything on its command line (--key=value, built by
- * trial.c child_spawn; nobody types it): the strategy and its options,
- * the queue, the Redis target (the password comes in the environment
- * variable DQLAB_CHILD_REDIS_PASSWORD, never in argv, which `ps` shows),
- * the trial's task parameters (so the payloads can be checked; with
- * --enqueue-batch=N an all-in-one child's producers enqueue in groups of N
- * as in a thread-mode trial, trial.h enqueue_batch), the log
- * path, its consumer name, its clock offset and its "die at" plan (claim
- * number and point).  It appends its D, A, R and F records to the trial's
- * log through its own O_APPEND descriptor (never the Z record: the parent
- * ends the log once every child is reaped), runs until SIGTERM (the
- * parent's stop) and prints one summary line on stdout
- * (dq_trial_child_run).  An all-in-one child also reads its stdin, a
- * socket from the parent: '1' stops its consumer threads (a subscriber
- * outage: they close their handles while the producers go on), '0' starts
- * them again (trial.c child_outage); a consumer child is stopped by
- * SIGTERM instead.
+ * trial_procs.c; nobody types it): its role, the strategy and its options,
+ * the queue, the log path, its name, slot and generation, the parameters
+ * params.c marks for children (parsed by the same table, with the same
+ * bounds), the fault specs, and the Redis target (the password comes in
+ * the environment variable DQLAB_CHILD_REDIS_PASSWORD, never in argv,
+ * which `ps` shows).  From the faults, its slot and its generation each
+ * consumer computes its plan (dq_faults_consumer_plan: its clock offset,
+ * where it dies) as the parent does.  It appends its D, A, R and F records
+ * to the trial's log through its own O_APPEND descriptor (never the Z
+ * record: the parent ends the log once every child is reaped), runs until
+ * SIGTERM (the parent's stop) and prints one summary line on stdout.  An
+ * all-in-one child also reads its stdin, a socket from the parent: '1'
+ * stops its consumer threads (an outage: they close their handles while
+ * the producers go on), '0' starts them again; a consumer child is
+ * stopped by SIGTERM instead.
  *
  * It never outlives the parent: PR_SET_PDEATHSIG = SIGKILL is set by the
  * parent between fork and exec, and again here (it survives execve of a
@@ -34,8 +34,8 @@
  * line on stderr, which the parent reads from the pipe).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,10 +43,24 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "faults.h"
-#include "trial.h"
+#include "commands.h"
+#include "params.h"
+#include "redis_url.h"
+#include "trial_int.h"
 
-static int num(const char *name, const char *v, int64_t lo, int64_t hi,
+#define CHILD_ERR(...)                                                       \
+    (fprintf(stderr, "dqlab " DQ_CHILD_COMMAND ": " __VA_ARGS__),            \
+     fputc('\n', stderr), 2)
+
+/* What the command line gives besides dq_trial_params. */
+typedef struct child_args {
+    const char *role, *strategy, *log;
+    dq_child_spec c;
+    dq_redis_target target;
+} child_args;
+
+/* An integer argument in [lo, hi]. */
+static int num(const char *key, const char *v, int64_t lo, int64_t hi,
                int64_t *out)
 {
     char *end;
@@ -54,142 +68,260 @@ static int num(const char *name, const char *v, int64_t lo, int64_t hi,
 
     errno = 0;
     x = strtoll(v, &end, 10);
-    if (errno != 0 || *end != '\0' || end == v || x < lo || x > hi) {
-        fprintf(stderr, "dqlab %s: %s: bad value '%.60s'\n", DQ_CHILD_COMMAND,
-                name, v);
-        return -1;
-    }
+    if (errno != 0 || *end != '\0' || end == v || x < lo || x > hi)
+        return CHILD_ERR("%s: bad value '%.60s'", key, v);
     *out = x;
+    return 0;
+}
+
+/* One --key=val that is not a parameter of the table.  Returns 0 or 2. */
+static int child_arg(child_args *a, dq_trial_params *p, const char *key,
+                     const char *val)
+{
+    char err[512];
+    int64_t v;
+
+    if (strcmp(key, "role") == 0) {
+        a->role = val;
+    } else if (strcmp(key, "strategy") == 0) {
+        a->strategy = val;
+    } else if (strcmp(key, "queue") == 0) {
+        snprintf(p->queue, sizeof p->queue, "%s", val);
+    } else if (strcmp(key, "log") == 0) {
+        a->log = val;
+    } else if (strcmp(key, "name") == 0) {
+        a->c.name = val;
+    } else if (strcmp(key, "slot") == 0 || strcmp(key, "gen") == 0) {
+        if (num(key, val, 0, 1 << 20, &v) != 0)
+            return 2;
+        *(key[0] == 's' ? &a->c.slot : &a->c.gen) = (int)v;
+    } else if (strcmp(key, "host") == 0) {
+        snprintf(a->target.host, sizeof a->target.host, "%s", val);
+    } else if (strcmp(key, "port") == 0 || strcmp(key, "db") == 0) {
+        if (num(key, val, key[0] == 'p' ? 1 : 0,
+                key[0] == 'p' ? 65535 : 1 << 20, &v) != 0)
+            return 2;
+        *(key[0] == 'p' ? &a->target.port : &a->target.db) = (int)v;
+    } else if (strcmp(key, "user") == 0) {
+        snprintf(a->target.user, sizeof a->target.user, "%s", val);
+    } else if (strcmp(key, "opt") == 0) {
+        if (p->nopts >= DQ_MAX_OPTS ||
+            dq_opt_parse(val, &p->opts[p->nopts++], err, sizeof err) != DQ_OK)
+            return CHILD_ERR("opt: bad option '%.60s'", val);
+    } else if (strcmp(key, "fault") == 0) {
+        if (p->nfaults >= DQ_MAX_FAULTS ||
+            dq_fault_parse(val, &p->faults[p->nfaults++], err, sizeof err))
+            return CHILD_ERR("fault: %s", err);
+    } else {
+        return CHILD_ERR("unknown argument --%s", key);
+    }
+    return 0;
+}
+
+/* The whole command line into p and a.  Returns 0 or 2. */
+static int parse_args(int argc, char **argv, dq_trial_params *p,
+                      child_args *a)
+{
+    char err[512], flag[48];
+
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *eq = strchr(arg, '=');
+        const dq_param *d;
+        int64_t v, v2;
+
+        if (strncmp(arg, "--", 2) != 0 || eq == NULL ||
+            (size_t)(eq - arg) >= sizeof flag)
+            return CHILD_ERR("unexpected argument '%.60s' (an internal "
+                             "command of process-mode trials)", arg);
+        snprintf(flag, sizeof flag, "%.*s", (int)(eq - arg), arg);
+        if ((d = dq_param_by_flag(flag)) == NULL) {
+            if (child_arg(a, p, flag + 2, eq + 1) != 0)
+                return 2;
+            continue;
+        }
+        if (dq_param_parse(d, flag, eq + 1, &v, &v2, err, sizeof err) != 0)
+            return CHILD_ERR("%s", err);
+        dq_param_set(d, p, v, v2);
+    }
+    if (a->role == NULL || a->strategy == NULL || a->log == NULL ||
+        p->queue[0] == '\0' ||
+        (strcmp(a->role, "all") != 0 &&
+         (strcmp(a->role, "consumer") != 0 || a->c.name == NULL)))
+        return CHILD_ERR("--role, --strategy, --queue, --log (and --name for "
+                         "a consumer) are required");
+    a->c.all_in_one = strcmp(a->role, "all") == 0;
+    p->strategy = dq_strategy_find(a->strategy);
+    if (p->strategy == NULL)
+        return CHILD_ERR("unknown strategy '%.60s'", a->strategy);
     return 0;
 }
 
 int dq_cmd_child(int argc, char **argv)
 {
     dq_trial_params p;
-    dq_child_spec c;
-    dq_redis_target target;
-    const char *role = NULL, *strategy = NULL, *log = NULL, *pw;
+    child_args a;
+    const char *pw;
     char err[512];
-    int64_t v;
     int rc;
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() == 1)
         return 2; /* the parent is already gone */
     dq_trial_defaults(&p);
-    memset(&c, 0, sizeof c);
-    memset(&target, 0, sizeof target);
-    c.skew_index = -1;
-    c.die_index = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *eq = strchr(a, '=');
-        char key[40];
-        const char *val;
-
-        if (strcmp(a, "--retry") == 0) {
-            c.retry = true;
-            continue;
-        }
-        if (strncmp(a, "--", 2) != 0 || eq == NULL ||
-            (size_t)(eq - a) >= sizeof key) {
-            fprintf(stderr, "dqlab %s: unexpected argument '%.60s' (an "
-                    "internal command of process-mode trials)\n",
-                    DQ_CHILD_COMMAND, a);
-            return 2;
-        }
-        snprintf(key, sizeof key, "%.*s", (int)(eq - a - 2), a + 2);
-        val = eq + 1;
-#define NUM(k, lo, hi, dst)                                   \
-    else if (strcmp(key, k) == 0) {                           \
-        if (num(k, val, lo, hi, &v) != 0)                     \
-            return 2;                                         \
-        dst = v;                                              \
-    }
-        if (strcmp(key, "role") == 0)
-            role = val;
-        else if (strcmp(key, "strategy") == 0)
-            strategy = val;
-        else if (strcmp(key, "queue") == 0)
-            snprintf(p.queue, sizeof p.queue, "%s", val);
-        else if (strcmp(key, "log") == 0)
-            log = val;
-        else if (strcmp(key, "name") == 0)
-            c.name = val;
-        else if (strcmp(key, "seed") == 0)
-            p.seed = strtoull(val, NULL, 10);
-        NUM("tasks", 0, INT64_MAX, p.tasks)
-        NUM("producers", 1, 1024, p.producers)
-        NUM("consumers", 1, 1024, p.consumers)
-        NUM("work-us", 0, INT64_MAX, p.work_us)
-        NUM("payload-bytes", 0, INT64_MAX, p.payload_bytes)
-        NUM("claim-timeout-ms", 0, INT64_MAX, p.claim_timeout_ms)
-        NUM("enqueue-batch", 1, DQ_TRIAL_MAX_ENQUEUE_BATCH, p.enqueue_batch)
-        NUM("clock-offset-us", INT64_MIN / 2, INT64_MAX / 2, c.clock_offset_us)
-        NUM("skew-index", -1, 1024, c.skew_index)
-        NUM("die-claim", 0, INT64_MAX, c.die_claim)
-        NUM("die-index", -1, 1024, c.die_index)
-        NUM("port", 1, 65535, target.port)
-        NUM("db", 0, 1 << 20, target.db)
-        else if (strcmp(key, "delay-ms") == 0) {
-            if (sscanf(val, "%" SCNd64 ":%" SCNd64, &p.delay_min_ms,
-                       &p.delay_max_ms) != 2) {
-                fprintf(stderr, "dqlab %s: delay-ms: bad value '%.60s'\n",
-                        DQ_CHILD_COMMAND, val);
-                return 2;
-            }
-        } else if (strcmp(key, "die-point") == 0) {
-            c.die_point = dq_kill_point_parse(val);
-        } else if (strcmp(key, "host") == 0) {
-            snprintf(target.host, sizeof target.host, "%s", val);
-        } else if (strcmp(key, "user") == 0) {
-            snprintf(target.user, sizeof target.user, "%s", val);
-        } else if (strcmp(key, "opt") == 0) {
-            if (p.nopts >= DQ_MAX_OPTS ||
-                dq_opt_parse(val, &p.opts[p.nopts], err, sizeof err) != DQ_OK) {
-                fprintf(stderr, "dqlab %s: opt: bad option '%.60s'\n",
-                        DQ_CHILD_COMMAND, val);
-                return 2;
-            }
-            p.nopts++;
-        } else {
-            fprintf(stderr, "dqlab %s: unknown argument --%s\n",
-                    DQ_CHILD_COMMAND, key);
-            return 2;
-        }
-#undef NUM
-    }
-    if (role == NULL || strategy == NULL || log == NULL || p.queue[0] == '\0' ||
-        (strcmp(role, "all") != 0 && (strcmp(role, "consumer") != 0 ||
-                                      c.name == NULL))) {
-        fprintf(stderr, "dqlab %s: --role, --strategy, --queue, --log (and "
-                "--name for a consumer) are required\n", DQ_CHILD_COMMAND);
+    memset(&a, 0, sizeof a);
+    if (parse_args(argc, argv, &p, &a) != 0)
         return 2;
-    }
-    c.all_in_one = strcmp(role, "all") == 0;
-    p.strategy = dq_strategy_find(strategy);
-    if (p.strategy == NULL) {
-        fprintf(stderr, "dqlab %s: unknown strategy '%.60s'\n",
-                DQ_CHILD_COMMAND, strategy);
-        return 2;
-    }
-    if (target.host[0] != '\0') {
+    if (a.target.host[0] != '\0') {
         pw = getenv("DQLAB_CHILD_REDIS_PASSWORD");
         if (pw != NULL)
-            snprintf(target.password, sizeof target.password, "%s", pw);
-        p.redis = &target;
+            snprintf(a.target.password, sizeof a.target.password, "%s", pw);
+        p.redis = &a.target;
     }
     unsetenv("DQLAB_CHILD_REDIS_PASSWORD");
-    p.log_path = log; /* named in a failed write's message */
-    c.log = dq_eventlog_open_append(log, DQ_LOG_SYNC_EACH, err, sizeof err);
-    if (c.log == NULL) {
-        fprintf(stderr, "dqlab %s: %s\n", DQ_CHILD_COMMAND, err);
-        return 2;
-    }
-    rc = dq_trial_child_run(&p, &c, err, sizeof err);
-    dq_eventlog_close(c.log);
-    if (rc != 0) {
-        fprintf(stderr, "dqlab %s: %s\n", DQ_CHILD_COMMAND, err);
-        return 2;
-    }
+    p.log_path = a.log; /* named in a failed write's message */
+    a.c.log = dq_eventlog_open_append(a.log, DQ_LOG_SYNC_EACH, err,
+                                      sizeof err);
+    if (a.c.log == NULL)
+        return CHILD_ERR("%s", err);
+    rc = dq_trial_child_run(&p, &a.c, err, sizeof err);
+    dq_eventlog_close(a.c.log);
+    if (rc != 0)
+        return CHILD_ERR("%s", err);
     return 0;
+}
+
+/* ---- The child's run ----------------------------------------------------- */
+
+/* The all-in-one child's side of the parent's control socket: waits at
+ * most wait_us for bytes on stdin and sets t->outage from the last '1'
+ * (stop the consumer threads) or '0' (start them again).  At EOF or on a
+ * read error *open becomes false and later calls just sleep. */
+static void child_control(dq_trial_state *t, bool *open, int64_t wait_us)
+{
+    struct pollfd pfd = {.fd = STDIN_FILENO, .events = POLLIN};
+    char buf[16];
+    ssize_t n;
+
+    if (!*open) {
+        dq_sleep_us(wait_us);
+        return;
+    }
+    if (poll(&pfd, 1, (int)(wait_us / 1000)) <= 0)
+        return;
+    n = read(STDIN_FILENO, buf, sizeof buf);
+    if (n <= 0) {
+        if (n == 0 || errno != EINTR)
+            *open = false;
+        return;
+    }
+    for (ssize_t i = 0; i < n; i++)
+        if (buf[i] == '1' || buf[i] == '0')
+            atomic_store(&t->outage, buf[i] == '1');
+}
+
+/* The handles of the child's workers: one consumer, or an in-process
+ * strategy's producers and consumers.  Returns how many were opened, or
+ * -1 with err. */
+static int open_workers(dq_trial_state *t, const dq_child_spec *c,
+                        dq_trial_worker *ws, int n, char *err, size_t errlen)
+{
+    const dq_trial_params *p = t->p;
+
+    for (int i = 0; i < n; i++) {
+        dq_trial_worker *w = &ws[i];
+        bool prod = c->all_in_one && i < p->producers;
+        dq_config cfg;
+
+        w->t = t;
+        w->index = prod ? i : (c->all_in_one ? i - p->producers : c->slot);
+        if (c->all_in_one)
+            snprintf(w->name, sizeof w->name, "%c%d", prod ? 'p' : 'c',
+                     w->index);
+        else
+            snprintf(w->name, sizeof w->name, "%s", c->name);
+        if (!prod)
+            dq_faults_consumer_plan(p, w->index, c->gen, c->all_in_one,
+                                    &w->plan);
+        cfg = dq_trial_worker_config(w);
+        if (dq_open(p->strategy, &cfg, &w->q, err, errlen) != DQ_OK)
+            return -1;
+    }
+    return n;
+}
+
+/* The all-in-one child: every worker a thread, until SIGTERM. */
+static void run_threads(dq_trial_state *t, dq_trial_worker *ws, int n)
+{
+    bool control = true;
+
+    atomic_store(&t->producers_left, t->p->producers);
+    for (int i = 0; i < n; i++) {
+        if (pthread_create(&ws[i].th, NULL,
+                           i < t->p->producers ? dq_trial_producer
+                                               : dq_trial_consumer,
+                           &ws[i]) != 0) {
+            dq_trial_fail(t, "pthread_create: %s", strerror(errno));
+            break;
+        }
+        ws[i].started = true;
+    }
+    while (!dq_trial_should_stop(t))
+        child_control(t, &control, DQ_TRIAL_WAIT_STEP_US);
+    atomic_store(&t->stop, true);
+    for (int i = 0; i < n; i++)
+        if (ws[i].started)
+            pthread_join(ws[i].th, NULL);
+}
+
+int dq_trial_child_run(const dq_trial_params *p, const dq_child_spec *c,
+                       char *err, size_t errlen)
+{
+    dq_trial_state t;
+    dq_local *local = dq_local_new();
+    int n = c->all_in_one ? p->producers + p->consumers : 1, ret = -1;
+    dq_trial_worker *ws = calloc((size_t)n, sizeof *ws);
+    dq_counters total = {0};
+
+    dq_trial_state_init(&t, p);
+    t.log = c->log;
+    t.cfg.queue = p->queue;
+    t.cfg.opts = p->opts;
+    t.cfg.nopts = p->nopts;
+    t.cfg.local = local;
+    if (p->redis != NULL)
+        dq_trial_config_redis(&t.cfg, p->redis);
+    if (local == NULL || ws == NULL) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    if (open_workers(&t, c, ws, n, err, errlen) < 0)
+        goto out;
+    if (c->all_in_one)
+        run_threads(&t, ws, n);
+    else
+        dq_trial_consumer(&ws[0]);
+    if (atomic_load(&t.failed)) {
+        snprintf(err, errlen, "%s", t.fail_msg);
+        goto out;
+    }
+    ret = 0;
+out:
+    for (int i = 0; ws != NULL && i < n; i++) {
+        dq_trial_worker_close(&ws[i]);
+        dq_trial_add_counters(&total, &ws[i].acc);
+    }
+    if (ret == 0) {
+        printf("S %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+               " %" PRIuFAST64 " %" PRIuFAST64 " %" PRIuFAST64 " %s\n",
+               total.round_trips, total.empty_polls, total.lost_races,
+               total.wakeups, total.putbacks, atomic_load(&t.errors),
+               atomic_load(&t.payload_bad), atomic_load(&t.retries),
+               t.first_error);
+        fflush(stdout);
+    }
+    free(ws);
+    if (local != NULL)
+        dq_local_free(local);
+    dq_trial_state_free(&t);
+    return ret;
 }

@@ -21,7 +21,7 @@
  *                                              delivery's; EIO and others:
  *                                              the call failed); that
  *                                              delivery is not acked
- *   F  <t_us> <fault> begin|end <arg>          a fault window (faults issue)
+ *   F  <t_us> <fault> begin|end <arg>          a fault window
  *   Z  <t_us> clean|interrupted                how the log ended: the last
  *                                              line of every log whose
  *                                              writer finished (clean: the
@@ -37,7 +37,7 @@
  * same records, A without <attempt>, no R or Z), which never says how it
  * ended, so a v1 log gets counts but no verdict either.
  *
- * F records as the harness writes them (trial.c, faults.h).  <arg> is
+ * F records as the harness writes them (faults.h).  <arg> is
  * "<consumer>:<key>=<v>,..." when the fault concerns one consumer (the
  * name before the first ':' is the consumer of the D/A records), else
  * "<key>=<v>,..." (or empty):
@@ -53,8 +53,13 @@
  *   pause-redis begin|end    ms=N  (SIGSTOP .. SIGCONT)
  *   subscriber-outage begin|end  ms=N  (consumers stopped .. started)
  *   clock-skew begin|end  c0:offset_ms=+N  (the whole run)
- *   mover-stall begin ""; end pubsub=N,blocked=M  (the CLIENT KILLs)
+ *   mover-stall begin ""; end pubsub=N,blocked=M  (the CLIENT KILLs),
+ *       or end error=1 when it dropped nothing (Redis refused CLIENT
+ *       KILL, or every connection found had closed): the trial then
+ *       fails, so such a log never ends with Z clean
  *   an end cut short by the end of the trial has arg interrupted=1.
+ * Each fault's row (harness/fault_<name>.c) writes its own; the list here
+ * is for readers of the log.
  * Headers the trial adds for faults: H consumer_mode thread|process,
  * H fault <spec>[,<spec>...] (only with faults), H end_us <t_us> (when the
  * trial stopped waiting; written after the run's records start).

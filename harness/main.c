@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "commands.h"
-#include "faults.h"
 #include "opcost.h"
 #include "signals.h"
 
@@ -83,7 +82,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (strcmp(cmd, DQ_CHILD_COMMAND) == 0) {
-        /* Hidden: a consumer process of a process-mode trial (trial.c). */
+        /* Hidden: a consumer process of a process-mode trial (trial.h). */
         dq_signals_install();
         return dq_cmd_child(argc - 1, argv + 1);
     }

@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include "../strategies/dq.h"
-#include "experiment.h"
 #include "opcost.h"
 #include "parse.h"
 #include "runmeta.h"
@@ -345,8 +344,11 @@ static void set_defaults(dq_opcost_opts *o)
     static const int64_t ns[] = {1000, 10000, 100000, 1000000};
 
     memset(o, 0, sizeof *o);
-    o->strategies[o->nstrategies++] = dq_strategy_find("heap");
-    o->strategies[o->nstrategies++] = dq_strategy_find("wheel");
+    /* Every in-process strategy (no Redis), from the registry. */
+    for (size_t i = 0; dq_strategies[i] != NULL; i++)
+        if (!(dq_strategies[i]->flags & DQ_G_NEEDS_REDIS) &&
+            o->nstrategies < DQ_OPCOST_MAX_STRATEGIES)
+            o->strategies[o->nstrategies++] = dq_strategies[i];
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
         o->n[o->nn++] = ns[i];
     o->ops = 200000;
@@ -409,7 +411,7 @@ int dq_opcost_parse_args(int argc, char **argv, dq_opcost_opts *o,
             return -1;
         i++;
     }
-    dq_experiment_command_line(argc, argv, o->command, sizeof o->command);
+    dq_runmeta_command_line(argc, argv, o->command, sizeof o->command);
     return 0;
 }
 

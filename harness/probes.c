@@ -359,22 +359,17 @@ static void spread(probe_ctx *p, int64_t lo, int64_t hi, int64_t jitter,
     }
 }
 
-static int probe_c06(probe_ctx *p)
+/* C06, milliseconds from now to 2100. */
+static int c06_ms(probe_ctx *p, const char *k, int64_t *v, int64_t t0)
 {
-    char k[128], action[512], obs[512], in[256], d1[32], d2[32];
-    int64_t *v = malloc(SAMPLES * sizeof *v);
+    char action[512], obs[512], in[256];
+    char d1[32];
     rt_result r;
-    int rc = -1;
-    if (v == NULL)
-        return fail(p, "out of memory");
-    key(p, "c06", k, sizeof k);
-    int64_t t0 = now_ms();
 
-    /* Milliseconds, now .. 2100. */
     p->probe = "C06 ms-epoch";
     spread(p, t0, Y2100_MS, 1000, v, SAMPLES);
     if (roundtrip(p, k, v, SAMPLES, &r) != 0)
-        goto done;
+        return -1;
     fmt_date_s(t0 / 1000, d1, sizeof d1);
     snprintf(action, sizeof action, "ZADD then ZSCORE of %d ms epoch "
              "timestamps spread from now (%" PRId64 ", %s) to %" PRId64
@@ -388,12 +383,19 @@ static int probe_c06(probe_ctx *p)
     snprintf(in, sizeof in, "exact=%zu;n=%zu;lo=%" PRId64 ";hi=%" PRId64,
              r.exact, r.n, t0, Y2100_MS);
     row(p, "C06", "ms-epoch", action, obs, in);
+    return 0;
+}
 
-    /* Microseconds, now .. 2100. */
+/* C06, microseconds from now to 2100. */
+static int c06_us(probe_ctx *p, const char *k, int64_t *v, int64_t t0)
+{
+    char action[512], obs[512], in[256];
+    rt_result r;
+
     p->probe = "C06 us-epoch";
     spread(p, t0 * 1000, Y2100_MS * 1000, 1000000, v, SAMPLES);
     if (roundtrip(p, k, v, SAMPLES, &r) != 0)
-        goto done;
+        return -1;
     snprintf(action, sizeof action, "ZADD then ZSCORE of %d microsecond "
              "epoch timestamps spread from now to 2100-01-01, random us "
              "offsets", SAMPLES);
@@ -405,14 +407,22 @@ static int probe_c06(probe_ctx *p)
                  r.first_bad_reply);
     snprintf(in, sizeof in, "exact=%zu;n=%zu", r.exact, r.n);
     row(p, "C06", "us-epoch", action, obs, in);
+    return 0;
+}
 
-    /* Nanoseconds around now. */
+/* C06, nanoseconds around now. */
+static int c06_ns(probe_ctx *p, const char *k, int64_t *v, int64_t t0)
+{
+    char action[512], obs[512], in[256];
+    rt_result r;
+
+    (void)t0;
     p->probe = "C06 ns-epoch";
     int64_t ns0 = dq_wall_us() * 1000;
     for (size_t i = 0; i < NS_SAMPLES; i++)
         v[i] = ns0 + (int64_t)(rng_next(p) % UINT64_C(1000000000));
     if (roundtrip(p, k, v, NS_SAMPLES, &r) != 0)
-        goto done;
+        return -1;
     snprintf(action, sizeof action, "ZADD then ZSCORE of %d nanosecond "
              "epoch timestamps within 1 s of now", NS_SAMPLES);
     snprintf(obs, sizeof obs, "%zu of %zu exact; largest error %.0Lf ns",
@@ -425,15 +435,24 @@ static int probe_c06(probe_ctx *p)
     snprintf(in, sizeof in, "exact=%zu;n=%zu;max_err=%.0Lf", r.exact, r.n,
              r.max_err);
     row(p, "C06", "ns-epoch", action, obs, in);
+    return 0;
+}
 
-    /* The first integer that does not round-trip: 2^k+1 for k = 32..62,
-     * then every integer around the first failing 2^k. */
+/* C06, the first integer a score does not hold exactly: 2^k+1 for k =
+ * 32..62, then every integer around the first failing 2^k. */
+static int c06_first_inexact(probe_ctx *p, const char *k, int64_t *v,
+                             int64_t t0)
+{
+    char action[512], obs[512], in[256];
+    rt_result r;
+
+    (void)t0;
     p->probe = "C06 first-inexact";
     int kfail = -1;
     for (int e = 32; e <= 62 && kfail < 0; e++) {
         int x = exact1(p, k, (INT64_C(1) << e) + 1, NULL, 0);
         if (x < 0)
-            goto done;
+            return -1;
         if (x == 0)
             kfail = e;
     }
@@ -447,10 +466,10 @@ static int probe_c06(probe_ctx *p)
         for (int64_t x = base - 8; x <= base + 8; x++)
             v[m++] = x;
         if (roundtrip(p, k, v, m, &r) != 0)
-            goto done;
+            return -1;
         if (r.first_bad == r.n) {
             fail(p, "2^%d+1 failed alone but not in the scan", kfail);
-            goto done;
+            return -1;
         }
         int64_t first = v[r.first_bad];
         char dns[32], dus[32], dms[32];
@@ -468,14 +487,23 @@ static int probe_c06(probe_ctx *p)
         snprintf(in, sizeof in, "first_inexact=%" PRId64, first);
         row(p, "C06", "first-inexact", action, obs, in);
     }
+    return 0;
+}
 
-    /* ms x 4096 + 4095: bisect the first ms at which it stops. */
+/* C06, ms x 4096 + 4095 (a 12-bit sequence under the ms): bisect the
+ * first ms at which it stops. */
+static int c06_x4096(probe_ctx *p, const char *k, int64_t *v, int64_t t0)
+{
+    char action[512], obs[512], in[256];
+    char d2[32];
+
+    (void)v;
     p->probe = "C06 ms-x4096";
     int64_t lo = t0, hi = Y2100_MS;
     int xl = exact1(p, k, lo * 4096 + 4095, NULL, 0);
     int xh = xl < 0 ? -1 : exact1(p, k, hi * 4096 + 4095, NULL, 0);
     if (xl < 0 || xh < 0)
-        goto done;
+        return -1;
     snprintf(action, sizeof action, "ZADD/ZSCORE of ms*4096+4095 (a 12-bit "
              "sequence under the ms) for ms from now to 2100-01-01, "
              "bisecting for the first ms that is not exact");
@@ -491,7 +519,7 @@ static int probe_c06(probe_ctx *p)
             int64_t mid = lo + (hi - lo) / 2;
             int x = exact1(p, k, mid * 4096 + 4095, NULL, 0);
             if (x < 0)
-                goto done;
+                return -1;
             if (x)
                 lo = mid;
             else
@@ -500,7 +528,7 @@ static int probe_c06(probe_ctx *p)
         }
         char reply[64];
         if (exact1(p, k, hi * 4096 + 4095, reply, sizeof reply) < 0)
-            goto done;
+            return -1;
         fmt_date_s(hi / 1000, d2, sizeof d2);
         snprintf(obs, sizeof obs, "exact up to ms %" PRId64 "; from ms %"
                  PRId64 " (%s) on it is not: %" PRId64 " read back as %s "
@@ -509,8 +537,23 @@ static int probe_c06(probe_ctx *p)
         snprintf(in, sizeof in, "first_inexact_ms=%" PRId64, hi);
     }
     row(p, "C06", "ms-x4096", action, obs, in);
-    rc = 0;
-done:
+    return 0;
+}
+
+static int probe_c06(probe_ctx *p)
+{
+    char k[128];
+    int64_t *v = malloc(SAMPLES * sizeof *v), t0;
+    int rc = -1;
+
+    if (v == NULL)
+        return fail(p, "out of memory");
+    key(p, "c06", k, sizeof k);
+    t0 = now_ms();
+    if (c06_ms(p, k, v, t0) == 0 && c06_us(p, k, v, t0) == 0 &&
+        c06_ns(p, k, v, t0) == 0 && c06_first_inexact(p, k, v, t0) == 0 &&
+        c06_x4096(p, k, v, t0) == 0)
+        rc = 0;
     free(v);
     return rc;
 }
@@ -650,24 +693,23 @@ static int probe_c08(probe_ctx *p)
 
 /* ---- C09: payload TTL vs delay ----------------------------------------- */
 
-static int probe_c09(probe_ctx *p)
+#define C09_DELAY_MS 500
+#define C09_TTL_SHORT_MS 200
+#define C09_TTL_LONG_MS 1000
+
+/* Tasks s0..s19 with the short payload TTL, l0..l19 with the long one,
+ * all due at t0 + C09_DELAY_MS. */
+static int c09_enqueue(probe_ctx *p, const char *z, int64_t t0)
 {
-    char z[128], pk[128], id[32], due[32], obs[512], in[160], action[512];
-    const int64_t delay = 500, ttl_short = 200, ttl_long = 1000;
-    char ps[16], pl[16];
-    long long lost_short = 0, lost_long = 0, left = 0;
-    p->probe = "C09 payload-ttl";
-    key(p, "c09z", z, sizeof z);
-    snprintf(ps, sizeof ps, "%" PRId64, ttl_short);
-    snprintf(pl, sizeof pl, "%" PRId64, ttl_long);
-    int64_t t0 = now_ms();
-    snprintf(due, sizeof due, "%" PRId64, t0 + delay);
+    char id[32], due[32], ps[16], pl[16], kk[160];
     redisReply *r;
-    /* Tasks s0..s19 with the short TTL, l0..l19 with the long one. */
+
+    snprintf(ps, sizeof ps, "%d", C09_TTL_SHORT_MS);
+    snprintf(pl, sizeof pl, "%d", C09_TTL_LONG_MS);
+    snprintf(due, sizeof due, "%" PRId64, t0 + C09_DELAY_MS);
     for (int i = 0; i < 2 * TTL_TASKS; i++) {
         bool shrt = i < TTL_TASKS;
         snprintf(id, sizeof id, "%c%d", shrt ? 's' : 'l', i % TTL_TASKS);
-        char kk[160];
         snprintf(kk, sizeof kk, "%s:pay:%s", p->prefix, id);
         if ((r = CMD(p, "SET", kk, "payload", "PX", shrt ? ps : pl)) == NULL)
             return -1;
@@ -676,86 +718,119 @@ static int probe_c09(probe_ctx *p)
             return -1;
         freeReplyObject(r);
     }
-    sleep_until_ms(t0 + delay);
-    if (dq_signals_caught())
-        return 0;
-    /* The consumer: ZPOPMIN every task, GET its payload; process (DEL)
-     * half of the long-TTL ones, leave the other half behind. */
+    return 0;
+}
+
+/* The consumer: ZPOPMIN every task, GET its payload; process (DEL) half
+ * of the long-TTL ones, leave the other half behind.  Counts the payloads
+ * gone of each kind. */
+static int c09_consume(probe_ctx *p, const char *z, long long *lost_short,
+                       long long *lost_long)
+{
+    char id[32], pk[128];
+    redisReply *r;
+    bool gone;
+
     for (;;) {
         if ((r = CMD(p, "ZPOPMIN", z)) == NULL)
             return -1;
-        if (r->type != REDIS_REPLY_ARRAY || (r->elements != 0 &&
-                                             r->elements != 2)) {
+        if (r->type != REDIS_REPLY_ARRAY ||
+            (r->elements != 0 && r->elements != 2)) {
             freeReplyObject(r);
             return fail(p, "ZPOPMIN: unexpected reply");
         }
         if (r->elements == 0) {
             freeReplyObject(r);
-            break;
+            return 0;
         }
         snprintf(id, sizeof id, "%s", r->element[0]->str);
         freeReplyObject(r);
         snprintf(pk, sizeof pk, "%s:pay:%s", p->prefix, id);
         if ((r = CMD(p, "GET", pk)) == NULL)
             return -1;
-        bool gone = r->type == REDIS_REPLY_NIL;
+        gone = r->type == REDIS_REPLY_NIL;
         freeReplyObject(r);
         if (id[0] == 's') {
-            lost_short += gone;
+            *lost_short += gone;
         } else {
-            lost_long += gone;
+            *lost_long += gone;
             if (!gone && atoi(id + 1) % 2 == 0 && del_key(p, pk) != 0)
                 return -1;
         }
     }
-    int64_t at = now_ms() - t0;
-    snprintf(action, sizeof action, "%d tasks: SET pay:ID payload PX %" PRId64
-             " and ZADD z now+%" PRId64 " ID; at the due time ZPOPMIN each "
-             "and GET its payload", TTL_TASKS, ttl_short, delay);
-    snprintf(obs, sizeof obs, "%lld of %d payloads gone when claimed at +%"
-             PRId64 " ms (TTL %" PRId64 " ms < delay %" PRId64 " ms)",
-             lost_short, TTL_TASKS, at, ttl_short, delay);
-    snprintf(in, sizeof in, "lost=%lld;n=%d;ttl_ms=%" PRId64 ";delay_ms=%"
-             PRId64, lost_short, TTL_TASKS, ttl_short, delay);
-    row(p, "C09", "ttl-shorter", action, obs, in);
-    snprintf(action, sizeof action, "%d tasks: SET pay:ID payload PX %" PRId64
-             " and ZADD z now+%" PRId64 " ID; at the due time ZPOPMIN each "
-             "and GET its payload", TTL_TASKS, ttl_long, delay);
-    snprintf(obs, sizeof obs, "%lld of %d payloads gone when claimed at +%"
-             PRId64 " ms (TTL %" PRId64 " ms > delay %" PRId64 " ms)",
-             lost_long, TTL_TASKS, at, ttl_long, delay);
-    snprintf(in, sizeof in, "lost=%lld;n=%d;ttl_ms=%" PRId64 ";delay_ms=%"
-             PRId64, lost_long, TTL_TASKS, ttl_long, delay);
-    row(p, "C09", "ttl-longer", action, obs, in);
+}
 
-    /* Leftovers: the odd long-TTL payloads were never deleted. */
+/* One row: of TTL_TASKS payloads with ttl, how many were gone when
+ * claimed at +at ms. */
+static void c09_row(probe_ctx *p, const char *name, int64_t ttl,
+                    long long lost, int64_t at)
+{
+    char obs[512], in[160], action[512];
+
+    snprintf(action, sizeof action, "%d tasks: SET pay:ID payload PX %" PRId64
+             " and ZADD z now+%d ID; at the due time ZPOPMIN each and GET "
+             "its payload", TTL_TASKS, ttl, C09_DELAY_MS);
+    snprintf(obs, sizeof obs, "%lld of %d payloads gone when claimed at +%"
+             PRId64 " ms (TTL %" PRId64 " ms %c delay %d ms)", lost,
+             TTL_TASKS, at, ttl, ttl < C09_DELAY_MS ? '<' : '>',
+             C09_DELAY_MS);
+    snprintf(in, sizeof in, "lost=%lld;n=%d;ttl_ms=%" PRId64 ";delay_ms=%d",
+             lost, TTL_TASKS, ttl, C09_DELAY_MS);
+    row(p, "C09", name, action, obs, in);
+}
+
+/* Leftovers: the odd long-TTL payloads were never deleted; EXISTS right
+ * after the claim and again after their TTL. */
+static int c09_leftovers(probe_ctx *p, int64_t t0)
+{
+    char pk[128], obs[512], in[160], action[512];
     const int nleft = TTL_TASKS / 2;
-    long long before = 0;
+    long long count[2] = {0, 0}, e;
+
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1)
-            sleep_until_ms(t0 + ttl_long + 100);
-        long long n = 0;
+            sleep_until_ms(t0 + C09_TTL_LONG_MS + 100);
         for (int i = 1; i < TTL_TASKS; i += 2) {
-            long long e = 0;
+            e = 0;
             snprintf(pk, sizeof pk, "%s:pay:l%d", p->prefix, i);
             if (cmd_int(p, CMD(p, "EXISTS", pk), &e) != 0)
                 return -1;
-            n += e;
+            count[pass] += e;
         }
-        if (pass == 0)
-            before = n;
-        else
-            left = n;
     }
-    snprintf(action, sizeof action, "of the TTL %" PRId64 " ms payloads, %d "
-             "were left behind unprocessed (a consumer that never deleted "
-             "them); EXISTS on each right after the claim and again at +%"
-             PRId64 " ms", ttl_long, nleft, ttl_long + 100);
+    snprintf(action, sizeof action, "of the TTL %d ms payloads, %d were left "
+             "behind unprocessed (a consumer that never deleted them); "
+             "EXISTS on each right after the claim and again at +%d ms",
+             C09_TTL_LONG_MS, nleft, C09_TTL_LONG_MS + 100);
     snprintf(obs, sizeof obs, "%lld of %d present after the claim, %lld "
-             "left after the TTL", before, nleft, left);
-    snprintf(in, sizeof in, "leftovers=%lld;before=%lld;n=%d", left, before,
-             nleft);
+             "left after the TTL", count[0], nleft, count[1]);
+    snprintf(in, sizeof in, "leftovers=%lld;before=%lld;n=%d", count[1],
+             count[0], nleft);
     row(p, "C09", "leftovers", action, obs, in);
+    return 0;
+}
+
+static int probe_c09(probe_ctx *p)
+{
+    char z[128];
+    long long lost_short = 0, lost_long = 0;
+    int64_t t0, at;
+
+    p->probe = "C09 payload-ttl";
+    key(p, "c09z", z, sizeof z);
+    t0 = now_ms();
+    if (c09_enqueue(p, z, t0) != 0)
+        return -1;
+    sleep_until_ms(t0 + C09_DELAY_MS);
+    if (dq_signals_caught())
+        return 0;
+    if (c09_consume(p, z, &lost_short, &lost_long) != 0)
+        return -1;
+    at = now_ms() - t0;
+    c09_row(p, "ttl-shorter", C09_TTL_SHORT_MS, lost_short, at);
+    c09_row(p, "ttl-longer", C09_TTL_LONG_MS, lost_long, at);
+    if (c09_leftovers(p, t0) != 0)
+        return -1;
     return del_key(p, z);
 }
 
@@ -1038,150 +1113,191 @@ static void usage(FILE *f)
                "and moves DIR/probes/latest.  Takes about 10 s.\n");
 }
 
-int dq_cmd_probes(int argc, char **argv)
-{
-    const char *results = "results", *url = NULL;
+/* What one `dqlab probes` holds. */
+typedef struct probes_cmd {
+    const char *results, *url;
     dq_redis_target target;
     dq_redis_server srv;
-    char err[1024], dir[PATH_MAX], parent[PATH_MAX], stamp[64];
-    char path[PATH_MAX + 32], started[40], redacted[512], command[1024];
-    char *buf = NULL, *mbuf = NULL;
-    size_t len = 0, mlen = 0;
-    FILE *csv = NULL, *meta = NULL;
-    int ret = 2;
+    char command[1024];       /* for meta.txt, --redis redacted */
+    char redacted[512];       /* "private" or the redacted URL */
+    char version[64];
+    char started[40];
+    int64_t t0;               /* mono, us */
+    char err[1024];
+} probes_cmd;
 
-    memset(&target, 0, sizeof target);
-    memset(&srv, 0, sizeof srv);
-    size_t cl = (size_t)snprintf(command, sizeof command, "dqlab probes");
+/* The arguments.  Returns -1 to go on, else the exit code (printed). */
+static int probes_args(probes_cmd *pc, int argc, char **argv)
+{
+    size_t cl = (size_t)snprintf(pc->command, sizeof pc->command,
+                                 "dqlab probes");
+    char e[256];
+
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             return 0;
         }
-        if (strcmp(a, "--results") == 0 || strcmp(a, "--redis") == 0) {
-            if (i + 1 >= argc || argv[i + 1][0] == '\0') {
-                fprintf(stderr, "dqlab probes: %s needs a value\n", a);
-                return 2;
-            }
-            if (strcmp(a, "--results") == 0) {
-                results = argv[++i];
-                if (cl < sizeof command)
-                    cl += (size_t)snprintf(command + cl, sizeof command - cl,
-                                           " --results %s", results);
-            } else {
-                url = argv[++i];
-            }
-            continue;
-        }
-        fprintf(stderr, "dqlab probes: unknown %s '%s' (see dqlab probes "
-                "--help)\n", a[0] == '-' ? "option" : "argument", a);
-        return 2;
-    }
-    if (url != NULL) {
-        char e[256];
-        if (dq_redis_url_parse(url, &target, e, sizeof e) != 0) {
-            fprintf(stderr, "dqlab probes: --redis: %s\n", e);
+        if (strcmp(a, "--results") != 0 && strcmp(a, "--redis") != 0) {
+            fprintf(stderr, "dqlab probes: unknown %s '%s' (see dqlab "
+                    "probes --help)\n", a[0] == '-' ? "option" : "argument",
+                    a);
             return 2;
         }
-        dq_redis_url_redacted(&target, redacted, sizeof redacted);
-        if (cl < sizeof command)
-            snprintf(command + cl, sizeof command - cl, " --redis %s",
-                     redacted);
+        if (i + 1 >= argc || argv[i + 1][0] == '\0') {
+            fprintf(stderr, "dqlab probes: %s needs a value\n", a);
+            return 2;
+        }
+        if (strcmp(a, "--results") == 0) {
+            pc->results = argv[++i];
+            if (cl < sizeof pc->command)
+                cl += (size_t)snprintf(pc->command + cl,
+                                       sizeof pc->command - cl,
+                                       " --results %s", pc->results);
+        } else {
+            pc->url = argv[++i];
+        }
     }
+    if (pc->url == NULL)
+        return -1;
+    if (dq_redis_url_parse(pc->url, &pc->target, e, sizeof e) != 0) {
+        fprintf(stderr, "dqlab probes: --redis: %s\n", e);
+        return 2;
+    }
+    dq_redis_url_redacted(&pc->target, pc->redacted, sizeof pc->redacted);
+    if (cl < sizeof pc->command)
+        snprintf(pc->command + cl, sizeof pc->command - cl, " --redis %s",
+                 pc->redacted);
+    return -1;
+}
 
-    dq_runmeta_now_iso(started, sizeof started);
-    int64_t t0 = dq_mono_us();
-    char version[64] = "";
-    if (url == NULL) {
+/* The server: a private one, or the one --redis names (its version).
+ * Returns -1 to go on, else the exit code (printed). */
+static int probes_server(probes_cmd *pc)
+{
+    redisContext *c;
+    redisReply *r;
+
+    if (pc->url == NULL) {
         dq_redis_server_opts so = {0};
-        if (dq_redis_server_start(&srv, &so, err, sizeof err) != 0) {
+        if (dq_redis_server_start(&pc->srv, &so, pc->err,
+                                  sizeof pc->err) != 0) {
             if (dq_signals_caught()) {
                 fprintf(stderr, "dqlab probes: interrupted\n");
                 return 130;
             }
-            fprintf(stderr, "dqlab probes: %s\n", err);
+            fprintf(stderr, "dqlab probes: %s\n", pc->err);
             return 2;
         }
-        snprintf(target.host, sizeof target.host, "127.0.0.1");
-        target.port = srv.port;
-        snprintf(version, sizeof version, "%s", srv.version);
-        snprintf(redacted, sizeof redacted, "private");
-    } else {
-        redisContext *c = connect_target(&target, err, sizeof err);
-        if (c == NULL) {
-            fprintf(stderr, "dqlab probes: --redis: %s\n", err);
-            return 2;
-        }
-        redisReply *r = redisCommand(c, "INFO server");
-        if (r == NULL || r->type != REDIS_REPLY_STRING ||
-            dq_runmeta_redis_version(r->str, version, sizeof version) != 0)
-            snprintf(version, sizeof version, "unknown");
-        if (r)
-            freeReplyObject(r);
-        redisFree(c);
+        snprintf(pc->target.host, sizeof pc->target.host, "127.0.0.1");
+        pc->target.port = pc->srv.port;
+        snprintf(pc->version, sizeof pc->version, "%s", pc->srv.version);
+        snprintf(pc->redacted, sizeof pc->redacted, "private");
+        return -1;
     }
+    if ((c = connect_target(&pc->target, pc->err, sizeof pc->err)) == NULL) {
+        fprintf(stderr, "dqlab probes: --redis: %s\n", pc->err);
+        return 2;
+    }
+    r = redisCommand(c, "INFO server");
+    if (r == NULL || r->type != REDIS_REPLY_STRING ||
+        dq_runmeta_redis_version(r->str, pc->version,
+                                 sizeof pc->version) != 0)
+        snprintf(pc->version, sizeof pc->version, "unknown");
+    if (r)
+        freeReplyObject(r);
+    redisFree(c);
+    return -1;
+}
 
-    if ((csv = open_memstream(&buf, &len)) == NULL) {
-        snprintf(err, sizeof err, "open_memstream: %s", strerror(errno));
-        goto fail;
-    }
-    int prc = dq_probes_run(&target, csv, err, sizeof err);
-    fclose(csv);
-    csv = NULL;
-    dq_redis_server_stop(&srv);   /* nothing more to ask it */
-    if (prc == 130) {
-        fprintf(stderr, "dqlab probes: interrupted; nothing written\n");
-        ret = 130;
-        goto done;
-    }
-    if (prc != 0)
-        goto fail;
+/* results/probes/STAMP/{probes.csv,meta.txt} and the latest link.
+ * Returns 0, or -1 with pc->err. */
+static int probes_write(probes_cmd *pc, const char *csvbuf, size_t csvlen)
+{
+    char dir[PATH_MAX], parent[PATH_MAX], stamp[64], path[PATH_MAX + 32];
+    char ms[32], *mbuf = NULL;
+    size_t mlen = 0;
+    FILE *meta;
+    int rc;
 
-    snprintf(parent, sizeof parent, "%s/probes", results);
+    snprintf(parent, sizeof parent, "%s/probes", pc->results);
     if (dq_runmeta_make_dir(parent, stamp, sizeof stamp, dir, sizeof dir,
-                            err, sizeof err) != 0)
-        goto fail;
+                            pc->err, sizeof pc->err) != 0)
+        return -1;
     snprintf(path, sizeof path, "%s/logs", dir);
     rmdir(path);   /* the probes keep no logs */
     snprintf(path, sizeof path, "%s/probes.csv", dir);
-    if (dq_runmeta_write_atomic(path, buf, len, err, sizeof err) != 0)
-        goto fail;
+    if (dq_runmeta_write_atomic(path, csvbuf, csvlen, pc->err,
+                                sizeof pc->err) != 0)
+        return -1;
     if ((meta = open_memstream(&mbuf, &mlen)) == NULL) {
-        snprintf(err, sizeof err, "open_memstream: %s", strerror(errno));
-        goto fail;
+        snprintf(pc->err, sizeof pc->err, "open_memstream: %s",
+                 strerror(errno));
+        return -1;
     }
-    char ms[32];
     fprintf(meta, "# dqlab probes: decisive checks of claims about Redis "
             "itself (harness/probes.h)\n");
-    dq_runmeta_kv(meta, "command", command);
-    dq_runmeta_kv(meta, "started", started);
-    snprintf(ms, sizeof ms, "%" PRId64, (dq_mono_us() - t0) / 1000);
+    dq_runmeta_kv(meta, "command", pc->command);
+    dq_runmeta_kv(meta, "started", pc->started);
+    snprintf(ms, sizeof ms, "%" PRId64, (dq_mono_us() - pc->t0) / 1000);
     dq_runmeta_kv(meta, "duration_ms", ms);
-    dq_runmeta_kv(meta, "redis", redacted);
-    dq_runmeta_kv(meta, "redis_version", version);
+    dq_runmeta_kv(meta, "redis", pc->redacted);
+    dq_runmeta_kv(meta, "redis_version", pc->version);
     dq_runmeta_env(meta);
     dq_runmeta_kv(meta, "complete", "yes");
     fclose(meta);
-    meta = NULL;
     snprintf(path, sizeof path, "%s/meta.txt", dir);
-    if (dq_runmeta_write_atomic(path, mbuf, mlen, err, sizeof err) != 0 ||
-        dq_runmeta_update_latest(parent, stamp, err, sizeof err) != 0)
-        goto fail;
-    fprintf(stderr, "dqlab probes: wrote %s/probes.csv in %.1f s; %s/latest "
-            "-> %s\n", dir, (double)(dq_mono_us() - t0) / 1e6, parent, stamp);
-    ret = 0;
-    goto done;
-fail:
-    fprintf(stderr, "dqlab probes: %s\n", err);
-    ret = 2;
-done:
-    if (csv)
-        fclose(csv);
-    if (meta)
-        fclose(meta);
-    free(buf);
+    rc = dq_runmeta_write_atomic(path, mbuf, mlen, pc->err, sizeof pc->err);
     free(mbuf);
-    dq_redis_server_stop(&srv);
+    if (rc != 0 ||
+        dq_runmeta_update_latest(parent, stamp, pc->err, sizeof pc->err))
+        return -1;
+    fprintf(stderr, "dqlab probes: wrote %s/probes.csv in %.1f s; %s/latest "
+            "-> %s\n", dir, (double)(dq_mono_us() - pc->t0) / 1e6, parent,
+            stamp);
+    return 0;
+}
+
+int dq_cmd_probes(int argc, char **argv)
+{
+    probes_cmd *pc = calloc(1, sizeof *pc);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *csv;
+    int ret = 2, prc;
+
+    if (pc == NULL) {
+        fprintf(stderr, "dqlab probes: out of memory\n");
+        return 2;
+    }
+    pc->results = "results";
+    if ((ret = probes_args(pc, argc, argv)) >= 0)
+        goto done;
+    dq_runmeta_now_iso(pc->started, sizeof pc->started);
+    pc->t0 = dq_mono_us();
+    if ((ret = probes_server(pc)) >= 0)
+        goto done;
+    ret = 2;
+    if ((csv = open_memstream(&buf, &len)) == NULL) {
+        fprintf(stderr, "dqlab probes: open_memstream: %s\n",
+                strerror(errno));
+        goto done;
+    }
+    prc = dq_probes_run(&pc->target, csv, pc->err, sizeof pc->err);
+    fclose(csv);
+    dq_redis_server_stop(&pc->srv);   /* nothing more to ask it */
+    if (prc == 130) {
+        fprintf(stderr, "dqlab probes: interrupted; nothing written\n");
+        ret = 130;
+    } else if (prc != 0 || probes_write(pc, buf, len) != 0) {
+        fprintf(stderr, "dqlab probes: %s\n", pc->err);
+    } else {
+        ret = 0;
+    }
+done:
+    free(buf);
+    dq_redis_server_stop(&pc->srv);
+    free(pc);
     return ret;
 }

@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "trial.h"
+#include "redis_url.h"
 
 #define DQ_PROBES_CSV_HEADER "claim,probe,action,observed,verdict_input\n"
 

@@ -44,7 +44,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "trial.h"
+#include "redis_url.h"
 
 typedef struct dq_probes_more_opts {
     int c27_write_ms; /* write phase of one C27 run, ms, 1..60000 (200) */

@@ -288,15 +288,78 @@ static pid_t spawn(const char *bin, const dq_redis_server_opts *o, int port,
     return pid;
 }
 
-int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
-                          char *err, size_t errlen)
+/* PING on 127.0.0.1:port; on PONG the server's version into s.  Returns
+ * true when it answered. */
+static bool answers(dq_redis_server *s, int port)
 {
-    static const dq_redis_server_opts defaults = {0};
-    char bin[512], msg[512], logpath[300];
+    struct timeval tv = {0, 200000};
+    struct timeval probe_tv = {PROBE_TIMEOUT_MS / 1000,
+                               (PROBE_TIMEOUT_MS % 1000) * 1000};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    redisReply *r;
+    bool ok = false;
 
-    memset(s, 0, sizeof *s);
-    if (o == NULL)
-        o = &defaults;
+    /* The connect timeout bounds only the connect: a process that won the
+     * port race and never answers must not hang PING. */
+    if (c != NULL && c->err == 0 &&
+        redisSetTimeout(c, probe_tv) == REDIS_OK) {
+        r = redisCommand(c, "PING");
+        ok = r != NULL && r->type == REDIS_REPLY_STATUS &&
+             strcmp(r->str, "PONG") == 0;
+        if (r)
+            freeReplyObject(r);
+        if (ok && (r = redisCommand(c, "INFO server")) != NULL) {
+            if (r->type == REDIS_REPLY_STRING)
+                dq_runmeta_redis_version(r->str, s->version,
+                                         sizeof s->version);
+            freeReplyObject(r);
+        }
+    }
+    if (c != NULL)
+        redisFree(c);
+    return ok;
+}
+
+/* Waits until the server just spawned on port answers.  Returns 0, 1 when
+ * it exited because it lost the port race (try another), or -1 with
+ * err. */
+static int wait_up(dq_redis_server *s, const dq_redis_server_opts *o,
+                   int port, char *err, size_t errlen)
+{
+    int64_t deadline = mono_ms() + START_TIMEOUT_MS;
+    char msg[512];
+    int status;
+
+    for (;;) {
+        if (dq_spawn_reap(s->pid, &status, false) == s->pid) {
+            s->pid = 0;
+            last_log_line(s->dir, msg, sizeof msg);
+            if (o->port == 0 && strstr(msg, "in use") != NULL)
+                return 1;
+            if (WIFEXITED(status) && WEXITSTATUS(status) == 127 &&
+                msg[0] == '\0')
+                snprintf(err, errlen, "%s: could not be executed", s->binary);
+            else
+                snprintf(err, errlen, "redis-server exited at start: %s",
+                         msg[0] ? msg : "(no log)");
+            return -1;
+        }
+        if (answers(s, port))
+            return 0;
+        if (mono_ms() > deadline) {
+            snprintf(err, errlen, "redis-server on port %d did not answer "
+                     "PING within %d ms", port, START_TIMEOUT_MS);
+            return -1;
+        }
+        sleep_ms(20);
+    }
+}
+
+/* The options, the binary and the preload checked into s.  Returns 0, or
+ * -1 with err. */
+static int check_opts(dq_redis_server *s, const dq_redis_server_opts *o,
+                      char *err, size_t errlen)
+{
     if (o->appendonly && strcmp(o->appendonly, "no") != 0 &&
         strcmp(o->appendonly, "everysec") != 0 &&
         strcmp(o->appendonly, "always") != 0) {
@@ -304,8 +367,8 @@ int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
                  "not '%.20s'", o->appendonly);
         return -1;
     }
-    if (find_binary(o->binary ? o->binary : "redis-server", bin,
-                    sizeof bin) != 0) {
+    if (find_binary(o->binary ? o->binary : "redis-server", s->binary,
+                    sizeof s->binary) != 0) {
         if (o->binary && strchr(o->binary, '/') == NULL)
             snprintf(err, errlen, "%s not found in PATH (apt-get install "
                      "%s)", o->binary, o->binary);
@@ -317,7 +380,6 @@ int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
                      "(apt-get install redis-server)");
         return -1;
     }
-    snprintf(s->binary, sizeof s->binary, "%s", bin);
     if (o->preload != NULL &&
         (o->preload[0] != '/' || access(o->preload, R_OK) != 0 ||
          strlen(o->preload) >= sizeof s->preload)) {
@@ -333,6 +395,20 @@ int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
                      DQ_REDIS_SERVER_MAX_ARGS);
             return -1;
         }
+    return 0;
+}
+
+int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
+                          char *err, size_t errlen)
+{
+    static const dq_redis_server_opts defaults = {0};
+    char logpath[300];
+
+    memset(s, 0, sizeof *s);
+    if (o == NULL)
+        o = &defaults;
+    if (check_opts(s, o, err, errlen) != 0)
+        return -1;
     if (dq_tmpdir_create("dqlab-redis", s->dir, sizeof s->dir, err,
                          errlen) != 0)
         return -1;
@@ -343,8 +419,7 @@ int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
         goto fail;
 
     for (int attempt = 0; attempt < PORT_RETRIES; attempt++) {
-        int port = o->port > 0 ? o->port : free_port();
-        int64_t deadline;
+        int port = o->port > 0 ? o->port : free_port(), rc;
         pid_t pid;
 
         if (port < 0) {
@@ -352,66 +427,17 @@ int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
                      strerror(errno));
             goto fail;
         }
-        pid = spawn(bin, o, port, s->dir);
-        if (pid < 0) {
+        if ((pid = spawn(s->binary, o, port, s->dir)) < 0) {
             snprintf(err, errlen, "fork: %s", strerror(errno));
             goto fail;
         }
         s->pid = pid;
         s->port = port;
-        deadline = mono_ms() + START_TIMEOUT_MS;
-        for (;;) {
-            int status;
-            redisContext *c;
-            struct timeval tv = {0, 200000};
-            struct timeval probe_tv = {PROBE_TIMEOUT_MS / 1000,
-                                       (PROBE_TIMEOUT_MS % 1000) * 1000};
-
-            if (dq_spawn_reap(pid, &status, false) == pid) {
-                s->pid = 0;
-                last_log_line(s->dir, msg, sizeof msg);
-                if (o->port == 0 && strstr(msg, "in use") != NULL)
-                    break; /* lost the port race: try another */
-                if (WIFEXITED(status) && WEXITSTATUS(status) == 127 &&
-                    msg[0] == '\0')
-                    snprintf(err, errlen, "%s: could not be executed", bin);
-                else
-                    snprintf(err, errlen, "redis-server exited at start: %s",
-                             msg[0] ? msg : "(no log)");
-                goto fail;
-            }
-            c = redisConnectWithTimeout("127.0.0.1", port, tv);
-            /* The connect timeout bounds only the connect: a process that
-             * won the port race and never answers must not hang PING. */
-            if (c != NULL && c->err == 0 &&
-                redisSetTimeout(c, probe_tv) == REDIS_OK) {
-                redisReply *r = redisCommand(c, "PING");
-                int ok = r != NULL && r->type == REDIS_REPLY_STATUS &&
-                         strcmp(r->str, "PONG") == 0;
-                if (r)
-                    freeReplyObject(r);
-                if (ok) {
-                    r = redisCommand(c, "INFO server");
-                    if (r != NULL && r->type == REDIS_REPLY_STRING)
-                        dq_runmeta_redis_version(r->str, s->version,
-                                                 sizeof s->version);
-                    if (r)
-                        freeReplyObject(r);
-                    redisFree(c);
-                    return 0;
-                }
-            }
-            if (c != NULL)
-                redisFree(c);
-            if (mono_ms() > deadline) {
-                snprintf(err, errlen, "redis-server on port %d did not answer "
-                         "PING within %d ms", port, START_TIMEOUT_MS);
-                goto fail;
-            }
-            sleep_ms(20);
-        }
-        if (o->port > 0)
-            break;
+        rc = wait_up(s, o, port, err, errlen);
+        if (rc == 0)
+            return 0;
+        if (rc < 0 || o->port > 0)
+            goto fail;
     }
     snprintf(err, errlen, "redis-server: no free port after %d tries",
              PORT_RETRIES);

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "redis_url.h"
 #include "runmeta.h"
 
 int dq_runmeta_mkdirs(const char *path, char *err, size_t errlen)
@@ -183,6 +184,18 @@ void dq_runmeta_git_commit(char *buf, size_t len)
     }
     if (pclose(p) != 0)
         snprintf(buf, len, "unknown");
+}
+
+void dq_runmeta_command_line(int argc, char **argv, char *buf, size_t len)
+{
+    char raw[2048];
+    size_t off = 0;
+
+    raw[0] = '\0';
+    for (int i = 0; i < argc && off < sizeof raw; i++)
+        off += (size_t)snprintf(raw + off, sizeof raw - off, "%s%s",
+                                i ? " " : "bin/dqlab ", argv[i]);
+    dq_redact_redis_urls(raw, buf, len);
 }
 
 void dq_runmeta_kv(FILE *f, const char *key, const char *val)

@@ -55,6 +55,11 @@ void dq_runmeta_cpu_model(char *buf, size_t len);
  * directory, or "unknown" (not a checkout, no git). */
 void dq_runmeta_git_commit(char *buf, size_t len);
 
+/* The command line a meta.txt records: "bin/dqlab" and argv[0..argc-1]
+ * (the subcommand, its arguments) joined by blanks, with the userinfo of
+ * any redis:// URL masked (dq_redact_redis_urls), into buf (len bytes). */
+void dq_runmeta_command_line(int argc, char **argv, char *buf, size_t len);
+
 /* One meta.txt line "key = value\n"; newlines and CRs in val become
  * spaces.  val may be "" (never NULL). */
 void dq_runmeta_kv(FILE *f, const char *key, const char *val);

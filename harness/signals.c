@@ -2,10 +2,11 @@
  *
  * Why only a flag on the first signal: a handler may run on any thread at
  * any point (inside malloc, inside hiredis), so it must not stop servers
- * or free anything.  It stores the signal and asks running trials to
- * stop; the command's main path sees the flag, lets the trial return, runs
- * the check on what was logged, stops the private redis-server and removes
- * its temporary files.
+ * or free anything.  It stores the signal, and that one flag is the stop
+ * request everybody reads (dq_signals_caught(): trials, experiments, the
+ * bench, consumer processes); the command's main path sees it, lets the
+ * trial return, runs the check on what was logged, stops the private
+ * redis-server and removes its temporary files.
  *
  * Why repeated signals within DQ_SIGNALS_FORCE_MS count as one: the old
  * rule ("a second signal restores SIG_DFL and re-raises") fired on the
@@ -32,7 +33,6 @@
 #include <unistd.h>
 
 #include "signals.h"
-#include "trial.h"
 
 #define NSLOTS 16
 #define PATH_MAX_LEN 4096
@@ -123,7 +123,6 @@ static void on_signal(int sig)
     if (n == 1) {
         atomic_store(&first_ms, now);
         atomic_store(&caught_sig, sig);
-        dq_trial_interrupt();
         goto out;
     }
     first = atomic_load(&first_ms);

@@ -1,9 +1,10 @@
 /* signals.h -- Ctrl-C / SIGTERM handling for the dqlab commands.
  *
- * The handlers only record the signal and call dq_trial_interrupt() (both
- * async-signal-safe); the cleanup itself (stopping the private
- * redis-server, removing temp files) runs on the normal return paths of
- * the commands, which check dq_signals_caught().
+ * The handlers only record the signal (async-signal-safe); that record is
+ * the one stop request of the process: running trials, experiment loops,
+ * the bench and consumer processes poll dq_signals_caught() and stop
+ * soon.  The cleanup itself (stopping the private redis-server, removing
+ * temp files) runs on the normal return paths of the commands.
  *
  * Repeated signals: one keypress or one `timeout`/`kill` often delivers
  * the same signal twice within milliseconds (timeout(1) signals the child
@@ -32,7 +33,10 @@
  * Calling it again is harmless (a signal already caught stays caught). */
 void dq_signals_install(void);
 
-/* True once SIGINT, SIGTERM or SIGHUP arrived. */
+/* True once SIGINT, SIGTERM or SIGHUP arrived: the stop request.  Sticky
+ * (a trial started afterwards stops at once, so an experiment loop stops
+ * too) and async-signal-safe; a lock-free atomic read, so worker threads
+ * may poll it in their loops. */
 bool dq_signals_caught(void);
 
 /* The number of the first signal caught, 0 if none. */

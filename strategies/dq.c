@@ -491,9 +491,21 @@ free_q:
 
 void dq_close(dq_queue *q)
 {
+    dq_close_into(q, NULL);
+}
+
+void dq_close_into(dq_queue *q, dq_counters *sum)
+{
     if (q == NULL)
         return;
     q->s->close(q);
+    if (sum != NULL) {
+        sum->round_trips += q->counters.round_trips;
+        sum->empty_polls += q->counters.empty_polls;
+        sum->lost_races += q->counters.lost_races;
+        sum->wakeups += q->counters.wakeups;
+        sum->putbacks += q->counters.putbacks;
+    }
     free_cfg_strings(q);
     free(q);
 }

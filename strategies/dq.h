@@ -81,6 +81,19 @@ enum {
                                      heap) */
 };
 
+/* Facts about a strategy that the harness reads and that are not
+ * guarantees, ORed into dq_strategy.flags too (above the guarantee bits:
+ * dq_flag_name has no name for them, so `dqlab list -v` and the JSON
+ * "guarantees" do not show them).  Declared here so that no other file
+ * keeps a list of strategy names for them. */
+enum {
+    DQ_G_ZSET_LAYOUT = 1u << 16,  /* a task enqueued and never claimed is
+                                     exactly ZADD dq:{Q}:z <due_ms> <id>
+                                     plus HSET dq:{Q}:p <id> <payload>, so
+                                     the bench may preload a backlog with
+                                     those two commands */
+};
+
 /* Name of one guarantee flag ("at-most-once", "blocks", ...), or NULL. */
 const char *dq_flag_name(unsigned flag);
 
@@ -320,6 +333,12 @@ struct dq_strategy {
     /* Number of tasks in the dead-letter set (see max_attempts below),
      * >= 0, or a DQ_E* code with q->err. */
     int64_t (*dead_letters)(dq_queue *q);
+
+    /* Batched variants `dqlab bench` runs besides the defaults, NULL-
+     * terminated (NULL: none): each "k=v;k=v", enqueue_batch=N (tasks per
+     * enqueue call) and strategy options, written as throughput.csv's
+     * options field. */
+    const char *const *bench_variants;
 };
 
 /* ---- Registry (registry.c) ---------------------------------------------- */
@@ -411,6 +430,11 @@ int dq_purge(dq_queue *q);
 int dq_exists(dq_queue *q);
 /* Closes and frees the handle; NULL is fine. */
 void dq_close(dq_queue *q);
+/* Closes and frees the handle as dq_close does, and adds its counters to
+ * *sum (NULL: none), read after the strategy's close ran, so that what
+ * the close itself did counts too (a batch buffer given back adds to
+ * putbacks).  NULL q is fine. */
+void dq_close_into(dq_queue *q, dq_counters *sum);
 /* The handle's last error message (never NULL). */
 const char *dq_errstr(const dq_queue *q);
 /* Sets q->err from a printf format and returns rc (for `return dq_fail(..)`). */

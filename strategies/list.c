@@ -36,7 +36,7 @@
  * the mover's clock; a consumer whose clock is behind the mover's waits
  * for the due time by its own clock, up to its claim timeout; a task
  * still early then goes back (LPUSH ready item, counted in putbacks) to
- * the head of ready and claim returns DQ_EMPTY (lm_claim).  If that
+ * the head of ready and claim returns DQ_EMPTY (dq_lm_claim).  If that
  * put-back fails, the task is lost (at-most-once).
  *
  * Blocking timeouts: Redis 7.0 answers a BLPOP whose timeout ran out only
@@ -62,7 +62,7 @@
 #include "rconn.h"
 
 typedef struct list_state {
-    lm_base b; /* first member: the lm_* functions take q->priv */
+    dq_lm_base b; /* first member: the dq_lm_* functions take q->priv */
 } list_state;
 
 static const dq_optdef list_options[] = {
@@ -79,7 +79,7 @@ static int list_open(dq_queue *q)
     list_state *s = calloc(1, sizeof(*s));
     if (s == NULL)
         return dq_fail(q, DQ_ENOMEM, "list: out of memory");
-    int rc = lm_base_open(q, &s->b, "6.0.0", false);
+    int rc = dq_lm_base_open(q, &s->b, "6.0.0", false);
     if (rc != DQ_OK) {
         free(s);
         return rc;
@@ -93,24 +93,24 @@ static void list_close(dq_queue *q)
     list_state *s = q->priv;
     if (s == NULL)
         return;
-    lm_base_close(q, &s->b);
+    dq_lm_base_close(q, &s->b);
     free(s);
     q->priv = NULL;
 }
 
-/* lm_claim's take: BLPOP (or LPOP) of an item that holds the whole task,
+/* dq_lm_claim's take: BLPOP (or LPOP) of an item that holds the whole task,
  * payload included.  At-most-once from here on. */
 static int list_take(dq_queue *q, int64_t deadline_us, dq_task *out,
                      redisReply **reply, const char **item, size_t *itemlen)
 {
     list_state *s = q->priv;
-    int rc = lm_pop_item(q, &s->b, NULL, deadline_us, out, reply, item,
+    int rc = dq_lm_pop_item(q, &s->b, NULL, deadline_us, out, reply, item,
                          itemlen);
     out->attempt = 0; /* at-most-once: deliveries are not counted */
     return rc;
 }
 
-/* lm_claim's undo: LPUSH ready item -- the task is back as it was before
+/* dq_lm_claim's undo: LPUSH ready item -- the task is back as it was before
  * the BLPOP, at the head of ready. */
 static int list_undo(dq_queue *q, const char *item, size_t itemlen,
                      const dq_task *out)
@@ -127,12 +127,12 @@ static int list_undo(dq_queue *q, const char *item, size_t itemlen,
     return DQ_OK;
 }
 
-static const lm_claim_ops list_claim_ops = {list_take, list_undo};
+static const dq_lm_claim_ops list_claim_ops = {list_take, list_undo};
 
 static int list_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 {
     list_state *s = q->priv;
-    return lm_claim(q, &s->b, timeout_ms, out, &list_claim_ops);
+    return dq_lm_claim(q, &s->b, timeout_ms, out, &list_claim_ops);
 }
 
 static int list_ack(dq_queue *q, const dq_task *t)
@@ -148,18 +148,19 @@ const dq_strategy dq_strategy_list = {
                "(BLPOP) + Pub/Sub wake-up; at-most-once",
     .flags = DQ_G_AT_MOST_ONCE | DQ_G_NEEDS_REDIS | DQ_G_BLOCKS |
              DQ_G_NO_DUP_CONCURRENT | DQ_G_DUE_ORDER |
-             DQ_G_SURVIVES_PROCESS_EXIT,
+             DQ_G_SURVIVES_PROCESS_EXIT |
+             DQ_G_ZSET_LAYOUT,
     .min_redis = "6.0.0",
     .options = list_options,
     .open = list_open,
-    .enqueue = lm_enqueue,
+    .enqueue = dq_lm_enqueue,
     .claim = list_claim,
     .ack = list_ack,
     .close = list_close,
-    .pending = lm_pending,
-    .purge = lm_purge,
-    .exists = lm_exists,
-    .enqueue_many = lm_enqueue_many,
+    .pending = dq_lm_pending,
+    .purge = dq_lm_purge,
+    .exists = dq_lm_exists,
+    .enqueue_many = dq_lm_enqueue_many,
     .doc = "Redisson's RDelayedQueue: tasks wait in a sorted set; one mover "
         "thread per queue and process moves due ones, payload included, "
         "into the ready list dq:{Q}:ready with one atomic script and sleeps "

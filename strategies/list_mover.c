@@ -100,9 +100,9 @@
  * 1 s) and then moves everything due at once; while no mover runs (no
  * consumer, or every consumer gone) due tasks wait in the ZSet.  A mover
  * whose clock runs ahead moves tasks early for everybody (claim then waits
- * for the due time by its own clock, lm_wait_until_due, but not past its
+ * for the due time by its own clock, dq_lm_wait_until_due, but not past its
  * timeout: a task still early at the claim deadline goes back to the head
- * of ready, lm_claim).  Tasks already in the ready List are delivered in
+ * of ready, dq_lm_claim).  Tasks already in the ready List are delivered in
  * the order they were moved: a task that arrives already due after a
  * later-due task was moved comes after it.  A list item holds its
  * payload, so a large payload makes every push and pop of it that large.
@@ -281,7 +281,7 @@ static const char PENDING_LUA[] =
 
 /* ---- The mover --------------------------------------------------------- */
 
-struct lm_mover {
+struct dq_lm_mover {
     /* Set when created (name: by the first mover_acquire), read-only
      * afterwards. */
     char *name;              /* its name in cfg.local (malloc'd), or NULL
@@ -315,7 +315,7 @@ struct lm_mover {
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-static bool mover_stopping(lm_mover *m)
+static bool mover_stopping(dq_lm_mover *m)
 {
     pthread_mutex_lock(&m->mu);
     bool s = m->stop;
@@ -324,7 +324,7 @@ static bool mover_stopping(lm_mover *m)
 }
 
 /* Moves the thread's counters to m->acc and keeps the last error. */
-static void mover_publish_stats(lm_mover *m)
+static void mover_publish_stats(dq_lm_mover *m)
 {
     pthread_mutex_lock(&m->mu);
     m->acc.round_trips += m->mq.counters.round_trips;
@@ -338,7 +338,7 @@ static void mover_publish_stats(lm_mover *m)
 }
 
 /* Adds the counters the thread published since the last fold to q's. */
-static void mover_fold(dq_queue *q, lm_mover *m)
+static void mover_fold(dq_queue *q, dq_lm_mover *m)
 {
     pthread_mutex_lock(&m->mu);
     q->counters.round_trips += m->acc.round_trips;
@@ -348,7 +348,7 @@ static void mover_fold(dq_queue *q, lm_mover *m)
     pthread_mutex_unlock(&m->mu);
 }
 
-static void mover_drop_conns(lm_mover *m)
+static void mover_drop_conns(dq_lm_mover *m)
 {
     pthread_mutex_lock(&m->mu);
     m->sub_fd = -1;
@@ -361,7 +361,7 @@ static void mover_drop_conns(lm_mover *m)
 }
 
 /* Waits ms on the condition variable unless stop is set. */
-static void mover_backoff(lm_mover *m, int64_t ms)
+static void mover_backoff(dq_lm_mover *m, int64_t ms)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -379,7 +379,7 @@ static void mover_backoff(lm_mover *m, int64_t ms)
 }
 
 /* Connects both contexts and subscribes.  DQ_OK or an error code. */
-static int mover_connect(lm_mover *m)
+static int mover_connect(dq_lm_mover *m)
 {
     int rc = dq_redis_connect(&m->mq, m->min_redis, DQ_SOCK_TIMEOUT_MS,
                               &m->cmd);
@@ -412,7 +412,7 @@ fail:
 
 /* Parses the {count, "due" or ""} reply of MOVE/REAP.  *head = -1 when
  * the set is empty. */
-static int parse_count_head(lm_mover *m, redisReply *r, int64_t *count,
+static int parse_count_head(dq_lm_mover *m, redisReply *r, int64_t *count,
                             int64_t *head)
 {
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
@@ -433,7 +433,7 @@ static int parse_count_head(lm_mover *m, redisReply *r, int64_t *count,
 /* Runs MOVE or REAP (script s) with keys then ARGV {now_ms, arg,
  * extra[0..nextra-1]} on the mover's connection and parses its {count,
  * head} reply. */
-static int mover_script(lm_mover *m, dq_script *s, int nkeys,
+static int mover_script(dq_lm_mover *m, dq_script *s, int nkeys,
                         const char **keys, int64_t now_ms, int64_t arg,
                         int nextra, const char **extra, int64_t *count,
                         int64_t *head)
@@ -459,7 +459,7 @@ static int mover_script(lm_mover *m, dq_script *s, int nkeys,
     return rc;
 }
 
-static int mover_move(lm_mover *m, int64_t now_ms, int64_t *moved,
+static int mover_move(dq_lm_mover *m, int64_t now_ms, int64_t *moved,
                       int64_t *head)
 {
     const char *keys[5] = {m->kz, m->kready, m->kp, m->ka, m->kd};
@@ -475,7 +475,7 @@ static int mover_move(lm_mover *m, int64_t now_ms, int64_t *moved,
     return rc;
 }
 
-static int mover_reap(lm_mover *m, int64_t now_ms, int64_t *back,
+static int mover_reap(dq_lm_mover *m, int64_t now_ms, int64_t *back,
                       int64_t *head)
 {
     const char *keys[5] = {m->kprocs, m->kleases, m->kready, m->ka,
@@ -489,7 +489,7 @@ static int mover_reap(lm_mover *m, int64_t now_ms, int64_t *back,
 
 /* Handles one reply read from the subscribed connection: a "message"
  * lowers *next_ms to the announced due time. */
-static void mover_on_message(lm_mover *m, redisReply *r, int64_t *next_ms)
+static void mover_on_message(dq_lm_mover *m, redisReply *r, int64_t *next_ms)
 {
     if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
         r->element[0]->type == REDIS_REPLY_STRING &&
@@ -505,7 +505,7 @@ static void mover_on_message(lm_mover *m, redisReply *r, int64_t *next_ms)
 
 /* Waits up to wait_us on the subscribed socket.  Returns DQ_OK (timeout or
  * messages handled) or DQ_EIO (connection lost or shut down by stop). */
-static int mover_wait(lm_mover *m, int64_t wait_us, int64_t *next_ms)
+static int mover_wait(dq_lm_mover *m, int64_t wait_us, int64_t *next_ms)
 {
     void *reply = NULL;
     /* Replies already buffered by an earlier read come first. */
@@ -551,7 +551,7 @@ lost:
 
 static void *mover_main(void *arg)
 {
-    lm_mover *m = arg;
+    dq_lm_mover *m = arg;
     int64_t backoff_ms = 50;
     int64_t next_move = INT64_MIN, next_reap = INT64_MIN;
     int64_t reap_every = min64(m->poll_cap_ms, m->lease_ms);
@@ -619,7 +619,7 @@ static void *mover_main(void *arg)
 
 /* Stops and joins the thread; the caller holds m->life and m->running is
  * true. */
-static void mover_stop_locked(lm_mover *m)
+static void mover_stop_locked(dq_lm_mover *m)
 {
     pthread_mutex_lock(&m->mu);
     m->stop = true;
@@ -636,7 +636,7 @@ static void mover_stop_locked(lm_mover *m)
  * handles still open (dq_local_free) stops it here. */
 static void mover_destroy(void *obj)
 {
-    lm_mover *m = obj;
+    dq_lm_mover *m = obj;
     if (m->running)
         mover_stop_locked(m);
     pthread_cond_destroy(&m->cv);
@@ -665,7 +665,7 @@ static bool dup_str(const char *s, char **out)
 /* What a new mover is made from (mover_create's argument). */
 typedef struct mover_seed {
     dq_queue *q;
-    const lm_base *b;
+    const dq_lm_base *b;
 } mover_seed;
 
 /* Allocates a mover for the seed's handle, thread not started.  Also the
@@ -675,8 +675,8 @@ static void *mover_create(void *arg)
 {
     const mover_seed *sd = arg;
     const dq_queue *q = sd->q;
-    const lm_base *b = sd->b;
-    lm_mover *m = calloc(1, sizeof(*m));
+    const dq_lm_base *b = sd->b;
+    dq_lm_mover *m = calloc(1, sizeof(*m));
     if (m == NULL)
         return NULL;
     if (!dup_str(q->cfg.redis_host, &m->host) ||
@@ -739,7 +739,7 @@ fail_strings:
 
 /* The mover's name in the dq_local: every field that makes two handles'
  * movers differ.  malloc'd, NULL when out of memory. */
-static char *mover_name(const dq_queue *q, const lm_base *b)
+static char *mover_name(const dq_queue *q, const dq_lm_base *b)
 {
     const dq_config *cfg = &q->cfg;
     char *name = NULL;
@@ -755,7 +755,7 @@ static char *mover_name(const dq_queue *q, const lm_base *b)
 }
 
 /* Takes the handle's reference on its queue's mover (b->mover). */
-static int mover_acquire(dq_queue *q, lm_base *b)
+static int mover_acquire(dq_queue *q, dq_lm_base *b)
 {
     mover_seed sd = {q, b};
     if (q->cfg.local == NULL) {
@@ -767,7 +767,7 @@ static int mover_acquire(dq_queue *q, lm_base *b)
     char *name = mover_name(q, b);
     if (name == NULL)
         return dq_fail(q, DQ_ENOMEM, "list mover: out of memory");
-    lm_mover *m = dq_local_get(q->cfg.local, name, mover_create, &sd,
+    dq_lm_mover *m = dq_local_get(q->cfg.local, name, mover_create, &sd,
                                mover_destroy);
     if (m == NULL) {
         free(name);
@@ -788,9 +788,9 @@ static int mover_acquire(dq_queue *q, lm_base *b)
 
 /* Drops the handle's reference (mover_acquire), stopping the thread when
  * this was the last open claimer. */
-static void mover_release(dq_queue *q, lm_base *b)
+static void mover_release(dq_queue *q, dq_lm_base *b)
 {
-    lm_mover *m = b->mover;
+    dq_lm_mover *m = b->mover;
     if (m == NULL)
         return;
     b->mover = NULL;
@@ -810,9 +810,9 @@ static void mover_release(dq_queue *q, lm_base *b)
     dq_local_put(q->cfg.local, m->name);
 }
 
-int lm_mover_ensure(dq_queue *q, lm_base *b)
+int dq_lm_mover_ensure(dq_queue *q, dq_lm_base *b)
 {
-    lm_mover *m = b->mover;
+    dq_lm_mover *m = b->mover;
     if (!b->claimer) {
         int rc = DQ_OK;
         pthread_mutex_lock(&m->life);
@@ -842,7 +842,7 @@ int lm_mover_ensure(dq_queue *q, lm_base *b)
 
 /* ---- Open / close ------------------------------------------------------ */
 
-int lm_base_open(dq_queue *q, lm_base *b, const char *min_redis,
+int dq_lm_base_open(dq_queue *q, dq_lm_base *b, const char *min_redis,
                  bool reliable)
 {
     int rc;
@@ -878,7 +878,7 @@ int lm_base_open(dq_queue *q, lm_base *b, const char *min_redis,
     return rc;
 }
 
-void lm_base_close(dq_queue *q, lm_base *b)
+void dq_lm_base_close(dq_queue *q, dq_lm_base *b)
 {
     mover_release(q, b);
     if (b->c != NULL) {
@@ -918,7 +918,7 @@ static bool next_field(const char *s, size_t len, size_t *at, int64_t *out)
     return true;
 }
 
-bool lm_parse_item(const char *s, size_t len, int64_t *due_ms, int *attempt,
+bool dq_lm_parse_item(const char *s, size_t len, int64_t *due_ms, int *attempt,
                    char id[DQ_ID_MAX], const char **payload,
                    size_t *payload_len)
 {
@@ -939,7 +939,7 @@ bool lm_parse_item(const char *s, size_t len, int64_t *due_ms, int *attempt,
     return true;
 }
 
-int lm_format_item(char *buf, size_t buflen, int64_t due_ms, int64_t attempt,
+int dq_lm_format_item(char *buf, size_t buflen, int64_t due_ms, int64_t attempt,
                    const char *id, const char *tail)
 {
     int n = snprintf(buf, buflen, "%" PRId64 ":%" PRId64 ":%zu:%s%s", due_ms,
@@ -947,7 +947,7 @@ int lm_format_item(char *buf, size_t buflen, int64_t due_ms, int64_t attempt,
     return (n < 0 || (size_t)n >= buflen) ? -1 : n;
 }
 
-bool lm_wait_until_due(dq_queue *q, int64_t due_ms, int64_t deadline_us)
+bool dq_lm_wait_until_due(dq_queue *q, int64_t due_ms, int64_t deadline_us)
 {
     int64_t left;
     while ((left = due_ms * 1000 - dq_now_us(q)) > 0) {
@@ -959,10 +959,10 @@ bool lm_wait_until_due(dq_queue *q, int64_t due_ms, int64_t deadline_us)
     return true;
 }
 
-int lm_claim(dq_queue *q, lm_base *b, int64_t timeout_ms, dq_task *out,
-             const lm_claim_ops *ops)
+int dq_lm_claim(dq_queue *q, dq_lm_base *b, int64_t timeout_ms, dq_task *out,
+             const dq_lm_claim_ops *ops)
 {
-    int rc = lm_mover_ensure(q, b);
+    int rc = dq_lm_mover_ensure(q, b);
     if (rc != DQ_OK)
         return rc;
     int64_t deadline_us = dq_deadline_us(timeout_ms);
@@ -986,7 +986,7 @@ int lm_claim(dq_queue *q, lm_base *b, int64_t timeout_ms, dq_task *out,
             dq_task_clear(out);
             return rc;
         }
-        if (!lm_wait_until_due(q, out->due_ms, deadline_us)) {
+        if (!dq_lm_wait_until_due(q, out->due_ms, deadline_us)) {
             rc = ops->undo(q, item, itemlen, out);
             freeReplyObject(r);
             dq_task_clear(out);
@@ -1023,7 +1023,7 @@ static int load_script(dq_queue *q, redisContext *c, dq_script *s)
 /* One EVALSHA of ENQUEUE_LUA for items[0..n-1], n <= LM_ENQUEUE_CHUNK.
  * Built here rather than with dq_redis_eval, which takes 64 arguments at
  * most; NOSCRIPT (a restarted server) loads the script again, once. */
-static int enqueue_chunk(dq_queue *q, lm_base *b, const dq_enqueue_item *items,
+static int enqueue_chunk(dq_queue *q, dq_lm_base *b, const dq_enqueue_item *items,
                          size_t n)
 {
     /* EVALSHA sha nkeys z p [a d] channel, then 3 per task; a and d
@@ -1078,7 +1078,7 @@ out:
     return rc;
 }
 
-int lm_enqueue(dq_queue *q, const char *id, const void *payload,
+int dq_lm_enqueue(dq_queue *q, const char *id, const void *payload,
                size_t payload_len, int64_t due_ms)
 {
     /* dq_enqueue checked the id (1..DQ_ID_MAX-1 bytes) and due_ms (within
@@ -1087,7 +1087,7 @@ int lm_enqueue(dq_queue *q, const char *id, const void *payload,
     return enqueue_chunk(q, q->priv, &it, 1);
 }
 
-int lm_enqueue_many(dq_queue *q, const dq_enqueue_item *items, size_t n)
+int dq_lm_enqueue_many(dq_queue *q, const dq_enqueue_item *items, size_t n)
 {
     int rc = DQ_OK;
     for (size_t at = 0; at < n && rc == DQ_OK; at += LM_ENQUEUE_CHUNK) {
@@ -1097,7 +1097,7 @@ int lm_enqueue_many(dq_queue *q, const dq_enqueue_item *items, size_t n)
     return rc;
 }
 
-int lm_pop_item(dq_queue *q, lm_base *b, const char *dst, int64_t deadline_us,
+int dq_lm_pop_item(dq_queue *q, dq_lm_base *b, const char *dst, int64_t deadline_us,
                 dq_task *out, redisReply **reply, const char **item,
                 size_t *itemlen)
 {
@@ -1144,7 +1144,7 @@ int lm_pop_item(dq_queue *q, lm_base *b, const char *dst, int64_t deadline_us,
     memset(out, 0, sizeof(*out));
     const char *payload;
     size_t payload_len;
-    if (!lm_parse_item(*item, *itemlen, &out->due_ms, &out->attempt,
+    if (!dq_lm_parse_item(*item, *itemlen, &out->due_ms, &out->attempt,
                        out->id, &payload, &payload_len)) {
         freeReplyObject(r);
         return dq_fail(q, DQ_EPROTO, "claim: malformed item in %s",
@@ -1165,9 +1165,9 @@ int lm_pop_item(dq_queue *q, lm_base *b, const char *dst, int64_t deadline_us,
     return DQ_OK;
 }
 
-int64_t lm_pending(dq_queue *q)
+int64_t dq_lm_pending(dq_queue *q)
 {
-    lm_base *b = q->priv;
+    dq_lm_base *b = q->priv;
     const char *args[2] = {b->kz, b->kready};
     int64_t n;
     int rc = dq_redis_eval_int(q, b->c, &b->pending_s, 2, 2, args, NULL,
@@ -1175,14 +1175,14 @@ int64_t lm_pending(dq_queue *q)
     return rc != DQ_OK ? rc : n;
 }
 
-int lm_purge(dq_queue *q)
+int dq_lm_purge(dq_queue *q)
 {
-    lm_base *b = q->priv;
+    dq_lm_base *b = q->priv;
     return dq_redis_purge(q, b->c);
 }
 
-int lm_exists(dq_queue *q)
+int dq_lm_exists(dq_queue *q)
 {
-    lm_base *b = q->priv;
+    dq_lm_base *b = q->priv;
     return dq_redis_exists(q, b->c);
 }

@@ -55,16 +55,16 @@
  * each with its ':', and an id of at most DQ_ID_MAX - 1 bytes. */
 #define LM_ITEM_HEAD_MAX (DQ_ID_MAX + 72)
 
-typedef struct lm_mover lm_mover;
+typedef struct dq_lm_mover dq_lm_mover;
 
 /* State common to both strategies.  list.c and list_reliable.c embed it as
- * the FIRST member of their own state so that the lm_* functions below can
- * take q->priv as an lm_base. */
-typedef struct lm_base {
+ * the FIRST member of their own state so that the dq_lm_* functions below can
+ * take q->priv as a dq_lm_base. */
+typedef struct dq_lm_base {
     redisContext *c;          /* the handle's connection (the rconn.h
                                  helpers reconnect it after an error) */
     const char *min_redis;    /* version checked at connect */
-    lm_mover *mover;          /* this handle's reference on the mover of
+    dq_lm_mover *mover;          /* this handle's reference on the mover of
                                  its queue: shared through cfg.local (one
                                  per process), private without one */
     bool claimer;             /* this handle has claimed: it keeps the
@@ -82,35 +82,35 @@ typedef struct lm_base {
                                  only: attempts, original dues, dead */
     dq_script enqueue_s;      /* per-handle copies: sha filled on use */
     dq_script pending_s;
-} lm_base;
+} dq_lm_base;
 
 /* Fills *b from q's options (poll_cap_ms, move_batch, and lease_ms and
  * max_attempts when reliable), connects, and takes a reference on the mover of the queue:
  * with q->cfg.local the one object every handle of the process with the
  * same strategy, queue, server, user, clock offset and mover options
  * shares (dq_local_get), else a mover of this handle alone.  The thread
- * itself starts at the handle's first claim (lm_mover_ensure).
+ * itself starts at the handle's first claim (dq_lm_mover_ensure).
  * reliable: list-reliable (lease_ms, a reaper that dead-letters with
  * max_attempts, payloads stay in p, enqueue clears a and d, the mover
  * reads them back after a nack); otherwise list (payloads travel in the
  * ready items).  min_redis: e.g.
  * "6.0.0".  Returns DQ_OK, or a DQ_E* code with q->err set and nothing
  * left to free. */
-int lm_base_open(dq_queue *q, lm_base *b, const char *min_redis,
+int dq_lm_base_open(dq_queue *q, dq_lm_base *b, const char *min_redis,
                  bool reliable);
 /* Drops the handle's reference on the mover: when it was the last open
  * handle that claimed, stops and joins the thread (another handle's later
  * claim starts it again); the last reference frees it.  Folds the mover's
  * counters gathered since the last fold into q->counters and frees the
  * connection.  Does not free b itself. */
-void lm_base_close(dq_queue *q, lm_base *b);
+void dq_lm_base_close(dq_queue *q, dq_lm_base *b);
 
 /* Makes the handle a claimer and starts the mover thread unless it runs
  * already (every claim calls it), and adds the mover's counters gathered
  * since the last fold by any handle to q->counters (so the sum over the
  * handles is the mover's total).  Returns DQ_OK or DQ_ENOMEM/DQ_ESYS with
  * q->err. */
-int lm_mover_ensure(dq_queue *q, lm_base *b);
+int dq_lm_mover_ensure(dq_queue *q, dq_lm_base *b);
 
 /* Parses a ready-list item (len bytes, not NUL-terminated, format above)
  * into *due_ms, *attempt (capped at 10^9), id (DQ_ID_MAX bytes,
@@ -118,7 +118,7 @@ int lm_mover_ensure(dq_queue *q, lm_base *b);
  * its length (0 for an item without a tail).  Returns false when the item is malformed (a
  * field that is not a decimal number, a negative attempt, an id empty,
  * too long or holding a NUL, a length that does not fit). */
-bool lm_parse_item(const char *s, size_t len, int64_t *due_ms, int *attempt,
+bool dq_lm_parse_item(const char *s, size_t len, int64_t *due_ms, int *attempt,
                    char id[DQ_ID_MAX], const char **payload,
                    size_t *payload_len);
 /* Writes the item of (due_ms, attempt, id) followed by the NUL-terminated
@@ -126,7 +126,7 @@ bool lm_parse_item(const char *s, size_t len, int64_t *due_ms, int *attempt,
  * was moved with) into buf (buflen bytes; LM_ITEM_HEAD_MAX plus the
  * tail's length is enough); returns its length, or -1 when it does not
  * fit. */
-int lm_format_item(char *buf, size_t buflen, int64_t due_ms, int64_t attempt,
+int dq_lm_format_item(char *buf, size_t buflen, int64_t due_ms, int64_t attempt,
                    const char *id, const char *tail);
 
 /* Sleeps until due_ms has come by q's clock (dq_now_us), but not past
@@ -135,29 +135,29 @@ int lm_format_item(char *buf, size_t buflen, int64_t due_ms, int64_t attempt,
  * this keeps the claim contract "never before its due time by this
  * handle's clock" without overrunning the claim timeout.  Returns true
  * when the due time came, false when the deadline came first. */
-bool lm_wait_until_due(dq_queue *q, int64_t due_ms, int64_t deadline_us);
+bool dq_lm_wait_until_due(dq_queue *q, int64_t due_ms, int64_t deadline_us);
 
 /* The claim steps that differ between list and list-reliable, for
- * lm_claim.  take: one attempt to take a ready task, waiting until
- * deadline_us (a dq_mono_us() time) at most, as lm_pop_item does; fills
+ * dq_lm_claim.  take: one attempt to take a ready task, waiting until
+ * deadline_us (a dq_mono_us() time) at most, as dq_lm_pop_item does; fills
  * *out (id, due_ms, payload, attempt/token) and points *item / *itemlen
  * at the item bytes inside *reply (the caller frees *reply).  Returns
  * DQ_OK, DQ_EMPTY (nothing came: *reply NULL), DQ_ENOTFOUND when the item
- * taken was no task any more (purged: lm_claim goes on; *reply NULL), or
- * a DQ_E* code with q->err (*reply NULL; lm_claim clears out and returns
+ * taken was no task any more (purged: dq_lm_claim goes on; *reply NULL), or
+ * a DQ_E* code with q->err (*reply NULL; dq_lm_claim clears out and returns
  * it).  undo: the item was taken but is not due by this handle's clock
  * before the claim deadline; put it back at the head of ready as it was.
  * DQ_OK or a DQ_E* code. */
-typedef struct lm_claim_ops {
+typedef struct dq_lm_claim_ops {
     int (*take)(dq_queue *q, int64_t deadline_us, dq_task *out,
                 redisReply **reply, const char **item, size_t *itemlen);
     int (*undo)(dq_queue *q, const char *item, size_t itemlen,
                 const dq_task *out);
-} lm_claim_ops;
+} dq_lm_claim_ops;
 
-/* The claim loop of both strategies: starts the mover (lm_mover_ensure),
+/* The claim loop of both strategies: starts the mover (dq_lm_mover_ensure),
  * then until dq_deadline_us(timeout_ms): ops->take (look once when the
- * time is up) and lm_wait_until_due bounded by the deadline.  When the
+ * time is up) and dq_lm_wait_until_due bounded by the deadline.  When the
  * deadline comes before the due time (a mover whose clock runs ahead
  * moved it early), ops->undo puts it back at the head of ready (counted
  * in q->counters.putbacks) and the claim returns DQ_EMPTY.  Returns DQ_OK
@@ -165,8 +165,8 @@ typedef struct lm_claim_ops {
  * undo returns its code: list loses the task (at-most-once),
  * list-reliable's stays in the processing list under its lease and comes
  * back through the reaper. */
-int lm_claim(dq_queue *q, lm_base *b, int64_t timeout_ms, dq_task *out,
-             const lm_claim_ops *ops);
+int dq_lm_claim(dq_queue *q, dq_lm_base *b, int64_t timeout_ms, dq_task *out,
+             const dq_lm_claim_ops *ops);
 
 /* One pop from the ready list, waiting until deadline_us (a dq_mono_us()
  * time) at most.  dst NULL (list): when less than DQ_BLOCK_SHORTEST_MS is
@@ -193,20 +193,20 @@ int lm_claim(dq_queue *q, lm_base *b, int64_t timeout_ms, dq_task *out,
  *             <ready>"), or DQ_ENOMEM copying the payload (the task is
  *             lost); *reply NULL.  With dst, a malformed item stays
  *             in dst (the reaper gives it back). */
-int lm_pop_item(dq_queue *q, lm_base *b, const char *dst, int64_t deadline_us,
+int dq_lm_pop_item(dq_queue *q, dq_lm_base *b, const char *dst, int64_t deadline_us,
                 dq_task *out, redisReply **reply, const char **item,
                 size_t *itemlen);
 
 /* The ops both strategies share (same contracts as in dq.h).
- * lm_enqueue_many: one EVAL per chunk of at most LM_ENQUEUE_CHUNK items
+ * dq_lm_enqueue_many: one EVAL per chunk of at most LM_ENQUEUE_CHUNK items
  * (atomic per chunk: after an error, the chunks before the failing one
  * are in the queue and the failing one is in or out as a whole). */
 #define LM_ENQUEUE_CHUNK 1000
-int lm_enqueue(dq_queue *q, const char *id, const void *payload,
+int dq_lm_enqueue(dq_queue *q, const char *id, const void *payload,
                size_t payload_len, int64_t due_ms);
-int lm_enqueue_many(dq_queue *q, const dq_enqueue_item *items, size_t n);
-int64_t lm_pending(dq_queue *q);
-int lm_purge(dq_queue *q);
-int lm_exists(dq_queue *q);
+int dq_lm_enqueue_many(dq_queue *q, const dq_enqueue_item *items, size_t n);
+int64_t dq_lm_pending(dq_queue *q);
+int dq_lm_purge(dq_queue *q);
+int dq_lm_exists(dq_queue *q);
 
 #endif /* DQ_LIST_MOVER_H */

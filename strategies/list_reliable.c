@@ -239,7 +239,7 @@ static const char UNLEASE_LUA[] =
 #define LR_NAME_MAX 160
 
 typedef struct lr_state {
-    lm_base b; /* first member: the lm_* functions take q->priv */
+    dq_lm_base b; /* first member: the dq_lm_* functions take q->priv */
     char name[LR_NAME_MAX];  /* consumer name */
     char kproc[LM_KEY_MAX], kleases[LM_KEY_MAX], kprocs[LM_KEY_MAX];
     dq_script claim_s, lease_s, ack_s, unreg_s, unlease_s, nack_s;
@@ -307,7 +307,7 @@ static int lr_open(dq_queue *q)
     s->unreg_s.src = UNREGISTER_LUA;
     s->unlease_s.src = UNLEASE_LUA;
     s->nack_s.src = NACK_LUA;
-    rc = lm_base_open(q, &s->b, "6.2.0", true);
+    rc = dq_lm_base_open(q, &s->b, "6.2.0", true);
     if (rc != DQ_OK)
         goto fail;
     q->priv = s;
@@ -335,7 +335,7 @@ static void lr_close(dq_queue *q)
         if (r != NULL)
             freeReplyObject(r);
     }
-    lm_base_close(q, &s->b);
+    dq_lm_base_close(q, &s->b);
     free(s);
     q->priv = NULL;
 }
@@ -386,9 +386,9 @@ static bool lr_items(const dq_task *t, long long *attempt,
         return false;
     }
     return *attempt >= 1 && *attempt < 1000000000 &&
-           lm_format_item(item, LR_ITEM_MAX, t->due_ms, *attempt, t->id,
+           dq_lm_format_item(item, LR_ITEM_MAX, t->due_ms, *attempt, t->id,
                           tail) >= 0 &&
-           lm_format_item(next, LR_ITEM_MAX, t->due_ms, *attempt + 1, t->id,
+           dq_lm_format_item(next, LR_ITEM_MAX, t->due_ms, *attempt + 1, t->id,
                           tail) >= 0;
 }
 
@@ -437,9 +437,9 @@ static int lr_lease(dq_queue *q, lr_state *s, const char *item,
     char id[DQ_ID_MAX];
     const char *tail = "";
     size_t taillen = 0;
-    if (!lm_parse_item(item, itemlen, &due, &att, id, &tail, &taillen))
+    if (!dq_lm_parse_item(item, itemlen, &due, &att, id, &tail, &taillen))
         rc = dq_fail(q, DQ_EPROTO, "claim: malformed item in %s",
-                     s->b.kready); /* lm_pop_item parsed it already */
+                     s->b.kready); /* dq_lm_pop_item parsed it already */
     else
         rc = lr_fill(q, r->element[1], tail, taillen, out);
     s->fast = left > 0;
@@ -448,7 +448,7 @@ static int lr_lease(dq_queue *q, lr_state *s, const char *item,
 }
 
 /* CLAIM_LUA: take the head of ready with its lease in one round trip.
- * Returns as lm_claim_ops.take (DQ_EMPTY when ready was empty). */
+ * Returns as dq_lm_claim_ops.take (DQ_EMPTY when ready was empty). */
 static int lr_claim_script(dq_queue *q, lr_state *s, dq_task *out,
                            redisReply **reply, const char **item,
                            size_t *itemlen)
@@ -481,7 +481,7 @@ static int lr_claim_script(dq_queue *q, lr_state *s, dq_task *out,
     const char *payload;
     size_t plen;
     redisReply *it = r->element[1];
-    if (what != 1 || !lm_parse_item(it->str, it->len, &out->due_ms,
+    if (what != 1 || !dq_lm_parse_item(it->str, it->len, &out->due_ms,
                                     &out->attempt, out->id, &payload,
                                     &plen)) {
         freeReplyObject(r);
@@ -508,7 +508,7 @@ unexpected:
     return dq_fail(q, DQ_EPROTO, "claim: unexpected claim script reply");
 }
 
-/* lm_claim's take.  While tasks are waiting (the last claim left some in
+/* dq_lm_claim's take.  While tasks are waiting (the last claim left some in
  * ready), one CLAIM_LUA; when it finds ready empty, or ready was empty
  * last time, BLMOVE (blocking until a task comes or the deadline) and
  * then LEASE_LUA: two round trips, paid only by a consumer that had
@@ -532,7 +532,7 @@ static int lr_take(dq_queue *q, int64_t deadline_us, dq_task *out,
             return DQ_EMPTY;
         }
     }
-    rc = lm_pop_item(q, &s->b, s->kproc, deadline_us, out, reply, item,
+    rc = dq_lm_pop_item(q, &s->b, s->kproc, deadline_us, out, reply, item,
                      itemlen);
     if (rc != DQ_OK)
         return rc;
@@ -544,7 +544,7 @@ static int lr_take(dq_queue *q, int64_t deadline_us, dq_task *out,
     return rc;
 }
 
-/* lm_claim's undo: UNLEASE_LUA.  0 (the reaper gave it back already) is
+/* dq_lm_claim's undo: UNLEASE_LUA.  0 (the reaper gave it back already) is
  * fine too: either way the task is in ready again. */
 static int lr_undo(dq_queue *q, const char *item, size_t itemlen,
                    const dq_task *out)
@@ -565,12 +565,12 @@ static int lr_undo(dq_queue *q, const char *item, size_t itemlen,
     return DQ_OK;
 }
 
-static const lm_claim_ops lr_claim_ops = {lr_take, lr_undo};
+static const dq_lm_claim_ops lr_claim_ops = {lr_take, lr_undo};
 
 static int lr_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 {
     lr_state *s = q->priv;
-    return lm_claim(q, &s->b, timeout_ms, out, &lr_claim_ops);
+    return dq_lm_claim(q, &s->b, timeout_ms, out, &lr_claim_ops);
 }
 
 static int lr_ack(dq_queue *q, const dq_task *t)
@@ -654,18 +654,19 @@ const dq_strategy dq_strategy_list_reliable = {
                "leases and a reaper; at-least-once",
     .flags = DQ_G_AT_LEAST_ONCE | DQ_G_SURVIVES_CONSUMER_CRASH |
              DQ_G_NEEDS_REDIS | DQ_G_BLOCKS | DQ_G_NO_DUP_CONCURRENT |
-             DQ_G_DUE_ORDER | DQ_G_SURVIVES_PROCESS_EXIT,
+             DQ_G_DUE_ORDER | DQ_G_SURVIVES_PROCESS_EXIT |
+             DQ_G_ZSET_LAYOUT,
     .min_redis = "6.2.0",
     .options = lr_options,
     .open = lr_open,
-    .enqueue = lm_enqueue,
+    .enqueue = dq_lm_enqueue,
     .claim = lr_claim,
     .ack = lr_ack,
     .close = lr_close,
-    .pending = lm_pending,
-    .purge = lm_purge,
-    .exists = lm_exists,
-    .enqueue_many = lm_enqueue_many,
+    .pending = dq_lm_pending,
+    .purge = dq_lm_purge,
+    .exists = dq_lm_exists,
+    .enqueue_many = dq_lm_enqueue_many,
     .nack = lr_nack,
     .dead_letters = lr_dead_letters,
     .doc = "list's enqueue and mover (one per queue and process), plus the "

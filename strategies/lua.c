@@ -295,13 +295,19 @@ static int lua_purge(dq_queue *q)
     return dq_redis_purge(q, p->c);
 }
 
+/* The performance targets: one claim round trip per task with a
+ * batched enqueue, and batched claims with a batched enqueue. */
+static const char *const lua_bench_variants[] = {
+    "enqueue_batch=64", "batch=16;enqueue_batch=64", NULL};
+
 const dq_strategy dq_strategy_lua = {
     .name = "lua",
     .summary = "ZSet + one Lua script that finds due tasks and removes them "
                "atomically; sleeps until the head is due (at most poll_ms)",
     .flags = DQ_G_AT_MOST_ONCE | DQ_G_NEEDS_REDIS | DQ_G_POLLS |
              DQ_G_NO_DUP_CONCURRENT | DQ_G_DUE_ORDER |
-             DQ_G_SURVIVES_PROCESS_EXIT,
+             DQ_G_SURVIVES_PROCESS_EXIT |
+             DQ_G_ZSET_LAYOUT,
     .min_redis = NULL, /* clock=server checks for 5.0.0 at open */
     .options = lua_options,
     .open = lua_open,
@@ -331,4 +337,5 @@ const dq_strategy dq_strategy_lua = {
         "round: tasks of consumers that fall behind by more than N ms are "
         "deleted, i.e. lost (claim C24).",
     .enqueue_many = dq_zs_op_enqueue_many,
+    .bench_variants = lua_bench_variants,
 };

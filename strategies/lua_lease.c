@@ -543,7 +543,8 @@ const dq_strategy dq_strategy_lua_lease = {
                "timeout lease_ms): at-least-once, un-acked tasks come back",
     .flags = DQ_G_AT_LEAST_ONCE | DQ_G_SURVIVES_CONSUMER_CRASH |
              DQ_G_NEEDS_REDIS | DQ_G_POLLS | DQ_G_NO_DUP_CONCURRENT |
-             DQ_G_DUE_ORDER | DQ_G_SURVIVES_PROCESS_EXIT,
+             DQ_G_DUE_ORDER | DQ_G_SURVIVES_PROCESS_EXIT |
+             DQ_G_ZSET_LAYOUT,
     .min_redis = NULL, /* clock=server checks for 5.0.0 at open */
     .options = ll_options,
     .open = ll_open,

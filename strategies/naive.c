@@ -138,7 +138,8 @@ const dq_strategy dq_strategy_naive = {
     .summary = "ZSet + ZRANGEBYSCORE then ZREM, reply ignored: the textbook "
                "race, DELIVERS DUPLICATES under concurrency (kept on purpose)",
     .flags = DQ_G_AT_MOST_ONCE | DQ_G_NEEDS_REDIS | DQ_G_POLLS |
-             DQ_G_DUPLICATES | DQ_G_DUE_ORDER | DQ_G_SURVIVES_PROCESS_EXIT,
+             DQ_G_DUPLICATES | DQ_G_DUE_ORDER | DQ_G_SURVIVES_PROCESS_EXIT |
+             DQ_G_ZSET_LAYOUT,
     .min_redis = NULL,
     .options = naive_options,
     .open = naive_open,

@@ -141,7 +141,8 @@ const dq_strategy dq_strategy_naive_checked = {
                "no duplicates, lost races cost round trips",
     .flags = DQ_G_AT_MOST_ONCE | DQ_G_NEEDS_REDIS | DQ_G_POLLS |
              DQ_G_NO_DUP_CONCURRENT | DQ_G_DUE_ORDER |
-             DQ_G_SURVIVES_PROCESS_EXIT,
+             DQ_G_SURVIVES_PROCESS_EXIT |
+             DQ_G_ZSET_LAYOUT,
     .min_redis = NULL,
     .options = nc_options,
     .open = nc_open,

@@ -358,7 +358,7 @@ int64_t dq_zh_pending(dq_queue *q, redisContext *c);
 
 /* Ready-made dq_strategy ops for strategies on this layout whose q->priv
  * points to a struct with `redisContext *c` as its FIRST member (the same
- * first-member rule as lm_base in list_mover.h; users check it with
+ * first-member rule as dq_lm_base in list_mover.h; users check it with
  * DQ_ZH_PRIV_CHECK).  Each op calls the dq_zh_ / dq_redis_ helper of the
  * same name on that connection, with the contract of the dq.h op:
  *   dq_zh_op_enqueue       dq_zh_enqueue

@@ -1,35 +1,19 @@
 /* registry.c -- the table of every strategy, looked up by name by the CLI,
- * the experiments and the tests.  Adding a strategy: write strategies/X.c
- * exporting one `const dq_strategy dq_strategy_X`, declare it here and add
- * it to the table. */
+ * the experiments and the tests.  The list itself is DQ_STRATEGY_MAP in
+ * registry.h (one line per strategy); this file only expands it. */
 #include <string.h>
 
 #include "dq.h"
+#include "registry.h"
 
-extern const dq_strategy dq_strategy_naive;
-extern const dq_strategy dq_strategy_naive_checked;
-extern const dq_strategy dq_strategy_zpopmin;
-extern const dq_strategy dq_strategy_lua;
-extern const dq_strategy dq_strategy_lua_lease;
-extern const dq_strategy dq_strategy_heap;
-extern const dq_strategy dq_strategy_wheel;
-extern const dq_strategy dq_strategy_expiry;
-extern const dq_strategy dq_strategy_list;
-extern const dq_strategy dq_strategy_list_reliable;
-extern const dq_strategy dq_strategy_streams;
+#define DQ_STRATEGY_EXTERN(ident) extern const dq_strategy dq_strategy_##ident;
+DQ_STRATEGY_MAP(DQ_STRATEGY_EXTERN)
+#undef DQ_STRATEGY_EXTERN
 
 const dq_strategy *const dq_strategies[] = {
-    &dq_strategy_naive,
-    &dq_strategy_naive_checked,
-    &dq_strategy_zpopmin,
-    &dq_strategy_lua,
-    &dq_strategy_lua_lease,
-    &dq_strategy_heap,
-    &dq_strategy_wheel,
-    &dq_strategy_expiry,
-    &dq_strategy_list,
-    &dq_strategy_list_reliable,
-    &dq_strategy_streams,
+#define DQ_STRATEGY_ENTRY(ident) &dq_strategy_##ident,
+    DQ_STRATEGY_MAP(DQ_STRATEGY_ENTRY)
+#undef DQ_STRATEGY_ENTRY
     NULL,
 };
 

@@ -994,7 +994,8 @@ const dq_strategy dq_strategy_streams = {
                "within lease_ms re-added at the tail: at-least-once",
     .flags = DQ_G_AT_LEAST_ONCE | DQ_G_SURVIVES_CONSUMER_CRASH |
              DQ_G_NEEDS_REDIS | DQ_G_POLLS | DQ_G_NO_DUP_CONCURRENT |
-             DQ_G_DUE_ORDER | DQ_G_SURVIVES_PROCESS_EXIT,
+             DQ_G_DUE_ORDER | DQ_G_SURVIVES_PROCESS_EXIT |
+             DQ_G_ZSET_LAYOUT,
     .min_redis = "6.2.0",
     .options = st_options,
     .open = st_open,

@@ -473,13 +473,18 @@ static int zp_exists(dq_queue *q)
     return dq_redis_exists(q, p->c);
 }
 
+/* The performance target: batched pops with a batched enqueue. */
+static const char *const zpopmin_bench_variants[] = {
+    "batch=16;enqueue_batch=64", NULL};
+
 const dq_strategy dq_strategy_zpopmin = {
     .name = "zpopmin",
     .summary = "ZPOPMIN the head, put it back if not due; at-most-once, "
                "early pops hide tasks from other consumers",
     .flags = DQ_G_AT_MOST_ONCE | DQ_G_NEEDS_REDIS | DQ_G_POLLS |
              DQ_G_NO_DUP_CONCURRENT | DQ_G_DUE_ORDER |
-             DQ_G_SURVIVES_PROCESS_EXIT,
+             DQ_G_SURVIVES_PROCESS_EXIT |
+             DQ_G_ZSET_LAYOUT,
     .min_redis = "5.0.0",
     .options = zp_options,
     .open = zp_open,
@@ -506,4 +511,5 @@ const dq_strategy dq_strategy_zpopmin = {
         "ZPOPMIN returns is handed out, due or not, so tasks are delivered "
         "early (the checker counts them; dqlab run exits 1).",
     .enqueue_many = dq_zh_op_enqueue_many,
+    .bench_variants = zpopmin_bench_variants,
 };

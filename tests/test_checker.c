@@ -39,6 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "../harness/checker.h"
 #include "../harness/eventlog.h"
 #include "../strategies/dq.h"
@@ -994,6 +996,58 @@ Test(log_run, lease_run_waits_for_acks, .timeout = 60)
     cr_assert_geq(c.ack_refused, 1, "no stale ack refused:\n%s", text);
     cr_assert_eq(c.dup_nofault + c.dup_fault, 0, "%s", text);
     cr_assert_eq(c.unacked, 0, "%s", text);
+    rm_rf(dir);
+}
+
+/* A stale ack a lease refused (R ... ENOTFOUND) is what the lease is for,
+ * not an error of the run: the summary counts it on a line of its own,
+ * "acks refused (lease lost): N", and keeps errors (and the first error
+ * it quotes) for calls that failed.  One task, two consumers, work longer
+ * than the lease: the first holder's ack is refused. */
+Test(log_run, stale_acks_are_not_errors, .timeout = 60)
+{
+    char dir[128], out[256], err[256], url[64], queue[64], outdir[200];
+    char text[65536], sum[256], logp[256], e[512];
+    const char *args[40];
+    size_t n = 0;
+    json_error_t je;
+    json_t *j;
+    dq_check c;
+    int rc;
+
+    temp_dir(dir, sizeof dir, "stale");
+    snprintf(outdir, sizeof outdir, "%s/run", dir);
+    snprintf(sum, sizeof sum, "%s/summary.json", outdir);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    snprintf(queue, sizeof queue, "test-stale-err-%d", (int)getpid());
+    const char *fixed[] = {"run", "--strategy", "lua-lease", "--opt",
+                           "lease_ms=300", "--work-us", "1000000", "--tasks",
+                           "1", "--consumers", "2", "--delay-ms", "0:0",
+                           "--grace-ms", "1500", "--quiet", "--queue", queue,
+                           "--fresh", "--out", outdir, NULL};
+    for (size_t i = 0; fixed[i] != NULL; i++)
+        args[n++] = fixed[i];
+    add_redis(args, &n, url, sizeof url);
+    args[n] = NULL;
+
+    rc = wait_exit(spawn_dqlab(args, out, err));
+    read_text(out, text, sizeof text);
+    cr_assert_eq(rc, 0, "dqlab run exit %d:\n%s", rc, text);
+    snprintf(logp, sizeof logp, "%s/events.log", outdir);
+    cr_assert_eq(dq_check_file(logp, &c, e, sizeof e), 0, "%s", e);
+    cr_assert_geq(c.ack_refused, 1, "no stale ack refused:\n%s", text);
+    snprintf(e, sizeof e, "acks refused (lease lost): %" PRIu64 "\n",
+             c.ack_refused);
+    cr_assert(strstr(text, e) != NULL, "no line '%s' in:\n%s", e, text);
+    cr_assert(strstr(text, "errors      ") == NULL,
+              "a refused stale ack counted as an error:\n%s", text);
+    j = json_load_file(sum, 0, &je);
+    cr_assert_not_null(j, "%s: %s", sum, je.text);
+    cr_assert_eq(json_integer_value(json_object_get(j, "errors")), 0);
+    cr_assert(json_is_null(json_object_get(j, "first_error")), "%s",
+              json_string_value(json_object_get(j, "first_error")));
+    json_decref(j);
     rm_rf(dir);
 }
 

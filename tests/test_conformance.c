@@ -1,8 +1,9 @@
 /* test_conformance.c -- one behavioural suite run against every strategy.
  *
  * The suite is written once (the check_* functions) and instantiated per
- * strategy by CONFORMANCE(ident, "name"), which defines one Criterion test
- * per check, named <ident>/<check>: run one strategy's checks with
+ * strategy by CONFORMANCE(ident), over the registry's own list
+ * (DQ_STRATEGY_MAP, strategies/registry.h), which defines one Criterion
+ * test per check, named <ident>/<check>: run one strategy's checks with
  *     build/default/tests/test_conformance --filter lua/\*
  * The suite name is the strategy's name as a C identifier ('-' becomes
  * '_': list_reliable/...).  Criterion's parameterized tests are not used:
@@ -24,9 +25,11 @@
  * which starts a private one (claim_srv: a busy server hides late
  * blocking timeouts).
  *
- * every_strategy_instantiated fails when a strategy in registry.c has no
- * line in CONFORMANCE_STRATEGIES below, so a new strategy cannot slip in
- * untested.
+ * Every registered strategy is tested: the instantiation expands the
+ * registry's list, so a new strategy gets its tests with its registry
+ * line.  every_strategy_instantiated checks that each registered name is
+ * its identifier with '_' written '-' (so that `--filter 'lua_lease/...'`
+ * selects lua-lease, as the README says).
  */
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
@@ -40,6 +43,7 @@
 
 #include "../harness/redis_server.h"
 #include "../strategies/dq.h"
+#include "../strategies/registry.h"
 #include "testlib.h"
 
 /* ---- Checks ------------------------------------------------------------ */
@@ -1395,98 +1399,87 @@ Test(list_reliable, early_put_back, .timeout = 30)
 }
 
 /* ---- Instantiation ------------------------------------------------------
- * CONFORMANCE(ident, "name") defines <ident>/<check> for every check.
- * Timeouts are seconds, generous for ASan on 2 cores. */
-#define CONFORMANCE(ident, name)                                              \
-    Test(ident, due_order, .timeout = 30) { check_due_order(name); }          \
-    Test(ident, not_early, .timeout = 30) { check_not_early(name); }          \
-    Test(ident, exactly_once, .timeout = 60) { check_exactly_once(name); }    \
-    Test(ident, enqueue_many, .timeout = 60) { check_enqueue_many(name); }    \
-    Test(ident, binary_payloads, .timeout = 30)                               \
-    {                                                                         \
-        check_binary_payloads(name);                                          \
-    }                                                                         \
-    Test(ident, equal_payloads, .timeout = 30)                                \
-    {                                                                         \
-        check_equal_payloads(name);                                           \
-    }                                                                         \
-    Test(ident, empty_claim, .timeout = 30) { check_empty_claim(name); }      \
-    Test(ident, claim_timeout, .timeout = 30, .fini = claim_srv_stop)         \
-    {                                                                         \
-        check_claim_timeout(name);                                            \
-    }                                                                         \
-    Test(ident, concurrent, .timeout = 120) { check_concurrent(name); }       \
-    Test(ident, past_due, .timeout = 30) { check_past_due(name); }            \
-    Test(ident, far_future, .timeout = 30) { check_far_future(name); }        \
-    Test(ident, due_range, .timeout = 30) { check_due_range(name); }          \
-    Test(ident, earlier_wakes, .timeout = 30)                                 \
-    {                                                                         \
-        check_earlier_wakes(name);                                            \
-    }                                                                         \
-    Test(ident, cancel, .timeout = 30) { check_cancel(name); }                \
-    Test(ident, reschedule, .timeout = 30) { check_reschedule(name); }        \
-    Test(ident, unknown_option, .timeout = 30)                                \
-    {                                                                         \
-        check_unknown_option(name);                                           \
-    }                                                                         \
-    Test(ident, closed_port, .timeout = 30) { check_closed_port(name); }   \
-    Test(ident, at_least_once, .timeout = 30)                                 \
-    {                                                                         \
-        check_at_least_once(name);                                            \
-    }                                                                         \
-    Test(ident, at_most_once, .timeout = 30) { check_at_most_once(name); }    \
-    Test(ident, redelivery_order, .timeout = 30)                              \
-    {                                                                         \
-        check_redelivery_order(name);                                         \
-    }                                                                         \
-    Test(ident, long_work, .timeout = 30) { check_long_work(name); }          \
-    Test(ident, survives_exit, .timeout = 30)                                 \
-    {                                                                         \
-        check_survives_exit(name);                                            \
-    }                                                                         \
-    Test(ident, nack, .timeout = 30) { check_nack(name); }                    \
-    Test(ident, nack_not_ours, .timeout = 30)                                 \
-    {                                                                         \
-        check_nack_not_ours(name);                                            \
-    }                                                                         \
-    Test(ident, max_attempts, .timeout = 30) { check_max_attempts(name); }
+ * CONFORMANCE(ident) defines <ident>/<check> for every check of strategy
+ * dq_strategy_<ident>, passing its name (a string of this process, not a
+ * Criterion parameter).  Timeouts are seconds, generous for ASan on 2
+ * cores. */
+#define CONFORMANCE_EXTERN(ident) extern const dq_strategy dq_strategy_##ident;
+DQ_STRATEGY_MAP(CONFORMANCE_EXTERN)
 
-/* Every strategy in strategies/registry.c, as (C identifier, name).
- * ADD NEW STRATEGIES HERE, e.g. X(my_new, "my-new") -- the
- * test conformance/every_strategy_instantiated fails until you do. */
-#define CONFORMANCE_STRATEGIES(X)                                             \
-    X(naive, "naive")                                                         \
-    X(naive_checked, "naive-checked")                                         \
-    X(zpopmin, "zpopmin")                                                     \
-    X(lua, "lua")                                                             \
-    X(lua_lease, "lua-lease")                                                 \
-    X(heap, "heap")                                                           \
-    X(wheel, "wheel")                                                         \
-    X(expiry, "expiry")                                                       \
-    X(list, "list")                                                           \
-    X(list_reliable, "list-reliable")                                         \
-    X(streams, "streams")
+#define CONFORMANCE_TEST(ident, check, seconds)                               \
+    Test(ident, check, .timeout = seconds)                                    \
+    {                                                                         \
+        check_##check(dq_strategy_##ident.name);                              \
+    }
+/* claim_timeout runs on its own server, stopped by the fixture's fini. */
+#define CONFORMANCE_TEST_OWN_SERVER(ident, check, seconds)                    \
+    Test(ident, check, .timeout = seconds, .fini = claim_srv_stop)            \
+    {                                                                         \
+        check_##check(dq_strategy_##ident.name);                              \
+    }
+#define CONFORMANCE(ident)                                                    \
+    CONFORMANCE_TEST(ident, due_order, 30)                                   \
+    CONFORMANCE_TEST(ident, not_early, 30)                                   \
+    CONFORMANCE_TEST(ident, exactly_once, 60)                                \
+    CONFORMANCE_TEST(ident, enqueue_many, 60)                                \
+    CONFORMANCE_TEST(ident, binary_payloads, 30)                             \
+    CONFORMANCE_TEST(ident, equal_payloads, 30)                              \
+    CONFORMANCE_TEST(ident, empty_claim, 30)                                 \
+    CONFORMANCE_TEST_OWN_SERVER(ident, claim_timeout, 30)                    \
+    CONFORMANCE_TEST(ident, concurrent, 120)                                 \
+    CONFORMANCE_TEST(ident, past_due, 30)                                    \
+    CONFORMANCE_TEST(ident, far_future, 30)                                  \
+    CONFORMANCE_TEST(ident, due_range, 30)                                   \
+    CONFORMANCE_TEST(ident, earlier_wakes, 30)                               \
+    CONFORMANCE_TEST(ident, cancel, 30)                                      \
+    CONFORMANCE_TEST(ident, reschedule, 30)                                  \
+    CONFORMANCE_TEST(ident, unknown_option, 30)                              \
+    CONFORMANCE_TEST(ident, closed_port, 30)                                 \
+    CONFORMANCE_TEST(ident, at_least_once, 30)                               \
+    CONFORMANCE_TEST(ident, at_most_once, 30)                                \
+    CONFORMANCE_TEST(ident, redelivery_order, 30)                            \
+    CONFORMANCE_TEST(ident, long_work, 30)                                   \
+    CONFORMANCE_TEST(ident, survives_exit, 30)                               \
+    CONFORMANCE_TEST(ident, nack, 30)                                        \
+    CONFORMANCE_TEST(ident, nack_not_ours, 30)                               \
+    CONFORMANCE_TEST(ident, max_attempts, 30)
 
-CONFORMANCE_STRATEGIES(CONFORMANCE)
+DQ_STRATEGY_MAP(CONFORMANCE)
 
-#define CONFORMANCE_NAME(ident, name) name,
+/* The registered names as the identifiers say them, '_' written '-'. */
+#define CONFORMANCE_NAME(ident) #ident,
 static const char *const instantiated[] = {
-    CONFORMANCE_STRATEGIES(CONFORMANCE_NAME) NULL,
+    DQ_STRATEGY_MAP(CONFORMANCE_NAME) NULL,
 };
+
+static void dashed(const char *ident, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", ident);
+    for (char *p = buf; *p; p++)
+        if (*p == '_')
+            *p = '-';
+}
 
 Test(conformance, every_strategy_instantiated)
 {
+    char want[64];
+
     for (size_t i = 0; dq_strategies[i] != NULL; i++) {
         const char *name = dq_strategies[i]->name;
         bool found = false;
-        for (size_t j = 0; instantiated[j] != NULL; j++)
-            if (strcmp(instantiated[j], name) == 0)
+        for (size_t j = 0; instantiated[j] != NULL; j++) {
+            dashed(instantiated[j], want, sizeof want);
+            if (strcmp(want, name) == 0)
                 found = true;
-        cr_expect(found, "strategy '%s' is registered but has no line in "
-                  "CONFORMANCE_STRATEGIES (tests/test_conformance.c)", name);
+        }
+        cr_expect(found, "strategy '%s' is registered but no identifier in "
+                  "DQ_STRATEGY_MAP (strategies/registry.h) spells its name "
+                  "('-' as '_')", name);
     }
-    for (size_t j = 0; instantiated[j] != NULL; j++)
-        cr_expect_not_null(dq_strategy_find(instantiated[j]),
-                           "CONFORMANCE_STRATEGIES lists '%s', which is not "
-                           "registered", instantiated[j]);
+    for (size_t j = 0; instantiated[j] != NULL; j++) {
+        dashed(instantiated[j], want, sizeof want);
+        cr_expect_not_null(dq_strategy_find(want),
+                           "DQ_STRATEGY_MAP lists '%s', but no strategy is "
+                           "named '%s'", instantiated[j], want);
+    }
 }

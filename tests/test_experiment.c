@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 
 #include "../harness/experiment.h"
+#include "../harness/runmeta.h"
 
 /* Writes text to a new file in a fresh temp dir; returns its path
  * (malloc'd).  remove_tmp() deletes the file and the directory. */
@@ -101,15 +102,15 @@ Test(experiment, valid_file)
     cr_assert_str_eq(e.strategies[0].opts[0].key, "poll_ms");
     cr_assert_str_eq(e.strategies[0].opts[0].val, "10");
     cr_assert_eq(e.strategies[1].nopts, 0);
-    cr_assert_eq(e.nconsumers, 4);
-    cr_assert_eq(e.consumers[3], 8);
-    cr_assert_eq(e.tasks, 2000);
-    cr_assert_eq(e.delay_min_ms, 0);
-    cr_assert_eq(e.delay_max_ms, 200);
-    cr_assert_eq(e.work_us[0], 200);
+    cr_assert_eq(dq_experiment_list(&e, "consumers")->n, 4);
+    cr_assert_eq(dq_experiment_list(&e, "consumers")->v[3], 8);
+    cr_assert_eq(e.params.tasks, 2000);
+    cr_assert_eq(e.params.delay_min_ms, 0);
+    cr_assert_eq(e.params.delay_max_ms, 200);
+    cr_assert_eq(dq_experiment_list(&e, "work_us")->v[0], 200);
     cr_assert_eq(e.repeats, 3);
-    cr_assert_eq(e.seed, 42);
-    cr_assert_eq(e.grace_ms, 2000); /* default */
+    cr_assert_eq(e.params.seed, 42);
+    cr_assert_eq(e.params.grace_ms, 2000); /* default */
     cr_assert_not(e.quick);
     cr_assert_eq(dq_experiment_ntrials(&e), 3 * 4 * 3);
 
@@ -117,21 +118,21 @@ Test(experiment, valid_file)
     dq_exp_cell c;
     dq_experiment_cell(&e, 0, &c);
     cr_assert_str_eq(c.strategy->s->name, "naive");
-    cr_assert_eq(c.consumers, 1);
+    cr_assert_eq(c.params.consumers, 1);
     cr_assert_eq(c.repeat, 1);
     dq_experiment_cell(&e, 4, &c);
-    cr_assert_eq(c.consumers, 2);
+    cr_assert_eq(c.params.consumers, 2);
     cr_assert_eq(c.repeat, 2);
     dq_experiment_cell(&e, 35, &c);
     cr_assert_str_eq(c.strategy->s->name, "heap");
-    cr_assert_eq(c.consumers, 8);
+    cr_assert_eq(c.params.consumers, 8);
     cr_assert_eq(c.repeat, 3);
 
     cr_assert_eq(dq_experiment_load(path, true, &e, err, sizeof err), 0,
                  "%s", err);
     cr_assert(e.quick);
-    cr_assert_eq(e.tasks, 400);
-    cr_assert_eq(e.nconsumers, 2);
+    cr_assert_eq(e.params.tasks, 400);
+    cr_assert_eq(dq_experiment_list(&e, "consumers")->n, 2);
     cr_assert_eq(e.repeats, 3); /* not overridden */
     cr_assert_eq(dq_experiment_ntrials(&e), 3 * 2 * 3);
     remove_tmp(path);
@@ -273,7 +274,7 @@ Test(experiment, option_list_makes_variants)
     dq_exp_cell c;
     dq_experiment_cell(&e, 4, &c); /* variant 1, consumers 1, repeat 1 */
     cr_assert_eq(c.strategy, &e.strategies[1]);
-    cr_assert_eq(c.consumers, 1);
+    cr_assert_eq(c.params.consumers, 1);
     cr_assert_eq(c.repeat, 1);
     remove_tmp(path);
 }
@@ -304,24 +305,24 @@ Test(experiment, backlog_dimension_and_defaults)
     char err[1024] = "";
     cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
                  "%s", err);
-    cr_assert_eq(e.nbacklog, 3);
-    cr_assert_eq(e.backlog[2], 100000);
-    cr_assert_eq(e.backlog_delay_ms, 60000);
-    cr_assert_eq(e.claim_timeout_ms, 250);
-    cr_assert_eq(e.idle_ms, 0);
+    cr_assert_eq(dq_experiment_list(&e, "backlog")->n, 3);
+    cr_assert_eq(dq_experiment_list(&e, "backlog")->v[2], 100000);
+    cr_assert_eq(e.params.backlog_delay_ms, 60000);
+    cr_assert_eq(e.params.claim_timeout_ms, 250);
+    cr_assert_eq(e.params.idle_ms, 0);
     cr_assert_eq(dq_experiment_ntrials(&e), 2 * 3);
     dq_exp_cell c;
     dq_experiment_cell(&e, 0, &c);
-    cr_assert_eq(c.backlog, 1000);
+    cr_assert_eq(c.params.backlog, 1000);
     dq_experiment_cell(&e, 2, &c);
-    cr_assert_eq(c.backlog, 100000);
+    cr_assert_eq(c.params.backlog, 100000);
     cr_assert_str_eq(c.strategy->s->name, "expiry");
     dq_experiment_cell(&e, 3, &c);
-    cr_assert_eq(c.backlog, 1000);
+    cr_assert_eq(c.params.backlog, 1000);
     cr_assert_str_eq(c.strategy->s->name, "lua");
     cr_assert_eq(dq_experiment_load(path, true, &e, err, sizeof err), 0,
                  "%s", err);
-    cr_assert_eq(e.nbacklog, 1);
+    cr_assert_eq(dq_experiment_list(&e, "backlog")->n, 1);
     cr_assert_eq(dq_experiment_ntrials(&e), 2);
     remove_tmp(path);
 
@@ -330,11 +331,11 @@ Test(experiment, backlog_dimension_and_defaults)
                      "consumers = 1\n");
     cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
                  "%s", err);
-    cr_assert_eq(e.nbacklog, 1);
-    cr_assert_eq(e.backlog[0], 0);
-    cr_assert_eq(e.backlog_delay_ms, 3600000);
-    cr_assert_eq(e.claim_timeout_ms, 100);
-    cr_assert_eq(e.idle_ms, 0);
+    cr_assert_eq(dq_experiment_list(&e, "backlog")->n, 1);
+    cr_assert_eq(dq_experiment_list(&e, "backlog")->v[0], 0);
+    cr_assert_eq(e.params.backlog_delay_ms, 3600000);
+    cr_assert_eq(e.params.claim_timeout_ms, 100);
+    cr_assert_eq(e.params.idle_ms, 0);
     remove_tmp(path);
 }
 
@@ -348,12 +349,12 @@ Test(experiment, idle_mode)
     char err[1024] = "";
     cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
                  "%s", err);
-    cr_assert_eq(e.tasks, 0);
-    cr_assert_eq(e.idle_ms, 5000);
+    cr_assert_eq(e.params.tasks, 0);
+    cr_assert_eq(e.params.idle_ms, 5000);
     cr_assert_str_eq(e.plots[0], "idle-cost");
     cr_assert_eq(dq_experiment_load(path, true, &e, err, sizeof err), 0,
                  "%s", err);
-    cr_assert_eq(e.idle_ms, 2000);
+    cr_assert_eq(e.params.idle_ms, 2000);
     remove_tmp(path);
 
     /* tasks = 0 without idle_ms, in [experiment] or through [quick]. */
@@ -447,7 +448,7 @@ Test(experiment, redis_password_is_redacted)
 
     char *argv[] = {"experiment", "x.ini", "--redis",
                     "redis://:s3cret@127.0.0.1:6390/3", NULL};
-    dq_experiment_command_line(4, argv, out, sizeof out);
+    dq_runmeta_command_line(4, argv, out, sizeof out);
     cr_assert_str_eq(out, "bin/dqlab experiment x.ini --redis "
                           "redis://***@127.0.0.1:6390/3");
 }
@@ -471,16 +472,16 @@ Test(experiment, faults_dimension_skips_what_does_not_apply)
     cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
                  "%s", err);
     cr_assert(e.faults_given);
-    cr_assert_not(e.consumer_process);
+    cr_assert_not(e.params.consumer_process);
     cr_assert_eq(e.nfaults, 3);
-    cr_assert_eq(e.faults[0].kind, DQ_FAULT_NONE);
+    cr_assert_null(e.faults[0].ops);
     cr_assert_str_eq(e.fault_specs[0], "none");
-    cr_assert_eq(e.faults[1].kind, DQ_FAULT_KILL_CONSUMER);
-    cr_assert_eq(e.faults[1].point, DQ_KILL_AFTER_CLAIM);
+    cr_assert_str_eq(dq_fault_name(&e.faults[1]), "kill-consumer");
+    cr_assert_str_eq(e.faults[1].word, "after-claim");
     cr_assert_eq(e.faults[1].count, 3);
     cr_assert_str_eq(e.fault_specs[1], "kill-consumer:after-claim:3");
-    cr_assert_eq(e.faults[2].kind, DQ_FAULT_RESTART_REDIS);
-    cr_assert_str_eq(e.faults[2].mode, "everysec");
+    cr_assert_str_eq(dq_fault_name(&e.faults[2]), "restart-redis");
+    cr_assert_str_eq(e.faults[2].word, "everysec");
     cr_assert_str_eq(e.fault_specs[2], "restart-redis:everysec");
     /* lua-lease x 3 faults x 2 repeats + heap x 2 faults x 2 repeats. */
     cr_assert_eq(dq_experiment_ntrials(&e), 3 * 2 + 2 * 2);
@@ -514,7 +515,7 @@ Test(experiment, faults_dimension_skips_what_does_not_apply)
                  "%s", err);
     cr_assert_eq(e.nfaults, 1);
     cr_assert_str_eq(e.fault_specs[0], "kill-consumer:before-ack:1");
-    cr_assert(e.consumer_process);
+    cr_assert(e.params.consumer_process);
     cr_assert_eq(dq_experiment_ntrials(&e), 2 * 2);
     remove_tmp(path);
 
@@ -524,12 +525,12 @@ Test(experiment, faults_dimension_skips_what_does_not_apply)
     cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
                  "%s", err);
     cr_assert_not(e.faults_given);
-    cr_assert_not(e.consumer_process);
+    cr_assert_not(e.params.consumer_process);
     cr_assert_eq(e.nfaults, 1);
     cr_assert_str_eq(e.fault_specs[0], "none");
     dq_exp_cell c;
     dq_experiment_cell(&e, 0, &c);
-    cr_assert_eq(c.fault->kind, DQ_FAULT_NONE);
+    cr_assert_null(c.fault->ops);
     cr_assert_str_eq(c.fault_spec, "none");
     remove_tmp(path);
 }
@@ -582,17 +583,17 @@ Test(experiment, enqueue_batch_key)
     char err[1024] = "";
     cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
                  "%s", err);
-    cr_assert_eq(e.enqueue_batch, 64);
+    cr_assert_eq(e.params.enqueue_batch, 64);
     cr_assert_eq(dq_experiment_load(path, true, &e, err, sizeof err), 0,
                  "%s", err);
-    cr_assert_eq(e.enqueue_batch, 8);
+    cr_assert_eq(e.params.enqueue_batch, 8);
     remove_tmp(path);
 
     path = write_tmp("[experiment]\nname = d\nstrategies = heap\n"
                      "consumers = 1\n");
     cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
                  "%s", err);
-    cr_assert_eq(e.enqueue_batch, 1);
+    cr_assert_eq(e.params.enqueue_batch, 1);
     remove_tmp(path);
 
     expect_error("[experiment]\nname = x\nstrategies = lua\n"
@@ -672,7 +673,7 @@ Test(experiment, an_indented_line_continues_the_key_above)
     cr_assert_eq(dq_experiment_load(path, true, &e, err, sizeof err), 0,
                  "%s", err);
     cr_assert_str_eq(e.description, "a b");
-    cr_assert_eq(e.tasks, 5);
+    cr_assert_eq(e.params.tasks, 5);
     remove_tmp(path);
     /* A second description line that is not indented is given twice. */
     expect_error("[experiment]\nname = x\ndescription = a\ndescription = b\n",

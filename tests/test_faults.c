@@ -166,6 +166,28 @@ Test(lua, subscriber_outage_loses_nothing, .timeout = 60)
     json_decref(o.j);
 }
 
+/* A thread-mode consumer closes its handle when a subscriber outage
+ * begins and opens a new one after it: the summary's counters are those
+ * of every handle it opened, what a close did included.  With batch=16 a
+ * lua claim takes 16 due tasks at once, and the close in the middle of a
+ * batch (20 ms of work per task, the outage 100 ms in) gives the rest
+ * back: putbacks, which only a close counts for lua. */
+Test(lua, outage_keeps_a_closed_handles_counters, .timeout = 60)
+{
+    outcome o = run("--strategy lua --opt batch=16 --tasks 64 --consumers 1 "
+                    "--delay-ms 0 --work-us 20000 --grace-ms 2000 "
+                    "--fault subscriber-outage:300:100");
+    json_t *cnt;
+
+    cr_assert_eq(o.status, 0, "exit %d", o.status);
+    cr_assert_eq(num(&o, "lost"), 0);
+    cnt = json_object_get(o.j, "counters");
+    cr_assert(json_is_object(cnt), "summary has no counters");
+    cr_assert_gt(json_integer_value(json_object_get(cnt, "putbacks")), 0,
+                 "the buffer given back at the outage was not counted");
+    json_decref(o.j);
+}
+
 Test(lua, restart_off_loses_pending_tasks, .timeout = 60)
 {
     outcome o = run("--strategy lua --tasks 50 --consumers 2 "

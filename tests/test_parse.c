@@ -242,3 +242,59 @@ Test(redis_url, rejects)
     url_bad("redis://u:@h", "empty password");
     url_bad("redis://:hunter2@[::1", "unterminated");
 }
+
+/* ---- The parameter table (harness/params.c) ---------------------------- */
+
+#include "../harness/params.h"
+#include "../harness/trial.h"
+
+/* Every row's option is "--" and its key with '_' written '-', as
+ * params.h promises (so `dqlab run --KEY` and `KEY =` in a file name one
+ * parameter), and every default a row can take is written back as text
+ * that parses to itself. */
+Test(params, options_follow_keys_and_defaults_round_trip)
+{
+    char want[64], text[64], err[256];
+    int64_t v, v2;
+    size_t n = 0;
+
+    for (const dq_param *d = dq_params; d->key != NULL; d++, n++) {
+        snprintf(want, sizeof want, "--%s", d->key);
+        for (char *p = want; *p; p++)
+            if (*p == '_')
+                *p = '-';
+        cr_expect_str_eq(d->flag, want, "row %s", d->key);
+        cr_expect_eq(dq_param_by_flag(d->flag), d);
+        cr_expect_eq(dq_param_by_key(d->key), d);
+        cr_expect_not_null(d->help, "row %s has no help", d->key);
+        if (d->type != DQ_PARAM_U64 && d->type != DQ_PARAM_CHOICE &&
+            (d->def < d->min || d->def > d->max))
+            continue; /* a default meaning "off" (idle_ms 0) */
+        dq_param_text(d, d->def, d->def2, text, sizeof text);
+        cr_expect_eq(dq_param_parse(d, d->flag, text, &v, &v2, err,
+                                    sizeof err), 0, "%s", err);
+        cr_expect(v == d->def && v2 == d->def2, "row %s: '%s'", d->key,
+                  text);
+    }
+    cr_expect_eq(n, DQ_NPARAMS);
+}
+
+/* A value is checked against its row's one range, wherever it comes
+ * from: the bounds that had drifted apart are those of the table. */
+Test(params, one_range_per_parameter)
+{
+    const dq_param *work = dq_param_by_key("work_us");
+    const dq_param *payload = dq_param_by_key("payload_bytes");
+    char err[256];
+    int64_t v, v2;
+
+    cr_assert_eq(dq_param_parse(work, "--work-us", "60000000", &v, &v2, err,
+                                sizeof err), 0, "%s", err);
+    cr_assert_eq(dq_param_parse(work, "--work-us", "60000001", &v, &v2, err,
+                                sizeof err), -1);
+    cr_assert(strstr(err, "0..60000000") != NULL, "%s", err);
+    cr_assert_eq(dq_param_parse(payload, "x.ini:3: payload_bytes", "1048577",
+                                &v, &v2, err, sizeof err), -1);
+    cr_assert(strstr(err, "x.ini:3: payload_bytes: '1048577' is out of "
+                          "range 0..1048576") != NULL, "%s", err);
+}

@@ -1,0 +1,102 @@
+/* fault_clock_skew.c -- clock-skew:[+|-]MS: consumer c0's clock runs MS
+ * ahead (+) or behind (-) for the whole trial (faults.h).
+ *
+ * Strategies read time only through dq_now_ms() (dq.h), which adds the
+ * handle's clock offset: slot 0's consumers (every generation of its
+ * process, or thread 0 of an in-process strategy's one process) get the
+ * offset in their plan.  The event log keeps the true clock, so the
+ * checker judges early deliveries by it.  F records: begin before the
+ * consumers start and end after they stopped, both
+ * "c0:offset_ms=+MS".  A wrong clock delivers early or late: it explains
+ * early deliveries and (a skewed mover or reaper acting on every
+ * consumer's tasks) duplicates, never a loss.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "faults.h"
+
+static int cs_parse(dq_fault *f, char *const *arg, int narg, char *err,
+                    size_t errlen)
+{
+    if (narg != 1) {
+        snprintf(err, errlen, "expected clock-skew:[+|-]MS");
+        return -1;
+    }
+    if (dq_fault_num(arg[0], -DQ_FAULT_MAX_MS, DQ_FAULT_MAX_MS, true,
+                     &f->ms) != 0 || f->ms == 0) {
+        snprintf(err, errlen, "MS '%.30s': expected a non-zero integer in "
+                 "[-%lld, %lld]", arg[0], (long long)DQ_FAULT_MAX_MS,
+                 (long long)DQ_FAULT_MAX_MS);
+        return -1;
+    }
+    return 0;
+}
+
+static void cs_format(const dq_fault *f, char *buf, size_t len)
+{
+    snprintf(buf, len, "clock-skew:%+" PRId64, f->ms);
+}
+
+static int cs_record(dq_fault_ctx *c, const dq_fault *f, const char *phase)
+{
+    char arg[64];
+
+    snprintf(arg, sizeof arg, "c0:offset_ms=%+" PRId64, f->ms);
+    return dq_fault_record(c, f, phase, arg);
+}
+
+static int cs_begin(dq_fault_ctx *c, const dq_fault *f, int64_t *hold_ms)
+{
+    *hold_ms = 0;
+    return cs_record(c, f, "begin");
+}
+
+static int cs_end(dq_fault_ctx *c, const dq_fault *f)
+{
+    return cs_record(c, f, "end");
+}
+
+static void cs_consumer_plan(const dq_fault *f,
+                             const struct dq_trial_params *p, size_t index,
+                             int slot, int gen, bool all_in_one,
+                             dq_consumer_plan *plan)
+{
+    (void)p, (void)index, (void)gen, (void)all_in_one;
+    if (slot == 0)
+        plan->clock_offset_us += f->ms * 1000;
+}
+
+/* A wrong clock loses nothing by design: a loss under it is held against
+ * any strategy. */
+static bool cs_loss_allowed(const char *arg, unsigned flags)
+{
+    (void)arg, (void)flags;
+    return false;
+}
+
+static void cs_describe(const dq_fault *f, char *buf, size_t len)
+{
+    snprintf(buf, len, "one consumer's clock %" PRId64 " ms %s",
+             f->ms < 0 ? -f->ms : f->ms, f->ms < 0 ? "behind" : "ahead");
+}
+
+const dq_fault_ops dq_fault_clock_skew = {
+    .name = "clock-skew",
+    .usage = "clock-skew:[+|-]MS",
+    .parse = cs_parse,
+    .format = cs_format,
+    .timing = DQ_FAULT_THROUGHOUT,
+    .begin = cs_begin,
+    .end = cs_end,
+    .consumer_plan = cs_consumer_plan,
+    .loss = DQ_LOSS_NONE,
+    .explains = DQ_FAULT_EXPLAINS_EARLY,
+    .loss_allowed = cs_loss_allowed,
+    .describe = cs_describe,
+    .mechanism = "One consumer's clock runs ahead or behind.  A strategy "
+                 "that compares due times with the client's clock delivers "
+                 "early (ahead) or late (behind); strategies reading Redis's "
+                 "clock (clock=server) and Redis-side expiry do not move.  "
+                 "The checker judges with the true clock.",
+};

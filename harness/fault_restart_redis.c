@@ -1,0 +1,200 @@
+/* fault_restart_redis.c -- restart-redis:MODE[:AT_MS]: the harness-owned
+ * redis-server crashes and starts again (faults.h).
+ *
+ * SIGKILL, then a new redis-server on the same port and directory
+ * (dq_redis_server_restart, redis_server.h), with AOF off (MODE off: the
+ * data is gone), appendfsync everysec or always; producers and consumers
+ * reconnect with backoff.  Before the run the server is switched to MODE
+ * at run time (CONFIG SET appendonly/appendfsync) and the AOF rewrite that
+ * starts is waited for, so the crash meets a complete AOF
+ * (https://redis.io/docs/management/persistence/); after the run AOF goes
+ * off again, so the next trial on a shared private server starts clean.
+ * F records: begin and end "mode=MODE" around the crash and restart (the
+ * end once the new server answers PING).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "../strategies/rconn.h"
+#include "faults.h"
+#include "redis_server.h"
+
+#define AOF_WAIT_US 10000000
+
+static int rr_parse(dq_fault *f, char *const *arg, int narg, char *err,
+                    size_t errlen)
+{
+    if (narg < 1 || narg > 2) {
+        snprintf(err, errlen, "expected restart-redis:MODE[:AT_MS], MODE "
+                 "off, everysec or always");
+        return -1;
+    }
+    if (strcmp(arg[0], "off") != 0 && strcmp(arg[0], "everysec") != 0 &&
+        strcmp(arg[0], "always") != 0) {
+        snprintf(err, errlen, "MODE '%.30s': expected off, everysec or "
+                 "always", arg[0]);
+        return -1;
+    }
+    snprintf(f->word, sizeof f->word, "%s", arg[0]);
+    if (narg == 2 &&
+        dq_fault_num(arg[1], 0, DQ_FAULT_MAX_MS, false, &f->at_ms) != 0) {
+        snprintf(err, errlen, "AT_MS '%.30s': expected an integer in [0, "
+                 "%lld]", arg[1], (long long)DQ_FAULT_MAX_MS);
+        return -1;
+    }
+    return 0;
+}
+
+static void rr_format(const dq_fault *f, char *buf, size_t len)
+{
+    if (f->at_ms >= 0)
+        snprintf(buf, len, "restart-redis:%s:%lld", f->word,
+                 (long long)f->at_ms);
+    else
+        snprintf(buf, len, "restart-redis:%s", f->word);
+}
+
+/* appendonly for redis_server.h: "no" for off, else the fsync mode. */
+static const char *appendonly(const dq_fault *f)
+{
+    return strcmp(f->word, "off") == 0 ? "no" : f->word;
+}
+
+static void rr_server_opts(const dq_fault *f, dq_redis_server_opts *o)
+{
+    o->appendonly = appendonly(f);
+}
+
+/* A command on the admin connection, tried twice: the first call after
+ * the server restarted meets the dead connection (rconn.h reconnects on
+ * the next one). */
+static redisReply *admin_cmd(dq_fault_ctx *c, int argc, const char **argv)
+{
+    int rc;
+    redisReply *r = dq_redis_cmd(c->admin, c->redis, &rc, argc, argv, NULL);
+
+    if (r == NULL && rc == DQ_EIO)
+        r = dq_redis_cmd(c->admin, c->redis, &rc, argc, argv, NULL);
+    return r;
+}
+
+/* Waits until the AOF rewrite that CONFIG SET appendonly yes started has
+ * finished (INFO persistence).  Returns 0 or -1 with c->err. */
+static int aof_wait(dq_fault_ctx *c)
+{
+    const char *info[2] = {"INFO", "persistence"};
+    int64_t deadline = dq_mono_us() + AOF_WAIT_US;
+
+    for (;;) {
+        redisReply *r = admin_cmd(c, 2, info);
+        bool done;
+        if (r == NULL)
+            return dq_fault_fail(c, "restart-redis: setting persistence: %s",
+                                 c->admin->err);
+        done = r->type == REDIS_REPLY_STRING &&
+               strstr(r->str, "aof_enabled:1") != NULL &&
+               strstr(r->str, "aof_rewrite_in_progress:0") != NULL &&
+               strstr(r->str, "aof_rewrite_scheduled:0") != NULL;
+        freeReplyObject(r);
+        if (done)
+            return 0;
+        if (dq_mono_us() > deadline)
+            return dq_fault_fail(c, "restart-redis: AOF rewrite did not "
+                                 "finish within 10 s");
+        dq_sleep_us(10000);
+    }
+}
+
+/* Turns AOF on with appendfsync mode, or off ("off"), at run time. */
+static int set_persistence(dq_fault_ctx *c, const char *mode)
+{
+    bool on = strcmp(mode, "off") != 0;
+    const char *a1[4] = {"CONFIG", "SET", "appendonly", on ? "yes" : "no"};
+    const char *a2[4] = {"CONFIG", "SET", "appendfsync",
+                         on ? mode : "everysec"};
+    redisReply *r;
+
+    if (on) {
+        if ((r = admin_cmd(c, 4, a2)) == NULL)
+            goto fail;
+        freeReplyObject(r);
+    }
+    if ((r = admin_cmd(c, 4, a1)) == NULL)
+        goto fail;
+    freeReplyObject(r);
+    return on ? aof_wait(c) : 0;
+fail:
+    return dq_fault_fail(c, "restart-redis: setting persistence: %s",
+                         c->admin->err);
+}
+
+static int rr_prepare(dq_fault_ctx *c, const dq_fault *f)
+{
+    return set_persistence(c, f->word);
+}
+
+static int rr_begin(dq_fault_ctx *c, const dq_fault *f, int64_t *hold_ms)
+{
+    char arg[32], err[300];
+
+    *hold_ms = 0;
+    snprintf(arg, sizeof arg, "mode=%s", f->word);
+    if (dq_fault_record(c, f, "begin", arg) != 0)
+        return -1;
+    if (dq_redis_server_restart(c->server, appendonly(f), err,
+                                sizeof err) != 0)
+        return dq_fault_fail(c, "%s", err);
+    c->restarts++;
+    return dq_fault_record(c, f, "end", arg);
+}
+
+static void rr_finish(dq_fault_ctx *c, const dq_fault *f)
+{
+    if (c->redis != NULL && strcmp(f->word, "off") != 0)
+        set_persistence(c, "off"); /* best effort */
+}
+
+/* Lost under a restart: allowed unless the strategy keeps every task
+ * through a crash (both survives flags) and the AOF fsyncs every write. */
+static bool rr_loss_allowed(const char *arg, unsigned flags)
+{
+    unsigned both = DQ_G_SURVIVES_CONSUMER_CRASH | DQ_G_SURVIVES_PROCESS_EXIT;
+
+    return strstr(arg, "always") == NULL || (flags & both) != both;
+}
+
+static void rr_describe(const dq_fault *f, char *buf, size_t len)
+{
+    snprintf(buf, len, "the redis-server killed and restarted with %s",
+             strcmp(f->word, "off") == 0        ? "no persistence"
+             : strcmp(f->word, "everysec") == 0 ? "AOF everysec"
+                                                : "AOF always");
+}
+
+const dq_fault_ops dq_fault_restart_redis = {
+    .name = "restart-redis",
+    .usage = "restart-redis:off|everysec|always[:AT_MS]",
+    .parse = rr_parse,
+    .format = rr_format,
+    .needs = DQ_FAULT_NEEDS_OWN_SERVER | DQ_FAULT_NEEDS_REDIS |
+             DQ_FAULT_ONE_PER_TRIAL,
+    .server_opts = rr_server_opts,
+    .timing = DQ_FAULT_AT,
+    .prepare = rr_prepare,
+    .begin = rr_begin,
+    .finish = rr_finish,
+    /* A task enqueued before the window ended may have been wiped; a
+     * claim whose reply was lost may come back as a repeat. */
+    .loss = DQ_LOSS_ENQUEUED,
+    .explains = DQ_FAULT_REPEATS_ANY,
+    .loss_allowed = rr_loss_allowed,
+    .describe = rr_describe,
+    .mechanism = "The redis-server is killed and started again on the same "
+                 "directory.  Without persistence everything pending is "
+                 "gone; with AOF everysec up to about a second of "
+                 "acknowledged writes can be lost (enqueues, and claims that "
+                 "come back as repeats); with AOF always every acknowledged "
+                 "write is on disk before the reply.",
+};

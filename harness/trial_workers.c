@@ -1,0 +1,508 @@
+/* trial_workers.c -- the producer, backlog and consumer loops of a trial,
+ * and the state they share (trial_int.h).
+ *
+ * The same loops run as threads of the trial (thread mode), as the one
+ * consumer of a consumer process, and as the threads of an in-process
+ * strategy's one process (consumer_proc.c): a producer enqueues tasks
+ * "t<index>" (index = producer, producer + P, ...) in groups of
+ * enqueue_batch and logs E once its group was acknowledged; a consumer
+ * loops claim -> log D -> sleep work_us -> ack -> log A (accepted) or R
+ * (refused, failed).  The parent's progress (which tasks were delivered
+ * and acked) is a pair of shared atomic bitmaps over the task indices.
+ *
+ * Records.  The parent writes through its buffered eventlog.c handle; a
+ * child process through its own (dq_eventlog_open_append,
+ * DQ_LOG_SYNC_EACH: one write(2) per record on an O_APPEND descriptor), so
+ * records of all processes interleave whole and a SIGKILLed child leaves
+ * every record it wrote.
+ *
+ * Faults.  With faults, an enqueue whose outcome is unknown (connection
+ * lost, server restarting) is retried with the same ids and due times
+ * (ZADD/HSET of the same member are idempotent) and logged once
+ * acknowledged; an ack that met a lost connection is retried (the
+ * strategies' acks are idempotent: HDEL, or a lease check); both with a
+ * backoff of 20 ms doubling to 1 s, for at most 60 s.  A consumer whose
+ * plan says so SIGKILLs itself at its claim and point, after writing the F
+ * begin record of the fault that planned it.  While the trial's outage
+ * flag is up, consumer threads close their handles and wait.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "redis_url.h"
+#include "signals.h"
+#include "trial_int.h"
+
+#define ERROR_BACKOFF_US 50000
+#define RETRY_LIMIT_US 60000000LL
+
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "atomic_int must be lock-free");
+
+/* ---- Shared state -------------------------------------------------------- */
+
+void dq_trial_state_init(dq_trial_state *t, const dq_trial_params *p)
+{
+    memset(t, 0, sizeof *t);
+    pthread_mutex_init(&t->mu, NULL);
+    t->p = p;
+    t->retry = p->nfaults > 0;
+}
+
+void dq_trial_state_free(dq_trial_state *t)
+{
+    pthread_mutex_destroy(&t->mu);
+}
+
+void dq_trial_fail(dq_trial_state *t, const char *fmt, ...)
+{
+    va_list ap;
+
+    pthread_mutex_lock(&t->mu);
+    if (!atomic_load(&t->failed)) {
+        va_start(ap, fmt);
+        vsnprintf(t->fail_msg, sizeof t->fail_msg, fmt, ap);
+        va_end(ap);
+        atomic_store(&t->failed, true);
+    }
+    pthread_mutex_unlock(&t->mu);
+    atomic_store(&t->stop, true);
+}
+
+void dq_trial_error(dq_trial_state *t, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (atomic_fetch_add(&t->errors, 1) != 0)
+        return;
+    pthread_mutex_lock(&t->mu);
+    va_start(ap, fmt);
+    vsnprintf(t->first_error, sizeof t->first_error, fmt, ap);
+    va_end(ap);
+    pthread_mutex_unlock(&t->mu);
+}
+
+bool dq_trial_should_stop(dq_trial_state *t)
+{
+    return atomic_load(&t->stop) || dq_signals_caught();
+}
+
+void dq_trial_mark(_Atomic uint64_t *bits, atomic_int_fast64_t *count,
+                   int64_t idx)
+{
+    uint64_t bit = 1ULL << (idx % 64);
+
+    if (bits != NULL && idx >= 0 &&
+        (atomic_fetch_or(&bits[idx / 64], bit) & bit) == 0)
+        atomic_fetch_add(count, 1);
+}
+
+void dq_trial_atomic_min(atomic_int_fast64_t *a, int64_t v)
+{
+    int_fast64_t cur = atomic_load(a);
+    while ((cur == 0 || v < cur) &&
+           !atomic_compare_exchange_weak(a, &cur, v))
+        ;
+}
+
+void dq_trial_atomic_max(atomic_int_fast64_t *a, int64_t v)
+{
+    int_fast64_t cur = atomic_load(a);
+    while (v > cur && !atomic_compare_exchange_weak(a, &cur, v))
+        ;
+}
+
+void dq_trial_add_counters(dq_counters *to, const dq_counters *c)
+{
+    to->round_trips += c->round_trips;
+    to->empty_polls += c->empty_polls;
+    to->lost_races += c->lost_races;
+    to->wakeups += c->wakeups;
+    to->putbacks += c->putbacks;
+}
+
+void dq_trial_config_redis(dq_config *cfg, const dq_redis_target *t)
+{
+    cfg->redis_host = t->host;
+    cfg->redis_port = t->port;
+    cfg->redis_user = t->user[0] ? t->user : NULL;
+    cfg->redis_password = t->password[0] ? t->password : NULL;
+    cfg->redis_db = t->db;
+}
+
+dq_config dq_trial_worker_config(const dq_trial_worker *w)
+{
+    dq_config cfg = w->t->cfg;
+
+    cfg.consumer = w->name;
+    cfg.clock_offset_us = w->plan.clock_offset_us;
+    return cfg;
+}
+
+void dq_trial_worker_close(dq_trial_worker *w)
+{
+    dq_close_into(w->q, &w->acc);
+    w->q = NULL;
+}
+
+/* A failed event-log write of task id's record ends the trial, naming
+ * the file and errno's text (ENOSPC: "No space left on device"). */
+static void log_failed(dq_trial_state *t, const char *id)
+{
+    int e = errno;
+
+    dq_trial_fail(t, "event log %s: %s (task id '%.64s')", t->p->log_path,
+                  strerror(e), id);
+}
+
+/* Backoff for retried calls: 20 ms doubling to 1 s. */
+static int64_t backoff_us(int attempt)
+{
+    int64_t us = 20000;
+    for (int i = 0; i < attempt && us < 1000000; i++)
+        us *= 2;
+    return us < 1000000 ? us : 1000000;
+}
+
+/* ---- Producers ----------------------------------------------------------- */
+
+typedef struct batch {
+    size_t cap, n, pb;             /* items, used, bytes per payload */
+    unsigned char *buf;            /* cap payloads */
+    dq_enqueue_item *items;
+    char (*ids)[24];
+    int64_t maxdue;
+} batch;
+
+/* Fills b with the next tasks of this producer from *i on. */
+static void batch_fill(dq_trial_worker *w, batch *b, int64_t *i)
+{
+    const dq_trial_params *p = w->t->p;
+
+    b->maxdue = INT64_MIN;
+    for (b->n = 0; b->n < b->cap && *i < p->tasks;
+         b->n++, *i += p->producers) {
+        unsigned char *pl = b->buf + b->pb * b->n;
+        dq_enqueue_item *it = &b->items[b->n];
+        dq_trial_format_id(b->ids[b->n], 't', *i);
+        dq_trial_payload(p->seed, *i, pl, (size_t)p->payload_bytes);
+        it->id = b->ids[b->n];
+        it->payload = pl;
+        it->payload_len = (size_t)p->payload_bytes;
+        it->due_ms = dq_now_ms(w->q) + dq_trial_delay_ms(p->seed, *i,
+                                                         p->delay_min_ms,
+                                                         p->delay_max_ms);
+        if (it->due_ms > b->maxdue)
+            b->maxdue = it->due_ms;
+    }
+}
+
+/* Sends b (retried with faults).  Returns DQ_OK or the last DQ_E*. */
+static int batch_send(dq_trial_worker *w, const batch *b)
+{
+    dq_trial_state *t = w->t;
+    const dq_enqueue_item *it = b->items;
+    int64_t first_fail_us = 0;
+    int rc, attempt = 0;
+
+    for (;;) {
+        rc = b->n == 1 ? dq_enqueue(w->q, it->id, it->payload,
+                                    it->payload_len, it->due_ms)
+                       : dq_enqueue_many(w->q, it, b->n);
+        if (rc == DQ_OK || !t->retry || rc == DQ_EINVAL ||
+            dq_trial_should_stop(t))
+            return rc;
+        if (first_fail_us == 0)
+            first_fail_us = dq_mono_us();
+        else if (dq_mono_us() - first_fail_us > RETRY_LIMIT_US)
+            return rc;
+        atomic_fetch_add(&t->retries, 1);
+        dq_sleep_us(backoff_us(attempt++));
+    }
+}
+
+/* Logs b's E records with the acknowledgement time.  Returns 0 or -1
+ * (the trial failed). */
+static int batch_log(dq_trial_worker *w, const batch *b)
+{
+    dq_trial_state *t = w->t;
+    int64_t now_us = dq_wall_us();
+
+    dq_trial_atomic_max(&t->latest_due_ms, b->maxdue);
+    for (size_t j = 0; j < b->n; j++)
+        if (dq_log_enqueue(t->log, now_us, b->ids[j], b->items[j].due_ms,
+                           w->name) != 0) {
+            log_failed(t, b->ids[j]);
+            return -1;
+        }
+    dq_trial_atomic_min(&t->first_e_us, now_us);
+    atomic_fetch_add(&t->enqueued, (int_fast64_t)b->n);
+    return 0;
+}
+
+void *dq_trial_producer(void *arg)
+{
+    dq_trial_worker *w = arg;
+    dq_trial_state *t = w->t;
+    const dq_trial_params *p = t->p;
+    batch b = {.cap = p->enqueue_batch > 1 ? (size_t)p->enqueue_batch : 1,
+               .pb = p->payload_bytes ? (size_t)p->payload_bytes : 1};
+
+    b.buf = malloc(b.pb * b.cap);
+    b.items = malloc(b.cap * sizeof *b.items);
+    b.ids = malloc(b.cap * sizeof *b.ids);
+    if (b.buf == NULL || b.items == NULL || b.ids == NULL) {
+        dq_trial_fail(t, "%s: out of memory", w->name);
+        goto done;
+    }
+    for (int64_t i = w->index; i < p->tasks && !dq_trial_should_stop(t);) {
+        batch_fill(w, &b, &i);
+        if (batch_send(w, &b) != DQ_OK) {
+            if (!dq_trial_should_stop(t))
+                dq_trial_fail(t, "%s: enqueue %s%s: %s", w->name, b.ids[0],
+                              b.n > 1 ? " (and its batch)" : "",
+                              dq_errstr(w->q));
+            break;
+        }
+        if (batch_log(w, &b) != 0)
+            break;
+    }
+done:
+    free(b.buf);
+    free(b.items);
+    free(b.ids);
+    atomic_fetch_sub(&t->producers_left, 1);
+    return NULL;
+}
+
+/* This producer's share of the backlog: ids "b<index>", due
+ * backlog_delay_ms ahead, not logged (only counted in a header). */
+void *dq_trial_backlog(void *arg)
+{
+    dq_trial_worker *w = arg;
+    dq_trial_state *t = w->t;
+    const dq_trial_params *p = t->p;
+    unsigned char *buf = malloc(p->payload_bytes ? (size_t)p->payload_bytes
+                                                 : 1);
+
+    if (buf == NULL) {
+        dq_trial_fail(t, "%s: out of memory", w->name);
+        return NULL;
+    }
+    for (int64_t i = w->index; i < p->backlog; i += p->producers) {
+        char id[32];
+
+        if (dq_trial_should_stop(t))
+            break;
+        dq_trial_format_id(id, 'b', i);
+        dq_trial_payload(p->seed ^ 0x5bd1e995u, i, buf,
+                         (size_t)p->payload_bytes);
+        if (dq_enqueue(w->q, id, buf, (size_t)p->payload_bytes,
+                       dq_now_ms(w->q) + p->backlog_delay_ms) != DQ_OK) {
+            dq_trial_fail(t, "%s: enqueue backlog %s: %s", w->name, id,
+                          dq_errstr(w->q));
+            break;
+        }
+    }
+    free(buf);
+    return NULL;
+}
+
+/* ---- Consumers ----------------------------------------------------------- */
+
+/* The consumer's planned death: one F begin record of the fault that
+ * planned it, then a real SIGKILL of this process (no cleanup runs,
+ * exactly as kill -9 from outside). */
+static void die_now(dq_trial_worker *w, const char *id)
+{
+    char arg[200];
+
+    snprintf(arg, sizeof arg, "%s:point=%s,claim=%" PRId64 ",id=%.64s",
+             w->name, dq_kill_point_name(w->plan.die_point), w->claims, id);
+    dq_log_fault(w->t->log, dq_wall_us(), w->plan.die_by->name, "begin",
+                 arg);
+    kill(getpid(), SIGKILL);
+    _exit(137); /* not reached */
+}
+
+/* Dies here if the plan says so: at this claim and point. */
+static void maybe_die(dq_trial_worker *w, dq_kill_point at, const char *id)
+{
+    if (w->plan.die_claim > 0 && w->claims == w->plan.die_claim &&
+        w->plan.die_point == at)
+        die_now(w, id);
+}
+
+/* Subscriber outage (threads): closes the handle, waits until the outage
+ * ends.  Returns false when the trial stops meanwhile. */
+static bool outage_wait(dq_trial_worker *w)
+{
+    dq_trial_state *t = w->t;
+
+    dq_trial_worker_close(w);
+    while (atomic_load(&t->outage) && !dq_trial_should_stop(t))
+        dq_sleep_us(DQ_TRIAL_WAIT_STEP_US / 2);
+    return !dq_trial_should_stop(t);
+}
+
+/* Opens the consumer's handle again after an outage, with backoff. */
+static bool reopen(dq_trial_worker *w)
+{
+    dq_trial_state *t = w->t;
+    dq_config cfg = dq_trial_worker_config(w);
+    char err[256];
+
+    for (int attempt = 0; !dq_trial_should_stop(t); attempt++) {
+        if (dq_open(t->p->strategy, &cfg, &w->q, err, sizeof err) == DQ_OK)
+            return true;
+        dq_trial_error(t, "%s: reopen: %.200s", w->name, err);
+        dq_sleep_us(backoff_us(attempt));
+    }
+    return false;
+}
+
+/* The DQ_* name of result rc without its prefix ("ENOTFOUND"), for the R
+ * record; from dq.h's one list of codes. */
+static const char *result_code(int rc)
+{
+    switch (rc) {
+#define RESULT_CODE(name, val, text) \
+    case DQ_##name:                  \
+        return #name;
+        DQ_RESULT_MAP(RESULT_CODE)
+#undef RESULT_CODE
+    }
+    return "EUNKNOWN";
+}
+
+/* Counts a failed claim or ack and keeps the first message. */
+static void op_error(dq_trial_worker *w, const char *op, int rc)
+{
+    dq_trial_error(w->t, "%s: %s: %s (%s)", w->name, op,
+                   w->q ? dq_errstr(w->q) : "closed", dq_result_name(rc));
+}
+
+/* After a claim: D record, progress bit, payload check.  Returns 0 or -1
+ * (the log failed). */
+static int delivered(dq_trial_worker *w, const dq_task *task,
+                     unsigned char *want)
+{
+    dq_trial_state *t = w->t;
+    const dq_trial_params *p = t->p;
+    int64_t now_us = dq_wall_us(), idx;
+
+    if (dq_log_deliver(t->log, now_us, task->id, w->name,
+                       task->attempt) != 0) {
+        log_failed(t, task->id);
+        return -1;
+    }
+    dq_trial_atomic_max(&t->last_d_us, now_us);
+    idx = dq_trial_id_index(task->id, p->tasks);
+    if (idx >= 0) {
+        dq_trial_mark(t->seen, &t->distinct, idx);
+        dq_trial_payload(p->seed, idx, want, (size_t)p->payload_bytes);
+        if (task->payload_len != (size_t)p->payload_bytes ||
+            (task->payload_len > 0 &&
+             memcmp(task->payload, want, task->payload_len) != 0))
+            atomic_fetch_add(&t->payload_bad, 1);
+    }
+    return 0;
+}
+
+/* The ack, retried with faults after a lost connection, and its record:
+ * A when the strategy accepted it, R (with the code) when it refused a
+ * stale one or the call failed, each against the attempt it
+ * acknowledges.  A stale ack refused (DQ_ENOTFOUND: the lease had passed
+ * to another delivery) is what a lease does, not an error: the checker
+ * counts it from the R record. */
+static void acknowledge(dq_trial_worker *w, const dq_task *task)
+{
+    dq_trial_state *t = w->t;
+    int64_t first_fail_us = 0;
+    int rc, attempt = 0;
+
+    while ((rc = dq_ack(w->q, task)) != DQ_OK && t->retry && rc == DQ_EIO &&
+           !dq_trial_should_stop(t)) {
+        if (first_fail_us == 0)
+            first_fail_us = dq_mono_us();
+        else if (dq_mono_us() - first_fail_us > RETRY_LIMIT_US)
+            break;
+        atomic_fetch_add(&t->retries, 1);
+        dq_sleep_us(backoff_us(attempt++));
+    }
+    if (rc != DQ_OK) {
+        const char *code = result_code(rc);
+        if (rc != DQ_ENOTFOUND)
+            op_error(w, "ack", rc);
+        if (dq_log_ack_refused(t->log, dq_wall_us(), task->id, w->name,
+                               task->attempt, code) != 0)
+            log_failed(t, task->id);
+    } else if (dq_log_ack(t->log, dq_wall_us(), task->id, w->name,
+                          task->attempt) != 0) {
+        log_failed(t, task->id);
+    } else {
+        dq_trial_mark(t->acked, &t->acked_distinct,
+                      dq_trial_id_index(task->id, t->p->tasks));
+    }
+}
+
+/* One claim of the consumer loop.  Returns false when the loop ends. */
+static bool consume_one(dq_trial_worker *w, unsigned char *want)
+{
+    dq_trial_state *t = w->t;
+    const dq_trial_params *p = t->p;
+    dq_task task;
+    int rc;
+
+    if (atomic_load(&t->outage) && !outage_wait(w))
+        return false;
+    if (w->q == NULL && !reopen(w))
+        return false;
+    memset(&task, 0, sizeof task);
+    rc = dq_claim(w->q, p->claim_timeout_ms, &task);
+    if (rc == DQ_EMPTY)
+        return true;
+    if (rc != DQ_OK) {
+        op_error(w, "claim", rc);
+        dq_sleep_us(ERROR_BACKOFF_US);
+        return true;
+    }
+    w->claims++;
+    maybe_die(w, DQ_KILL_AFTER_CLAIM, task.id);
+    if (delivered(w, &task, want) != 0) {
+        dq_task_clear(&task);
+        return false;
+    }
+    if (w->plan.die_claim > 0 && w->plan.die_claim == w->claims &&
+        w->plan.die_point == DQ_KILL_DURING_WORK) {
+        dq_sleep_us(p->work_us / 2);
+        die_now(w, task.id);
+    }
+    dq_sleep_us(p->work_us);
+    maybe_die(w, DQ_KILL_BEFORE_ACK, task.id);
+    acknowledge(w, &task);
+    dq_task_clear(&task);
+    return true;
+}
+
+void *dq_trial_consumer(void *arg)
+{
+    dq_trial_worker *w = arg;
+    dq_trial_state *t = w->t;
+    unsigned char *want = malloc(t->p->payload_bytes
+                                     ? (size_t)t->p->payload_bytes : 1);
+
+    if (want == NULL) {
+        dq_trial_fail(t, "%s: out of memory", w->name);
+        return NULL;
+    }
+    while (!dq_trial_should_stop(t) && consume_one(w, want))
+        ;
+    free(want);
+    return NULL;
+}
