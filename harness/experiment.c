@@ -83,22 +83,6 @@ typedef struct run {
     bool interrupted;
 } run;
 
-/* CSV field: quoted when it holds a comma, quote or newline. */
-static void csv_field(FILE *f, const char *s)
-{
-    if (strpbrk(s, ",\"\n\r") == NULL) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void opts_string(const dq_exp_strategy *s, char *buf, size_t len)
 {
     size_t off = 0;
@@ -168,11 +152,11 @@ static int write_csv(const run *rn, char *err, size_t errlen)
         const dq_trial_params *p = &t->cell.params;
         char opts[512];
         opts_string(t->cell.strategy, opts, sizeof opts);
-        csv_field(f, rn->e->name);
+        dq_runmeta_csv_field(f, rn->e->name, '\0');
         fprintf(f, ",%zu,", i + 1);
-        csv_field(f, t->cell.strategy->s->name);
+        dq_runmeta_csv_field(f, t->cell.strategy->s->name, '\0');
         fputc(',', f);
-        csv_field(f, opts);
+        dq_runmeta_csv_field(f, opts, '\0');
         fprintf(f, ",%d,%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
                 ",%d,%" PRIu64, p->producers, p->consumers, p->tasks,
                 p->delay_min_ms, p->delay_max_ms, p->work_us, t->cell.repeat,
@@ -200,7 +184,7 @@ static int write_csv(const run *rn, char *err, size_t errlen)
         fprintf(f, ",%.3f,", t->r.backlog_s);
         /* The fault and what the checker attributed (names as in
          * dq_check). */
-        csv_field(f, t->cell.fault_spec);
+        dq_runmeta_csv_field(f, t->cell.fault_spec, '\0');
         fprintf(f, ",%s,%d,%d,%" PRIu64, t->r.process_mode ? "process"
                                                          : "thread",
                 t->r.kills, t->r.restarts, t->r.retries);

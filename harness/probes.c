@@ -137,30 +137,14 @@ static void key(const probe_ctx *p, const char *name, char *buf, size_t len)
     snprintf(buf, len, "%s:%s", p->prefix, name);
 }
 
-void dq_probes_csv_field(FILE *f, const char *s, char sep)
-{
-    if (strpbrk(s, ",\"\r\n") == NULL) {
-        fputs(s, f);
-    } else {
-        fputc('"', f);
-        for (; *s; s++) {
-            if (*s == '"')
-                fputc('"', f);
-            fputc(*s, f);
-        }
-        fputc('"', f);
-    }
-    fputc(sep, f);
-}
-
 static void row(probe_ctx *p, const char *claim, const char *probe,
                 const char *action, const char *observed, const char *input)
 {
-    dq_probes_csv_field(p->csv, claim, ',');
-    dq_probes_csv_field(p->csv, probe, ',');
-    dq_probes_csv_field(p->csv, action, ',');
-    dq_probes_csv_field(p->csv, observed, ',');
-    dq_probes_csv_field(p->csv, input, '\n');
+    dq_runmeta_csv_field(p->csv, claim, ',');
+    dq_runmeta_csv_field(p->csv, probe, ',');
+    dq_runmeta_csv_field(p->csv, action, ',');
+    dq_runmeta_csv_field(p->csv, observed, ',');
+    dq_runmeta_csv_field(p->csv, input, '\n');
     fflush(p->csv);
 }
 

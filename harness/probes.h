@@ -45,8 +45,5 @@
 int dq_probes_run(const dq_redis_target *t, FILE *csv, char *err,
                   size_t errlen);
 
-/* Appends one CSV field to f, quoted when it holds ',', '"', CR or LF
- * (quotes doubled), followed by sep (',' or '\n'). */
-void dq_probes_csv_field(FILE *f, const char *s, char sep);
 
 #endif

@@ -4,7 +4,7 @@
  * Kept apart from probes.c (which runs C06-C09 and C20 and owns the
  * command) so that each file stays one job; probes.c calls
  * dq_probes_more_run once after its own probes, and the rows go to the
- * same CSV through dq_probes_csv_field.
+ * same CSV through dq_runmeta_csv_field.
  *
  * C22 -- "Streams natively support delayed consumption".  A Stream's ids
  *   are "<ms>-<seq>" and XADD accepts an explicit one, so a tutorial may
@@ -51,9 +51,9 @@
 #include <hiredis/hiredis.h>
 
 #include "../strategies/dq.h"
-#include "probes.h"
 #include "probes_more.h"
 #include "redis_server.h"
+#include "runmeta.h"
 #include "signals.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -93,11 +93,11 @@ static void pm_row(pm_ctx *p, const char *claim, const char *probe,
                    const char *action, const char *observed,
                    const char *input)
 {
-    dq_probes_csv_field(p->csv, claim, ',');
-    dq_probes_csv_field(p->csv, probe, ',');
-    dq_probes_csv_field(p->csv, action, ',');
-    dq_probes_csv_field(p->csv, observed, ',');
-    dq_probes_csv_field(p->csv, input, '\n');
+    dq_runmeta_csv_field(p->csv, claim, ',');
+    dq_runmeta_csv_field(p->csv, probe, ',');
+    dq_runmeta_csv_field(p->csv, action, ',');
+    dq_runmeta_csv_field(p->csv, observed, ',');
+    dq_runmeta_csv_field(p->csv, input, '\n');
     fflush(p->csv);
 }
 

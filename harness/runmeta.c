@@ -206,6 +206,23 @@ void dq_runmeta_kv(FILE *f, const char *key, const char *val)
     fputc('\n', f);
 }
 
+void dq_runmeta_csv_field(FILE *f, const char *s, char sep)
+{
+    if (strpbrk(s, ",\"\r\n") == NULL) {
+        fputs(s, f);
+    } else {
+        fputc('"', f);
+        for (; *s; s++) {
+            if (*s == '"')
+                fputc('"', f);
+            fputc(*s, f);
+        }
+        fputc('"', f);
+    }
+    if (sep != '\0')
+        fputc(sep, f);
+}
+
 void dq_runmeta_env(FILE *f)
 {
     char buf[512];

@@ -64,6 +64,13 @@ void dq_runmeta_command_line(int argc, char **argv, char *buf, size_t len);
  * spaces.  val may be "" (never NULL). */
 void dq_runmeta_kv(FILE *f, const char *key, const char *val);
 
+/* One CSV field (RFC 4180), then the separator sep (',', '\n', or '\0'
+ * for none: the caller writes it): s as
+ * it is, or quoted with '"' doubled when it holds a comma, quote, CR or
+ * LF.  The writer of trials.csv and probes.csv fields; report/ reads
+ * them back with its RFC 4180 reader. */
+void dq_runmeta_csv_field(FILE *f, const char *s, char sep);
+
 /* The environment lines every meta.txt carries, through dq_runmeta_kv:
  * dqlab_commit, hostname, cpu_model, cores (online processors). */
 void dq_runmeta_env(FILE *f);
