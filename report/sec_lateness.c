@@ -1,0 +1,422 @@
+/* sec_lateness.c -- the sections drawn from per-task lateness: the
+ * lateness CDF (plots = lateness-cdf) and lateness behind a backlog (plots
+ * = backlog-lateness), both from each cell's lateness pooled over its
+ * repeats (dq_rpool: the event logs, results_logs.c).
+ *
+ *   lateness-cdf      one chart with every strategy's lateness CDF (x:
+ *                     lateness ms, log scale; y: fraction of the enqueued
+ *                     tasks delivered by then), and p50/p99/p99.9/max.
+ *   backlog-lateness  lateness of a stream of tasks against the number of
+ *                     pending tasks (the backlog) per strategy.  Tasks not
+ *                     delivered within the observation window are
+ *                     censored: a percentile is known only when its rank
+ *                     (over every enqueued task) falls among the delivered
+ *                     ones, otherwise it is shown as "> window".
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../strategies/dq.h"
+#include "sections.h"
+
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+#define MAX_SERIES 64
+#define CDF_POINTS 600       /* points per CDF line in the data file */
+#define CDF_FLOOR_MS 0.01    /* log x: lateness below this is drawn here */
+
+typedef struct series {
+    char label[128];
+    const dq_rgroup *g;
+    const dq_rpool *p;
+} series;
+
+/* The series of e's first MAX_SERIES groups into ls; returns how many. */
+static size_t all_series(const dq_rexp *e, series *ls)
+{
+    size_t n = e->ngroups < MAX_SERIES ? e->ngroups : MAX_SERIES;
+    for (size_t i = 0; i < n; i++) {
+        dq_series_label(e, &e->groups[i], ls[i].label, sizeof ls[i].label);
+        ls[i].g = &e->groups[i];
+        ls[i].p = &e->pools[i];
+    }
+    return n;
+}
+
+/* Percentile q (0..100) over every enqueued task, a task not delivered
+ * counting as later than any delivered one (nearest rank).  False when
+ * the rank falls among the undelivered (censored). */
+static bool cens_pct(const dq_rpool *p, double q, double *out)
+{
+    uint64_t total = p->enqueued ? p->enqueued : p->n;
+    if (total == 0 || p->n == 0)
+        return false;
+    size_t rank = dq_percentile_rank(q, (size_t)total);
+    if (rank > p->n)
+        return false;
+    *out = p->lat[rank - 1];
+    return true;
+}
+
+/* Percentile cell: the value, or "> W s" when censored. */
+static void pct_cell(char *buf, size_t len, const dq_rpool *p, double q,
+                     double window_ms)
+{
+    double v;
+    if (cens_pct(p, q, &v))
+        dq_fmt_ms(buf, len, v);
+    else if (p->n == 0 && p->enqueued == 0)
+        snprintf(buf, len, "n/a");
+    else if (window_ms <= 0)
+        snprintf(buf, len, "undelivered");
+    else
+        snprintf(buf, len, "> %.0f s", window_ms / 1000.0);
+}
+
+/* ---- lateness-cdf ------------------------------------------------------- */
+
+/* The CDF data: one block per series (two blank lines apart), each with
+ * its label in the header, as lateness_cdf.gp expects; drawn when one
+ * series has a delivery.  0 or -1 with err. */
+static int cdf_figure(dq_md *o, const dq_rexp *e, const series *ls,
+                      size_t ns, char *err, size_t errlen)
+{
+    char *buf;
+    size_t len, drawn = 0;
+    FILE *f = dq_mem_open(&buf, &len, err, errlen);
+    if (f == NULL)
+        return -1;
+    for (size_t i = 0; i < ns; i++) {
+        const dq_rpool *p = ls[i].p;
+        if (p->n == 0)
+            continue;
+        uint64_t total = p->enqueued ? p->enqueued : p->n;
+        fprintf(f, "%slateness_ms,%s\n", drawn++ ? "\n\n" : "", ls[i].label);
+        size_t step = p->n > CDF_POINTS ? p->n / CDF_POINTS : 1;
+        for (size_t k = 0; k < p->n; k += step)
+            fprintf(f, "%.4f,%.5f\n", fmax(p->lat[k], CDF_FLOOR_MS),
+                    (double)(k + 1) / (double)total);
+        fprintf(f, "%.4f,%.5f\n", fmax(p->lat[p->n - 1], CDF_FLOOR_MS),
+                (double)p->n / (double)total);
+    }
+    fclose(f);
+    int rc = drawn ? dq_sec_figure(o, e, "lateness-cdf", NULL, buf, len,
+                                   err, errlen) : 0;
+    free(buf);
+    return rc;
+}
+
+static void cdf_table(dq_md *o, const dq_rexp *e, const series *ls,
+                      size_t ns)
+{
+    dq_md_rowf(o, true, "strategy" DQ_CELL "consumers" DQ_CELL "trials"
+               DQ_CELL "tasks" DQ_CELL "delivered" DQ_CELL "early" DQ_CELL
+               "duplicates" DQ_CELL "p50 ms" DQ_CELL "p99 ms" DQ_CELL
+               "p99.9 ms" DQ_CELL "max ms" DQ_CELL "waits by");
+    for (size_t i = 0; i < ns; i++) {
+        const dq_rpool *p = ls[i].p;
+        const dq_strategy *st = dq_strategy_find(ls[i].g->strategy);
+        char c[4][64], waits[64];
+        long pm = dq_group_poll_ms(ls[i].g);
+        pct_cell(c[0], 64, p, 50, 0);
+        pct_cell(c[1], 64, p, 99, 0);
+        pct_cell(c[2], 64, p, 99.9, 0);
+        if (p->n)
+            dq_fmt_ms(c[3], 64, p->lat[p->n - 1]);
+        else
+            snprintf(c[3], 64, "n/a");
+        if (pm > 0)
+            snprintf(waits, sizeof waits, "polling, %ld ms", pm);
+        else
+            snprintf(waits, sizeof waits, "%s", st && (st->flags &
+                     DQ_G_BLOCKS) ? "blocking" : "?");
+        dq_md_rowf(o, false, "%s" DQ_CELL "%d" DQ_CELL "%zu" DQ_CELL "%"
+                   PRIu64 DQ_CELL "%" PRIu64 DQ_CELL "%" PRIu64 DQ_CELL "%"
+                   PRIu64 DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%s"
+                   DQ_CELL "%s", ls[i].label, ls[i].g->consumers, p->trials,
+                   p->enqueued, p->delivered, p->early, p->duplicates, c[0],
+                   c[1], c[2], c[3], waits);
+    }
+    dq_md_table_end(o);
+    dq_md_printf(o, "Percentiles are over every enqueued task (nearest "
+                 "rank); a task not delivered at all counts as later than "
+                 "any delivered one, shown as \"undelivered\" when it "
+                 "decides the percentile.");
+    /* The arrival rate the run's parameters imply. */
+    long tasks = strtol(dq_rexp_meta(e, "tasks"), NULL, 10), dmin, dmax;
+    if (sscanf(dq_rexp_meta(e, "delay_ms"), "%ld:%ld", &dmin, &dmax) == 2 &&
+        tasks > 0 && dmax > dmin)
+        dq_md_printf(o, "  With %ld tasks due over a %.1f s range, about "
+                     "%.0f tasks fell due per second.", tasks,
+                     (double)(dmax - dmin) / 1000.0,
+                     (double)tasks * 1000.0 / (double)(dmax - dmin));
+    dq_md_printf(o, "\n\n");
+}
+
+/* p99 for ordering; censored sorts last. */
+static double p99_or_inf(const series *s)
+{
+    double v;
+    return cens_pct(s->p, 99, &v) ? v : INFINITY;
+}
+
+/* The series from the lowest p99 lateness to the highest. */
+static void said_order(dq_md *o, const series *ls, size_t ns)
+{
+    size_t order[MAX_SERIES], no = 0;
+    for (size_t i = 0; i < ns; i++)
+        if (ls[i].p->n > 0)
+            order[no++] = i;
+    for (size_t i = 1; i < no; i++)
+        for (size_t j = i; j > 0 && p99_or_inf(&ls[order[j - 1]]) >
+                                        p99_or_inf(&ls[order[j]]); j--) {
+            size_t t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    if (no == 0)
+        return;
+    dq_md_printf(o, "From the lowest p99 lateness to the highest:");
+    for (size_t k = 0; k < no; k++) {
+        double v;
+        char ms[32] = "undelivered";
+        if (cens_pct(ls[order[k]].p, 99, &v))
+            dq_fmt_ms(ms, sizeof ms, v);
+        dq_md_printf(o, "%s %s %s ms", k ? "," : "", ls[order[k]].label, ms);
+    }
+    dq_md_printf(o, ". ");
+}
+
+/* Polling variants against their interval.  The comparison is strict and
+ * made on the values as printed (0.1 ms): "within" means at most the
+ * interval, and an excess is printed in ms, so the words follow from the
+ * numbers beside them (no hidden slack). */
+static void said_polling(dq_md *o, const series *ls, size_t ns)
+{
+    for (size_t i = 0; i < ns; i++) {
+        const dq_rpool *p = ls[i].p;
+        long pm = dq_group_poll_ms(ls[i].g);
+        double p50, p99, d;
+        char verdict[160];
+        if (pm <= 0 || p->n == 0 || !cens_pct(p, 50, &p50) ||
+            !cens_pct(p, 99, &p99))
+            continue;
+        double r99 = round(p99 * 10) / 10;
+        double rmx = round(p->lat[p->n - 1] * 10) / 10;
+        d = (double)pm;
+        if (rmx <= d)
+            snprintf(verdict, sizeof verdict, "every task within the poll "
+                     "interval");
+        else if (r99 <= d)
+            snprintf(verdict, sizeof verdict, "p99 within the poll "
+                     "interval, the maximum %.1f ms beyond it", rmx - d);
+        else
+            snprintf(verdict, sizeof verdict, "p99 %.1f ms beyond the poll "
+                     "interval (the maximum %.1f ms beyond it)", r99 - d,
+                     rmx - d);
+        dq_md_printf(o, "%s (poll interval %ld ms): p50 %.1f ms, p99 %.1f "
+                     "ms, max %.1f ms -- %s. ", ls[i].label, pm, p50, r99,
+                     rmx, verdict);
+    }
+}
+
+int dq_sec_lateness_cdf(dq_md *o, const dq_results *r, const dq_rexp *e,
+                        char *err, size_t errlen)
+{
+    series ls[MAX_SERIES];
+    size_t ns = all_series(e, ls);
+    uint64_t lost = 0, early = 0;
+    (void)r;
+    if (cdf_figure(o, e, ls, ns, err, errlen) != 0)
+        return -1;
+    cdf_table(o, e, ls, ns);
+    dq_md_printf(o, "**What happened.** ");
+    said_order(o, ls, ns);
+    said_polling(o, ls, ns);
+    for (size_t i = 0; i < ns; i++)
+        lost += ls[i].p->lost, early += ls[i].p->early;
+    if (lost == 0 && early == 0)
+        dq_md_printf(o, "Every task was delivered, none before its due "
+                     "time.");
+    else
+        dq_md_printf(o, "%" PRIu64 " task%s not delivered, %" PRIu64
+                     " delivered early, over all strategies.", lost,
+                     lost == 1 ? "" : "s", early);
+    dq_md_printf(o, "\n\n");
+    return 0;
+}
+
+/* ---- backlog-lateness --------------------------------------------------- */
+
+/* The series of strategy at backlog x, or NULL (the last such). */
+static const series *at_backlog(const series *ls, size_t ns,
+                                const char *strategy, int64_t x)
+{
+    const series *l = NULL;
+    for (size_t i = 0; i < ns; i++)
+        if (ls[i].g->backlog == x && strcmp(ls[i].g->strategy, strategy) == 0)
+            l = &ls[i];
+    return l;
+}
+
+/* Wide data: backlog, then per strategy p50, p99, max (ms, empty when
+ * censored) and the % delivered in the window.  0 or -1 with err. */
+static int backlog_figure(dq_md *o, const dq_rexp *e, const series *ls,
+                          size_t ns, char names[][32], size_t nn,
+                          const int64_t *xs, size_t nx, char *err,
+                          size_t errlen)
+{
+    char *buf;
+    size_t len;
+    FILE *f = dq_mem_open(&buf, &len, err, errlen);
+    if (f == NULL)
+        return -1;
+    fputs("pending", f);
+    for (size_t s = 0; s < nn; s++)
+        fprintf(f, ",%s p50,%s p99,%s max,%s delivered %%", names[s],
+                names[s], names[s], names[s]);
+    fputc('\n', f);
+    for (size_t x = 0; x < nx; x++) {
+        fprintf(f, "%" PRId64, xs[x]);
+        for (size_t s = 0; s < nn; s++) {
+            const series *l = at_backlog(ls, ns, names[s], xs[x]);
+            const dq_rpool *p = l ? l->p : NULL;
+            double v;
+            for (int k = 0; k < 2; k++)
+                if (fputc(',', f), p && cens_pct(p, k ? 99 : 50, &v))
+                    fprintf(f, "%.3f", fmax(v, CDF_FLOOR_MS));
+            fputc(',', f);
+            if (p && p->n && p->lost == 0)
+                fprintf(f, "%.3f", p->lat[p->n - 1]);
+            fputc(',', f);
+            if (p && p->enqueued)
+                fprintf(f, "%.2f", 100.0 * (double)p->delivered /
+                                       (double)p->enqueued);
+        }
+        fputc('\n', f);
+    }
+    fclose(f);
+    int rc = nx ? dq_sec_figure(o, e, "backlog-lateness", NULL, buf, len,
+                                err, errlen) : 0;
+    free(buf);
+    return rc;
+}
+
+static void backlog_table(dq_md *o, const dq_rexp *e, const series *ls,
+                          size_t ns, char names[][32], size_t nn,
+                          const int64_t *xs, size_t nx, double window_ms)
+{
+    dq_md_rowf(o, true, "strategy" DQ_CELL "pending tasks" DQ_CELL
+               "measured tasks" DQ_CELL "delivered in window" DQ_CELL
+               "p50 ms" DQ_CELL "p99 ms" DQ_CELL "max ms" DQ_CELL
+               "backlog enqueue s");
+    for (size_t s = 0; s < nn; s++)
+        for (size_t x = 0; x < nx; x++)
+            for (size_t i = 0; i < ns; i++) {
+                const series *l = &ls[i];
+                const dq_rpool *p = l->p;
+                char c[3][64];
+                double bs = 0;
+                if (l->g->backlog != xs[x] ||
+                    strcmp(l->g->strategy, names[s]) != 0)
+                    continue;
+                for (size_t j = 0; j < e->ntrials; j++)
+                    if (dq_trial_in_group(&e->trials[j], l->g))
+                        bs = e->trials[j].backlog_enqueue_s;
+                pct_cell(c[0], 64, p, 50, window_ms);
+                pct_cell(c[1], 64, p, 99, window_ms);
+                if (p->n && p->lost == 0)
+                    dq_fmt_ms(c[2], 64, p->lat[p->n - 1]);
+                else
+                    snprintf(c[2], 64, "> %.0f s", window_ms / 1000.0);
+                dq_md_rowf(o, false, "%s" DQ_CELL "%" PRId64 DQ_CELL "%"
+                           PRIu64 DQ_CELL "%" PRIu64 " (%.1f%%)" DQ_CELL "%s"
+                           DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%.1f",
+                           l->label, l->g->backlog, p->enqueued,
+                           p->delivered, p->enqueued ? 100.0 *
+                           (double)p->delivered / (double)p->enqueued : 0,
+                           c[0], c[1], c[2], bs);
+            }
+    dq_md_table_end(o);
+    dq_md_printf(o, "\"> N s\": the percentile falls among the tasks not "
+                 "delivered within the observation window (grace_ms = %.0f "
+                 "s after the last due time), so it is larger than the "
+                 "window.\n\n", window_ms / 1000.0);
+}
+
+/* What happened, per strategy and backlog; then the survivor bias note
+ * where the median task was not delivered in the window. */
+static void backlog_said(dq_md *o, const series *ls, size_t ns,
+                         char names[][32], size_t nn, const int64_t *xs,
+                         size_t nx, double window_ms)
+{
+    bool censored = false;
+    dq_md_printf(o, "**What happened.** ");
+    for (size_t s = 0; s < nn; s++) {
+        size_t k = 0;
+        dq_md_printf(o, "%s:", names[s]);
+        for (size_t x = 0; x < nx; x++)
+            for (size_t i = 0; i < ns; i++) {
+                const dq_rpool *p = ls[i].p;
+                double v, frac = p->enqueued ? (double)p->delivered /
+                                                   (double)p->enqueued : 0;
+                if (ls[i].g->backlog != xs[x] ||
+                    strcmp(ls[i].g->strategy, names[s]) != 0)
+                    continue;
+                if (cens_pct(p, 50, &v))
+                    dq_md_printf(o, "%s %" PRId64 " pending -> p50 %.1f ms "
+                                 "(%.0f%% delivered in the window)",
+                                 k ? ";" : "", xs[x], v, 100 * frac);
+                else
+                    dq_md_printf(o, "%s %" PRId64 " pending -> only %.1f%% "
+                                 "delivered within the %.0f s window",
+                                 k ? ";" : "", xs[x], 100 * frac,
+                                 window_ms / 1000.0);
+                /* If the expire cursor finds due keys at an even pace,
+                 * fraction f within W means one pass takes about W / f:
+                 * an extrapolation, and said to be one. */
+                if (!cens_pct(p, 50, &v) && frac > 0)
+                    dq_md_printf(o, " (extrapolated at that pace, the "
+                                 "expire cycle would need about %.0f s to "
+                                 "reach every key)", window_ms / 1000.0 /
+                                 frac);
+                k++;
+            }
+        dq_md_printf(o, ". ");
+    }
+    for (size_t i = 0; i < ns; i++) {
+        double v;
+        censored |= ls[i].p->n > 0 && !cens_pct(ls[i].p, 50, &v);
+    }
+    if (censored)
+        dq_md_printf(o, "Where the median task was not delivered in the "
+                     "window, the lateness of those that were is not "
+                     "comparable across rows (they are the ones the expire "
+                     "cycle happened to reach first: survivor bias): "
+                     "compare the delivered fraction instead.");
+    dq_md_printf(o, "\n\n");
+}
+
+int dq_sec_backlog(dq_md *o, const dq_results *r, const dq_rexp *e,
+                   char *err, size_t errlen)
+{
+    series ls[MAX_SERIES];
+    size_t ns = all_series(e, ls), nx = 0;
+    double window_ms = strtod(dq_rexp_meta(e, "grace_ms"), NULL);
+    char names[16][32];
+    size_t nn = dq_strategies_of(e, names, 16);
+    int64_t xs[32];
+    (void)r;
+    for (size_t i = 0; i < ns; i++)
+        nx = dq_add_distinct_i64(xs, nx, 32, ls[i].g->backlog);
+    dq_sort_i64(xs, nx);
+    if (backlog_figure(o, e, ls, ns, names, nn, xs, nx, err, errlen) != 0)
+        return -1;
+    backlog_table(o, e, ls, ns, names, nn, xs, nx, window_ms);
+    backlog_said(o, ls, ns, names, nn, xs, nx, window_ms);
+    return 0;
+}

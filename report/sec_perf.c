@@ -1,0 +1,766 @@
+/* sec_perf.c -- the report's Performance section, from `dqlab bench`
+ * (the bench part of the results model, results_bench.c).
+ *
+ * What it shows, every number computed from the bench CSVs:
+ *   - the ceiling: pipelined ZADD / ZPOPMIN rates of the same server in the
+ *     same run (dqlab's hiredis loop, and redis-benchmark when it ran);
+ *   - throughput: enqueue-only and end-to-end (enqueue to ack, every event
+ *     logged and checked) tasks/s per strategy and consumer count, medians
+ *     of the repeats, the best as a fraction of the ZADD ceiling, Redis
+ *     commands and server CPU per task; the heap's figure is the harness's
+ *     own ceiling;
+ *   - backlog scaling: claim latency p50/p99 against the number of pending
+ *     tasks on log axes, memory per pending task, enqueue cost, and whether
+ *     the growth from the smallest to the largest backlog stays within
+ *     log N (ratio of p50s against the ratio of the logarithms);
+ *   - lateness under load: p99 lateness against the offered rate until each
+ *     strategy saturates.  Its tasks are due at once, so it measures
+ *     delivery under load, not timer accuracy; strategies whose due-now
+ *     path skips their timer (expiry: ready list, no keyspace event) are
+ *     named, with their lateness-experiment p99 when that run exists, and
+ *     the targets do not judge their timer from it;
+ *   - the targets, each met or not, with the measured value.
+ * Figures: figures/bench-{throughput,backlog,lateness-load}.{svg,png}.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../harness/experiment.h"
+#include "../strategies/dq.h"
+#include "sections.h"
+
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+/* Names of strategies and variants: up to NAMELEN - 1 bytes. */
+#define NAMELEN 64
+#define META(k) dq_meta_get(&p->meta, k)
+
+/* Distinct names of the rows of which, first-seen order: 'b' backlog
+ * strategies, 'l' lateness strategies, else the labels of the throughput
+ * rows of kind which ("e2e"). */
+static size_t names_of(const dq_perf *p, const char *which,
+                       char names[][NAMELEN], size_t max)
+{
+    size_t n = 0;
+    size_t total = which[0] == 'b' ? p->nbl : which[0] == 'l' ? p->nlat
+                                                                : p->ntp;
+    for (size_t i = 0; i < total; i++) {
+        char s[NAMELEN + 192];
+        size_t j = 0;
+        if (which[0] == 'b')
+            snprintf(s, sizeof s, "%s", p->bl[i].strategy);
+        else if (which[0] == 'l')
+            snprintf(s, sizeof s, "%s", p->lat[i].strategy);
+        else if (strcmp(p->tp[i].kind, which) == 0)
+            dq_perf_tp_label(&p->tp[i], s, sizeof s);
+        else
+            continue;
+        while (j < n && strcmp(names[j], s) != 0)
+            j++;
+        if (j == n && n < max)
+            snprintf(names[n++], NAMELEN, "%s", s);
+    }
+    return n;
+}
+
+/* A bench figure: the wide CSV of the series names and suffixes, drawn as
+ * figures/bench-<kind> with <script>.gp.  0 or -1 with err. */
+typedef struct {
+    const dq_perf *p;
+    char (*names)[NAMELEN];
+} perf_ctx;
+
+static int perf_figure(dq_md *o, const char *kind, const char *script,
+                       const char *xname, const dq_perf *p,
+                       char names[][NAMELEN], size_t ns,
+                       const char *const *sufs, size_t nsufs,
+                       const int64_t *xs, size_t nx, dq_wide_cell_fn cell,
+                       char *err, size_t errlen)
+{
+    perf_ctx c = {p, names};
+    char *buf, stem[64];
+    size_t len;
+    if (dq_wide_csv(&buf, &len, xname, names[0], NAMELEN, ns, sufs, nsufs,
+                    xs, nx, cell, &c, err, errlen) != 0)
+        return -1;
+    snprintf(stem, sizeof stem, "bench-%s", kind);
+    int rc = dq_md_figure(o, stem, script, buf, len, true, err, errlen);
+    free(buf);
+    return rc;
+}
+
+/* Starts a subsection: "### <title>", the names of the `which` rows
+ * (names_of, at most 32); with none, "Not measured in this run." and 0. */
+static size_t subsection(dq_md *o, const char *title, const dq_perf *p,
+                         const char *which, char names[][NAMELEN])
+{
+    size_t ns = names_of(p, which, names, 32);
+    dq_md_printf(o, "### %s\n\n", title);
+    if (ns == 0)
+        dq_md_printf(o, "Not measured in this run.\n\n");
+    return ns;
+}
+
+/* True when the strategy of a label ("name" or "name options") does not
+ * use Redis (the heap): a fraction of the Redis ceiling means nothing. */
+static bool no_redis(const char *label)
+{
+    char name[NAMELEN];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(label, " "), label);
+    const dq_strategy *st = dq_strategy_find(name);
+    return st != NULL && !(st->flags & DQ_G_NEEDS_REDIS);
+}
+
+static void fmt_rate(char *buf, size_t len, double v)
+{
+    dq_fmt_double(buf, len, v, 0);
+}
+
+static void write_ceiling(dq_md *o, const dq_perf *p)
+{
+    const struct {
+        const char *cmd, *src;
+        double v;
+    } rows[] = {{"ZADD", "dqlab (hiredis pipelining)", p->zadd_per_s},
+                {"ZPOPMIN", "dqlab (hiredis pipelining)", p->zpopmin_per_s},
+                {"ZADD", "redis-benchmark", p->rb_zadd_per_s},
+                {"ZPOPMIN", "redis-benchmark", p->rb_zpopmin_per_s}};
+    dq_md_printf(o, "### The ceiling: bare commands on this server\n\n");
+    if (p->zadd_per_s < 0 && p->rb_zadd_per_s < 0) {
+        dq_md_printf(o, "Not measured in this run (`--only` left it out or "
+                     "it failed; see meta.txt).\n\n");
+        return;
+    }
+    dq_md_rowf(o, true, "command" DQ_CELL "measured by" DQ_CELL "operations"
+               DQ_CELL "pipeline" DQ_CELL "per second");
+    for (size_t i = 0; i < 4; i++) {
+        char v[64];
+        fmt_rate(v, sizeof v, rows[i].v);
+        if (rows[i].v >= 0)
+            dq_md_rowf(o, false, "%s" DQ_CELL "%s" DQ_CELL "%" PRId64
+                       DQ_CELL "%d" DQ_CELL "%s", rows[i].cmd, rows[i].src,
+                       p->ceiling_ops, p->ceiling_pipeline, v);
+    }
+    dq_md_table_end(o);
+    if (p->zadd_per_s < 0)
+        dq_md_printf(o, "The ceiling was not measured in this run (`--only` "
+                     "left it out or it failed; see meta.txt).\n\n");
+    else
+        dq_md_printf(o, "Every strategy's throughput below is also given as "
+                     "a fraction of dqlab's pipelined ZADD rate (%.0f/s): "
+                     "the rate at which this server, on this machine, in "
+                     "this run, adds members to a sorted set when the "
+                     "client never waits for a reply.  ZADD and ZPOPMIN "
+                     "each are one member per command.%s\n\n", p->zadd_per_s,
+                     p->rb_zadd_per_s < 0 ? "  redis-benchmark did not run "
+                     "(it runs only against the private server, when "
+                     "installed)." : "");
+}
+
+/* dq_wide_cell_fn of the throughput figure: end-to-end tasks/s of label s
+ * at x consumers. */
+static void throughput_cell(FILE *f, void *ctx, size_t s, int64_t x)
+{
+    const perf_ctx *c = ctx;
+    double v = dq_perf_e2e(c->p, c->names[s], (int)x, NULL);
+    if (v >= 0)
+        fprintf(f, "%.1f", v);
+}
+
+/* The median of v[0..n-1] as the bench table takes it (the upper middle),
+ * or -1 when n is 0. */
+static double upper_median(double *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n ? v[n / 2] : -1;
+}
+
+/* One row of the throughput table: enqueue, e2e per consumer count, the
+ * best, its share of the ceiling, cost per task at the best count. */
+static void throughput_row(dq_md *o, const dq_perf *p, const char *name,
+                           const int64_t *xs, size_t nx)
+{
+    char row[2048], v[64];
+    double cm[64], cu[64], best;
+    size_t off = 0, ncm = 0, ncu = 0;
+    int at = 0;
+    fmt_rate(v, sizeof v, dq_perf_enqueue(p, name));
+    dq_append(row, sizeof row, &off, "%s" DQ_CELL "%s", name, v);
+    for (size_t x = 0; x < nx; x++) {
+        fmt_rate(v, sizeof v, dq_perf_e2e(p, name, (int)xs[x], NULL));
+        dq_append(row, sizeof row, &off, DQ_CELL "%s", v);
+    }
+    best = dq_perf_e2e(p, name, 0, &at);
+    dq_append(row, sizeof row, &off, DQ_CELL "%.0f (%d cons.)", best, at);
+    if (p->zadd_per_s > 0 && !no_redis(name))
+        dq_append(row, sizeof row, &off, DQ_CELL "%.1f%%",
+                  100 * best / p->zadd_per_s);
+    else
+        dq_append(row, sizeof row, &off, DQ_CELL "n/a");
+    for (size_t i = 0; i < p->ntp && ncm < 64; i++) {
+        const dq_perf_tp *t = &p->tp[i];
+        char l[NAMELEN + 192];
+        dq_perf_tp_label(t, l, sizeof l);
+        if (strcmp(t->kind, "e2e") || strcmp(l, name) ||
+            t->consumers != at || t->delivered == 0)
+            continue;
+        if (t->redis_commands >= 0)
+            cm[ncm++] = (double)t->redis_commands / (double)t->delivered;
+        if (t->redis_cpu_ms >= 0)
+            cu[ncu++] = t->redis_cpu_ms * 1000 / (double)t->delivered;
+    }
+    dq_fmt_double(v, sizeof v, upper_median(cm, ncm), 1);
+    dq_append(row, sizeof row, &off, DQ_CELL "%s", v);
+    dq_fmt_double(v, sizeof v, upper_median(cu, ncu), 1);
+    dq_md_rowf(o, false, "%s" DQ_CELL "%s", row, v);
+}
+
+/* What happened: the best Redis strategy, the heap as the harness's own
+ * ceiling. */
+static void throughput_said(dq_md *o, const dq_perf *p,
+                            char names[][NAMELEN], size_t ns)
+{
+    double best_r = -1, heap = -1;
+    const char *best_s = NULL;
+    int best_at = 0;
+    for (size_t s = 0; s < ns; s++) {
+        int at = 0;
+        double v = dq_perf_e2e(p, names[s], 0, &at);
+        if (strcmp(names[s], "heap") == 0)
+            heap = v;
+        else if (v > best_r)
+            best_r = v, best_s = names[s], best_at = at;
+    }
+    dq_md_printf(o, "**What happened.** ");
+    if (best_s != NULL) {
+        dq_md_printf(o, "The fastest Redis strategy end to end was %s with "
+                     "%.0f tasks/s (%d consumers)", best_s, best_r, best_at);
+        if (p->zadd_per_s > 0)
+            dq_md_printf(o, ", %.1f%% of the pipelined ZADD rate",
+                         100 * best_r / p->zadd_per_s);
+        dq_md_printf(o, ". ");
+    }
+    if (heap > 0) {
+        dq_md_printf(o, "The heap, which does not touch Redis, went through "
+                     "the same harness at %.0f tasks/s: the harness's own "
+                     "ceiling", heap);
+        if (best_r > 0)
+            dq_md_printf(o, ", %.1fx the fastest Redis strategy, so the "
+                         "harness was %s", heap / best_r, heap >= 2 * best_r
+                         ? "not their bottleneck"
+                         : "close enough to be part of their bottleneck");
+        dq_md_printf(o, ". ");
+    }
+    dq_md_printf(o, "\n\n");
+}
+
+static int write_throughput(dq_md *o, const dq_perf *p, char *err,
+                            size_t errlen)
+{
+    char names[32][NAMELEN], head[1024];
+    size_t ns = subsection(o, "Throughput", p, "e2e", names), nx = 0, off;
+    int64_t xs[16];
+    if (ns == 0)
+        return 0;
+    for (size_t i = 0; i < p->ntp; i++)
+        if (strcmp(p->tp[i].kind, "e2e") == 0)
+            nx = dq_add_distinct_i64(xs, nx, 16, p->tp[i].consumers);
+    dq_sort_i64(xs, nx);
+    if (perf_figure(o, "throughput", "throughput", "consumers", p, names, ns,
+                    NULL, 0, xs, nx, throughput_cell, err, errlen) != 0)
+        return -1;
+    dq_md_printf(o, "End to end: %s tasks all due at once (%s times more for "
+                 "the in-process heap, too fast to time otherwise), "
+                 "producers: %s, the consumers claim and ack; tasks/s is "
+                 "delivered tasks over first enqueue to last delivery, with "
+                 "the harness recording every event in the log and checking "
+                 "it (trial.c).  Enqueue only: one handle calling the "
+                 "strategy's enqueue %s times in a loop, no consumer.  "
+                 "Medians of %s repeats.  A row with options is a batched "
+                 "variant (%s times more tasks): `batch=N` claims N tasks "
+                 "per round trip, `enqueue_batch=N` makes each producer send "
+                 "its tasks N at a time with the strategy's variadic enqueue "
+                 "(dq_enqueue_many), every task still logged and "
+                 "checked.\n\n", META("tasks"), META("in_process_factor")[0]
+                 ? META("in_process_factor") : "1", META("producers"),
+                 META("enqueue_tasks"), META("repeats"),
+                 META("variant_factor")[0] ? META("variant_factor") : "1");
+    off = (size_t)snprintf(head, sizeof head, "strategy" DQ_CELL
+                           "enqueue only /s");
+    for (size_t x = 0; x < nx; x++)
+        dq_append(head, sizeof head, &off, DQ_CELL "e2e /s, %d cons.",
+                  (int)xs[x]);
+    dq_md_rowf(o, true, "%s" DQ_CELL "best e2e /s" DQ_CELL "of ZADD ceiling"
+               DQ_CELL "Redis cmds/task" DQ_CELL "server CPU us/task", head);
+    for (size_t s = 0; s < ns; s++)
+        throughput_row(o, p, names[s], xs, nx);
+    dq_md_table_end(o);
+    dq_md_printf(o, "Redis cmds/task: the server's INFO commandstats delta "
+                 "over the trial per delivered task (commands inside Lua "
+                 "scripts and MULTI/EXEC count one each); server CPU: INFO "
+                 "used_cpu_sys + used_cpu_user delta per delivered task; "
+                 "both at the consumer count of the best median.  n/a: no "
+                 "Redis.\n\n");
+    throughput_said(o, p, names, ns);
+    return 0;
+}
+
+/* ln(a) / ln(b) */
+static double log_ratio(int64_t a, int64_t b)
+{
+    return log((double)a) / log((double)b);
+}
+
+/* dq_wide_cell_fn of the backlog figure: claim p50 and p99 (us, two
+ * cells) of strategy s with x pending.  Log axes: a 0 us claim (the heap,
+ * below the clock's resolution) is drawn at 0.5 us. */
+static void backlog_cell(FILE *f, void *ctx, size_t s, int64_t x)
+{
+    const perf_ctx *c = ctx;
+    const dq_perf_bl *b = dq_perf_backlog(c->p, c->names[s], x);
+    if (b != NULL && b->claims > 0)
+        fprintf(f, "%.2f,%.2f", fmax(b->claim_us_p50, 0.5),
+                fmax(b->claim_us_p99, 0.5));
+    else
+        fputc(',', f);
+}
+
+static void backlog_table(dq_md *o, const dq_perf *p, char names[][NAMELEN],
+                          size_t ns, const int64_t *xs, size_t nx)
+{
+    dq_md_rowf(o, true, "strategy" DQ_CELL "pending" DQ_CELL "claim p50 us"
+               DQ_CELL "claim p99 us" DQ_CELL "claim max us" DQ_CELL
+               "bytes/task" DQ_CELL "enqueue us (mean)" DQ_CELL "preload s");
+    for (size_t s = 0; s < ns; s++)
+        for (size_t x = 0; x < nx; x++) {
+            const dq_perf_bl *b = dq_perf_backlog(p, names[s], xs[x]);
+            char bytes[64];
+            if (b == NULL)
+                continue;
+            dq_fmt_double(bytes, sizeof bytes, b->bytes_per_task, 0);
+            dq_md_rowf(o, false, "%s" DQ_CELL "%" PRId64 DQ_CELL "%.0f"
+                       DQ_CELL "%.0f" DQ_CELL "%.0f" DQ_CELL "%s" DQ_CELL
+                       "%.1f" DQ_CELL "%.2f", b->strategy, b->backlog,
+                       b->claim_us_p50, b->claim_us_p99, b->claim_us_max,
+                       bytes, b->enqueue_us_mean, b->preload_s);
+        }
+    dq_md_table_end(o);
+    dq_md_printf(o, "**What happened.** ");
+    for (size_t s = 0; s < ns; s++) {
+        const dq_perf_bl *lo, *hi;
+        dq_perf_backlog_range(p, names[s], &lo, &hi);
+        if (lo == NULL || hi == lo || lo->claim_us_p50 <= 0)
+            continue;
+        double r50 = hi->claim_us_p50 / lo->claim_us_p50;
+        double r99 = lo->claim_us_p99 > 0
+                         ? hi->claim_us_p99 / lo->claim_us_p99 : -1;
+        double lr = log_ratio(hi->backlog, lo->backlog);
+        dq_md_printf(o, "%s: from %" PRId64 " to %" PRId64 " pending, claim "
+                     "p50 x%.2f, p99 x%.2f (log N grows x%.2f)%s. ",
+                     names[s], lo->backlog, hi->backlog, r50, r99, lr,
+                     r50 <= lr * 1.25 ? "" : ": faster than log N");
+    }
+    dq_md_printf(o, "A ratio of p50s at or below the ratio of the logarithms "
+                 "is what O(log N) allows; a round trip costs far more than "
+                 "a skip list descent, so for the Redis strategies the claim "
+                 "time is mostly the network and the ratio stays near "
+                 "1.\n\n");
+}
+
+static int write_backlog(dq_md *o, const dq_perf *p, char *err,
+                         size_t errlen)
+{
+    static const char *const sufs[] = {" p50", " p99"};
+    char names[32][NAMELEN];
+    size_t ns = subsection(o, "Backlog scaling", p, "b", names), nx = 0;
+    int64_t xs[16];
+    if (ns == 0)
+        return 0;
+    for (size_t i = 0; i < p->nbl; i++)
+        nx = dq_add_distinct_i64(xs, nx, 16, p->bl[i].backlog);
+    dq_sort_i64(xs, nx);
+    if (perf_figure(o, "backlog", "perf_backlog", "pending", p, names, ns,
+                    sufs, 2, xs, nx, backlog_cell, err, errlen) != 0)
+        return -1;
+    dq_md_printf(o, "For each backlog N, N tasks due an hour ahead are "
+                 "preloaded (Redis strategies: ZADD + HSET pipelined into "
+                 "the queue's keys, what their enqueue writes; heap: its "
+                 "enqueue), then, in %s rounds, %s tasks due now are "
+                 "enqueued and claimed one at a time by one consumer; each "
+                 "claim call is timed on its own (the ack is not), and the "
+                 "percentiles shown are the medians of the rounds'.  Memory "
+                 "is INFO used_memory after the preload minus before, per "
+                 "pending task.  Enqueue is the strategy's own enqueue of a "
+                 "due task with N pending.\n\n", META("backlog_rounds")[0]
+                 ? META("backlog_rounds") : "1", META("backlog_claims"));
+    backlog_table(o, p, names, ns, xs, nx);
+    return 0;
+}
+
+/* Strategies whose enqueue of an already-due task takes another path
+ * than a task due later (strategies/<name>.c says so in its header), so
+ * the bench's due-at-once tasks do not exercise their timer. */
+static const char *due_now_path(const char *strategy)
+{
+    return strcmp(strategy, "expiry") == 0
+               ? "an already-due task goes straight to its ready list "
+                 "(RPUSH + PUBLISH), not through a TTL and the keyspace "
+                 "`expired` event" : NULL;
+}
+
+/* The largest median p99 lateness (ms) of strategy in the lateness
+ * experiment (tasks due ahead), or -1 when not run. */
+static double lateness_exp_p99(const dq_results *r, const char *strategy)
+{
+    const dq_rexp *e = dq_results_find(r, "lateness");
+    double v = -1;
+    for (size_t i = 0; e != NULL && i < e->ngroups; i++)
+        if (strcmp(e->groups[i].strategy, strategy) == 0 &&
+            e->groups[i].p99_median > v)
+            v = e->groups[i].p99_median;
+    return v;
+}
+
+/* dq_wide_cell_fn of the lateness-load figure: p99 lateness (ms) of
+ * strategy s at x offered tasks/s, the last such row; drawn at 0.01 ms at
+ * least (log axis). */
+static void lateness_cell(FILE *f, void *ctx, size_t s, int64_t x)
+{
+    const perf_ctx *c = ctx;
+    const dq_perf_lat *l = NULL;
+    for (size_t i = 0; i < c->p->nlat; i++)
+        if (strcmp(c->p->lat[i].strategy, c->names[s]) == 0 &&
+            c->p->lat[i].offered_per_s == x)
+            l = &c->p->lat[i];
+    if (l != NULL)
+        fprintf(f, "%.3f", fmax(l->p99_ms, 0.01));
+}
+
+static void lateness_table(dq_md *o, const dq_perf *p, char names[][NAMELEN],
+                           size_t ns)
+{
+    dq_md_rowf(o, true, "strategy" DQ_CELL "offered /s" DQ_CELL "sent /s"
+               DQ_CELL "delivered /s" DQ_CELL "p50 ms" DQ_CELL "p99 ms"
+               DQ_CELL "max ms" DQ_CELL "lost" DQ_CELL "duplicates" DQ_CELL
+               "saturated");
+    for (size_t i = 0; i < p->nlat; i++) {
+        const dq_perf_lat *l = &p->lat[i];
+        dq_md_rowf(o, false, "%s" DQ_CELL "%" PRId64 DQ_CELL "%.0f" DQ_CELL
+                   "%.0f" DQ_CELL "%.2f" DQ_CELL "%.2f" DQ_CELL "%.2f"
+                   DQ_CELL "%" PRIu64 DQ_CELL "%" PRIu64 DQ_CELL "%s",
+                   l->strategy, l->offered_per_s, l->sent_per_s,
+                   l->delivered_per_s, l->p50_ms, l->p99_ms, l->max_ms,
+                   l->lost, l->duplicates, l->saturated ? "yes" : "no");
+    }
+    dq_md_table_end(o);
+    dq_md_printf(o, "**What happened.** ");
+    for (size_t s = 0; s < ns; s++) {
+        int64_t ok = -1, sat = -1;
+        for (size_t i = 0; i < p->nlat; i++) {
+            const dq_perf_lat *l = &p->lat[i];
+            if (strcmp(l->strategy, names[s]) != 0)
+                continue;
+            if (l->saturated && sat < 0)
+                sat = l->offered_per_s;
+            else if (!l->saturated && l->offered_per_s > ok)
+                ok = l->offered_per_s;
+        }
+        dq_md_printf(o, "%s ", names[s]);
+        if (ok > 0)
+            dq_md_printf(o, "kept up with %" PRId64 "/s", ok);
+        if (sat > 0)
+            dq_md_printf(o, "%ssaturated at %" PRId64 "/s",
+                         ok > 0 ? " and " : "", sat);
+        else
+            dq_md_printf(o, "%sdid not saturate at the rates offered",
+                         ok > 0 ? " and " : "");
+        dq_md_printf(o, "%s", s + 1 < ns ? "; " : ".\n\n");
+    }
+}
+
+static int write_lateness(dq_md *o, const dq_perf *p, const dq_results *r,
+                          char *err, size_t errlen)
+{
+    char names[32][NAMELEN];
+    size_t ns = subsection(o, "Lateness under load", p, "l", names), nx = 0;
+    int64_t xs[16];
+    if (ns == 0)
+        return 0;
+    for (size_t i = 0; i < p->nlat; i++)
+        nx = dq_add_distinct_i64(xs, nx, 16, p->lat[i].offered_per_s);
+    dq_sort_i64(xs, nx);
+    if (perf_figure(o, "lateness-load", "perf_lateness", "offered", p, names,
+                    ns, NULL, 0, xs, nx, lateness_cell, err, errlen) != 0)
+        return -1;
+    dq_md_printf(o, "Producers (%s) enqueue at their share of the offered "
+                 "rate (open loop: each task at its scheduled time, due at "
+                 "once) for %s ms; consumers (%s) claim and ack; every event "
+                 "is logged and checked.  A strategy is *saturated* when the "
+                 "producers could not reach 90%% of the offered rate, p99 "
+                 "lateness passed 1 s, or a task was not delivered; higher "
+                 "rates are then skipped.\n\n", META("lateness_producers"),
+                 META("lateness_ms"), META("lateness_consumers"));
+    dq_md_printf(o, "Every task here is due when it is enqueued, so this "
+                 "measures how fast a due task is delivered under load, not "
+                 "how accurately a strategy's timer fires (the lateness "
+                 "experiment does that, with tasks due ahead).");
+    for (size_t s = 0; s < ns; s++) {
+        double lp = lateness_exp_p99(r, names[s]);
+        char ref[160] = "";
+        if (due_now_path(names[s]) == NULL)
+            continue;
+        if (lp >= 0)
+            snprintf(ref, sizeof ref, "; with tasks due ahead its p99 "
+                     "lateness was %.1f ms (experiment lateness)", lp);
+        dq_md_printf(o, "  For %s the difference matters: %s, so its "
+                     "figures below look fast and say nothing about its "
+                     "keyspace-event timer%s.", names[s],
+                     due_now_path(names[s]), ref);
+    }
+    dq_md_printf(o, "\n\n");
+    lateness_table(o, p, names, ns);
+    return 0;
+}
+
+/* True when the options of a throughput row claim one task per round
+ * trip: no "batch=N" option other than batch=1 (enqueue_batch is the
+ * producers' side and does not count). */
+static bool claim_batch_one(const char *options)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", options);
+    for (char *save = NULL, *t = strtok_r(buf, ";", &save); t;
+         t = strtok_r(NULL, ";", &save))
+        if (strncmp(t, "batch=", 6) == 0 && strcmp(t + 6, "1") != 0)
+            return false;
+    return true;
+}
+
+/* The best median e2e tasks/s over the variants of strategy (NULL: every
+ * Redis strategy, i.e. all but heap) that pass keep (NULL: all), at
+ * `consumers` (0: any count).  The variant's label goes to label, its
+ * consumer count to *at.  -1 when none was measured. */
+static double best_variant(const dq_perf *p, const char *strategy,
+                           bool (*keep)(const char *options), int consumers,
+                           char *label, size_t len, int *at)
+{
+    double best = -1;
+    snprintf(label, len, "n/a");
+    for (size_t i = 0; i < p->ntp; i++) {
+        const dq_perf_tp *t = &p->tp[i];
+        char l[NAMELEN + 192];
+        int a = consumers;
+        if (strcmp(t->kind, "e2e") != 0 ||
+            (strategy == NULL ? strcmp(t->strategy, "heap") == 0
+                              : strcmp(t->strategy, strategy) != 0) ||
+            (keep != NULL && !keep(t->options)))
+            continue;
+        dq_perf_tp_label(t, l, sizeof l);
+        double v = dq_perf_e2e(p, l, consumers, consumers ? NULL : &a);
+        if (v > best) {
+            best = v;
+            snprintf(label, len, "%s", l);
+            if (at != NULL)
+                *at = a;
+        }
+    }
+    return best;
+}
+
+static const char *met(double v, bool ok)
+{
+    return v < 0 ? "not measured" : ok ? "**met**" : "**not met**";
+}
+
+/* One row of the targets table. */
+static void target(dq_md *o, const char *what, const char *measured,
+                   const char *verdict)
+{
+    const char *cells[] = {what, measured, verdict};
+    dq_md_row(o, false, cells, 3);
+}
+
+/* The throughput targets: the best Redis strategy, lua with one claim per
+ * round trip, the heap. */
+static void targets_speed(dq_md *o, const dq_perf *p, bool heap)
+{
+    char m[256], lb[NAMELEN + 192];
+    int at = 0;
+    if (heap) {
+        double h = best_variant(p, "heap", NULL, 0, lb, sizeof lb, &at);
+        snprintf(m, sizeof m, h >= 0 ? "%.0f tasks/s (%d consumers)" : "n/a",
+                 h, at);
+        target(o, "heap >= 1,000,000 tasks/s through the harness", m,
+               met(h, h >= 1e6));
+        return;
+    }
+    double best = best_variant(p, NULL, NULL, 0, lb, sizeof lb, &at);
+    if (best >= 0)
+        snprintf(m, sizeof m, "%.0f tasks/s (%s, %d consumers)", best, lb,
+                 at);
+    else
+        snprintf(m, sizeof m, "n/a");
+    target(o, "best Redis strategy >= 150,000 tasks/s end to end (enqueue "
+           "to ack, every event logged and checked)", m,
+           met(best, best >= 150000));
+    double frac = best >= 0 && p->zadd_per_s > 0 ? best / p->zadd_per_s : -1;
+    if (frac >= 0)
+        snprintf(m, sizeof m, "%.1f%% (%.0f of %.0f/s)", 100 * frac, best,
+                 p->zadd_per_s);
+    else
+        snprintf(m, sizeof m, "n/a");
+    target(o, "... and >= 30% of the pipelined ZADD rate of the same run", m,
+           met(frac, frac >= 0.3));
+    double lua4 = best_variant(p, "lua", claim_batch_one, 4, lb, sizeof lb,
+                               NULL);
+    snprintf(m, sizeof m, lua4 >= 0 ? "%.0f tasks/s (%s)" : "n/a", lua4, lb);
+    target(o, "lua, batch=1 (one claim round trip per task), 4 consumers >= "
+           "30,000 tasks/s", m, met(lua4, lua4 >= 30000));
+}
+
+/* The lateness targets at 200 tasks/s, by the declared flags: a strategy
+ * that blocks until a task is due is held to 2 ms, a polling one to its
+ * default poll_ms; one whose due-now path skips its timer is not judged
+ * from the bench. */
+static void targets_lateness(dq_md *o, const dq_perf *p, const dq_results *r)
+{
+    for (size_t i = 0; i < p->nlat; i++) {
+        const dq_perf_lat *l = &p->lat[i];
+        const dq_strategy *st = dq_strategy_find(l->strategy);
+        bool blocking = st != NULL && (st->flags & DQ_G_BLOCKS);
+        int64_t poll = 100;
+        char t[256], m[256], v[160];
+        double lp;
+        if (l->offered_per_s != 200)
+            continue;
+        for (size_t k = 0; st && st->options && st->options[k].name; k++)
+            if (strcmp(st->options[k].name, "poll_ms") == 0)
+                poll = strtoll(st->options[k].def, NULL, 10);
+        snprintf(m, sizeof m, "p99 %.2f ms", l->p99_ms);
+        if (due_now_path(l->strategy) != NULL) {
+            lp = lateness_exp_p99(r, l->strategy);
+            snprintf(t, sizeof t, "%s (%s): lateness p99 < 2 ms at 200 "
+                     "tasks/s", l->strategy, blocking ? "blocks" : "polls");
+            snprintf(m, sizeof m, "p99 %.2f ms for tasks due at once (its "
+                     "ready list, not its timer)%s", l->p99_ms, lp >= 0
+                     ? "; experiment lateness, tasks due ahead: p99 " : "");
+            if (lp >= 0)
+                snprintf(m + strlen(m), sizeof m - strlen(m), "%.1f ms", lp);
+            target(o, t, m, "not judged by the bench (its due-now path "
+                   "skips the timer; see the lateness experiment)");
+        } else if (blocking) {
+            snprintf(t, sizeof t, "%s (blocks): lateness p99 < 2 ms at 200 "
+                     "tasks/s", l->strategy);
+            target(o, t, m, met(l->p99_ms, l->p99_ms < 2));
+        } else {
+            snprintf(t, sizeof t, "%s (polls): lateness p99 at 200 tasks/s, "
+                     "against its poll interval", l->strategy);
+            snprintf(v, sizeof v, "%s the %" PRId64 " ms default poll "
+                     "interval", l->p99_ms <= (double)poll ? "within"
+                     : "beyond", poll);
+            target(o, t, m, v);
+        }
+    }
+}
+
+/* 1,000,000 pending: claim p99 <= 3x of 1,000 pending, every ZSet
+ * strategy; judged only at 1,000,000 (a smaller largest backlog is
+ * information only). */
+static void targets_backlog(dq_md *o, const dq_perf *p)
+{
+    char names[32][NAMELEN], m[256], nm[160];
+    size_t ns = names_of(p, "b", names, 32);
+    int64_t maxn = 0;
+    double worst = -1;
+    const char *ws = "";
+    for (size_t s = 0; s < ns; s++) {
+        const dq_perf_bl *lo, *hi;
+        if (strcmp(names[s], "heap") == 0)
+            continue;
+        dq_perf_backlog_range(p, names[s], &lo, &hi);
+        if (lo == NULL || hi == lo || lo->claim_us_p99 <= 0)
+            continue;
+        maxn = hi->backlog > maxn ? hi->backlog : maxn;
+        if (hi->claim_us_p99 / lo->claim_us_p99 > worst)
+            worst = hi->claim_us_p99 / lo->claim_us_p99, ws = names[s];
+    }
+    if (worst >= 0 && maxn < 1000000)
+        snprintf(m, sizeof m, "not at 1,000,000; at %" PRId64 " pending, "
+                 "worst x%.2f (%s), information only", maxn, worst, ws);
+    else if (worst >= 0)
+        snprintf(m, sizeof m, "worst x%.2f (%s), largest backlog %" PRId64,
+                 worst, ws, maxn);
+    else
+        snprintf(m, sizeof m, "n/a");
+    snprintf(nm, sizeof nm, "not measured (largest backlog %" PRId64 "; run "
+             "`make bench FULL=1`)", maxn);
+    target(o, "1,000,000 pending: claim p99 <= 3x of 1,000 pending, every "
+           "ZSet strategy", m, worst < 0 ? "not measured"
+           : maxn < 1000000 ? nm : met(worst, worst <= 3));
+}
+
+static void write_targets(dq_md *o, const dq_perf *p, const dq_results *r)
+{
+    dq_md_printf(o, "### Targets\n\n");
+    dq_md_printf(o, "The targets of the performance issue, each against the "
+                 "median measured in this run (medians over the repeats; "
+                 "the best variant where several were run).  Short runs on "
+                 "a shared machine: a figure near a target can fall on "
+                 "either side in another run.\n\n");
+    dq_md_rowf(o, true, "target" DQ_CELL "measured (median)" DQ_CELL
+               "verdict");
+    targets_speed(o, p, false);
+    targets_lateness(o, p, r);
+    targets_speed(o, p, true);
+    targets_backlog(o, p);
+    dq_md_table_end(o);
+}
+
+int dq_section_perf(dq_md *o, const dq_results *r, char *err, size_t errlen)
+{
+    const dq_perf *p = &r->bench;
+    char where[1024];
+    dq_md_printf(o, "## Performance and scale (`bench`)\n\n");
+    if (!p->present) {
+        dq_md_printf(o, "Not measured yet: run `make bench` (about 5 "
+                     "minutes; `make bench FULL=1` for backlogs up to "
+                     "1,000,000), which writes `%s/bench/`, then `dqlab "
+                     "report %s`.\n\n", r->root, r->root);
+        return 0;
+    }
+    /* A private server's port is a throwaway: name it without one.  A
+     * --redis target is already redacted by bench (host:port, no
+     * password); redacted again here for older runs. */
+    if (strncmp(META("redis"), "private", 7) == 0)
+        snprintf(where, sizeof where, "a private redis-server started by "
+                 "the bench");
+    else
+        dq_redact_redis_urls(META("redis"), where, sizeof where);
+    dq_md_printf(o, "How fast each strategy goes, how close to what the same "
+                 "Redis does for the bare commands, and how the cost grows "
+                 "with the backlog.  Measured by `%s` (%s form) on %s cores, "
+                 "host %s, Redis %s (%s), %s.  Speed is never asserted in a "
+                 "test; compare within this run, and read medians and "
+                 "ratios, not single figures.%s\n\n", META("command"),
+                 META("level"), META("cores"), META("hostname"),
+                 META("redis_version"), where, META("date"),
+                 strcmp(META("unit_errors"), "0") == 0 ? ""
+                 : "  *Some units failed and are missing; see meta.txt.*");
+    write_ceiling(o, p);
+    if (write_throughput(o, p, err, errlen) != 0 ||
+        write_backlog(o, p, err, errlen) != 0 ||
+        write_lateness(o, p, r, err, errlen) != 0)
+        return -1;
+    write_targets(o, p, r);
+    dq_md_raw(o, p->dir, "ceiling.csv, throughput.csv, backlog.csv, "
+              "lateness.csv, meta.txt");
+    return 0;
+}
