@@ -1,18 +1,18 @@
-/* files.c -- the one CSV reader and the one meta.txt reader of the report
- * (files.h).
+/* files.c -- the report's one CSV reader and one meta.txt reader
+ * (results.h), the bottom of report/.
  *
- * A file is read whole and parsed in place: a field's unquoted text is
- * never longer than its quoted form, so it is written back over the text
- * and NUL-terminated there, and the rows' strings point into the kept
- * text.  No line length limit, no copy per field.
+ * Every CSV the report reads (trials.csv, the bench's, probes.csv) and
+ * every meta.txt goes through here, so quoting, blank lines and messages
+ * are the same for all.  A file is read whole and parsed in place: a
+ * field's unquoted text is never longer than its quoted form, so it is
+ * written back over the text, and the rows' strings point into it.
  */
 #include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "files.h"
+#include "results.h"
 
 #define MAX_COLS 64
 
@@ -20,26 +20,26 @@
 static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "r");
-    char *buf = NULL;
+    char *buf = NULL, *nb;
     size_t len = 0, cap = 0, n;
     if (f == NULL)
         return NULL;
     do {
         if (cap - len < 4096) {
-            char *nb = realloc(buf, cap += 65536);
-            if (nb == NULL) {
+            if ((nb = realloc(buf, cap + 65536)) == NULL) {
                 free(buf);
                 fclose(f);
                 errno = ENOMEM;
                 return NULL;
             }
             buf = nb;
+            cap += 65536;
         }
         len += n = fread(buf + len, 1, cap - len - 1, f);
     } while (n > 0);
     int e = ferror(f) ? EIO : 0;
     fclose(f);
-    if (e) {
+    if (e != 0) {
         free(buf);
         errno = e;
         return NULL;
@@ -48,59 +48,46 @@ static char *slurp(const char *path)
     return buf;
 }
 
-/* One record at *s into f[0..max-1] (in place).  Skips blank lines first
- * and counts line breaks in *line.  Returns the number of fields (more
- * than max are counted, not stored), 0 at the end of the text, -1 on an
- * unterminated quote or a character after a closing quote. */
+/* One record at *s into f[0..max-1], in place, after skipping blank
+ * lines; counts line breaks in *line.  Returns the number of fields
+ * (those past max counted, not stored), 0 at the end of the text, -1 on
+ * an unterminated quote or a character after a closing quote. */
 static int record(char **s, char **f, int max, int *line)
 {
-    char *p = *s;
+    char *p = *s, *w, sep;
     int n = 0;
-    while (*p == '\n' || (*p == '\r' && p[1] == '\n')) {
+    for (; *p == '\n' || (*p == '\r' && p[1] == '\n'); (*line)++)
         p += *p == '\r' ? 2 : 1;
-        (*line)++;
-    }
     if (*p == '\0')
         return 0;
-    for (;;) {
-        char *w = p;
+    do {
         if (n < max)
-            f[n] = w;
+            f[n] = p;
+        w = p;
         if (*p == '"') {
-            for (p++;; p++) {
+            for (p++; *p != '"' || p[1] == '"'; p++) {
                 if (*p == '\0')
                     return -1;
-                if (*p == '"' && p[1] != '"')
-                    break;
                 *line += *p == '\n';
-                p += *p == '"';   /* "" is one quote */
+                p += *p == '"';        /* "" is one quote */
                 *w++ = *p;
             }
             if (*++p != ',' && *p != '\n' && *p != '\r' && *p != '\0')
                 return -1;
         } else {
-            p += strcspn(p, ",\r\n");
-            w = p;
+            w = p += strcspn(p, ",\r\n");
         }
-        char sep = *p;
+        sep = *p;
         *w = '\0';
         n++;
-        if (sep == ',') {
-            p++;
-            continue;
-        }
-        if (sep != '\0')
-            p++;          /* past the CR or LF (the NUL written over it) */
-        if (sep == '\r' && *p == '\n')
-            p++;
-        *line += sep == '\n' || sep == '\r';
-        break;
-    }
+        p += sep != '\0';              /* past the separator written over */
+    } while (sep == ',');
+    p += sep == '\r' && *p == '\n';
+    *line += sep == '\n' || sep == '\r';
     *s = p;
     return n;
 }
 
-/* Sets the field of row described by c from the text v. */
 static void set_field(char *row, const dq_colspec *c, const char *v)
 {
     void *p = row + c->off;
@@ -119,30 +106,27 @@ static int map_header(const char *path, char **h, int nh,
                       const dq_colspec *cols, size_t ncols, bool exact,
                       int *idx, char *err, size_t errlen)
 {
-    if (exact) {
-        char want[512];
-        size_t off = 0;
-        bool same = (size_t)nh == ncols;
-        for (size_t i = 0; i < ncols; i++) {
-            off += (size_t)snprintf(want + off, sizeof want - off, "%s%s",
-                                    i ? "," : "", cols[i].name);
-            same = same && strcmp(h[i], cols[i].name) == 0;
-        }
-        if (!same) {
-            snprintf(err, errlen, "%s:1: header is not '%s'", path, want);
-            return -1;
-        }
-    }
+    char want[512];
+    size_t off = 0;
+    bool same = (size_t)nh == ncols;
     for (size_t c = 0; c < ncols; c++) {
+        if (off < sizeof want)
+            off += (size_t)snprintf(want + off, sizeof want - off, "%s%s",
+                                    c ? "," : "", cols[c].name);
+        same = same && strcmp(h[c], cols[c].name) == 0;
         idx[c] = -1;
         for (int i = 0; i < nh && i < MAX_COLS; i++)
-            if (strcmp(h[i], cols[c].name) == 0)
-                idx[c] = i;
+            idx[c] = strcmp(h[i], cols[c].name) == 0 ? i : idx[c];
+    }
+    if (exact && !same) {
+        snprintf(err, errlen, "%s:1: header is not '%s'", path, want);
+        return -1;
+    }
+    for (size_t c = 0; c < ncols; c++)
         if (idx[c] < 0 && cols[c].absent == NULL) {
             snprintf(err, errlen, "%s:1: no column '%s'", path, cols[c].name);
             return -1;
         }
-    }
     return 0;
 }
 
@@ -151,16 +135,15 @@ int dq_csv_load(const char *path, const dq_colspec *cols, size_t ncols,
                 const char *(*check)(const void *row), dq_csv *c,
                 char *err, size_t errlen)
 {
-    char *h[MAX_COLS], *f[MAX_COLS], *s;
-    int idx[MAX_COLS], line = 1, nh;
+    char *h[MAX_COLS], *f[MAX_COLS], *s, *rows;
+    int idx[MAX_COLS], line = 1, nh, n;
     memset(c, 0, sizeof *c);
-    if ((c->text = slurp(path)) == NULL) {
-        if (errno == ENOENT)
-            return 0;
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
+    if ((s = c->text = slurp(path)) == NULL) {
+        int e = errno;
+        if (e != ENOENT)
+            snprintf(err, errlen, "%s: %s", path, strerror(e));
+        return e == ENOENT ? 0 : -1;
     }
-    s = c->text;
     if ((nh = record(&s, h, MAX_COLS, &line)) <= 0) {
         snprintf(err, errlen, "%s:1: %s", path, nh == 0
                  ? "empty file (no header)" : "malformed quoted field");
@@ -169,25 +152,22 @@ int dq_csv_load(const char *path, const dq_colspec *cols, size_t ncols,
     if (map_header(path, h, nh, cols, ncols, exact, idx, err, errlen) != 0)
         goto fail;
     for (;;) {
-        char *s0 = s;
-        int at = line, n = record(&s, f, MAX_COLS, &line);
-        for (; *s0 == '\n' || *s0 == '\r'; s0++)   /* the record's line */
-            at += *s0 == '\n';
-        if (n == 0)
-            break;
+        int at = line;                 /* the record's line */
+        for (char *b = s; *b == '\n' || *b == '\r'; b++)
+            at += *b == '\n';
+        if ((n = record(&s, f, MAX_COLS, &line)) == 0)
+            return 1;
         if (n != nh) {
             snprintf(err, errlen, n < 0 ? "%s:%d: malformed quoted field"
                      : "%s:%d: %d fields, header has %d", path, at, n, nh);
             goto fail;
         }
-        char *rows = realloc(c->rows, (c->n + 1) * rowsize);
-        if (rows == NULL) {
+        if ((rows = realloc(c->rows, (c->n + 1) * rowsize)) == NULL) {
             snprintf(err, errlen, "%s: out of memory", path);
             goto fail;
         }
         c->rows = rows;
-        char *row = rows + c->n * rowsize;
-        memset(row, 0, rowsize);
+        char *row = memset(rows + c->n * rowsize, 0, rowsize);
         for (size_t k = 0; k < ncols; k++)
             set_field(row, &cols[k], idx[k] >= 0 ? f[idx[k]]
                                                  : cols[k].absent);
@@ -198,7 +178,6 @@ int dq_csv_load(const char *path, const dq_colspec *cols, size_t ncols,
         }
         c->n++;
     }
-    return 1;
 fail:
     dq_csv_free(c);
     return -1;
@@ -214,8 +193,7 @@ void dq_csv_free(dq_csv *c)
 /* s without leading and trailing blanks (in place). */
 static char *trim(char *s)
 {
-    s += strspn(s, " \t");
-    size_t n = strlen(s);
+    size_t n = strlen(s += strspn(s, " \t"));
     while (n > 0 && strchr(" \t\r\n", s[n - 1]) != NULL)
         s[--n] = '\0';
     return s;
@@ -223,7 +201,8 @@ static char *trim(char *s)
 
 int dq_meta_load(const char *path, dq_meta *m, char *err, size_t errlen)
 {
-    char *text = slurp(path), *save = NULL;
+    char *text = slurp(path), *save = NULL, *eq;
+    dq_kv *kv;
     memset(m, 0, sizeof *m);
     if (text == NULL) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -231,22 +210,17 @@ int dq_meta_load(const char *path, dq_meta *m, char *err, size_t errlen)
     }
     for (char *l = strtok_r(text, "\n", &save); l != NULL;
          l = strtok_r(NULL, "\n", &save)) {
-        char *t = trim(l), *eq = strchr(t, '=');
-        if (*t == '#' || eq == NULL)
+        if (*(l = trim(l)) == '#' || (eq = strchr(l, '=')) == NULL)
             continue;
         *eq = '\0';
-        dq_kv *kv = realloc(m->kv, (m->n + 1) * sizeof *kv);
-        if (kv == NULL)
+        if ((kv = realloc(m->kv, (m->n + 1) * sizeof *kv)) == NULL)
             goto oom;
         m->kv = kv;
-        kv[m->n].key = strdup(trim(t));
-        kv[m->n].val = strdup(trim(eq + 1));
-        if (kv[m->n].key == NULL || kv[m->n].val == NULL) {
-            free(kv[m->n].key);
-            free(kv[m->n].val);
+        dq_kv *x = &kv[m->n++];
+        x->key = strdup(trim(l));
+        x->val = strdup(trim(eq + 1));
+        if (x->key == NULL || x->val == NULL)
             goto oom;
-        }
-        m->n++;
     }
     free(text);
     return 0;

@@ -52,7 +52,7 @@ void dq_md_free(dq_md *o)
     o->mdbuf = o->hmdbuf = NULL;
 }
 
-void dq_md_printf(dq_md *o, const char *fmt, ...)
+void dq_put(dq_md *o, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -75,51 +75,58 @@ static void html_escape(FILE *f, const char *s)
         }
 }
 
-void dq_md_row(dq_md *o, bool head, const char *const *cells, size_t n)
+void dq_cells(dq_md *o, bool head, const char *const *cells, size_t n)
 {
     fputc('|', o->md);
     for (size_t i = 0; i < n; i++) {
         fputc(' ', o->md);
-        for (const char *c = cells[i]; *c; c++) {
-            if (*c == '|')
-                fputc('\\', o->md);
-            fputc(*c, o->md);
-        }
+        for (const char *c = cells[i]; *c; c++)
+            fprintf(o->md, "%s%c", *c == '|' ? "\\" : "", *c);
         fputs(" |", o->md);
     }
     fputc('\n', o->md);
-    if (head) {
-        fputc('|', o->md);
-        for (size_t i = 0; i < n; i++)
-            fputs("---|", o->md);
-        fputs("\n", o->md);
-        fputs("<table>\n<thead>\n", o->hmd);
-    }
-    fputs("<tr>", o->hmd);
+    for (size_t i = 0; head && i <= n; i++)
+        fputs(i == 0 ? "|" : i < n ? "---|" : "---|\n", o->md);
+    fputs(head ? "<table>\n<thead>\n<tr>" : "<tr>", o->hmd);
     for (size_t i = 0; i < n; i++) {
         fputs(head ? "<th>" : "<td>", o->hmd);
         html_escape(o->hmd, cells[i]);
         fputs(head ? "</th>" : "</td>", o->hmd);
     }
-    fputs("</tr>\n", o->hmd);
-    if (head)
-        fputs("</thead>\n<tbody>\n", o->hmd);
+    fputs(head ? "</tr>\n</thead>\n<tbody>\n" : "</tr>\n", o->hmd);
 }
 
-void dq_md_rowf(dq_md *o, bool head, const char *fmt, ...)
+/* Splits buf in place at sep into cells and writes the row. */
+static void split_row(dq_md *o, bool head, char *buf, char sep)
 {
-    char buf[4096], *cells[64], *p = buf;
+    const char *cells[64];
     size_t n = 0;
+    for (char *p = buf; n < 64; *p++ = '\0') {
+        cells[n++] = p;
+        if ((p = strchr(p, sep)) == NULL)
+            break;
+    }
+    dq_cells(o, head, cells, n);
+}
+
+void dq_head(dq_md *o, const char *cells)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", cells);
+    split_row(o, true, buf, '|');
+}
+
+void dq_row(dq_md *o, const char *fmt, ...)
+{
+    char buf[4096];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    for (cells[n++] = p; n < 64 && (p = strchr(p, DQ_CELL[0])) != NULL;)
-        *p++ = '\0', cells[n++] = p;
-    dq_md_row(o, head, (const char *const *)cells, n);
+    split_row(o, false, buf, DQ_CELL[0]);
 }
 
-void dq_md_table_end(dq_md *o)
+void dq_table_end(dq_md *o)
 {
     fputc('\n', o->md);
     fputs("</tbody>\n</table>\n\n", o->hmd);
@@ -165,9 +172,9 @@ static int run_gnuplot(const char *script, const char *in,
     return -1;
 }
 
-int dq_md_figure(dq_md *o, const char *stem, const char *script,
-                 const char *data, size_t len, bool link, char *err,
-                 size_t errlen)
+int dq_figure(dq_md *o, const char *stem, const char *script,
+              const char *data, size_t len, bool link, char *err,
+              size_t errlen)
 {
     static const char *const exts[] = {"svg", "png"};
     char path[PATH_MAX], gp[PATH_MAX], fig[PATH_MAX];
@@ -186,17 +193,17 @@ int dq_md_figure(dq_md *o, const char *stem, const char *script,
             return -1;
     }
     if (link)
-        dq_md_figure_link(o, stem);
+        dq_figure_link(o, stem);
     return 0;
 }
 
-void dq_md_figure_link(dq_md *o, const char *stem)
+void dq_figure_link(dq_md *o, const char *stem)
 {
-    dq_md_printf(o, "![%s](figures/%s.svg) ([PNG](figures/%s.png), "
-                 "[data](data/%s.csv))\n\n", stem, stem, stem, stem);
+    dq_put(o, "![%s](figures/%s.svg) ([PNG](figures/%s.png), [data](data/"
+           "%s.csv))\n\n", stem, stem, stem, stem);
 }
 
-void dq_md_raw(dq_md *o, const char *dir, const char *files)
+void dq_raw(dq_md *o, const char *dir, const char *files)
 {
     char cwd[PATH_MAX];
     if (getcwd(cwd, sizeof cwd) != NULL) {
@@ -204,7 +211,7 @@ void dq_md_raw(dq_md *o, const char *dir, const char *files)
         if (n > 1 && strncmp(dir, cwd, n) == 0 && dir[n] == '/')
             dir += n + 1;
     }
-    dq_md_printf(o, "Raw results: `%s` (%s).\n\n", dir, files);
+    dq_put(o, "Raw results: `%s` (%s).\n\n", dir, files);
 }
 
 FILE *dq_mem_open(char **buf, size_t *len, char *err, size_t errlen)

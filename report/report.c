@@ -195,16 +195,16 @@ static int write_report(dq_md *o, const dq_results *r, int n, char *err,
     struct tm tm;
     localtime_r(&t, &tm);
     strftime(now, sizeof now, "%Y-%m-%d %H:%M:%S %z", &tm);
-    dq_md_printf(o, "# dqlab report\n\n");
-    dq_md_printf(o, "Delay-queue strategies on Redis, run side by side and "
+    dq_put(o, "# dqlab report\n\n");
+    dq_put(o, "Delay-queue strategies on Redis, run side by side and "
                  "checked from their event logs.  Generated %s from `%s/` "
                  "(%d experiment%s).\n\n", now, r->root, n,
                  n == 1 ? "" : "s");
-    dq_md_printf(o, "Regenerate: `make report` (runs every "
+    dq_put(o, "Regenerate: `make report` (runs every "
                  "`experiments/*.ini` with `--quick`, then this report; "
                  "`make report FULL=1` for the full suite), or from stored "
                  "results only: `bin/dqlab report %s`.\n\n", r->root);
-    dq_md_printf(o, "Terms: a *duplicate* is an extra delivery of a task "
+    dq_put(o, "Terms: a *duplicate* is an extra delivery of a task "
                  "already delivered; *lost* tasks were enqueued and never "
                  "delivered; *early* deliveries came before the task's due "
                  "time; *lateness* is first delivery minus due time.  "

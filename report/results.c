@@ -1,12 +1,12 @@
 /* results.c -- loads the results model (results.h): the experiment runs
- * with their trials grouped by matrix cell, then (results_logs.c) the
- * event logs the sections need, the bench and the probes (results_bench.c).
+ * with their trials grouped by matrix cell; then the event logs the
+ * sections need (results_logs.c), the bench and the probes
+ * (results_bench.c); and the lookups the sections and rules share.
  *
- * trials.csv is read with the column list of harness/trialcols.h, the list
- * its writer prints, so a column added there arrives here without an
- * edit.  The medians of a cell are taken over the repeats; a per-task rate
- * is a median of per-trial ratios, skipping trials where it is undefined
- * (no Redis measured, nothing delivered), and -1 when none has one.
+ * trials.csv is read with the column list of harness/trialcols.h, the
+ * list its writer prints, so a column added there arrives here unedited.
+ * A cell's medians are over its repeats; a per-task or per-second rate is
+ * the median of per-trial ratios, skipping trials where it is undefined.
  */
 #define _GNU_SOURCE /* realpath */
 #include <dirent.h>
@@ -43,53 +43,46 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* A per-trial value for a median; NAN where the trial has none. */
-typedef double (*trial_value)(const dq_trialrow *t);
-static double v_tps(const dq_trialrow *t) { return t->tasks_per_s; }
-static double v_dup(const dq_trialrow *t) { return (double)t->duplicates; }
-static double v_p50(const dq_trialrow *t) { return t->lateness_p50_ms; }
-static double v_p99(const dq_trialrow *t) { return t->lateness_p99_ms; }
-static double v_cmds_task(const dq_trialrow *t)
+/* The per-trial values a cell takes medians of; NAN where undefined. */
+enum { V_TPS, V_DUP, V_P50, V_P99, V_CMDS_TASK, V_RT_TASK, V_CMDS_S,
+       V_CPU_S, V_RT_S };
+static double trial_value(const dq_trialrow *t, int v)
 {
-    return t->redis_commands >= 0 && t->delivered > 0
-               ? (double)t->redis_commands / (double)t->delivered : NAN;
-}
-static double v_rt_task(const dq_trialrow *t)
-{
-    return t->redis_commands >= 0 && t->delivered > 0
-               ? (double)t->round_trips / (double)t->delivered : NAN;
-}
-static double v_cmds_s(const dq_trialrow *t)
-{
-    return t->redis_commands >= 0 && t->measured_s > 0
-               ? (double)t->redis_commands / t->measured_s : NAN;
-}
-static double v_cpu_s(const dq_trialrow *t)
-{
-    return t->redis_cpu_ms >= 0 && t->measured_s > 0
-               ? t->redis_cpu_ms / t->measured_s : NAN;
-}
-static double v_rt_s(const dq_trialrow *t)
-{
-    return t->measured_s > 0 ? (double)t->round_trips / t->measured_s : NAN;
+    bool cmds = t->redis_commands >= 0, per_s = t->measured_s > 0;
+    double d = (double)t->delivered, s = t->measured_s;
+    switch (v) {
+    case V_TPS: return t->tasks_per_s;
+    case V_DUP: return (double)t->duplicates;
+    case V_P50: return t->lateness_p50_ms;
+    case V_P99: return t->lateness_p99_ms;
+    case V_CMDS_TASK:
+        return cmds && d > 0 ? (double)t->redis_commands / d : NAN;
+    case V_RT_TASK: return cmds && d > 0 ? (double)t->round_trips / d : NAN;
+    case V_CMDS_S: return cmds && per_s ? (double)t->redis_commands / s : NAN;
+    case V_CPU_S:
+        return t->redis_cpu_ms >= 0 && per_s ? t->redis_cpu_ms / s : NAN;
+    default: return per_s ? (double)t->round_trips / s : NAN;
+    }
 }
 
-/* Median of f over the n trials m (v: scratch of n); -1 when none has a
- * value. */
-static double median_of(const dq_trialrow *const *m, size_t n, trial_value f,
-                        double *v)
+/* Median of value v over the n trials m (scratch: n doubles); -1 when no
+ * trial has one. */
+static double median_of(const dq_trialrow *const *m, size_t n, int v,
+                        double *scratch)
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (!isnan(v[k] = f(m[i])))
-            k++;
+        k += !isnan(scratch[k] = trial_value(m[i], v));
     if (k == 0)
         return -1;
-    qsort(v, k, sizeof *v, cmp_double);
-    return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2.0;
+    qsort(scratch, k, sizeof *scratch, cmp_double);
+    return k % 2 ? scratch[k / 2]
+                 : (scratch[k / 2 - 1] + scratch[k / 2]) / 2.0;
 }
 
-/* The sums, maxima and medians of x over its trials m[0..n-1]. */
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* The sums, maxima and medians of cell x over its trials m[0..n-1]. */
 static void summarize(dq_rgroup *x, const dq_trialrow *const *m, size_t n,
                       double *v)
 {
@@ -97,47 +90,43 @@ static void summarize(dq_rgroup *x, const dq_trialrow *const *m, size_t n,
     for (size_t i = 0; i < n; i++) {
         const dq_trialrow *t = m[i];
         x->dup_sum += t->duplicates;
-        x->dup_max = t->duplicates > x->dup_max ? t->duplicates : x->dup_max;
+        x->dup_max = MAX(x->dup_max, t->duplicates);
         x->dup_trials += t->duplicates > 0;
         x->lost_sum += t->lost;
-        x->lost_max = t->lost > x->lost_max ? t->lost : x->lost_max;
+        x->lost_max = MAX(x->lost_max, t->lost);
         x->early_sum += t->early;
-        x->early_max = t->early > x->early_max ? t->early : x->early_max;
+        x->early_max = MAX(x->early_max, t->early);
         x->wakeups_sum += t->wakeups;
         x->deliveries_sum += t->deliveries;
         x->lost_races_sum += t->lost_races;
         x->enqueued_sum += t->enqueued;
         x->delivered_sum += t->delivered;
-        if (t->lateness_max_ms > x->lat_max_max)
-            x->lat_max_max = t->lateness_max_ms;
+        x->lat_max_max = MAX(x->lat_max_max, t->lateness_max_ms);
     }
-    x->tps_median = median_of(m, n, v_tps, v);
-    x->dup_median = median_of(m, n, v_dup, v);
-    x->p50_median = median_of(m, n, v_p50, v);
-    x->p99_median = median_of(m, n, v_p99, v);
-    x->cmds_per_task_median = median_of(m, n, v_cmds_task, v);
-    x->rt_per_task_median = median_of(m, n, v_rt_task, v);
-    x->cmds_per_s_median = median_of(m, n, v_cmds_s, v);
-    x->cpu_ms_per_s_median = median_of(m, n, v_cpu_s, v);
-    x->rt_per_s_median = median_of(m, n, v_rt_s, v);
+    x->tps_median = median_of(m, n, V_TPS, v);
+    x->dup_median = median_of(m, n, V_DUP, v);
+    x->p50_median = median_of(m, n, V_P50, v);
+    x->p99_median = median_of(m, n, V_P99, v);
+    x->cmds_per_task_median = median_of(m, n, V_CMDS_TASK, v);
+    x->rt_per_task_median = median_of(m, n, V_RT_TASK, v);
+    x->cmds_per_s_median = median_of(m, n, V_CMDS_S, v);
+    x->cpu_ms_per_s_median = median_of(m, n, V_CPU_S, v);
+    x->rt_per_s_median = median_of(m, n, V_RT_S, v);
 }
 
 /* Groups e's trials by cell, first-seen order.  0, or -1 out of memory. */
 static int group_trials(dq_rexp *e)
 {
-    size_t cap = e->ntrials ? e->ntrials : 1;
+    size_t cap = e->ntrials ? e->ntrials : 1, g, n;
     const dq_trialrow **m = malloc(cap * sizeof *m);
     double *v = malloc(cap * sizeof *v);
-    e->groups = calloc(cap, sizeof *e->groups);
-    if (e->groups == NULL || m == NULL || v == NULL) {
-        free(m);
-        free(v);
-        return -1;
-    }
+    int rc = -1;
+    if (m == NULL || v == NULL ||
+        (e->groups = calloc(cap, sizeof *e->groups)) == NULL)
+        goto done;
     for (size_t i = 0; i < e->ntrials; i++) {
         const dq_trialrow *t = &e->trials[i];
-        size_t g = 0;
-        while (g < e->ngroups && !dq_trial_in_group(t, &e->groups[g]))
+        for (g = 0; g < e->ngroups && !dq_trial_in_group(t, &e->groups[g]);)
             g++;
         if (g < e->ngroups)
             continue;
@@ -149,16 +138,17 @@ static int group_trials(dq_rexp *e)
         x->work_us = t->work_us;
         x->backlog = t->backlog;
     }
-    for (size_t g = 0; g < e->ngroups; g++) {
-        size_t n = 0;
-        for (size_t i = 0; i < e->ntrials; i++)
+    for (g = 0; g < e->ngroups; g++) {
+        for (size_t i = n = 0; i < e->ntrials; i++)
             if (dq_trial_in_group(&e->trials[i], &e->groups[g]))
                 m[n++] = &e->trials[i];
         summarize(&e->groups[g], m, n, v);
     }
+    rc = 0;
+done:
     free(m);
     free(v);
-    return 0;
+    return rc;
 }
 
 /* Loads root/name/latest into e.  0 or -1 with err. */
@@ -190,32 +180,20 @@ static int load_experiment(const char *root, const char *name,
     return need ? dq_rexp_read_logs(e, need, err, errlen) : 0;
 }
 
-/* Run directories under root/<experiment>/ of experiments without a
- * `latest` link whose meta.txt says complete = no (runs cut short by
- * Ctrl-C or a failed trial). */
-static int count_incomplete(const char *root)
+/* The runs under dir whose meta.txt says complete = no. */
+static int count_incomplete(const char *dir)
 {
-    DIR *d = opendir(root), *ed;
-    struct dirent *de, *re;
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char m[PATH_MAX + 300], err[8];
     int n = 0;
     while (d != NULL && (de = readdir(d)) != NULL) {
-        char p[PATH_MAX], m[PATH_MAX + 300], err[8];
-        struct stat st;
-        snprintf(p, sizeof p, "%s/%s/latest", root, de->d_name);
-        if (de->d_name[0] == '.' || lstat(p, &st) == 0)
+        dq_meta meta;
+        snprintf(m, sizeof m, "%s/%s/meta.txt", dir, de->d_name);
+        if (de->d_name[0] == '.' || dq_meta_load(m, &meta, err, sizeof err))
             continue;
-        snprintf(p, sizeof p, "%s/%s", root, de->d_name);
-        for (ed = opendir(p); ed != NULL && (re = readdir(ed)) != NULL;) {
-            dq_meta meta;
-            snprintf(m, sizeof m, "%s/%s/meta.txt", p, re->d_name);
-            if (re->d_name[0] == '.' ||
-                dq_meta_load(m, &meta, err, sizeof err) != 0)
-                continue;
-            n += strcmp(dq_meta_get(&meta, "complete"), "no") == 0;
-            dq_meta_free(&meta);
-        }
-        if (ed != NULL)
-            closedir(ed);
+        n += strcmp(dq_meta_get(&meta, "complete"), "no") == 0;
+        dq_meta_free(&meta);
     }
     if (d != NULL)
         closedir(d);
@@ -227,79 +205,87 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The names under root with a latest/trials.csv, sorted (malloc'd, *n of
- * them); NULL with *n 0 when none or out of memory (*oom set). */
-static char **experiment_names(const char *root, size_t *n, bool *oom)
+/* The names under root with a latest/trials.csv into *names (sorted, *n
+ * of them), and in r->nincomplete the incomplete runs of those without a
+ * latest link (cut short by Ctrl-C or a failed trial).  0 or -1 with err. */
+static int scan_root(const char *root, dq_results *r, char ***names,
+                     size_t *n, char *err, size_t errlen)
 {
     DIR *d = opendir(root);
-    char **names = NULL;
     struct dirent *de;
+    char p[PATH_MAX], **nn;
+    struct stat st;
+    int e = errno;
+    *names = NULL;
     *n = 0;
-    *oom = false;
+    if (d == NULL && e != ENOENT)
+        snprintf(err, errlen, "%s: %s", root, strerror(e));
     while (d != NULL && (de = readdir(d)) != NULL) {
-        char p[PATH_MAX];
-        struct stat st;
+        snprintf(p, sizeof p, "%s/%s/latest", root, de->d_name);
+        if (de->d_name[0] != '.' && lstat(p, &st) != 0) {
+            snprintf(p, sizeof p, "%s/%s", root, de->d_name);
+            r->nincomplete += count_incomplete(p);
+        }
         snprintf(p, sizeof p, "%s/%s/latest/trials.csv", root, de->d_name);
         if (de->d_name[0] == '.' || stat(p, &st) != 0)
             continue;
-        char **nn = realloc(names, (*n + 1) * sizeof *nn);
-        if (nn == NULL || (nn[*n] = strdup(de->d_name)) == NULL) {
-            *oom = true;
-            names = nn ? nn : names;
+        if ((nn = realloc(*names, (*n + 1) * sizeof *nn)) == NULL ||
+            (nn[*n] = strdup(de->d_name)) == NULL) {
+            *names = nn ? nn : *names;
+            snprintf(err, errlen, "%s: out of memory", root);
             break;
         }
-        names = nn;
+        *names = nn;
         (*n)++;
     }
-    if (d != NULL)
-        closedir(d);
-    if (*n > 0)
-        qsort(names, *n, sizeof *names, cmp_str);
-    return names;
+    if (d == NULL)
+        return e == ENOENT ? 0 : -1;
+    closedir(d);
+    if (*n > 1)
+        qsort(*names, *n, sizeof **names, cmp_str);
+    return de == NULL ? 0 : -1;
 }
 
 int dq_results_load(const char *root, dq_logs_fn logs, dq_results *r,
                     char *err, size_t errlen)
 {
+    char **names;
     size_t n;
-    bool oom;
     int rc = -1;
     memset(r, 0, sizeof *r);
     snprintf(r->root, sizeof r->root, "%s", root);
-    char **names = experiment_names(root, &n, &oom);
-    r->exps = calloc(n ? n : 1, sizeof *r->exps);
-    if (oom || r->exps == NULL) {
+    if (scan_root(root, r, &names, &n, err, errlen) != 0)
+        goto done;
+    if ((r->exps = calloc(n + 1, sizeof *r->exps)) == NULL) {
         snprintf(err, errlen, "%s: out of memory", root);
         goto done;
     }
-    for (size_t i = 0; i < n; i++)
-        if (load_experiment(root, names[i], logs, &r->exps[r->nexps++], err,
-                            errlen) != 0)
-            goto done;
-    r->nincomplete = count_incomplete(root);
-    if (dq_perf_load(root, &r->bench, err, errlen) != 0 ||
-        dq_probes_load(root, &r->probes, err, errlen) != 0)
-        goto done;
-    rc = (int)r->nexps;
+    for (rc = 0; rc == 0 && r->nexps < n; r->nexps++)
+        rc = load_experiment(root, names[r->nexps], logs, &r->exps[r->nexps],
+                             err, errlen);
+    if (rc == 0 && (dq_perf_load(root, &r->bench, err, errlen) != 0 ||
+                    dq_probes_load(root, &r->probes, err, errlen) != 0))
+        rc = -1;
 done:
     for (size_t i = 0; i < n; i++)
         free(names[i]);
     free(names);
-    return rc;
+    return rc < 0 ? -1 : (int)r->nexps;
 }
 
 void dq_results_free(dq_results *r)
 {
     for (size_t i = 0; i < r->nexps; i++) {
-        dq_rexp *e = &r->exps[i];
-        dq_rexp_free_logs(e);
-        dq_meta_free(&e->meta);
-        dq_csv_free(&e->csv);
-        free(e->groups);
+        dq_rexp_free_logs(&r->exps[i]);
+        dq_meta_free(&r->exps[i].meta);
+        dq_csv_free(&r->exps[i].csv);
+        free(r->exps[i].groups);
     }
     free(r->exps);
-    dq_perf_free(&r->bench);
-    dq_probes_free(&r->probes);
+    dq_meta_free(&r->bench.meta);
+    for (size_t i = 0; i < 3; i++)
+        dq_csv_free(&r->bench.csv[i]);
+    dq_csv_free(&r->probes.csv);
     memset(r, 0, sizeof *r);
 }
 
@@ -326,9 +312,9 @@ void dq_rexp_plots(const dq_rexp *e, char *buf, size_t len)
 
 bool dq_rexp_has_plot(const dq_rexp *e, const char *kind)
 {
-    char plots[256];
+    char plots[256], *save = NULL;
     dq_rexp_plots(e, plots, sizeof plots);
-    for (char *save = NULL, *k = strtok_r(plots, " ,", &save); k;
+    for (char *k = strtok_r(plots, " ,", &save); k;
          k = strtok_r(NULL, " ,", &save))
         if (strcmp(k, kind) == 0)
             return true;
@@ -347,14 +333,12 @@ bool dq_options_get(const char *options, const char *key, char *buf,
                     size_t len)
 {
     size_t kl = strlen(key);
-    for (const char *p = options; p && *p;) {
-        const char *end = strchr(p, ';');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
+    for (const char *p = options, *end; p && *p; p = end ? end + 1 : NULL) {
+        size_t n = (end = strchr(p, ';')) ? (size_t)(end - p) : strlen(p);
         if (n > kl && strncmp(p, key, kl) == 0 && p[kl] == '=') {
             snprintf(buf, len, "%.*s", (int)(n - kl - 1), p + kl + 1);
             return true;
         }
-        p = end ? end + 1 : NULL;
     }
     return false;
 }

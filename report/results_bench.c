@@ -130,14 +130,6 @@ int dq_perf_load(const char *root, dq_perf *p, char *err, size_t errlen)
     return 0;
 }
 
-void dq_perf_free(dq_perf *p)
-{
-    dq_meta_free(&p->meta);
-    for (size_t i = 0; i < 3; i++)
-        dq_csv_free(&p->csv[i]);
-    memset(p, 0, sizeof *p);
-}
-
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -258,12 +250,6 @@ int dq_probes_load(const char *root, dq_probes *p, char *err, size_t errlen)
         dq_meta_free(&m);
     }
     return 0;
-}
-
-void dq_probes_free(dq_probes *p)
-{
-    dq_csv_free(&p->csv);
-    memset(p, 0, sizeof *p);
 }
 
 const dq_probe_row *dq_probes_find(const dq_probes *p, const char *claim,

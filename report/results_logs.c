@@ -1,18 +1,18 @@
 /* results_logs.c -- the part of the results model read from the event
  * logs (logs/trial-NNN.log): each log is opened once and re-checked once.
  *
- *   DQ_LOGS_LATENESS  dq_check_file_lateness: the per-task lateness of
- *                     each cell pooled over its repeats (dq_rpool), for
- *                     the lateness CDF and the backlog sections
+ *   DQ_LOGS_LATENESS  dq_check_file_lateness: each cell's per-task
+ *                     lateness pooled over its repeats (dq_rpool), for the
+ *                     lateness CDF and backlog sections
  *   DQ_LOGS_FAULTS    dq_check_stream, then the same open file read again
- *                     for the timeline (E, D and F records with their
- *                     times, which the checker does not keep): the loss
- *                     table (dq_loss_table) and the loss timelines
- * The loss table's column for a trial is its log's "H faults" header
- * ("none" without one), so trials.csv only needs its strategy, options,
- * repeat and trial columns.  A cell keeps its trial with the lowest repeat
- * for the timeline figure.  Also here: the words for fault specs, which
- * the loss section and the claim rules both use.
+ *                     for its timeline (E, D, F records with their times,
+ *                     which the checker does not keep): the loss table and
+ *                     the loss timelines
+ * A trial's loss table column is its log's "H faults" header ("none"
+ * without one), so trials.csv only needs its strategy, options, repeat and
+ * trial columns.  A cell keeps its trial with the lowest repeat for its
+ * timeline.  Also here: the words for fault specs, which the loss section
+ * and the claim rules share.
  */
 #include <errno.h>
 #include <limits.h>
@@ -38,9 +38,9 @@ static int grow(void *p, size_t *cap, size_t n, size_t sz)
     return 0;
 }
 
-static int cmp_task(const void *a, const void *b)
+static int cmp_rec(const void *a, const void *b)
 {
-    return strcmp(((const dq_tl_task *)a)->id, ((const dq_tl_task *)b)->id);
+    return strcmp(((const dq_tl_rec *)a)->id, ((const dq_tl_rec *)b)->id);
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -55,8 +55,8 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Adds one TAB-split record fld[0..nf-1] at time t to l.  0 or -1 (out of
- * memory); *cap are the capacities of tasks, d_us and d. */
+/* Adds the TAB-split record fld[0..nf-1] of time t to l (cap: the
+ * capacities of tasks, d_us and d).  0 or -1 out of memory. */
 static int tl_record(dq_timeline *l, char **fld, size_t nf, int64_t t,
                      size_t cap[3])
 {
@@ -64,9 +64,9 @@ static int tl_record(dq_timeline *l, char **fld, size_t nf, int64_t t,
     if (type == 'E' && nf >= 4) {
         if (grow(&l->tasks, &cap[0], l->ntasks, sizeof *l->tasks) != 0)
             return -1;
-        dq_tl_task *k = &l->tasks[l->ntasks++];
+        dq_tl_rec *k = &l->tasks[l->ntasks++];
         snprintf(k->id, sizeof k->id, "%s", fld[2]);
-        k->due_ms = strtoll(fld[3], NULL, 10);
+        k->t_us = strtoll(fld[3], NULL, 10) * 1000;
         k->first_us = 0;
     } else if (type == 'D') {
         if (grow(&l->d_us, &cap[1], l->nd, sizeof *l->d_us) != 0 ||
@@ -74,9 +74,8 @@ static int tl_record(dq_timeline *l, char **fld, size_t nf, int64_t t,
             return -1;
         l->d_us[l->nd] = l->d[l->nd].t_us = t;
         snprintf(l->d[l->nd++].id, sizeof l->d[0].id, "%s", fld[2]);
-    } else if (type == 'F' && nf >= 4 && strcmp(fld[3], "begin") == 0) {
-        if (l->nwin == 64)
-            return 0;
+    } else if (type == 'F' && nf >= 4 && strcmp(fld[3], "begin") == 0 &&
+               l->nwin < 64) {
         dq_tl_win *w = &l->win[l->nwin++];
         const char *id = nf >= 5 ? strstr(fld[4], "id=") : NULL;
         snprintf(w->name, sizeof w->name, "%s", fld[2]);
@@ -85,8 +84,7 @@ static int tl_record(dq_timeline *l, char **fld, size_t nf, int64_t t,
         w->b_us = t;
         w->e_us = -1;
     } else if (type == 'F' && nf >= 4 && strcmp(fld[3], "end") == 0) {
-        /* closes the oldest open window of that fault, as the checker
-         * pairs them */
+        /* closes the oldest open window of that fault, as the checker */
         for (size_t i = 0; i < l->nwin; i++)
             if (l->win[i].e_us < 0 && strcmp(l->win[i].name, fld[2]) == 0) {
                 l->win[i].e_us = t;
@@ -96,39 +94,36 @@ static int tl_record(dq_timeline *l, char **fld, size_t nf, int64_t t,
     return 0;
 }
 
-/* Ends l: the end is H end_us or the last record, open windows last to it,
- * each task gets its first delivery, D times sorted. */
+/* Ends l: the end is H end_us or the last record, open windows last to
+ * it, each task gets its first delivery, the D times sorted. */
 static void tl_finish(dq_timeline *l, int64_t last_us)
 {
-    if (l->end_us < last_us)
-        l->end_us = last_us;
+    l->end_us = l->end_us < last_us ? last_us : l->end_us;
     for (size_t i = 0; i < l->nwin; i++)
-        if (l->win[i].e_us < 0)
-            l->win[i].e_us = l->end_us;
-    qsort(l->tasks, l->ntasks, sizeof *l->tasks, cmp_task);
-    for (size_t i = 0; i < l->nd; i++) {
-        dq_tl_task key, *k;
-        snprintf(key.id, sizeof key.id, "%s", l->d[i].id);
-        k = bsearch(&key, l->tasks, l->ntasks, sizeof *l->tasks, cmp_task);
+        l->win[i].e_us = l->win[i].e_us < 0 ? l->end_us : l->win[i].e_us;
+    if (l->ntasks > 1)
+        qsort(l->tasks, l->ntasks, sizeof *l->tasks, cmp_rec);
+    for (size_t i = 0; i < l->nd && l->ntasks > 0; i++) {
+        dq_tl_rec *k = bsearch(&l->d[i], l->tasks, l->ntasks,
+                               sizeof *l->tasks, cmp_rec);
         if (k != NULL && (k->first_us == 0 || l->d[i].t_us < k->first_us))
             k->first_us = l->d[i].t_us;
     }
-    qsort(l->d_us, l->nd, sizeof *l->d_us, cmp_i64);
+    if (l->nd > 1)
+        qsort(l->d_us, l->nd, sizeof *l->d_us, cmp_i64);
 }
 
-/* Reads the E, D, F records and H end_us of the log f into l.  Malformed
- * lines are skipped (the checker has judged the log).  0 or -1. */
+/* Reads the E, D, F records and H end_us of the log f into l; malformed
+ * lines are skipped (the checker judged the log).  0 or -1. */
 static int tl_read(FILE *f, dq_timeline *l)
 {
-    char line[4096];
-    size_t cap[3] = {0, 0, 0};
-    int64_t last_us = 0;
+    char line[4096], *fld[6], *p;
+    size_t cap[3] = {0, 0, 0}, nf;
+    int64_t last_us = 0, t;
     memset(l, 0, sizeof *l);
     while (fgets(line, sizeof line, f) != NULL) {
-        char *fld[6] = {0};
-        size_t nf = 0;
         line[strcspn(line, "\r\n")] = '\0';
-        for (char *p = line; nf < 6;) {
+        for (p = line, nf = 0; nf < 6;) {
             fld[nf++] = p;
             if ((p = strchr(p, '\t')) == NULL)
                 break;
@@ -136,17 +131,12 @@ static int tl_read(FILE *f, dq_timeline *l)
         }
         if (nf < 3 || fld[0][1] != '\0')
             continue;
-        if (fld[0][0] == 'H') {
-            if (strcmp(fld[1], "end_us") == 0)
-                l->end_us = strtoll(fld[2], NULL, 10);
-            continue;
-        }
-        int64_t t = strtoll(fld[1], NULL, 10);
-        if (t <= 0)
+        if (fld[0][0] == 'H' && strcmp(fld[1], "end_us") == 0)
+            l->end_us = strtoll(fld[2], NULL, 10);
+        if (fld[0][0] == 'H' || (t = strtoll(fld[1], NULL, 10)) <= 0)
             continue;
         if (fld[0][0] != '\0' && strchr("EDAF", fld[0][0]) != NULL) {
-            if (l->t0_us == 0 || t < l->t0_us)
-                l->t0_us = t;
+            l->t0_us = l->t0_us == 0 || t < l->t0_us ? t : l->t0_us;
             last_us = t > last_us ? t : last_us;
         }
         if (tl_record(l, fld, nf, t, cap) != 0)
@@ -156,47 +146,39 @@ static int tl_read(FILE *f, dq_timeline *l)
     return 0;
 }
 
-static void tl_free(dq_timeline *l)
-{
-    free(l->tasks);
-    free(l->d_us);
-    free(l->d);
-}
-
-/* The log path of trial t of e into buf; false with err when trials.csv
- * has no trial column (what: the section that needs the logs). */
+/* The log path of trial t into buf; false with err when trials.csv has no
+ * trial column (what: the report part that needs the logs). */
 static bool log_path(const dq_rexp *e, const dq_trialrow *t,
                      const char *what, char *buf, size_t len, char *err,
                      size_t errlen)
 {
-    if (t->trial == 0) {
+    if (t->trial == 0)
         snprintf(err, errlen, "%s/trials.csv: no trial column (results "
                  "older than the %s report; rerun the experiment)", e->dir,
                  what);
-        return false;
-    }
-    snprintf(buf, len, "%s/logs/trial-%03zu.log", e->dir, t->trial);
-    return true;
+    else
+        snprintf(buf, len, "%s/logs/trial-%03zu.log", e->dir, t->trial);
+    return t->trial != 0;
 }
 
-/* Pools the lateness of group g's trials into p (their logs checked into
- * e->logs).  0 or -1 with err. */
+/* Pools the lateness of group g's trials into p, their checks into
+ * e->logs.  0 or -1 with err. */
 static int read_pool(dq_rexp *e, const dq_rgroup *g, dq_rpool *p, char *err,
                      size_t errlen)
 {
     for (size_t i = 0; i < e->ntrials; i++) {
-        const dq_trialrow *t = &e->trials[i];
         dq_check *c = &e->logs[i].check;
         char path[PATH_MAX];
-        double *lat = NULL;
-        if (!dq_trial_in_group(t, g))
+        double *lat, *nl;
+        if (!dq_trial_in_group(&e->trials[i], g))
             continue;
-        if (!log_path(e, t, "lateness", path, sizeof path, err, errlen) ||
+        if (!log_path(e, &e->trials[i], "lateness", path, sizeof path, err,
+                      errlen) ||
             dq_check_file_lateness(path, c, &lat, err, errlen) != 0)
             return -1;
         e->logs[i].read = true;
-        double *nl = realloc(p->lat, (p->n + c->lateness.n + 1) * sizeof *nl);
-        if (nl == NULL) {
+        if ((nl = realloc(p->lat, (p->n + c->lateness.n + 1) *
+                                      sizeof *nl)) == NULL) {
             free(lat);
             snprintf(err, errlen, "%s: out of memory", path);
             return -1;
@@ -204,8 +186,8 @@ static int read_pool(dq_rexp *e, const dq_rgroup *g, dq_rpool *p, char *err,
         p->lat = nl;
         if (c->lateness.n > 0)
             memcpy(p->lat + p->n, lat, c->lateness.n * sizeof *lat);
-        p->n += c->lateness.n;
         free(lat);
+        p->n += c->lateness.n;
         p->enqueued += c->enqueued;
         p->delivered += c->delivered;
         p->lost += c->lost;
@@ -224,21 +206,20 @@ static int read_fault_log(dq_rexp *e, size_t i, char *err, size_t errlen)
 {
     dq_rlog *l = &e->logs[i];
     char path[PATH_MAX];
+    FILE *f;
+    int rc = 0;
     if (!log_path(e, &e->trials[i], "loss", path, sizeof path, err, errlen))
         return -1;
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
+    if ((f = fopen(path, "r")) == NULL) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
-    int rc = 0;
     if (!l->read && (rc = dq_check_stream(f, path, &l->check, err,
                                           errlen)) == 0)
         rewind(f);
     l->read = true;
     if (rc == 0 && (rc = tl_read(f, &l->tl)) != 0)
         snprintf(err, errlen, "out of memory reading %s", path);
-    l->has_timeline = rc == 0;
     fclose(f);
     return rc;
 }
@@ -252,12 +233,11 @@ static void row_label(const dq_rexp *e, const dq_trialrow *t, char *buf,
     for (size_t i = 0; i < e->ntrials && !varies; i++)
         varies = strcmp(e->trials[i].strategy, t->strategy) == 0 &&
                  strcmp(e->trials[i].options, t->options) != 0;
-    if (varies && t->options[0])
-        snprintf(buf, len, "%s %s", t->strategy, t->options);
-    else
-        snprintf(buf, len, "%s", t->strategy);
+    snprintf(buf, len, "%s%s%s", t->strategy, varies && t->options[0]
+             ? " " : "", varies ? t->options : "");
 }
 
+/* The index of s in names[0..*n-1], added when new; -1 when full. */
 static size_t find_or_add(char (*names)[64], size_t *n, size_t max,
                           const char *s)
 {
@@ -280,7 +260,6 @@ static void add_to_cell(dq_loss_cell *x, const dq_trialrow *t,
     size_t nv = dq_check_violations(c, s ? s->flags : 0, false, v, 8);
     snprintf(x->strategy, sizeof x->strategy, "%s", t->strategy);
     x->flags = s ? s->flags : 0;
-    x->known = s != NULL;
     x->trials++;
     x->no_verdict_trials += l->outcome == DQ_RECHECK_NO_VERDICT;
     x->enqueued += c->enqueued;
@@ -307,17 +286,14 @@ static void add_to_cell(dq_loss_cell *x, const dq_trialrow *t,
 static int build_loss(dq_rexp *e, char *err, size_t errlen)
 {
     dq_loss_table *lt = e->loss = calloc(1, sizeof *lt);
-    if (lt == NULL || (lt->cells = calloc(DQ_LOSS_MAX_ROWS *
-                                          DQ_LOSS_MAX_FAULTS,
-                                          sizeof *lt->cells)) == NULL) {
+    char label[64];
+    if (lt == NULL) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     for (size_t i = 0; i < e->ntrials; i++) {
-        const dq_trialrow *t = &e->trials[i];
         const dq_check *c = &e->logs[i].check;
-        char label[64];
-        row_label(e, t, label, sizeof label);
+        row_label(e, &e->trials[i], label, sizeof label);
         size_t row = find_or_add(lt->rows, &lt->nrows, DQ_LOSS_MAX_ROWS,
                                  label);
         size_t col = find_or_add(lt->faults, &lt->nfaults,
@@ -329,40 +305,38 @@ static int build_loss(dq_rexp *e, char *err, size_t errlen)
                      DQ_LOSS_MAX_FAULTS);
             return -1;
         }
-        add_to_cell(&lt->cells[row * DQ_LOSS_MAX_FAULTS + col], t,
-                    &e->logs[i]);
+        add_to_cell(&lt->cells[row][col], &e->trials[i], &e->logs[i]);
     }
     return 0;
 }
 
 int dq_rexp_read_logs(dq_rexp *e, unsigned need, char *err, size_t errlen)
 {
-    e->logs = calloc(e->ntrials ? e->ntrials : 1, sizeof *e->logs);
-    if (need & DQ_LOGS_LATENESS)
-        e->pools = calloc(e->ngroups ? e->ngroups : 1, sizeof *e->pools);
-    if (e->logs == NULL || ((need & DQ_LOGS_LATENESS) && e->pools == NULL)) {
+    bool lateness = need & DQ_LOGS_LATENESS;
+    e->logs = calloc(e->ntrials + 1, sizeof *e->logs);
+    e->pools = lateness ? calloc(e->ngroups + 1, sizeof *e->pools) : NULL;
+    if (e->logs == NULL || (lateness && e->pools == NULL)) {
         snprintf(err, errlen, "%s: out of memory", e->dir);
         return -1;
     }
-    for (size_t g = 0; (need & DQ_LOGS_LATENESS) && g < e->ngroups; g++)
+    for (size_t g = 0; lateness && g < e->ngroups; g++)
         if (read_pool(e, &e->groups[g], &e->pools[g], err, errlen) != 0)
             return -1;
-    if (!(need & DQ_LOGS_FAULTS))
-        return 0;
-    for (size_t i = 0; i < e->ntrials; i++)
+    for (size_t i = 0; (need & DQ_LOGS_FAULTS) && i < e->ntrials; i++)
         if (read_fault_log(e, i, err, errlen) != 0)
             return -1;
-    return build_loss(e, err, errlen);
+    return need & DQ_LOGS_FAULTS ? build_loss(e, err, errlen) : 0;
 }
 
 void dq_rexp_free_logs(dq_rexp *e)
 {
-    for (size_t i = 0; e->logs != NULL && i < e->ntrials; i++)
-        tl_free(&e->logs[i].tl);
+    for (size_t i = 0; e->logs != NULL && i < e->ntrials; i++) {
+        free(e->logs[i].tl.tasks);
+        free(e->logs[i].tl.d);
+        free(e->logs[i].tl.d_us);
+    }
     for (size_t g = 0; e->pools != NULL && g < e->ngroups; g++)
         free(e->pools[g].lat);
-    if (e->loss != NULL)
-        free(e->loss->cells);
     free(e->loss);
     free(e->logs);
     free(e->pools);
@@ -374,8 +348,7 @@ void dq_rexp_free_logs(dq_rexp *e)
 const dq_loss_cell *dq_loss_cell_at(const dq_loss_table *lt, size_t row,
                                     size_t col)
 {
-    const dq_loss_cell *x = &lt->cells[row * DQ_LOSS_MAX_FAULTS + col];
-    return x->trials ? x : NULL;
+    return lt->cells[row][col].trials ? &lt->cells[row][col] : NULL;
 }
 
 /* ---- Words for fault specs ---------------------------------------------- */
@@ -394,8 +367,7 @@ static const char *kill_point_words(const char *point)
 {
     return strcmp(point, "after-claim") == 0   ? "after a claim"
            : strcmp(point, "during-work") == 0 ? "during the work"
-           : strcmp(point, "before-ack") == 0  ? "before the ack"
-                                               : NULL;
+           : strcmp(point, "before-ack") == 0  ? "before the ack" : NULL;
 }
 
 void dq_fault_phrase(const char *spec, char *buf, size_t len)
@@ -434,23 +406,22 @@ void dq_fault_phrase(const char *spec, char *buf, size_t len)
 void dq_kill_points(const char faults[][64], size_t n, char *buf,
                     size_t len)
 {
-    const char *seen[8];
-    size_t ns = 0, off = 0;
+    const char *seen[8], *w;
+    size_t ns = 0, off = 0, k;
+    char a[32];
     for (size_t i = 0; i < n; i++) {
-        char a[32];
         spec_field(faults[i], 1, a, sizeof a);
-        const char *w = kill_point_words(a);
-        size_t k = 0;
         if (strncmp(faults[i], "kill-consumer", 13) != 0 ||
-            strchr(":,", faults[i][13]) == NULL || w == NULL)
+            strchr(":,", faults[i][13]) == NULL ||   /* or its end */
+            (w = kill_point_words(a)) == NULL)
             continue;
-        while (k < ns && strcmp(seen[k], w) != 0)
+        for (k = 0; k < ns && strcmp(seen[k], w) != 0;)
             k++;
         if (k == ns && ns < 8)
             seen[ns++] = w;
     }
     buf[0] = '\0';
-    for (size_t k = 0; k < ns; k++)
+    for (k = 0; k < ns; k++)
         off += (size_t)snprintf(buf + off, off < len ? len - off : 0,
                                 "%s%s", k == 0 ? ""
                                 : k + 1 == ns ? " and " : ", ", seen[k]);

@@ -45,10 +45,9 @@ static int idle_figure(dq_md *o, const dq_rexp *e, char *err, size_t errlen)
 
 static void idle_table(dq_md *o, const dq_rexp *e)
 {
-    dq_md_rowf(o, true, "strategy" DQ_CELL "waits by" DQ_CELL "consumers"
-               DQ_CELL "window s" DQ_CELL "Redis cmds/s" DQ_CELL
-               "cmds/s per consumer" DQ_CELL "server CPU ms/s" DQ_CELL
-               "client round trips/s, incl. connection setup");
+    dq_head(o, "strategy|waits by|consumers|window s|Redis cmds/s|cmds/s "
+               "per consumer|server CPU ms/s|client round trips/s, incl. "
+               "connection setup");
     for (size_t i = 0; i < e->ngroups; i++) {
         const dq_rgroup *g = &e->groups[i];
         double win = 0;
@@ -68,11 +67,11 @@ static void idle_table(dq_md *o, const dq_rexp *e)
                       : g->cmds_per_s_median / g->consumers, 1);
         dq_fmt_double(c[2], 64, g->cpu_ms_per_s_median, 2);
         dq_fmt_double(c[3], 64, g->rt_per_s_median, 1);
-        dq_md_rowf(o, false, "%s" DQ_CELL "%s" DQ_CELL "%d" DQ_CELL "%.1f"
+        dq_row(o, "%s" DQ_CELL "%s" DQ_CELL "%d" DQ_CELL "%.1f"
                    DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%s", l,
                    waits, g->consumers, win, c[0], c[1], c[2], c[3]);
     }
-    dq_md_table_end(o);
+    dq_table_end(o);
 }
 
 /* The note under the table.  Rows where the client counted more round
@@ -86,7 +85,7 @@ static void idle_note(dq_md *o, const dq_rexp *e)
                e->groups[i].rt_per_s_median > e->groups[i].cmds_per_s_median;
     double idle_s = strtod(dq_rexp_meta(e, "idle_ms"), NULL) / 1000.0;
     double ct_s = strtod(dq_rexp_meta(e, "claim_timeout_ms"), NULL) / 1000.0;
-    dq_md_printf(o, "Window s is the time between the two server snapshots: "
+    dq_put(o, "Window s is the time between the two server snapshots: "
                  "the idle phase (%.1f s) plus the time the consumers took "
                  "to come back from the claim they were in when it ended -- "
                  "up to the claim timeout (%.1f s) for a claim that waits -- "
@@ -137,14 +136,14 @@ static void said_extremes(dq_md *o, const dq_rexp *e)
         char lh[128], ll[128];
         dq_series_label(e, hi, lh, sizeof lh);
         dq_series_label(e, lo, ll, sizeof ll);
-        dq_md_printf(o, "With nothing to do, %s caused the most Redis "
+        dq_put(o, "With nothing to do, %s caused the most Redis "
                      "commands: %.0f commands/s (%.1f ms of server CPU per "
                      "second); %s the fewest: %.1f commands/s (%.1f ms/s). ",
                      lh, hi->cmds_per_s_median, hi->cpu_ms_per_s_median, ll,
                      lo->cmds_per_s_median, lo->cpu_ms_per_s_median);
     }
     if (np > 0 && nb > 0)
-        dq_md_printf(o, "Per consumer, the polling strategies at poll_ms = "
+        dq_put(o, "Per consumer, the polling strategies at poll_ms = "
                      "100 caused %.1f Redis commands/s on average, the "
                      "blocking ones %.1f. ", pc / (double)np,
                      bc / (double)nb);
@@ -170,7 +169,7 @@ static void said_intervals(dq_md *o, const dq_rexp *e)
         if (a == NULL || a == b || a->cmds_per_s_median < 0 ||
             b->cmds_per_s_median < 0)
             continue;
-        dq_md_printf(o, "%s: poll_ms %ld -> %.0f commands/s, %.1f ms CPU/s; "
+        dq_put(o, "%s: poll_ms %ld -> %.0f commands/s, %.1f ms CPU/s; "
                      "poll_ms %ld -> %.1f commands/s, %.1f ms CPU/s",
                      names[s], dq_group_poll_ms(a), a->cmds_per_s_median,
                      a->cpu_ms_per_s_median, dq_group_poll_ms(b),
@@ -179,12 +178,12 @@ static void said_intervals(dq_md *o, const dq_rexp *e)
          * when it moves against the commands */
         if (b->cmds_per_s_median < a->cmds_per_s_median &&
             b->cpu_ms_per_s_median > a->cpu_ms_per_s_median)
-            dq_md_printf(o, " -- fewer commands but more server CPU at the "
+            dq_put(o, " -- fewer commands but more server CPU at the "
                          "longer interval: that CPU figure does not follow "
                          "from the commands (it is the whole redis-server "
                          "process, so housekeeping and other load on the "
                          "machine show up in it); read the command counts");
-        dq_md_printf(o, ". ");
+        dq_put(o, ". ");
     }
 }
 
@@ -197,16 +196,16 @@ int dq_sec_idle_cost(dq_md *o, const dq_results *r, const dq_rexp *e,
         return -1;
     idle_table(o, e);
     idle_note(o, e);
-    dq_md_printf(o, "**What happened.** ");
+    dq_put(o, "**What happened.** ");
     said_extremes(o, e);
     said_intervals(o, e);
     for (size_t i = 0; i < e->ngroups; i++)
         if (no_redis(&e->groups[i]))
             base_cpu = e->groups[i].cpu_ms_per_s_median;
     if (base_cpu >= 0)
-        dq_md_printf(o, "The server with no client at all (the heap row) "
+        dq_put(o, "The server with no client at all (the heap row) "
                      "used %.1f ms of CPU per second: the floor under every "
                      "row.", base_cpu);
-    dq_md_printf(o, "\n\n");
+    dq_put(o, "\n\n");
     return 0;
 }

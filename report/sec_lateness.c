@@ -113,10 +113,8 @@ static int cdf_figure(dq_md *o, const dq_rexp *e, const series *ls,
 static void cdf_table(dq_md *o, const dq_rexp *e, const series *ls,
                       size_t ns)
 {
-    dq_md_rowf(o, true, "strategy" DQ_CELL "consumers" DQ_CELL "trials"
-               DQ_CELL "tasks" DQ_CELL "delivered" DQ_CELL "early" DQ_CELL
-               "duplicates" DQ_CELL "p50 ms" DQ_CELL "p99 ms" DQ_CELL
-               "p99.9 ms" DQ_CELL "max ms" DQ_CELL "waits by");
+    dq_head(o, "strategy|consumers|trials|tasks|delivered|early|duplicates|"
+            "p50 ms|p99 ms|p99.9 ms|max ms|waits by");
     for (size_t i = 0; i < ns; i++) {
         const dq_rpool *p = ls[i].p;
         const dq_strategy *st = dq_strategy_find(ls[i].g->strategy);
@@ -134,15 +132,15 @@ static void cdf_table(dq_md *o, const dq_rexp *e, const series *ls,
         else
             snprintf(waits, sizeof waits, "%s", st && (st->flags &
                      DQ_G_BLOCKS) ? "blocking" : "?");
-        dq_md_rowf(o, false, "%s" DQ_CELL "%d" DQ_CELL "%zu" DQ_CELL "%"
+        dq_row(o, "%s" DQ_CELL "%d" DQ_CELL "%zu" DQ_CELL "%"
                    PRIu64 DQ_CELL "%" PRIu64 DQ_CELL "%" PRIu64 DQ_CELL "%"
                    PRIu64 DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%s"
                    DQ_CELL "%s", ls[i].label, ls[i].g->consumers, p->trials,
                    p->enqueued, p->delivered, p->early, p->duplicates, c[0],
                    c[1], c[2], c[3], waits);
     }
-    dq_md_table_end(o);
-    dq_md_printf(o, "Percentiles are over every enqueued task (nearest "
+    dq_table_end(o);
+    dq_put(o, "Percentiles are over every enqueued task (nearest "
                  "rank); a task not delivered at all counts as later than "
                  "any delivered one, shown as \"undelivered\" when it "
                  "decides the percentile.");
@@ -150,11 +148,11 @@ static void cdf_table(dq_md *o, const dq_rexp *e, const series *ls,
     long tasks = strtol(dq_rexp_meta(e, "tasks"), NULL, 10), dmin, dmax;
     if (sscanf(dq_rexp_meta(e, "delay_ms"), "%ld:%ld", &dmin, &dmax) == 2 &&
         tasks > 0 && dmax > dmin)
-        dq_md_printf(o, "  With %ld tasks due over a %.1f s range, about "
+        dq_put(o, "  With %ld tasks due over a %.1f s range, about "
                      "%.0f tasks fell due per second.", tasks,
                      (double)(dmax - dmin) / 1000.0,
                      (double)tasks * 1000.0 / (double)(dmax - dmin));
-    dq_md_printf(o, "\n\n");
+    dq_put(o, "\n\n");
 }
 
 /* p99 for ordering; censored sorts last. */
@@ -180,15 +178,15 @@ static void said_order(dq_md *o, const series *ls, size_t ns)
         }
     if (no == 0)
         return;
-    dq_md_printf(o, "From the lowest p99 lateness to the highest:");
+    dq_put(o, "From the lowest p99 lateness to the highest:");
     for (size_t k = 0; k < no; k++) {
         double v;
         char ms[32] = "undelivered";
         if (cens_pct(ls[order[k]].p, 99, &v))
             dq_fmt_ms(ms, sizeof ms, v);
-        dq_md_printf(o, "%s %s %s ms", k ? "," : "", ls[order[k]].label, ms);
+        dq_put(o, "%s %s %s ms", k ? "," : "", ls[order[k]].label, ms);
     }
-    dq_md_printf(o, ". ");
+    dq_put(o, ". ");
 }
 
 /* Polling variants against their interval.  The comparison is strict and
@@ -218,7 +216,7 @@ static void said_polling(dq_md *o, const series *ls, size_t ns)
             snprintf(verdict, sizeof verdict, "p99 %.1f ms beyond the poll "
                      "interval (the maximum %.1f ms beyond it)", r99 - d,
                      rmx - d);
-        dq_md_printf(o, "%s (poll interval %ld ms): p50 %.1f ms, p99 %.1f "
+        dq_put(o, "%s (poll interval %ld ms): p50 %.1f ms, p99 %.1f "
                      "ms, max %.1f ms -- %s. ", ls[i].label, pm, p50, r99,
                      rmx, verdict);
     }
@@ -234,19 +232,19 @@ int dq_sec_lateness_cdf(dq_md *o, const dq_results *r, const dq_rexp *e,
     if (cdf_figure(o, e, ls, ns, err, errlen) != 0)
         return -1;
     cdf_table(o, e, ls, ns);
-    dq_md_printf(o, "**What happened.** ");
+    dq_put(o, "**What happened.** ");
     said_order(o, ls, ns);
     said_polling(o, ls, ns);
     for (size_t i = 0; i < ns; i++)
         lost += ls[i].p->lost, early += ls[i].p->early;
     if (lost == 0 && early == 0)
-        dq_md_printf(o, "Every task was delivered, none before its due "
+        dq_put(o, "Every task was delivered, none before its due "
                      "time.");
     else
-        dq_md_printf(o, "%" PRIu64 " task%s not delivered, %" PRIu64
+        dq_put(o, "%" PRIu64 " task%s not delivered, %" PRIu64
                      " delivered early, over all strategies.", lost,
                      lost == 1 ? "" : "s", early);
-    dq_md_printf(o, "\n\n");
+    dq_put(o, "\n\n");
     return 0;
 }
 
@@ -310,10 +308,8 @@ static void backlog_table(dq_md *o, const dq_rexp *e, const series *ls,
                           size_t ns, char names[][32], size_t nn,
                           const int64_t *xs, size_t nx, double window_ms)
 {
-    dq_md_rowf(o, true, "strategy" DQ_CELL "pending tasks" DQ_CELL
-               "measured tasks" DQ_CELL "delivered in window" DQ_CELL
-               "p50 ms" DQ_CELL "p99 ms" DQ_CELL "max ms" DQ_CELL
-               "backlog enqueue s");
+    dq_head(o, "strategy|pending tasks|measured tasks|delivered in "
+               "window|p50 ms|p99 ms|max ms|backlog enqueue s");
     for (size_t s = 0; s < nn; s++)
         for (size_t x = 0; x < nx; x++)
             for (size_t i = 0; i < ns; i++) {
@@ -333,7 +329,7 @@ static void backlog_table(dq_md *o, const dq_rexp *e, const series *ls,
                     dq_fmt_ms(c[2], 64, p->lat[p->n - 1]);
                 else
                     snprintf(c[2], 64, "> %.0f s", window_ms / 1000.0);
-                dq_md_rowf(o, false, "%s" DQ_CELL "%" PRId64 DQ_CELL "%"
+                dq_row(o, "%s" DQ_CELL "%" PRId64 DQ_CELL "%"
                            PRIu64 DQ_CELL "%" PRIu64 " (%.1f%%)" DQ_CELL "%s"
                            DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%.1f",
                            l->label, l->g->backlog, p->enqueued,
@@ -341,8 +337,8 @@ static void backlog_table(dq_md *o, const dq_rexp *e, const series *ls,
                            (double)p->delivered / (double)p->enqueued : 0,
                            c[0], c[1], c[2], bs);
             }
-    dq_md_table_end(o);
-    dq_md_printf(o, "\"> N s\": the percentile falls among the tasks not "
+    dq_table_end(o);
+    dq_put(o, "\"> N s\": the percentile falls among the tasks not "
                  "delivered within the observation window (grace_ms = %.0f "
                  "s after the last due time), so it is larger than the "
                  "window.\n\n", window_ms / 1000.0);
@@ -355,10 +351,10 @@ static void backlog_said(dq_md *o, const series *ls, size_t ns,
                          size_t nx, double window_ms)
 {
     bool censored = false;
-    dq_md_printf(o, "**What happened.** ");
+    dq_put(o, "**What happened.** ");
     for (size_t s = 0; s < nn; s++) {
         size_t k = 0;
-        dq_md_printf(o, "%s:", names[s]);
+        dq_put(o, "%s:", names[s]);
         for (size_t x = 0; x < nx; x++)
             for (size_t i = 0; i < ns; i++) {
                 const dq_rpool *p = ls[i].p;
@@ -368,11 +364,11 @@ static void backlog_said(dq_md *o, const series *ls, size_t ns,
                     strcmp(ls[i].g->strategy, names[s]) != 0)
                     continue;
                 if (cens_pct(p, 50, &v))
-                    dq_md_printf(o, "%s %" PRId64 " pending -> p50 %.1f ms "
+                    dq_put(o, "%s %" PRId64 " pending -> p50 %.1f ms "
                                  "(%.0f%% delivered in the window)",
                                  k ? ";" : "", xs[x], v, 100 * frac);
                 else
-                    dq_md_printf(o, "%s %" PRId64 " pending -> only %.1f%% "
+                    dq_put(o, "%s %" PRId64 " pending -> only %.1f%% "
                                  "delivered within the %.0f s window",
                                  k ? ";" : "", xs[x], 100 * frac,
                                  window_ms / 1000.0);
@@ -380,25 +376,25 @@ static void backlog_said(dq_md *o, const series *ls, size_t ns,
                  * fraction f within W means one pass takes about W / f:
                  * an extrapolation, and said to be one. */
                 if (!cens_pct(p, 50, &v) && frac > 0)
-                    dq_md_printf(o, " (extrapolated at that pace, the "
+                    dq_put(o, " (extrapolated at that pace, the "
                                  "expire cycle would need about %.0f s to "
                                  "reach every key)", window_ms / 1000.0 /
                                  frac);
                 k++;
             }
-        dq_md_printf(o, ". ");
+        dq_put(o, ". ");
     }
     for (size_t i = 0; i < ns; i++) {
         double v;
         censored |= ls[i].p->n > 0 && !cens_pct(ls[i].p, 50, &v);
     }
     if (censored)
-        dq_md_printf(o, "Where the median task was not delivered in the "
+        dq_put(o, "Where the median task was not delivered in the "
                      "window, the lateness of those that were is not "
                      "comparable across rows (they are the ones the expire "
                      "cycle happened to reach first: survivor bias): "
                      "compare the delivered fraction instead.");
-    dq_md_printf(o, "\n\n");
+    dq_put(o, "\n\n");
 }
 
 int dq_sec_backlog(dq_md *o, const dq_results *r, const dq_rexp *e,

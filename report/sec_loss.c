@@ -129,7 +129,7 @@ static void loss_table(dq_md *o, const dq_loss_table *lt)
     size_t marks = 0;
     for (size_t c = 0; c < lt->nfaults; c++)
         head[c + 2] = lt->faults[c];
-    dq_md_row(o, true, head, lt->nfaults + 2);
+    dq_cells(o, true, head, lt->nfaults + 2);
     for (size_t r = 0; r < lt->nrows; r++) {
         unsigned flags = 0;
         for (size_t c = 0; c < lt->nfaults; c++)
@@ -153,25 +153,25 @@ static void loss_table(dq_md *o, const dq_loss_table *lt)
         }
         for (size_t k = 0; k < lt->nfaults + 2; k++)
             cells[k] = cell[k];
-        dq_md_row(o, false, cells, lt->nfaults + 2);
+        dq_cells(o, false, cells, lt->nfaults + 2);
     }
-    dq_md_table_end(o);
+    dq_table_end(o);
     if (marks == 0) {
-        dq_md_printf(o, "No strategy broke a guarantee it declares in these "
+        dq_put(o, "No strategy broke a guarantee it declares in these "
                      "trials.\n\n");
         return;
     }
-    dq_md_printf(o, "Crosses (declared guarantee broken):");
+    dq_put(o, "Crosses (declared guarantee broken):");
     for (size_t r = 0; r < lt->nrows; r++)
         for (size_t c = 0; c < lt->nfaults; c++) {
             const dq_loss_cell *x = dq_loss_cell_at(lt, r, c);
             if (x != NULL && x->violation_trials)
-                dq_md_printf(o, " %s under `%s`, %zu of %zu trial%s: %s.",
+                dq_put(o, " %s under `%s`, %zu of %zu trial%s: %s.",
                              lt->rows[r], lt->faults[c], x->violation_trials,
                              x->trials, x->trials == 1 ? "" : "s",
                              x->violation);
         }
-    dq_md_printf(o, "\n\n");
+    dq_put(o, "\n\n");
 }
 
 /* "a (3 of 150), b (1 of 150)" of the rows whose value (0 lost, 1
@@ -231,7 +231,7 @@ static void fault_paragraph(dq_md *o, const dq_loss_table *lt, size_t c)
         dq_append(buf, sizeof buf, &off, "%zu of %zu strateg%s lost "
                   "nothing.  ", ran - n[0], ran, ran == 1 ? "y" : "ies");
     dq_append(buf, sizeof buf, &off, "%s", mechanism(lt->faults[c]));
-    dq_md_printf(o, "%s\n\n", buf);
+    dq_put(o, "%s\n\n", buf);
 }
 
 /* ---- Timelines ---------------------------------------------------------- */
@@ -262,10 +262,10 @@ static void tl_due_in(const dq_timeline *l, size_t *due_in,
     *due_in = *undelivered = 0;
     *caught = -1;
     for (size_t i = 0; i < l->ntasks; i++) {
-        const dq_tl_task *k = &l->tasks[i];
+        const dq_tl_rec *k = &l->tasks[i];
         for (size_t w = 0; w < l->nwin; w++) {
             const dq_tl_win *x = &l->win[w];
-            if (k->due_ms * 1000 < x->b_us || k->due_ms * 1000 > x->e_us)
+            if (k->t_us < x->b_us || k->t_us > x->e_us)
                 continue;
             (*due_in)++;
             if (k->first_us == 0)
@@ -453,7 +453,7 @@ static int tl_figure(dq_md *o, const dq_rexp *e, const dq_loss_table *lt,
     f = NULL;
     tl_slug(lt->faults[col], slug, sizeof slug);
     if (panels > 0)
-        dq_md_printf(o, "**`%s`, over time** (the first repeat of each "
+        dq_put(o, "**`%s`, over time** (the first repeat of each "
                      "strategy; shaded: the fault windows of that trial, "
                      "drawn at least 1%% of the axis wide; bars: deliveries "
                      "per %" PRId64 " ms; line: share of the enqueued tasks "
@@ -478,7 +478,7 @@ int dq_sec_loss(dq_md *o, const dq_results *r, const dq_rexp *e, char *err,
     (void)r;
     if (lt == NULL || lt->nrows == 0)
         return 1;           /* no trial: the generic section */
-    dq_md_printf(o, "Each cell: **lost / duplicated / redelivered of N "
+    dq_put(o, "Each cell: **lost / duplicated / redelivered of N "
                  "tasks**, summed over the repeats, from the event logs.  "
                  "*Lost*: enqueued and never delivered though due before the "
                  "trial ended, or delivered only to a consumer that was "
@@ -491,7 +491,7 @@ int dq_sec_loss(dq_md *o, const dq_results *r, const dq_rexp *e, char *err,
                  "cross marks a cell where the strategy broke a guarantee "
                  "it declares (`dqlab check` would exit 1).\n\n");
     loss_table(o, lt);
-    dq_md_printf(o, "### What each fault did\n\n");
+    dq_put(o, "### What each fault did\n\n");
     for (size_t c = 0; c < lt->nfaults; c++) {
         fault_paragraph(o, lt, c);
         if (strcmp(lt->faults[c], "none") != 0 &&

@@ -87,7 +87,7 @@ static int perf_figure(dq_md *o, const char *kind, const char *script,
                     xs, nx, cell, &c, err, errlen) != 0)
         return -1;
     snprintf(stem, sizeof stem, "bench-%s", kind);
-    int rc = dq_md_figure(o, stem, script, buf, len, true, err, errlen);
+    int rc = dq_figure(o, stem, script, buf, len, true, err, errlen);
     free(buf);
     return rc;
 }
@@ -98,9 +98,9 @@ static size_t subsection(dq_md *o, const char *title, const dq_perf *p,
                          const char *which, char names[][NAMELEN])
 {
     size_t ns = names_of(p, which, names, 32);
-    dq_md_printf(o, "### %s\n\n", title);
+    dq_put(o, "### %s\n\n", title);
     if (ns == 0)
-        dq_md_printf(o, "Not measured in this run.\n\n");
+        dq_put(o, "Not measured in this run.\n\n");
     return ns;
 }
 
@@ -128,28 +128,27 @@ static void write_ceiling(dq_md *o, const dq_perf *p)
                 {"ZPOPMIN", "dqlab (hiredis pipelining)", p->zpopmin_per_s},
                 {"ZADD", "redis-benchmark", p->rb_zadd_per_s},
                 {"ZPOPMIN", "redis-benchmark", p->rb_zpopmin_per_s}};
-    dq_md_printf(o, "### The ceiling: bare commands on this server\n\n");
+    dq_put(o, "### The ceiling: bare commands on this server\n\n");
     if (p->zadd_per_s < 0 && p->rb_zadd_per_s < 0) {
-        dq_md_printf(o, "Not measured in this run (`--only` left it out or "
+        dq_put(o, "Not measured in this run (`--only` left it out or "
                      "it failed; see meta.txt).\n\n");
         return;
     }
-    dq_md_rowf(o, true, "command" DQ_CELL "measured by" DQ_CELL "operations"
-               DQ_CELL "pipeline" DQ_CELL "per second");
+    dq_head(o, "command|measured by|operations|pipeline|per second");
     for (size_t i = 0; i < 4; i++) {
         char v[64];
         fmt_rate(v, sizeof v, rows[i].v);
         if (rows[i].v >= 0)
-            dq_md_rowf(o, false, "%s" DQ_CELL "%s" DQ_CELL "%" PRId64
+            dq_row(o, "%s" DQ_CELL "%s" DQ_CELL "%" PRId64
                        DQ_CELL "%d" DQ_CELL "%s", rows[i].cmd, rows[i].src,
                        p->ceiling_ops, p->ceiling_pipeline, v);
     }
-    dq_md_table_end(o);
+    dq_table_end(o);
     if (p->zadd_per_s < 0)
-        dq_md_printf(o, "The ceiling was not measured in this run (`--only` "
+        dq_put(o, "The ceiling was not measured in this run (`--only` "
                      "left it out or it failed; see meta.txt).\n\n");
     else
-        dq_md_printf(o, "Every strategy's throughput below is also given as "
+        dq_put(o, "Every strategy's throughput below is also given as "
                      "a fraction of dqlab's pipelined ZADD rate (%.0f/s): "
                      "the rate at which this server, on this machine, in "
                      "this run, adds members to a sorted set when the "
@@ -220,7 +219,7 @@ static void throughput_row(dq_md *o, const dq_perf *p, const char *name,
     dq_fmt_double(v, sizeof v, upper_median(cm, ncm), 1);
     dq_append(row, sizeof row, &off, DQ_CELL "%s", v);
     dq_fmt_double(v, sizeof v, upper_median(cu, ncu), 1);
-    dq_md_rowf(o, false, "%s" DQ_CELL "%s", row, v);
+    dq_row(o, "%s" DQ_CELL "%s", row, v);
 }
 
 /* What happened: the best Redis strategy, the heap as the harness's own
@@ -239,27 +238,27 @@ static void throughput_said(dq_md *o, const dq_perf *p,
         else if (v > best_r)
             best_r = v, best_s = names[s], best_at = at;
     }
-    dq_md_printf(o, "**What happened.** ");
+    dq_put(o, "**What happened.** ");
     if (best_s != NULL) {
-        dq_md_printf(o, "The fastest Redis strategy end to end was %s with "
+        dq_put(o, "The fastest Redis strategy end to end was %s with "
                      "%.0f tasks/s (%d consumers)", best_s, best_r, best_at);
         if (p->zadd_per_s > 0)
-            dq_md_printf(o, ", %.1f%% of the pipelined ZADD rate",
+            dq_put(o, ", %.1f%% of the pipelined ZADD rate",
                          100 * best_r / p->zadd_per_s);
-        dq_md_printf(o, ". ");
+        dq_put(o, ". ");
     }
     if (heap > 0) {
-        dq_md_printf(o, "The heap, which does not touch Redis, went through "
+        dq_put(o, "The heap, which does not touch Redis, went through "
                      "the same harness at %.0f tasks/s: the harness's own "
                      "ceiling", heap);
         if (best_r > 0)
-            dq_md_printf(o, ", %.1fx the fastest Redis strategy, so the "
+            dq_put(o, ", %.1fx the fastest Redis strategy, so the "
                          "harness was %s", heap / best_r, heap >= 2 * best_r
                          ? "not their bottleneck"
                          : "close enough to be part of their bottleneck");
-        dq_md_printf(o, ". ");
+        dq_put(o, ". ");
     }
-    dq_md_printf(o, "\n\n");
+    dq_put(o, "\n\n");
 }
 
 static int write_throughput(dq_md *o, const dq_perf *p, char *err,
@@ -277,7 +276,7 @@ static int write_throughput(dq_md *o, const dq_perf *p, char *err,
     if (perf_figure(o, "throughput", "throughput", "consumers", p, names, ns,
                     NULL, 0, xs, nx, throughput_cell, err, errlen) != 0)
         return -1;
-    dq_md_printf(o, "End to end: %s tasks all due at once (%s times more for "
+    dq_put(o, "End to end: %s tasks all due at once (%s times more for "
                  "the in-process heap, too fast to time otherwise), "
                  "producers: %s, the consumers claim and ack; tasks/s is "
                  "delivered tasks over first enqueue to last delivery, with "
@@ -293,17 +292,16 @@ static int write_throughput(dq_md *o, const dq_perf *p, char *err,
                  ? META("in_process_factor") : "1", META("producers"),
                  META("enqueue_tasks"), META("repeats"),
                  META("variant_factor")[0] ? META("variant_factor") : "1");
-    off = (size_t)snprintf(head, sizeof head, "strategy" DQ_CELL
-                           "enqueue only /s");
+    off = (size_t)snprintf(head, sizeof head, "strategy|enqueue only /s");
     for (size_t x = 0; x < nx; x++)
-        dq_append(head, sizeof head, &off, DQ_CELL "e2e /s, %d cons.",
-                  (int)xs[x]);
-    dq_md_rowf(o, true, "%s" DQ_CELL "best e2e /s" DQ_CELL "of ZADD ceiling"
-               DQ_CELL "Redis cmds/task" DQ_CELL "server CPU us/task", head);
+        dq_append(head, sizeof head, &off, "|e2e /s, %d cons.", (int)xs[x]);
+    dq_append(head, sizeof head, &off, "|best e2e /s|of ZADD ceiling|Redis "
+              "cmds/task|server CPU us/task");
+    dq_head(o, head);
     for (size_t s = 0; s < ns; s++)
         throughput_row(o, p, names[s], xs, nx);
-    dq_md_table_end(o);
-    dq_md_printf(o, "Redis cmds/task: the server's INFO commandstats delta "
+    dq_table_end(o);
+    dq_put(o, "Redis cmds/task: the server's INFO commandstats delta "
                  "over the trial per delivered task (commands inside Lua "
                  "scripts and MULTI/EXEC count one each); server CPU: INFO "
                  "used_cpu_sys + used_cpu_user delta per delivered task; "
@@ -336,9 +334,8 @@ static void backlog_cell(FILE *f, void *ctx, size_t s, int64_t x)
 static void backlog_table(dq_md *o, const dq_perf *p, char names[][NAMELEN],
                           size_t ns, const int64_t *xs, size_t nx)
 {
-    dq_md_rowf(o, true, "strategy" DQ_CELL "pending" DQ_CELL "claim p50 us"
-               DQ_CELL "claim p99 us" DQ_CELL "claim max us" DQ_CELL
-               "bytes/task" DQ_CELL "enqueue us (mean)" DQ_CELL "preload s");
+    dq_head(o, "strategy|pending|claim p50 us|claim p99 us|claim max "
+               "us|bytes/task|enqueue us (mean)|preload s");
     for (size_t s = 0; s < ns; s++)
         for (size_t x = 0; x < nx; x++) {
             const dq_perf_bl *b = dq_perf_backlog(p, names[s], xs[x]);
@@ -346,14 +343,14 @@ static void backlog_table(dq_md *o, const dq_perf *p, char names[][NAMELEN],
             if (b == NULL)
                 continue;
             dq_fmt_double(bytes, sizeof bytes, b->bytes_per_task, 0);
-            dq_md_rowf(o, false, "%s" DQ_CELL "%" PRId64 DQ_CELL "%.0f"
+            dq_row(o, "%s" DQ_CELL "%" PRId64 DQ_CELL "%.0f"
                        DQ_CELL "%.0f" DQ_CELL "%.0f" DQ_CELL "%s" DQ_CELL
                        "%.1f" DQ_CELL "%.2f", b->strategy, b->backlog,
                        b->claim_us_p50, b->claim_us_p99, b->claim_us_max,
                        bytes, b->enqueue_us_mean, b->preload_s);
         }
-    dq_md_table_end(o);
-    dq_md_printf(o, "**What happened.** ");
+    dq_table_end(o);
+    dq_put(o, "**What happened.** ");
     for (size_t s = 0; s < ns; s++) {
         const dq_perf_bl *lo, *hi;
         dq_perf_backlog_range(p, names[s], &lo, &hi);
@@ -363,12 +360,12 @@ static void backlog_table(dq_md *o, const dq_perf *p, char names[][NAMELEN],
         double r99 = lo->claim_us_p99 > 0
                          ? hi->claim_us_p99 / lo->claim_us_p99 : -1;
         double lr = log_ratio(hi->backlog, lo->backlog);
-        dq_md_printf(o, "%s: from %" PRId64 " to %" PRId64 " pending, claim "
+        dq_put(o, "%s: from %" PRId64 " to %" PRId64 " pending, claim "
                      "p50 x%.2f, p99 x%.2f (log N grows x%.2f)%s. ",
                      names[s], lo->backlog, hi->backlog, r50, r99, lr,
                      r50 <= lr * 1.25 ? "" : ": faster than log N");
     }
-    dq_md_printf(o, "A ratio of p50s at or below the ratio of the logarithms "
+    dq_put(o, "A ratio of p50s at or below the ratio of the logarithms "
                  "is what O(log N) allows; a round trip costs far more than "
                  "a skip list descent, so for the Redis strategies the claim "
                  "time is mostly the network and the ratio stays near "
@@ -390,7 +387,7 @@ static int write_backlog(dq_md *o, const dq_perf *p, char *err,
     if (perf_figure(o, "backlog", "perf_backlog", "pending", p, names, ns,
                     sufs, 2, xs, nx, backlog_cell, err, errlen) != 0)
         return -1;
-    dq_md_printf(o, "For each backlog N, N tasks due an hour ahead are "
+    dq_put(o, "For each backlog N, N tasks due an hour ahead are "
                  "preloaded (Redis strategies: ZADD + HSET pipelined into "
                  "the queue's keys, what their enqueue writes; heap: its "
                  "enqueue), then, in %s rounds, %s tasks due now are "
@@ -447,21 +444,19 @@ static void lateness_cell(FILE *f, void *ctx, size_t s, int64_t x)
 static void lateness_table(dq_md *o, const dq_perf *p, char names[][NAMELEN],
                            size_t ns)
 {
-    dq_md_rowf(o, true, "strategy" DQ_CELL "offered /s" DQ_CELL "sent /s"
-               DQ_CELL "delivered /s" DQ_CELL "p50 ms" DQ_CELL "p99 ms"
-               DQ_CELL "max ms" DQ_CELL "lost" DQ_CELL "duplicates" DQ_CELL
-               "saturated");
+    dq_head(o, "strategy|offered /s|sent /s|delivered /s|p50 ms|p99 ms|max "
+               "ms|lost|duplicates|saturated");
     for (size_t i = 0; i < p->nlat; i++) {
         const dq_perf_lat *l = &p->lat[i];
-        dq_md_rowf(o, false, "%s" DQ_CELL "%" PRId64 DQ_CELL "%.0f" DQ_CELL
+        dq_row(o, "%s" DQ_CELL "%" PRId64 DQ_CELL "%.0f" DQ_CELL
                    "%.0f" DQ_CELL "%.2f" DQ_CELL "%.2f" DQ_CELL "%.2f"
                    DQ_CELL "%" PRIu64 DQ_CELL "%" PRIu64 DQ_CELL "%s",
                    l->strategy, l->offered_per_s, l->sent_per_s,
                    l->delivered_per_s, l->p50_ms, l->p99_ms, l->max_ms,
                    l->lost, l->duplicates, l->saturated ? "yes" : "no");
     }
-    dq_md_table_end(o);
-    dq_md_printf(o, "**What happened.** ");
+    dq_table_end(o);
+    dq_put(o, "**What happened.** ");
     for (size_t s = 0; s < ns; s++) {
         int64_t ok = -1, sat = -1;
         for (size_t i = 0; i < p->nlat; i++) {
@@ -473,16 +468,16 @@ static void lateness_table(dq_md *o, const dq_perf *p, char names[][NAMELEN],
             else if (!l->saturated && l->offered_per_s > ok)
                 ok = l->offered_per_s;
         }
-        dq_md_printf(o, "%s ", names[s]);
+        dq_put(o, "%s ", names[s]);
         if (ok > 0)
-            dq_md_printf(o, "kept up with %" PRId64 "/s", ok);
+            dq_put(o, "kept up with %" PRId64 "/s", ok);
         if (sat > 0)
-            dq_md_printf(o, "%ssaturated at %" PRId64 "/s",
+            dq_put(o, "%ssaturated at %" PRId64 "/s",
                          ok > 0 ? " and " : "", sat);
         else
-            dq_md_printf(o, "%sdid not saturate at the rates offered",
+            dq_put(o, "%sdid not saturate at the rates offered",
                          ok > 0 ? " and " : "");
-        dq_md_printf(o, "%s", s + 1 < ns ? "; " : ".\n\n");
+        dq_put(o, "%s", s + 1 < ns ? "; " : ".\n\n");
     }
 }
 
@@ -500,7 +495,7 @@ static int write_lateness(dq_md *o, const dq_perf *p, const dq_results *r,
     if (perf_figure(o, "lateness-load", "perf_lateness", "offered", p, names,
                     ns, NULL, 0, xs, nx, lateness_cell, err, errlen) != 0)
         return -1;
-    dq_md_printf(o, "Producers (%s) enqueue at their share of the offered "
+    dq_put(o, "Producers (%s) enqueue at their share of the offered "
                  "rate (open loop: each task at its scheduled time, due at "
                  "once) for %s ms; consumers (%s) claim and ack; every event "
                  "is logged and checked.  A strategy is *saturated* when the "
@@ -508,7 +503,7 @@ static int write_lateness(dq_md *o, const dq_perf *p, const dq_results *r,
                  "lateness passed 1 s, or a task was not delivered; higher "
                  "rates are then skipped.\n\n", META("lateness_producers"),
                  META("lateness_ms"), META("lateness_consumers"));
-    dq_md_printf(o, "Every task here is due when it is enqueued, so this "
+    dq_put(o, "Every task here is due when it is enqueued, so this "
                  "measures how fast a due task is delivered under load, not "
                  "how accurately a strategy's timer fires (the lateness "
                  "experiment does that, with tasks due ahead).");
@@ -520,12 +515,12 @@ static int write_lateness(dq_md *o, const dq_perf *p, const dq_results *r,
         if (lp >= 0)
             snprintf(ref, sizeof ref, "; with tasks due ahead its p99 "
                      "lateness was %.1f ms (experiment lateness)", lp);
-        dq_md_printf(o, "  For %s the difference matters: %s, so its "
+        dq_put(o, "  For %s the difference matters: %s, so its "
                      "figures below look fast and say nothing about its "
                      "keyspace-event timer%s.", names[s],
                      due_now_path(names[s]), ref);
     }
-    dq_md_printf(o, "\n\n");
+    dq_put(o, "\n\n");
     lateness_table(o, p, names, ns);
     return 0;
 }
@@ -584,8 +579,7 @@ static const char *met(double v, bool ok)
 static void target(dq_md *o, const char *what, const char *measured,
                    const char *verdict)
 {
-    const char *cells[] = {what, measured, verdict};
-    dq_md_row(o, false, cells, 3);
+    dq_row(o, "%s" DQ_CELL "%s" DQ_CELL "%s", what, measured, verdict);
 }
 
 /* The throughput targets: the best Redis strategy, lua with one claim per
@@ -709,28 +703,27 @@ static void targets_backlog(dq_md *o, const dq_perf *p)
 
 static void write_targets(dq_md *o, const dq_perf *p, const dq_results *r)
 {
-    dq_md_printf(o, "### Targets\n\n");
-    dq_md_printf(o, "The targets of the performance issue, each against the "
+    dq_put(o, "### Targets\n\n");
+    dq_put(o, "The targets of the performance issue, each against the "
                  "median measured in this run (medians over the repeats; "
                  "the best variant where several were run).  Short runs on "
                  "a shared machine: a figure near a target can fall on "
                  "either side in another run.\n\n");
-    dq_md_rowf(o, true, "target" DQ_CELL "measured (median)" DQ_CELL
-               "verdict");
+    dq_head(o, "target|measured (median)|verdict");
     targets_speed(o, p, false);
     targets_lateness(o, p, r);
     targets_speed(o, p, true);
     targets_backlog(o, p);
-    dq_md_table_end(o);
+    dq_table_end(o);
 }
 
 int dq_section_perf(dq_md *o, const dq_results *r, char *err, size_t errlen)
 {
     const dq_perf *p = &r->bench;
     char where[1024];
-    dq_md_printf(o, "## Performance and scale (`bench`)\n\n");
+    dq_put(o, "## Performance and scale (`bench`)\n\n");
     if (!p->present) {
-        dq_md_printf(o, "Not measured yet: run `make bench` (about 5 "
+        dq_put(o, "Not measured yet: run `make bench` (about 5 "
                      "minutes; `make bench FULL=1` for backlogs up to "
                      "1,000,000), which writes `%s/bench/`, then `dqlab "
                      "report %s`.\n\n", r->root, r->root);
@@ -744,7 +737,7 @@ int dq_section_perf(dq_md *o, const dq_results *r, char *err, size_t errlen)
                  "the bench");
     else
         dq_redact_redis_urls(META("redis"), where, sizeof where);
-    dq_md_printf(o, "How fast each strategy goes, how close to what the same "
+    dq_put(o, "How fast each strategy goes, how close to what the same "
                  "Redis does for the bare commands, and how the cost grows "
                  "with the backlog.  Measured by `%s` (%s form) on %s cores, "
                  "host %s, Redis %s (%s), %s.  Speed is never asserted in a "
@@ -760,7 +753,7 @@ int dq_section_perf(dq_md *o, const dq_results *r, char *err, size_t errlen)
         write_lateness(o, p, r, err, errlen) != 0)
         return -1;
     write_targets(o, p, r);
-    dq_md_raw(o, p->dir, "ceiling.csv, throughput.csv, backlog.csv, "
+    dq_raw(o, p->dir, "ceiling.csv, throughput.csv, backlog.csv, "
               "lateness.csv, meta.txt");
     return 0;
 }

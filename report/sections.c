@@ -3,14 +3,12 @@
  *
  * The generic section serves every experiment: a summary CSV, the figures
  * its plots list among the generic kinds (x: consumers, one line per
- * series), the heading and parameters from meta.txt, then either the
- * section of the first row of dq_sections[] that fits it or a table of
- * medians per cell with a "what happened" paragraph computed from the
- * trials.  Every number comes from the results; none is typed in.
+ * series), the heading and parameters from meta.txt, then the section of
+ * the first row of dq_sections[] that fits it, or else a table of medians
+ * per cell and a "what happened" paragraph computed from the trials.
  */
 #include <inttypes.h>
 #include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,17 +47,16 @@ unsigned dq_section_logs(const dq_rexp *e)
 {
     unsigned need = 0;
     for (const dq_section *s = dq_sections; s->kind; s++)
-        if (s->write != NULL && fits(s, e))
-            need |= s->logs;
+        need |= s->write != NULL && fits(s, e) ? s->logs : 0;
     return need;
 }
 
 static const dq_section *section_of(const char *kind)
 {
-    for (const dq_section *s = dq_sections; s->kind; s++)
-        if (strcmp(s->kind, kind) == 0)
-            return s;
-    return NULL;
+    const dq_section *s = dq_sections;
+    while (s->kind && strcmp(s->kind, kind) != 0)
+        s++;
+    return s->kind ? s : NULL;
 }
 
 int dq_sec_figure(dq_md *o, const dq_rexp *e, const char *kind,
@@ -70,7 +67,7 @@ int dq_sec_figure(dq_md *o, const dq_rexp *e, const char *kind,
     char stem[PATH_MAX];
     snprintf(stem, sizeof stem, "%s-%s%s", e->name, s->figure,
              suffix ? suffix : "");
-    return dq_md_figure(o, stem, s->script, data, len, true, err, errlen);
+    return dq_figure(o, stem, s->script, data, len, true, err, errlen);
 }
 
 void dq_series_label(const dq_rexp *e, const dq_rgroup *g, char *buf,
@@ -94,16 +91,14 @@ void dq_series_label(const dq_rexp *e, const dq_rgroup *g, char *buf,
     if (vw && n < len)
         snprintf(buf + n, len - n, " work=%" PRId64 "us", g->work_us);
     for (char *p = buf; *p; p++)   /* commas would break the CSV header */
-        if (*p == ',' || *p == '"')
-            *p = ';';
+        *p = *p == ',' || *p == '"' ? ';' : *p;
 }
 
 size_t dq_strategies_of(const dq_rexp *e, char names[][32], size_t max)
 {
-    size_t n = 0;
+    size_t n = 0, j;
     for (size_t i = 0; i < e->ngroups; i++) {
-        size_t j = 0;
-        while (j < n && strcmp(names[j], e->groups[i].strategy) != 0)
+        for (j = 0; j < n && strcmp(names[j], e->groups[i].strategy) != 0;)
             j++;
         if (j == n && n < max)
             snprintf(names[n++], 32, "%s", e->groups[i].strategy);
@@ -124,8 +119,8 @@ typedef struct {
 static void plot_cell(FILE *f, void *ctx, size_t s, int64_t x)
 {
     const plot_ctx *c = ctx;
+    char l[128];
     for (size_t g = 0; g < c->e->ngroups; g++) {
-        char l[128];
         dq_series_label(c->e, &c->e->groups[g], l, sizeof l);
         if (c->e->groups[g].consumers == x && strcmp(l, c->labels[s]) == 0) {
             fprintf(f, "%.3f", c->s->value(&c->e->groups[g]));
@@ -134,18 +129,16 @@ static void plot_cell(FILE *f, void *ctx, size_t s, int64_t x)
     }
 }
 
-/* data/<exp>-<kind>.csv and its figures (no link: written later). */
+/* data/<exp>-<kind>.csv and its figures (linked later). */
 static int generic_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
                           char *err, size_t errlen)
 {
-    char labels[64][128], stem[PATH_MAX], *buf;
-    size_t nl = 0, nx = 0, len;
+    char labels[64][128], l[128], stem[PATH_MAX], *buf;
+    size_t nl = 0, nx = 0, len, j;
     int64_t xs[64];
     for (size_t i = 0; i < e->ngroups; i++) {
-        char l[128];
-        size_t j = 0;
         dq_series_label(e, &e->groups[i], l, sizeof l);
-        while (j < nl && strcmp(labels[j], l) != 0)
+        for (j = 0; j < nl && strcmp(labels[j], l) != 0;)
             j++;
         if (j == nl && nl < 64)
             snprintf(labels[nl++], sizeof labels[0], "%s", l);
@@ -157,26 +150,25 @@ static int generic_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
                     nl, NULL, 0, xs, nx, plot_cell, &c, err, errlen) != 0)
         return -1;
     snprintf(stem, sizeof stem, "%s-%s", e->name, s->figure);
-    int rc = dq_md_figure(o, stem, s->script, buf, len, false, err, errlen);
+    int rc = dq_figure(o, stem, s->script, buf, len, false, err, errlen);
     free(buf);
     return rc;
 }
 
-/* The generic figures of e's plots, in their order: drawn (draw) or
- * linked. */
+/* The generic figures of e's plots in their order: drawn, or linked. */
 static int generic_figures(dq_md *o, const dq_rexp *e, bool draw, char *err,
                            size_t errlen)
 {
-    char plots[256], stem[PATH_MAX];
+    char plots[256], stem[PATH_MAX], *save = NULL;
     dq_rexp_plots(e, plots, sizeof plots);
-    for (char *save = NULL, *k = strtok_r(plots, " ,", &save); k;
+    for (char *k = strtok_r(plots, " ,", &save); k;
          k = strtok_r(NULL, " ,", &save)) {
         const dq_section *s = section_of(k);
         if (s == NULL || s->write != NULL)
             continue;
         snprintf(stem, sizeof stem, "%s-%s", e->name, s->figure);
         if (!draw)
-            dq_md_figure_link(o, stem);
+            dq_figure_link(o, stem);
         else if (generic_figure(o, e, s, err, errlen) != 0)
             return -1;
     }
@@ -202,9 +194,8 @@ static int summary_csv(dq_md *o, const dq_rexp *e, char *err, size_t errlen)
                 g->strategy, g->options, g->producers, g->consumers,
                 g->work_us, g->n, g->tps_median, g->dup_median, g->dup_max,
                 g->dup_trials, g->lost_max, g->early_max, g->p50_median,
-                g->p99_median, g->cmds_per_task_median,
-                g->deliveries_sum ? (double)g->wakeups_sum /
-                                        (double)g->deliveries_sum : 0.0);
+                g->p99_median, g->cmds_per_task_median, g->deliveries_sum
+                ? (double)g->wakeups_sum / (double)g->deliveries_sum : 0.0);
     }
     fclose(f);
     snprintf(path, sizeof path, "%s/data/%s-summary.csv", o->dir, e->name);
@@ -227,66 +218,61 @@ static void heading(dq_md *o, const dq_rexp *e)
     const char *quick = strcmp(META("quick"), "yes") == 0 ? " (quick form)"
                                                           : "";
     char text[2048];
-    dq_md_printf(o, "## %s (`%s`)\n\n", META("title")[0] ? META("title")
-                 : e->name, e->name);
+    dq_put(o, "## %s (`%s`)\n\n", META("title")[0] ? META("title") : e->name,
+           e->name);
     if (dq_loss_is(e) && META("faults")[0]) {
         /* the specs the run used, not the file's (full form) description */
         dq_loss_describe(e, text, sizeof text);
-        dq_md_printf(o, "%s\n\n", text);
+        dq_put(o, "%s\n\n", text);
     } else if (META("description")[0]) {
-        dq_md_printf(o, "%s\n\n", META("description"));
+        dq_put(o, "%s\n\n", META("description"));
     }
     if (strcmp(META("tasks"), "0") == 0)
-        dq_md_printf(o, "Parameters: strategies %s; consumers %s; idle "
-                     "mode: no task, consumers claim for %s ms with a claim "
-                     "timeout of %s ms; %s repeat%s; seed %s%s.  ",
-                     META("strategies"), META("consumers"), META("idle_ms"),
-                     META("claim_timeout_ms"), META("repeats"),
-                     plural(META("repeats")), META("seed"), quick);
+        dq_put(o, "Parameters: strategies %s; consumers %s; idle mode: no "
+               "task, consumers claim for %s ms with a claim timeout of %s "
+               "ms; %s repeat%s; seed %s%s.  ", META("strategies"),
+               META("consumers"), META("idle_ms"), META("claim_timeout_ms"),
+               META("repeats"), plural(META("repeats")), META("seed"), quick);
     else
-        dq_md_printf(o, "Parameters: strategies %s; consumers %s; producers "
-                     "%s; %s tasks per trial, due %s ms after enqueue; work "
-                     "%s us per task; %s repeat%s; seed %s%s.  ",
-                     META("strategies"), META("consumers"), META("producers"),
-                     META("tasks"), META("delay_ms"), META("work_us"),
-                     META("repeats"), plural(META("repeats")), META("seed"),
-                     quick);
+        dq_put(o, "Parameters: strategies %s; consumers %s; producers %s; %s "
+               "tasks per trial, due %s ms after enqueue; work %s us per "
+               "task; %s repeat%s; seed %s%s.  ", META("strategies"),
+               META("consumers"), META("producers"), META("tasks"),
+               META("delay_ms"), META("work_us"), META("repeats"),
+               plural(META("repeats")), META("seed"), quick);
     if (META("backlog")[0] && strcmp(META("backlog"), "0") != 0)
-        dq_md_printf(o, "Backlog before the measured tasks: %s tasks due %s "
-                     "ms ahead; observation window: %s ms (grace) after the "
-                     "last due time.  ", META("backlog"),
-                     META("backlog_delay_ms"), META("grace_ms"));
+        dq_put(o, "Backlog before the measured tasks: %s tasks due %s ms "
+               "ahead; observation window: %s ms (grace) after the last due "
+               "time.  ", META("backlog"), META("backlog_delay_ms"),
+               META("grace_ms"));
     /* Redacted again: a meta.txt written before dqlab masked --redis
      * passwords may still hold one.  Older runs also wrote "dqlab ..." for
      * the binary, which is bin/dqlab in this tree. */
     dq_redact_redis_urls(META("command"), text, sizeof text);
-    dq_md_printf(o, "Run: `%s%s` (%s trial%s, %s).",
-                 strncmp(text, "dqlab ", 6) == 0 ? "bin/" : "", text,
-                 META("trials_done"), plural(META("trials_done")),
-                 META("date"));
+    dq_put(o, "Run: `%s%s` (%s trial%s, %s).", strncmp(text, "dqlab ", 6)
+           == 0 ? "bin/" : "", text, META("trials_done"),
+           plural(META("trials_done")), META("date"));
     if (META("claims")[0])
-        dq_md_printf(o, "  Bears on claims %s.", META("claims"));
-    dq_md_printf(o, "\n\n");
+        dq_put(o, "  Bears on claims %s.", META("claims"));
+    dq_put(o, "\n\n");
 }
 
 /* The table of medians per cell, and its note. */
 static void cell_table(dq_md *o, const dq_rexp *e)
 {
     bool vp = false, vw = false;
+    char head[512], label[64], p[32] = "", w[32] = "", cmds[32], rt[32];
     for (size_t i = 1; i < e->ngroups; i++) {
         vp |= e->groups[i].producers != e->groups[0].producers;
         vw |= e->groups[i].work_us != e->groups[0].work_us;
     }
-    dq_md_rowf(o, true, "strategy%s" DQ_CELL "consumers%s" DQ_CELL "repeats"
-               DQ_CELL "tasks/s (median)" DQ_CELL "duplicates (median)"
-               DQ_CELL "duplicates (max)" DQ_CELL "lost (max)" DQ_CELL
-               "early (max)" DQ_CELL "lateness p50 ms" DQ_CELL
-               "lateness p99 ms" DQ_CELL "Redis cmds/task" DQ_CELL
-               "round trips/task", vp ? DQ_CELL "producers" : "",
-               vw ? DQ_CELL "work us" : "");
+    snprintf(head, sizeof head, "strategy%s|consumers%s|repeats|tasks/s "
+             "(median)|duplicates (median)|duplicates (max)|lost (max)|early "
+             "(max)|lateness p50 ms|lateness p99 ms|Redis cmds/task|round "
+             "trips/task", vp ? "|producers" : "", vw ? "|work us" : "");
+    dq_head(o, head);
     for (size_t i = 0; i < e->ngroups; i++) {
         const dq_rgroup *g = &e->groups[i];
-        char label[64], p[32] = "", w[32] = "", cmds[32], rt[32];
         dq_series_label(e, g, label, sizeof label);
         if (vp)
             snprintf(p, sizeof p, DQ_CELL "%d", g->producers);
@@ -294,23 +280,22 @@ static void cell_table(dq_md *o, const dq_rexp *e)
             snprintf(w, sizeof w, DQ_CELL "%" PRId64, g->work_us);
         dq_fmt_double(cmds, sizeof cmds, g->cmds_per_task_median, 1);
         dq_fmt_double(rt, sizeof rt, g->rt_per_task_median, 1);
-        dq_md_rowf(o, false, "%s%s" DQ_CELL "%d%s" DQ_CELL "%zu" DQ_CELL
-                   "%.0f" DQ_CELL "%g" DQ_CELL "%" PRIu64 DQ_CELL "%" PRIu64
-                   DQ_CELL "%" PRIu64 DQ_CELL "%.1f" DQ_CELL "%.1f" DQ_CELL
-                   "%s" DQ_CELL "%s", label, p, g->consumers, w, g->n,
-                   g->tps_median, g->dup_median, g->dup_max, g->lost_max,
-                   g->early_max, g->p50_median, g->p99_median, cmds, rt);
+        dq_row(o, "%s%s" DQ_CELL "%d%s" DQ_CELL "%zu" DQ_CELL "%.0f" DQ_CELL
+               "%g" DQ_CELL "%" PRIu64 DQ_CELL "%" PRIu64 DQ_CELL "%" PRIu64
+               DQ_CELL "%.1f" DQ_CELL "%.1f" DQ_CELL "%s" DQ_CELL "%s",
+               label, p, g->consumers, w, g->n, g->tps_median, g->dup_median,
+               g->dup_max, g->lost_max, g->early_max, g->p50_median,
+               g->p99_median, cmds, rt);
     }
-    dq_md_table_end(o);
-    dq_md_printf(o, "Redis cmds/task is the server's count (INFO "
-                 "commandstats delta) per delivered task.  It includes the "
-                 "commands run inside Lua scripts (each redis.call() counts, "
-                 "and so does the EVALSHA) and every command of a MULTI/EXEC "
-                 "block or pipeline, so script and transaction strategies "
-                 "show more commands than round trips.  Round trips/task "
-                 "counts the requests the producers and consumers sent and "
-                 "waited for (a pipeline, transaction or script call is "
-                 "one).  n/a: the strategy does not use Redis.\n\n");
+    dq_table_end(o);
+    dq_put(o, "Redis cmds/task is the server's count (INFO commandstats "
+           "delta) per delivered task.  It includes the commands run inside "
+           "Lua scripts (each redis.call() counts, and so does the EVALSHA) "
+           "and every command of a MULTI/EXEC block or pipeline, so script "
+           "and transaction strategies show more commands than round trips."
+           "  Round trips/task counts the requests the producers and "
+           "consumers sent and waited for (a pipeline, transaction or "
+           "script call is one).  n/a: the strategy does not use Redis.\n\n");
 }
 
 /* What happened, part 1: duplicates with 2+ consumers, per strategy. */
@@ -318,29 +303,29 @@ static void said_duplicates(dq_md *o, const dq_rexp *e, char names[][32],
                             size_t ns)
 {
     size_t clean[16], nclean = 0;
+    char list[512];
     for (size_t s = 0; s < ns; s++) {
         uint64_t dup = 0;
         size_t n = 0, nd = 0;
         for (size_t i = 0; i < e->ntrials; i++) {
             const dq_trialrow *t = &e->trials[i];
-            if (strcmp(t->strategy, names[s]) != 0 || t->consumers < 2)
-                continue;
-            n++;
-            dup += t->duplicates;
-            nd += t->duplicates > 0;
+            if (strcmp(t->strategy, names[s]) == 0 && t->consumers >= 2) {
+                n++;
+                dup += t->duplicates;
+                nd += t->duplicates > 0;
+            }
         }
         if (n > 0 && dup > 0)
-            dq_md_printf(o, "%s delivered %" PRIu64 " duplicate%s in %zu of "
-                         "%zu trials with 2+ consumers. ", names[s], dup,
-                         dup == 1 ? "" : "s", nd, n);
+            dq_put(o, "%s delivered %" PRIu64 " duplicate%s in %zu of %zu "
+                   "trials with 2+ consumers. ", names[s], dup,
+                   dup == 1 ? "" : "s", nd, n);
         else if (n > 0)
             clean[nclean++] = s;
     }
     if (nclean > 0) {
-        char list[512];
         dq_join_and(names, clean, nclean, list, sizeof list);
-        dq_md_printf(o, "%s delivered no duplicate%s with 2+ consumers. ",
-                     list, nclean == ns ? " at all" : "");
+        dq_put(o, "%s delivered no duplicate%s with 2+ consumers. ", list,
+               nclean == ns ? " at all" : "");
     }
 }
 
@@ -360,23 +345,22 @@ static void said_races_losses(dq_md *o, const dq_rexp *e, char names[][32],
                 deliv += e->trials[i].delivered;
             }
         if (races > 0)
-            dq_md_printf(o, "%s%s %" PRIu64 " (%.2f per delivered task)",
-                         nr++ ? ", " : "Lost races (a claim that found its "
-                         "task already taken by another consumer; "
-                         "naive-checked and expiry then try again, naive "
-                         "delivers it anyway, so there each lost race is a "
-                         "duplicate): ", names[s], races,
-                         deliv ? (double)races / (double)deliv : 0);
+            dq_put(o, "%s%s %" PRIu64 " (%.2f per delivered task)", nr++
+                   ? ", " : "Lost races (a claim that found its task already "
+                   "taken by another consumer; naive-checked and expiry then "
+                   "try again, naive delivers it anyway, so there each lost "
+                   "race is a duplicate): ", names[s], races,
+                   deliv ? (double)races / (double)deliv : 0);
     }
     if (nr > 0)
-        dq_md_printf(o, ". ");
+        dq_put(o, ". ");
     for (size_t i = 0; i < e->ntrials; i++) {
         lost += e->trials[i].lost;
         early += e->trials[i].early;
     }
     if (lost == 0 && early == 0)
-        dq_md_printf(o, "No strategy lost a task or delivered one before its "
-                     "due time. ");
+        dq_put(o, "No strategy lost a task or delivered one before its due "
+               "time. ");
     for (size_t s = 0; s < ns && (lost > 0 || early > 0); s++) {
         uint64_t l = 0, ea = 0;
         size_t nl = 0;
@@ -387,12 +371,11 @@ static void said_races_losses(dq_md *o, const dq_rexp *e, char names[][32],
                 nl += e->trials[i].lost > 0;
             }
         if (l > 0)
-            dq_md_printf(o, "%s lost %" PRIu64 " task%s in %zu trial%s. ",
-                         names[s], l, l == 1 ? "" : "s", nl,
-                         nl == 1 ? "" : "s");
+            dq_put(o, "%s lost %" PRIu64 " task%s in %zu trial%s. ",
+                   names[s], l, l == 1 ? "" : "s", nl, nl == 1 ? "" : "s");
         if (ea > 0)
-            dq_md_printf(o, "%s delivered %" PRIu64 " task%s early. ",
-                         names[s], ea, ea == 1 ? "" : "s");
+            dq_put(o, "%s delivered %" PRIu64 " task%s early. ", names[s],
+                   ea, ea == 1 ? "" : "s");
     }
 }
 
@@ -402,25 +385,24 @@ static void said_races_losses(dq_md *o, const dq_rexp *e, char names[][32],
 static void said_throughput(dq_md *o, const dq_rexp *e, char names[][32],
                             size_t ns, int minc, int maxc)
 {
+    char list[1024] = "";
+    size_t loff = 0, nat = 0;
     if (maxc > minc) {
-        dq_md_printf(o, "Median throughput from %d to %d consumers:", minc,
-                     maxc);
+        dq_put(o, "Median throughput from %d to %d consumers:", minc, maxc);
         for (size_t s = 0; s < ns; s++) {
             double lo = -1, hi = -1;
             for (size_t i = 0; i < e->ngroups; i++) {
                 const dq_rgroup *g = &e->groups[i];
                 if (strcmp(g->strategy, names[s]) != 0)
                     continue;
-                if (g->consumers == minc && lo < 0)
-                    lo = g->tps_median;
-                if (g->consumers == maxc && hi < 0)
-                    hi = g->tps_median;
+                lo = g->consumers == minc && lo < 0 ? g->tps_median : lo;
+                hi = g->consumers == maxc && hi < 0 ? g->tps_median : hi;
             }
             if (lo >= 0 && hi >= 0)
-                dq_md_printf(o, "%s %s %.0f to %.0f tasks/s", s ? "," : "",
-                             names[s], lo, hi);
+                dq_put(o, "%s %s %.0f to %.0f tasks/s", s ? "," : "",
+                       names[s], lo, hi);
         }
-        dq_md_printf(o, ". ");
+        dq_put(o, ". ");
     }
     if (e->ntrials == 0 || e->trials[0].delay_max_ms <= 0)
         return;
@@ -429,9 +411,7 @@ static void said_throughput(dq_md *o, const dq_rexp *e, char names[][32],
     window = window < 1 ? 1 : window;
     double cap = (double)t0->tasks * 1000.0 / window;
     /* each strategy at 90% of the cap or more, with the share its best
-     * cell reached (printed as measured, not as "90%") */
-    char list[1024] = "";
-    size_t loff = 0, nat = 0;
+     * cell reached (as measured, not "90%") */
     for (size_t s = 0; s < ns; s++) {
         double best = -1;
         for (size_t i = 0; i < e->ngroups; i++)
@@ -445,11 +425,11 @@ static void said_throughput(dq_md *o, const dq_rexp *e, char names[][32],
                   names[s], 100.0 * best / cap);
     }
     if (nat > 0)
-        dq_md_printf(o, "Reaching 90%% or more of the rate at which tasks "
-                     "fall due (%.0f tasks/s: %" PRId64 " tasks over %.0f "
-                     "ms), as a share of that rate in their best cell: %s; "
-                     "there the figure shows the arrival rate, not the "
-                     "strategy's limit. ", cap, t0->tasks, window, list);
+        dq_put(o, "Reaching 90%% or more of the rate at which tasks fall due "
+               "(%.0f tasks/s: %" PRId64 " tasks over %.0f ms), as a share "
+               "of that rate in their best cell: %s; there the figure shows "
+               "the arrival rate, not the strategy's limit. ", cap,
+               t0->tasks, window, list);
 }
 
 /* The "what happened" paragraph, computed from e's trials. */
@@ -470,40 +450,39 @@ static void what_happened(dq_md *o, const dq_rexp *e)
             p99c = g->consumers;
         }
     }
-    dq_md_printf(o, "**What happened.** ");
+    dq_put(o, "**What happened.** ");
     if (maxc >= 2)
         said_duplicates(o, e, names, ns);
     said_races_losses(o, e, names, ns);
     said_throughput(o, e, names, ns, minc, maxc);
     if (p99max > 0)
-        dq_md_printf(o, "The highest median p99 lateness was %.1f ms (%s, %d "
-                     "consumer%s).", p99max, p99s, p99c,
-                     p99c == 1 ? "" : "s");
-    dq_md_printf(o, "\n\n");
+        dq_put(o, "The highest median p99 lateness was %.1f ms (%s, %d "
+               "consumer%s).", p99max, p99s, p99c, p99c == 1 ? "" : "s");
+    dq_put(o, "\n\n");
     if (strcmp(META("complete"), "yes") != 0)
-        dq_md_printf(o, "*This run is incomplete: %s of %s trials.*\n\n",
-                     META("trials_done"), META("trials_planned"));
+        dq_put(o, "*This run is incomplete: %s of %s trials.*\n\n",
+               META("trials_done"), META("trials_planned"));
 }
 
 int dq_section_experiment(dq_md *o, const dq_results *r, const dq_rexp *e,
                           char *err, size_t errlen)
 {
     const dq_section *s = dq_sections;
+    int rc = 1;
     while (s->kind && (s->write == NULL || !fits(s, e)))
         s++;
     if (summary_csv(o, e, err, errlen) != 0 ||
         generic_figures(o, e, true, err, errlen) != 0)
         return -1;
     heading(o, e);
-    int rc = s->kind ? s->write(o, r, e, err, errlen) : 1;
-    if (rc < 0)
+    if (s->kind && (rc = s->write(o, r, e, err, errlen)) < 0)
         return -1;
     if (rc == 1) {
         generic_figures(o, e, false, err, errlen);
         cell_table(o, e);
         what_happened(o, e);
     }
-    dq_md_raw(o, e->dir, "trials.csv, meta.txt, logs/");
+    dq_raw(o, e->dir, "trials.csv, meta.txt, logs/");
     return 0;
 }
 
@@ -511,48 +490,43 @@ int dq_section_experiment(dq_md *o, const dq_results *r, const dq_rexp *e,
 
 void dq_section_environment(dq_md *o, const dq_results *r)
 {
-    dq_md_printf(o, "## Environment\n\n");
-    dq_md_rowf(o, true, "experiment" DQ_CELL "date" DQ_CELL "Redis" DQ_CELL
-               "dqlab commit" DQ_CELL "CPU" DQ_CELL "cores" DQ_CELL "host"
-               DQ_CELL "quick" DQ_CELL "complete");
+    dq_put(o, "## Environment\n\n");
+    dq_head(o, "experiment|date|Redis|dqlab commit|CPU|cores|host|quick|"
+            "complete");
     for (size_t i = 0; i < r->nexps; i++) {
         const dq_rexp *e = &r->exps[i];
-        dq_md_rowf(o, false, "%s" DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%s"
-                   DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%s"
-                   DQ_CELL "%s", e->name, META("date"),
-                   META("redis_version"), META("dqlab_commit"),
-                   META("cpu_model"), META("cores"), META("hostname"),
-                   META("quick"), META("complete"));
+        const char *cells[] = {e->name, META("date"), META("redis_version"),
+                               META("dqlab_commit"), META("cpu_model"),
+                               META("cores"), META("hostname"),
+                               META("quick"), META("complete")};
+        dq_cells(o, false, cells, 9);
     }
-    dq_md_table_end(o);
+    dq_table_end(o);
 }
 
 void dq_section_probes(dq_md *o, const dq_results *r)
 {
     const dq_probes *p = &r->probes;
-    dq_md_printf(o, "## Probes (`probes`)\n\n");
+    dq_put(o, "## Probes (`probes`)\n\n");
     if (!p->present) {
-        dq_md_printf(o, "Not run yet: `bin/dqlab probes --results %s` (a few "
-                     "seconds; `make report` runs it) checks claims C06, "
-                     "C07, C08, C09 and C20 against a real Redis.\n\n",
-                     r->root);
+        dq_put(o, "Not run yet: `bin/dqlab probes --results %s` (a few "
+               "seconds; `make report` runs it) checks claims C06, C07, C08, "
+               "C09 and C20 against a real Redis.\n\n", r->root);
         return;
     }
-    dq_md_printf(o, "Single decisive interactions with Redis %s: each row "
-                 "says what `dqlab probes` sent and what Redis did, numbers "
-                 "and replies as read back.  The Claims section below "
-                 "decides C06, C07, C08, C09 and C20 from these rows.\n\n",
-                 p->redis_version[0] ? p->redis_version
-                                     : "(version unknown)");
-    dq_md_rowf(o, true, "claim" DQ_CELL "probe" DQ_CELL "what was done"
-               DQ_CELL "what Redis did");
+    dq_put(o, "Single decisive interactions with Redis %s: each row says "
+           "what `dqlab probes` sent and what Redis did, numbers and replies "
+           "as read back.  The Claims section below decides C06, C07, C08, "
+           "C09 and C20 from these rows.\n\n", p->redis_version[0]
+           ? p->redis_version : "(version unknown)");
+    dq_head(o, "claim|probe|what was done|what Redis did");
     for (size_t i = 0; i < p->n; i++) {
         const dq_probe_row *x = &p->rows[i];
         const char *cells[] = {x->claim, x->probe, x->action, x->observed};
-        dq_md_row(o, false, cells, 4);
+        dq_cells(o, false, cells, 4);
     }
-    dq_md_table_end(o);
-    dq_md_raw(o, p->dir, "probes.csv, meta.txt");
+    dq_table_end(o);
+    dq_raw(o, p->dir, "probes.csv, meta.txt");
 }
 
 void dq_section_claims(dq_md *o, const dq_results *r)
@@ -560,65 +534,63 @@ void dq_section_claims(dq_md *o, const dq_results *r)
     size_t n = 0;
     while (dq_claims[n].id)
         n++;
-    dq_verdict *v = calloc(n ? n : 1, sizeof *v);
-    char (*ev)[2048] = calloc(n ? n : 1, sizeof *ev);
-    dq_md_printf(o, "## Claims\n\n");
-    dq_md_printf(o, "Each claim the lab tests, with a verdict computed from "
-                 "the results above: *holds*, *holds with conditions*, *does "
-                 "not hold* or *not yet measured*.  The list and the rules "
-                 "that decide it live in `report/claims.c`; the ids are "
-                 "those of the claims list in the project's shared "
-                 "brief.\n\n");
+    dq_verdict *v = calloc(n + 1, sizeof *v);
+    char (*ev)[2048] = calloc(n + 1, sizeof *ev);
+    dq_put(o, "## Claims\n\n");
+    dq_put(o, "Each claim the lab tests, with a verdict computed from the "
+           "results above: *holds*, *holds with conditions*, *does not "
+           "hold* or *not yet measured*.  The list and the rules that "
+           "decide it live in `report/claims.c`; the ids are those of the "
+           "claims list in the project's shared brief.\n\n");
     if (v == NULL || ev == NULL) {
         free(v);
         free(ev);
-        dq_md_printf(o, "(out of memory)\n\n");
+        dq_put(o, "(out of memory)\n\n");
         return;
     }
     for (size_t i = 0; i < n; i++)
         v[i] = dq_claim_decide(&dq_claims[i], r, ev[i], sizeof ev[i]);
-    dq_md_rowf(o, true, "id" DQ_CELL "verdict" DQ_CELL "claim");
+    dq_head(o, "id|verdict|claim");
     for (size_t i = 0; i < n; i++) {
         const char *cells[] = {dq_claims[i].id, dq_verdict_name(v[i]),
                                dq_claims[i].text};
-        dq_md_row(o, false, cells, 3);
+        dq_cells(o, false, cells, 3);
     }
-    dq_md_table_end(o);
+    dq_table_end(o);
     for (size_t i = 0; i < n; i++)
-        dq_md_printf(o, "- **%s: %s** %s Evidence: %s\n", dq_claims[i].id,
-                     dq_verdict_name(v[i]), dq_claims[i].text, ev[i]);
-    dq_md_printf(o, "\n");
+        dq_put(o, "- **%s: %s** %s Evidence: %s\n", dq_claims[i].id,
+               dq_verdict_name(v[i]), dq_claims[i].text, ev[i]);
+    dq_put(o, "\n");
     free(v);
     free(ev);
 }
 
 void dq_section_strategies(dq_md *o)
 {
-    dq_md_printf(o, "## Strategies\n\n");
+    dq_put(o, "## Strategies\n\n");
     for (size_t i = 0; dq_strategies[i] != NULL; i++) {
         const dq_strategy *s = dq_strategies[i];
         size_t n = 0;
-        dq_md_printf(o, "### %s\n\n%s\n\n", s->name,
-                     s->summary ? s->summary : "");
+        dq_put(o, "### %s\n\n%s\n\n", s->name, s->summary ? s->summary : "");
         if (s->doc != NULL)
-            dq_md_printf(o, "%s\n\n", s->doc);
-        dq_md_printf(o, "Guarantees and traits:");
+            dq_put(o, "%s\n\n", s->doc);
+        dq_put(o, "Guarantees and traits:");
         for (unsigned bit = 1; bit != 0 && bit <= (1u << 30); bit <<= 1)
             if (s->flags & bit)
-                dq_md_printf(o, "%s %s", n++ ? "," : "",
-                             dq_flag_name(bit) ? dq_flag_name(bit) : "?");
-        dq_md_printf(o, "%s.", n ? "" : " none declared");
+                dq_put(o, "%s %s", n++ ? "," : "",
+                       dq_flag_name(bit) ? dq_flag_name(bit) : "?");
+        dq_put(o, "%s.", n ? "" : " none declared");
         if (s->min_redis)
-            dq_md_printf(o, "  Needs Redis %s or later.", s->min_redis);
-        dq_md_printf(o, "\n\n");
+            dq_put(o, "  Needs Redis %s or later.", s->min_redis);
+        dq_put(o, "\n\n");
         if (s->options == NULL || s->options[0].name == NULL) {
-            dq_md_printf(o, "No options.\n\n");
+            dq_put(o, "No options.\n\n");
             continue;
         }
-        dq_md_rowf(o, true, "option" DQ_CELL "default" DQ_CELL "meaning");
+        dq_head(o, "option|default|meaning");
         for (const dq_optdef *d = s->options; d->name; d++)
-            dq_md_rowf(o, false, "%s" DQ_CELL "%s" DQ_CELL "%s", d->name,
-                       d->def ? d->def : "", d->help ? d->help : "");
-        dq_md_table_end(o);
+            dq_row(o, "%s" DQ_CELL "%s" DQ_CELL "%s", d->name,
+                   d->def ? d->def : "", d->help ? d->help : "");
+        dq_table_end(o);
     }
 }
