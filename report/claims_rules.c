@@ -1,16 +1,14 @@
 /* claims_rules.c -- the claim rules whose logic differs claim by claim:
- * polling lateness and cost (C10, C11, C04, C16, from the lateness and
- * idle experiments and the bench), the claim's growth with the backlog
- * (C05, C17's O(log n) part, from the bench), the heap's wake-ups (C17),
- * expiry events (C18), and what faults did (C12, C14, C21, C18's outage
- * part, from the loss table).  Every number in an evidence text is
- * computed from the results model; a comparison with a bound is made on
- * the values as printed and says its tolerance.
+ * polling lateness and cost (C10, C11, C04, C16: the lateness and idle
+ * experiments and the bench), a claim's growth with the backlog (C05, the
+ * O(log n) part of C17: the bench), the heap's wake-ups (C17), expiry
+ * events (C18) and what faults did (C12, C14, C21: the loss table).  Every
+ * number in an evidence text is computed from the results model; a
+ * comparison with a bound is made on the values as printed.
  */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "../strategies/dq.h"
@@ -18,7 +16,14 @@
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
-#define APPEND(buf, off, len, ...) dq_append(buf, len, &(off), __VA_ARGS__)
+/* Appends to the evidence ev (evlen bytes) at *off. */
+#define SAY(...) dq_append(ev, evlen, off, __VA_ARGS__)
+
+static dq_verdict none(char *ev, size_t evlen, const char *why)
+{
+    snprintf(ev, evlen, "%s", why);
+    return DQ_VERDICT_NOT_MEASURED;
+}
 
 /* The group of strategy (with poll_ms = poll when poll > 0) in e with
  * backlog 0, or NULL. */
@@ -34,45 +39,45 @@ static const dq_rgroup *find_group(const dq_rexp *e, const char *strategy,
     return NULL;
 }
 
-/* Largest p99 and max lateness over the trials of g in e. */
-static void group_lateness(const dq_rexp *e, const dq_rgroup *g,
-                           double *p99, double *mx)
+/* The largest p99 (and max in *mx) lateness over the trials of g in e. */
+static double worst_p99(const dq_rexp *e, const dq_rgroup *g, double *mx)
 {
-    *p99 = *mx = 0;
+    double p99 = 0, m = 0;
     for (size_t i = 0; i < e->ntrials; i++) {
         const dq_trialrow *t = &e->trials[i];
         if (strcmp(t->strategy, g->strategy) != 0 ||
             strcmp(t->options, g->options) != 0 ||
             t->consumers != g->consumers || t->backlog != g->backlog)
             continue;
-        *p99 = t->lateness_p99_ms > *p99 ? t->lateness_p99_ms : *p99;
-        *mx = t->lateness_max_ms > *mx ? t->lateness_max_ms : *mx;
+        p99 = t->lateness_p99_ms > p99 ? t->lateness_p99_ms : p99;
+        m = t->lateness_max_ms > m ? t->lateness_max_ms : m;
     }
+    if (mx != NULL)
+        *mx = m;
+    return p99;
 }
 
-/* ---- C10 ---------------------------------------------------------------- */
+/* ---- C10, C11, C04, C16: polling lateness and cost ---------------------- */
 
-/* The C10 tally of the polling variants against their interval. */
-typedef struct c10_bound {
+typedef struct c10_bound {    /* the polling variants against the interval */
     size_t npoll, nbound_p99, nbound_max;
-    double worst99, worstmx;     /* largest excess, ms */
+    double worst99, worstmx;  /* the largest excess, ms */
     bool early;
 } c10_bound;
 
 /* C10's lateness part: each polling variant's p99 and max against its
  * interval, strictly, on the values as printed (0.1 ms). */
 static void c10_lateness(const dq_rexp *lat, c10_bound *b, char *ev,
-                         size_t *off, size_t dlen)
+                         size_t *off, size_t evlen)
 {
     for (size_t i = 0; lat != NULL && i < lat->ngroups; i++) {
         const dq_rgroup *g = &lat->groups[i];
         long pm = dq_group_poll_ms(g);
-        double p99, mx, d = (double)pm;
+        double mx, p99, d = (double)pm;
         char name[300];
         if (pm <= 0)
             continue;
-        group_lateness(lat, g, &p99, &mx);
-        p99 = round(p99 * 10) / 10;
+        p99 = round(worst_p99(lat, g, &mx) * 10) / 10;
         mx = round(mx * 10) / 10;
         b->npoll++;
         b->nbound_p99 += p99 <= d;
@@ -82,143 +87,134 @@ static void c10_lateness(const dq_rexp *lat, c10_bound *b, char *ev,
             snprintf(name, sizeof name, "%s %s", g->strategy, g->options);
         else
             snprintf(name, sizeof name, "%s (poll_ms %ld)", g->strategy, pm);
-        APPEND(ev, *off, dlen, "%s%s: p99%s %.1f ms, max %.1f ms",
-               *off ? "; " : "", name, g->n > 1 ? " (worst trial)" : "", p99,
-               mx);
-        if (p99 > d) {
-            APPEND(ev, *off, dlen, " (p99 %.1f ms beyond)", p99 - d);
-            b->worst99 = p99 - d > b->worst99 ? p99 - d : b->worst99;
-        } else if (mx > d) {
-            APPEND(ev, *off, dlen, " (max %.1f ms beyond)", mx - d);
-        }
+        SAY("%s%s: p99%s %.1f ms, max %.1f ms", *off ? "; " : "", name,
+            g->n > 1 ? " (worst trial)" : "", p99, mx);
+        if (p99 > d)
+            SAY(" (p99 %.1f ms beyond)", p99 - d);
+        else if (mx > d)
+            SAY(" (max %.1f ms beyond)", mx - d);
+        b->worst99 = p99 > d && p99 - d > b->worst99 ? p99 - d : b->worst99;
         b->worstmx = mx - d > b->worstmx ? mx - d : b->worstmx;
     }
 }
 
 /* C10's cost part: commands (and CPU) at the shortest against the longest
  * poll_ms of each polling strategy while idle.  Returns whether any was
- * measured; *grows: every shorter interval caused more commands; *agrees:
+ * measured; *grows: each shorter interval caused more commands; *agrees:
  * the CPU moved with them. */
 static bool c10_cost(const dq_rexp *idle, bool *grows, bool *agrees,
-                     char *ev, size_t *off, size_t dlen)
+                     char *ev, size_t *off, size_t evlen)
 {
     bool known = false;
     *grows = *agrees = true;
     for (size_t i = 0; idle != NULL && i < idle->ngroups; i++) {
         const dq_rgroup *a = &idle->groups[i], *b = NULL;
-        bool shortest = true;
-        if (dq_group_poll_ms(a) <= 0)
-            continue;
-        for (size_t j = 0; j < idle->ngroups; j++) {
+        long pa = dq_group_poll_ms(a), px;
+        bool shortest = pa > 0;
+        for (size_t j = 0; shortest && j < idle->ngroups; j++) {
             const dq_rgroup *x = &idle->groups[j];
-            long px = dq_group_poll_ms(x);
-            if (strcmp(x->strategy, a->strategy) != 0 || px <= 0)
+            if (strcmp(x->strategy, a->strategy) != 0 ||
+                (px = dq_group_poll_ms(x)) <= 0)
                 continue;
-            shortest &= px >= dq_group_poll_ms(a);
-            if (px > dq_group_poll_ms(a) &&
-                (b == NULL || px > dq_group_poll_ms(b)))
-                b = x;
+            shortest &= px >= pa;
+            b = px > pa && (b == NULL || px > dq_group_poll_ms(b)) ? x : b;
         }
         if (!shortest || b == NULL || a->cmds_per_s_median < 0 ||
             b->cmds_per_s_median < 0)
             continue;
-        known = true;
         bool more = a->cmds_per_s_median > b->cmds_per_s_median;
         bool cpu = a->cpu_ms_per_s_median > b->cpu_ms_per_s_median;
+        known = true;
         *grows &= more;
         *agrees &= !(more && !cpu);
-        APPEND(ev, *off, dlen, "Idle, %d consumers, %s: poll_ms %ld -> %.0f "
-               "commands/s, %.1f ms server CPU/s; %ld -> %.1f commands/s, "
-               "%.1f ms/s (experiment %s)%s. ", a->consumers, a->strategy,
-               dq_group_poll_ms(a), a->cmds_per_s_median,
-               a->cpu_ms_per_s_median, dq_group_poll_ms(b),
-               b->cmds_per_s_median, b->cpu_ms_per_s_median, idle->name,
-               more && !cpu ? " -- CPU against the commands (whole-process "
-                              "figure: other load shows up)" : "");
+        SAY("Idle, %d consumers, %s: poll_ms %ld -> %.0f commands/s, %.1f ms "
+            "server CPU/s; %ld -> %.1f commands/s, %.1f ms/s (experiment "
+            "%s)%s. ", a->consumers, a->strategy, pa, a->cmds_per_s_median,
+            a->cpu_ms_per_s_median, dq_group_poll_ms(b),
+            b->cmds_per_s_median, b->cpu_ms_per_s_median, idle->name,
+            more && !cpu ? " -- CPU against the commands (whole-process "
+            "figure: other load shows up)" : "");
     }
     return known;
 }
 
+/* C10's verdict after the numbers. */
+static dq_verdict c10_conclude(const c10_bound *b, bool cost, bool grows,
+                               bool agrees, char *ev, size_t *off,
+                               size_t evlen)
+{
+    if (b->early) {
+        SAY("Some polling strategy delivered a task early, below the claimed "
+            "lower bound of 0.");
+        return DQ_VERDICT_DOES_NOT_HOLD;
+    }
+    if (b->nbound_p99 < b->npoll) {
+        SAY("Compared strictly (no slack), %zu of %zu polling variants had "
+            "p99 beyond their poll interval (by up to %.1f ms; marked "
+            "above): at least 1%% of their tasks waited longer than the "
+            "interval.", b->npoll - b->nbound_p99, b->npoll, b->worst99);
+        return DQ_VERDICT_DOES_NOT_HOLD;
+    }
+    if (!cost) {
+        SAY("p99 within the poll interval (compared strictly) for every "
+            "polling variant; the cost side needs the idle experiment with "
+            "two poll_ms values.");
+        return DQ_VERDICT_HOLDS_WITH_CONDITIONS;
+    }
+    if (!grows) {
+        SAY("A shorter interval did not cause more Redis commands here.");
+        return DQ_VERDICT_DOES_NOT_HOLD;
+    }
+    if (b->nbound_max == b->npoll)
+        SAY("Every task of all %zu polling variants was delivered within its "
+            "poll interval (compared strictly), and a shorter interval "
+            "caused more Redis commands.", b->npoll);
+    else
+        SAY("p99 within the poll interval (compared strictly) for all %zu "
+            "polling variants, but the maximum exceeded it in %zu (by up to "
+            "%.1f ms); a shorter interval caused more Redis commands.",
+            b->npoll, b->npoll - b->nbound_max, b->worstmx);
+    if (!agrees)
+        SAY("  The CPU part rests on the command counts: the measured server "
+            "CPU did not follow them everywhere.");
+    return b->nbound_max == b->npoll && agrees
+               ? DQ_VERDICT_HOLDS : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
+}
+
 /* C10: polling lateness lies in [0, poll interval]; shorter costs more.
- * The bound is compared strictly, on the values as printed (0.1 ms): no
- * slack is added, and every excess is printed in ms, so the verdict and
- * the numbers in the evidence cannot disagree.  The cost side compares
- * Redis commands (what the interval drives); the server CPU is printed
- * too, and when it moves against the commands the text says so and the
- * verdict is at most "holds with conditions". */
+ * The bound is compared strictly, on the values as printed: no slack, and
+ * every excess printed in ms, so the verdict and the numbers cannot
+ * disagree.  The cost side compares Redis commands (what the interval
+ * drives); when the server CPU moves against them the text says so and
+ * the verdict is at most "holds with conditions". */
 dq_verdict dq_rule_c10(const dq_claim_def *c, const dq_results *r, char *ev,
                        size_t evlen)
 {
     const dq_rexp *lat = dq_results_with_plot(r, "lateness-cdf");
-    const dq_rexp *idle = dq_results_with_plot(r, "idle-cost");
-    /* The numbers may not use the last 320 bytes: the conclusion always
-     * fits after them. */
-    size_t off = 0, dlen = evlen > 960 ? evlen - 320 : evlen;
+    /* the numbers leave the last 320 bytes to the conclusion */
+    size_t o = 0, *off = &o, dlen = evlen > 960 ? evlen - 320 : evlen;
     c10_bound b = {0};
-    bool grows, agrees;
+    bool grows, agrees, cost;
     (void)c;
-    c10_lateness(lat, &b, ev, &off, dlen);
-    if (b.npoll == 0) {
-        snprintf(ev, evlen, "No lateness experiment ran a polling strategy; "
-                 "experiments/lateness.ini (lateness CDF vs poll_ms) and "
-                 "experiments/idle.ini (idle cost vs poll_ms) decide it.");
-        return DQ_VERDICT_NOT_MEASURED;
+    c10_lateness(lat, &b, ev, off, dlen);
+    if (b.npoll == 0)
+        return none(ev, evlen, "No lateness experiment ran a polling "
+                    "strategy; experiments/lateness.ini (lateness CDF vs "
+                    "poll_ms) and experiments/idle.ini (idle cost vs poll_ms) "
+                    "decide it.");
+    dq_append(ev, dlen, off, " (experiment %s, figure `%s-lateness-cdf`). ",
+              lat->name, lat->name);
+    cost = c10_cost(dq_results_with_plot(r, "idle-cost"), &grows, &agrees,
+                    ev, off, dlen);
+    if (o >= dlen) {   /* numbers cut short: end at the last sentence */
+        size_t k = strlen(ev);
+        while (k > 1 && !(ev[k - 2] == '.' && ev[k - 1] == ' '))
+            k--;
+        ev[o = k > 1 ? k - 1 : strlen(ev)] = '\0';
+        SAY(" (More in the tables above.) ");
     }
-    APPEND(ev, off, dlen, " (experiment %s, figure `%s-lateness-cdf`). ",
-           lat->name, lat->name);
-    bool cost = c10_cost(idle, &grows, &agrees, ev, &off, dlen);
-    if (off >= dlen) {   /* numbers cut short: at the last sentence */
-        off = strlen(ev);
-        for (size_t k = off; k > 1; k--)
-            if (ev[k - 2] == '.' && ev[k - 1] == ' ') {
-                off = k - 1;
-                break;
-            }
-        ev[off] = '\0';
-        APPEND(ev, off, evlen, " (More in the tables above.) ");
-    }
-    if (b.early) {
-        APPEND(ev, off, evlen, "Some polling strategy delivered a task "
-               "early, below the claimed lower bound of 0.");
-        return DQ_VERDICT_DOES_NOT_HOLD;
-    }
-    if (b.nbound_p99 < b.npoll) {
-        APPEND(ev, off, evlen, "Compared strictly (no slack), %zu of %zu "
-               "polling variants had p99 beyond their poll interval (by up "
-               "to %.1f ms; marked above): at least 1%% of their tasks "
-               "waited longer than the interval.", b.npoll - b.nbound_p99,
-               b.npoll, b.worst99);
-        return DQ_VERDICT_DOES_NOT_HOLD;
-    }
-    if (!cost) {
-        APPEND(ev, off, evlen, "p99 within the poll interval (compared "
-               "strictly) for every polling variant; the cost side needs "
-               "the idle experiment with two poll_ms values.");
-        return DQ_VERDICT_HOLDS_WITH_CONDITIONS;
-    }
-    if (!grows) {
-        APPEND(ev, off, evlen, "A shorter interval did not cause more Redis "
-               "commands here.");
-        return DQ_VERDICT_DOES_NOT_HOLD;
-    }
-    if (b.nbound_max == b.npoll)
-        APPEND(ev, off, evlen, "Every task of all %zu polling variants was "
-               "delivered within its poll interval (compared strictly), "
-               "and a shorter interval caused more Redis commands.", b.npoll);
-    else
-        APPEND(ev, off, evlen, "p99 within the poll interval (compared "
-               "strictly) for all %zu polling variants, but the maximum "
-               "exceeded it in %zu (by up to %.1f ms); a shorter interval "
-               "caused more Redis commands.", b.npoll,
-               b.npoll - b.nbound_max, b.worstmx);
-    if (!agrees)
-        APPEND(ev, off, evlen, "  The CPU part rests on the command counts: "
-               "the measured server CPU did not follow them everywhere.");
-    return b.nbound_max == b.npoll && agrees
-               ? DQ_VERDICT_HOLDS : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
+    return c10_conclude(&b, cost, grows, agrees, ev, off, evlen);
 }
-
-/* ---- C11, C04, C16: idle cost and lateness ------------------------------ */
 
 /* C11: sleeping ~100 ms keeps CPU low without much lateness. */
 dq_verdict dq_rule_c11(const dq_claim_def *c, const dq_results *r, char *ev,
@@ -231,120 +227,119 @@ dq_verdict dq_rule_c11(const dq_claim_def *c, const dq_results *r, char *ev,
     const dq_rgroup *base = find_group(idle, "heap", 0);
     const dq_rgroup *l100 = find_group(lat, "naive", 100);
     const dq_rgroup *lu = find_group(lat, "lua", 100);
-    size_t off = 0, ncounts = 0;
-    double p99 = -1, mx, p99u;
+    size_t o = 0, *off = &o, ncounts = 0, k;
+    double p99 = -1;
     int counts[8];
     (void)c;
-    if (i100 == NULL || i100->cpu_ms_per_s_median < 0) {
-        snprintf(ev, evlen, "Needs naive at poll_ms = 100 in the idle "
-                 "experiment (experiments/idle.ini) for the idle cost, and "
-                 "the lateness experiment for the lateness at 100 ms.");
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    APPEND(ev, off, evlen, "Idle, %d consumers of naive at poll_ms = 100: "
-           "%.1f Redis commands/s and %.1f ms of server CPU per second",
-           i100->consumers, i100->cmds_per_s_median,
-           i100->cpu_ms_per_s_median);
+    if (i100 == NULL || i100->cpu_ms_per_s_median < 0)
+        return none(ev, evlen, "Needs naive at poll_ms = 100 in the idle "
+                    "experiment (experiments/idle.ini) for the idle cost, and "
+                    "the lateness experiment for the lateness at 100 ms.");
+    SAY("Idle, %d consumers of naive at poll_ms = 100: %.1f Redis commands/s "
+        "and %.1f ms of server CPU per second", i100->consumers,
+        i100->cmds_per_s_median, i100->cpu_ms_per_s_median);
     if (i10 != NULL)
-        APPEND(ev, off, evlen, " (poll_ms = 10: %.0f commands/s, %.1f ms/s)",
-               i10->cmds_per_s_median, i10->cpu_ms_per_s_median);
+        SAY(" (poll_ms = 10: %.0f commands/s, %.1f ms/s)",
+            i10->cmds_per_s_median, i10->cpu_ms_per_s_median);
     if (base != NULL && base->cpu_ms_per_s_median >= 0)
-        APPEND(ev, off, evlen, "; the server alone used %.1f ms/s",
-               base->cpu_ms_per_s_median);
-    APPEND(ev, off, evlen, " (experiment %s). ", idle->name);
+        SAY("; the server alone used %.1f ms/s", base->cpu_ms_per_s_median);
+    SAY(" (experiment %s). ", idle->name);
     if (l100 != NULL) {
-        group_lateness(lat, l100, &p99, &mx);
-        APPEND(ev, off, evlen, "The price in lateness: naive at poll_ms = "
-               "100 had p50 %.1f ms, p99 %.1f ms (experiment %s)",
-               l100->p50_median, p99, lat->name);
-        if (lu != NULL) {
-            group_lateness(lat, lu, &p99u, &mx);
-            APPEND(ev, off, evlen, "; lua, which sleeps until the head's "
-                   "due time (at most 100 ms) instead of blindly, had p50 "
-                   "%.1f ms, p99 %.1f ms", lu->p50_median, p99u);
-        }
-        APPEND(ev, off, evlen, ". ");
+        p99 = worst_p99(lat, l100, NULL);
+        SAY("The price in lateness: naive at poll_ms = 100 had p50 %.1f ms, "
+            "p99 %.1f ms (experiment %s)", l100->p50_median, p99, lat->name);
+        if (lu != NULL)
+            SAY("; lua, which sleeps until the head's due time (at most 100 "
+                "ms) instead of blindly, had p50 %.1f ms, p99 %.1f ms",
+                lu->p50_median, worst_p99(lat, lu, NULL));
+        SAY(". ");
     } else {
-        APPEND(ev, off, evlen, "Lateness at poll_ms = 100 not measured "
-               "(experiments/lateness.ini). ");
+        SAY("Lateness at poll_ms = 100 not measured "
+            "(experiments/lateness.ini). ");
     }
     bool cheap = i100->cpu_ms_per_s_median < 10.0; /* < 1% of one core */
     if (cheap && p99 >= 0)
-        APPEND(ev, off, evlen, "Under 1%% of one core: cheap, as long as a "
-               "lateness of about the interval is acceptable (p99 %.1f ms "
-               "for blind polling here).", p99);
+        SAY("Under 1%% of one core: cheap, as long as a lateness of about the "
+            "interval is acceptable (p99 %.1f ms for blind polling here).",
+            p99);
     else
-        APPEND(ev, off, evlen, "%s", cheap ? "Under 1% of one core: cheap."
-                                           : "At least 1% of one core.");
-    /* Only one consumer count measured: the scaling is an expectation. */
+        SAY("%s", cheap ? "Under 1% of one core: cheap."
+                        : "At least 1% of one core.");
+    /* only one consumer count measured: the scaling is an expectation */
     for (size_t i = 0; i < idle->ngroups; i++) {
         const dq_rgroup *g = &idle->groups[i];
-        size_t k = 0;
         if (strcmp(g->strategy, "naive") != 0 || dq_group_poll_ms(g) != 100)
             continue;
-        while (k < ncounts && counts[k] != g->consumers)
+        for (k = 0; k < ncounts && counts[k] != g->consumers;)
             k++;
         if (k == ncounts && ncounts < 8)
             counts[ncounts++] = g->consumers;
     }
     if (ncounts == 1)
-        APPEND(ev, off, evlen, "  Each consumer polls on its own, so the "
-               "cost is expected to grow with the number of consumers; not "
-               "measured here (the idle experiment ran %d consumers only).",
-               counts[0]);
+        SAY("  Each consumer polls on its own, so the cost is expected to "
+            "grow with the number of consumers; not measured here (the idle "
+            "experiment ran %d consumers only).", counts[0]);
     return cheap ? DQ_VERDICT_HOLDS_WITH_CONDITIONS : DQ_VERDICT_DOES_NOT_HOLD;
 }
 
-/* C04's idle part: polling once a second.  Cheap: under 1% of a core.  The
- * CPU is the whole server process's, so on a busy machine it can jump
- * while the commands stay few; a handful of commands per second cannot
- * cost 10 ms/s, so then the commands decide and the text says why. */
+/* C04's idle part: polling once a second; returns whether it is cheap
+ * (under 1% of a core).  The CPU is the whole server process's, so on a
+ * busy machine it can jump while the commands stay few; a handful of
+ * commands per second cannot cost 10 ms/s, so then the commands decide
+ * and the text says why. */
 static bool c04_idle(const dq_rexp *idle, char *ev, size_t *off,
                      size_t evlen)
 {
     const dq_rgroup *i1000 = find_group(idle, "naive", 1000);
     const dq_rgroup *base = find_group(idle, "heap", 0);
     if (i1000 == NULL || i1000->cpu_ms_per_s_median < 0) {
-        APPEND(ev, *off, evlen, "The idle cost of polling once a second is "
-               "not measured (experiments/idle.ini). ");
+        SAY("The idle cost of polling once a second is not measured "
+            "(experiments/idle.ini). ");
         return true;
     }
-    bool cheap = i1000->cpu_ms_per_s_median < 10.0, noisy = false;
-    if (!cheap && i1000->cmds_per_s_median >= 0 &&
-        i1000->cmds_per_s_median < 20.0)
-        cheap = noisy = true;
-    APPEND(ev, *off, evlen, "Idle, %d consumers polling once a second "
-           "(naive, poll_ms = 1000): %.1f commands/s, %.1f ms server CPU/s",
-           i1000->consumers, i1000->cmds_per_s_median,
-           i1000->cpu_ms_per_s_median);
+    bool cheap = i1000->cpu_ms_per_s_median < 10.0;
+    bool noisy = !cheap && i1000->cmds_per_s_median >= 0 &&
+                 i1000->cmds_per_s_median < 20.0;
+    SAY("Idle, %d consumers polling once a second (naive, poll_ms = 1000): "
+        "%.1f commands/s, %.1f ms server CPU/s", i1000->consumers,
+        i1000->cmds_per_s_median, i1000->cpu_ms_per_s_median);
     if (base != NULL && base->cpu_ms_per_s_median >= 0)
-        APPEND(ev, *off, evlen, " against %.1f ms/s for the server alone",
-               base->cpu_ms_per_s_median);
-    APPEND(ev, *off, evlen, " (experiment %s). ", idle->name);
+        SAY(" against %.1f ms/s for the server alone",
+            base->cpu_ms_per_s_median);
+    SAY(" (experiment %s). ", idle->name);
     if (noisy)
-        APPEND(ev, *off, evlen, "That CPU figure does not follow from %.1f "
-               "commands/s (it is the whole redis-server process, so other "
-               "load on the machine shows up in it): the commands decide "
-               "here; rerun the idle experiment on a quiet machine for the "
-               "CPU. ", i1000->cmds_per_s_median);
-    return cheap;
+        SAY("That CPU figure does not follow from %.1f commands/s (it is the "
+            "whole redis-server process, so other load on the machine shows "
+            "up in it): the commands decide here; rerun the idle experiment "
+            "on a quiet machine for the CPU. ", i1000->cmds_per_s_median);
+    return cheap || noisy;
 }
 
-/* lua at the smallest backlog of the bench and at 100k (or the largest
- * when 100k was not run), when the largest reaches 100k. */
-static void c04_bench(const dq_perf *p, const dq_perf_bl **b1k,
-                      const dq_perf_bl **b100k)
+/* C04's bench part: one lua claim at 100k pending (or the largest backlog
+ * when 100k was not run) against the smallest, when the largest reaches
+ * 100k; returns whether it stays easy, -1 when not measured. */
+static int c04_bench(const dq_perf *p, char *ev, size_t *off, size_t evlen)
 {
-    const dq_perf_bl *lo, *hi;
-    *b1k = *b100k = NULL;
-    if (!p->present)
-        return;
-    dq_perf_backlog_range(p, "lua", &lo, &hi);
-    if (lo != NULL && hi != NULL && hi != lo && hi->backlog >= 100000) {
-        *b1k = lo;
-        *b100k = dq_perf_backlog(p, "lua", 100000);
-        *b100k = *b100k ? *b100k : hi;
-    }
+    const dq_perf_bl *lo = NULL, *hi = NULL, *b;
+    if (p->present)
+        dq_perf_backlog_range(p, "lua", &lo, &hi);
+    if (lo == NULL || hi == NULL || hi == lo || hi->backlog < 100000 ||
+        lo->claim_us_p99 <= 0)
+        return -1;
+    b = dq_perf_backlog(p, "lua", 100000) ? dq_perf_backlog(p, "lua", 100000)
+                                          : hi;
+    double r99 = b->claim_us_p99 / lo->claim_us_p99;
+    bool ok = r99 <= 3.0 && b->claim_us_p99 < 10000;
+    SAY("One lua claim with %" PRId64 " pending: p50 %.0f us, p99 %.0f us, "
+        "against p99 %.0f us with %" PRId64 " pending (x%.2f); %.0f bytes of "
+        "Redis memory per pending task (`dqlab bench`, figure "
+        "`bench-backlog`; the growth up to 1M is C05). ", b->backlog,
+        b->claim_us_p50, b->claim_us_p99, lo->claim_us_p99, lo->backlog, r99,
+        b->bytes_per_task);
+    if (!ok)
+        SAY("The claim p99 grew more than 3x or passed 10 ms at that "
+            "backlog. ");
+    return ok;
 }
 
 /* C04 (partly): polling once a second is cheap; 100k pending is easy. */
@@ -354,64 +349,48 @@ dq_verdict dq_rule_c04(const dq_claim_def *c, const dq_results *r, char *ev,
     const dq_rexp *idle = dq_results_with_plot(r, "idle-cost");
     const dq_rexp *bl = dq_results_with_plot(r, "backlog-lateness");
     const dq_rgroup *i1000 = find_group(idle, "naive", 1000), *big = NULL;
-    const dq_perf_bl *b1k, *b100k;
-    size_t off = 0;
+    const dq_perf_bl *lo = NULL, *hi = NULL;
+    size_t o = 0, *off = &o;
     bool easy = true;
     (void)c;
     for (size_t i = 0; bl != NULL && i < bl->ngroups; i++)
         if (strcmp(bl->groups[i].strategy, "lua") == 0 &&
             (big == NULL || bl->groups[i].backlog > big->backlog))
             big = &bl->groups[i];
-    c04_bench(&r->bench, &b1k, &b100k);
+    if (r->bench.present)
+        dq_perf_backlog_range(&r->bench, "lua", &lo, &hi);
+    bool bench = lo != NULL && hi != NULL && hi != lo &&
+                 hi->backlog >= 100000;
     if ((i1000 == NULL || i1000->cpu_ms_per_s_median < 0) && big == NULL &&
-        b100k == NULL) {
-        snprintf(ev, evlen, "Needs naive at poll_ms = 1000 in the idle "
-                 "experiment and lua with a 100k backlog (experiments/"
-                 "expiry-scale.ini); the O(log N) claim cost (C05) is not "
-                 "measured.");
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    bool cheap = c04_idle(idle, ev, &off, evlen);
+        !bench)
+        return none(ev, evlen, "Needs naive at poll_ms = 1000 in the idle "
+                    "experiment and lua with a 100k backlog (experiments/"
+                    "expiry-scale.ini); the O(log N) claim cost (C05) is not "
+                    "measured.");
+    bool cheap = c04_idle(idle, ev, off, evlen);
     if (big != NULL) {
-        double p99, mx;
-        group_lateness(bl, big, &p99, &mx);
+        double p99 = worst_p99(bl, big, NULL);
         easy = big->lost_max == 0 && p99 < 100.0;
-        APPEND(ev, off, evlen, "With %" PRId64 " pending tasks in the "
-               "sorted set, lua delivered a stream of %" PRIu64 " tasks "
-               "with p50 %.1f ms and p99 %.1f ms lateness, %" PRIu64 " not "
-               "delivered (experiment %s). ", big->backlog,
-               big->enqueued_sum, big->p50_median, p99, big->lost_max,
-               bl->name);
-    } else if (b100k == NULL) {
-        APPEND(ev, off, evlen, "The 100k-pending part is not measured "
-               "(needs experiments/expiry-scale.ini or `make bench`). ");
+        SAY("With %" PRId64 " pending tasks in the sorted set, lua delivered "
+            "a stream of %" PRIu64 " tasks with p50 %.1f ms and p99 %.1f ms "
+            "lateness, %" PRIu64 " not delivered (experiment %s). ",
+            big->backlog, big->enqueued_sum, big->p50_median, p99,
+            big->lost_max, bl->name);
+    } else if (!bench) {
+        SAY("The 100k-pending part is not measured (needs "
+            "experiments/expiry-scale.ini or `make bench`). ");
     }
     if (!cheap)
-        APPEND(ev, off, evlen, "Polling once a second cost 10 ms of server "
-               "CPU per second or more: not almost nothing. ");
+        SAY("Polling once a second cost 10 ms of server CPU per second or "
+            "more: not almost nothing. ");
     if (!easy)
-        APPEND(ev, off, evlen, "At the largest backlog lua lost tasks or "
-               "had a p99 of 100 ms or more. ");
-    if (b100k != NULL && b1k->claim_us_p99 > 0) {
-        double r99 = b100k->claim_us_p99 / b1k->claim_us_p99;
-        bool ok = r99 <= 3.0 && b100k->claim_us_p99 < 10000;
-        APPEND(ev, off, evlen, "One lua claim with %" PRId64 " pending: p50 "
-               "%.0f us, p99 %.0f us, against p99 %.0f us with %" PRId64
-               " pending (x%.2f); %.0f bytes of Redis memory per pending "
-               "task (`dqlab bench`, figure `bench-backlog`; the growth up "
-               "to 1M is C05). ", b100k->backlog, b100k->claim_us_p50,
-               b100k->claim_us_p99, b1k->claim_us_p99, b1k->backlog, r99,
-               b100k->bytes_per_task);
-        if (!ok)
-            APPEND(ev, off, evlen, "The claim p99 grew more than 3x or "
-                   "passed 10 ms at that backlog. ");
-        easy = easy && ok;
-    } else {
-        APPEND(ev, off, evlen, "Not measured: claim latency vs backlog "
-               "(`make bench`, C05).");
-    }
-    return !cheap || !easy ? DQ_VERDICT_DOES_NOT_HOLD
-                           : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
+        SAY("At the largest backlog lua lost tasks or had a p99 of 100 ms or "
+            "more. ");
+    int ok = bench ? c04_bench(&r->bench, ev, off, evlen) : -1;
+    if (ok < 0)
+        SAY("Not measured: claim latency vs backlog (`make bench`, C05).");
+    return !cheap || !easy || ok == 0 ? DQ_VERDICT_DOES_NOT_HOLD
+                                      : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
 }
 
 /* C16: list (Redisson design) avoids blind polling and is on time. */
@@ -425,108 +404,100 @@ dq_verdict dq_rule_c16(const dq_claim_def *c, const dq_results *r, char *ev,
     const dq_rgroup *lu = find_group(lat, "lua", 100);
     const dq_rgroup *il = find_group(idle, "list", 0);
     const dq_rgroup *in = find_group(idle, "naive", 100);
-    size_t off = 0;
+    size_t o = 0, *off = &o;
     int ok = 0, known = 0;
-    double p99l, p99n, p99u, mx;
+    double mx;
     (void)c;
-    if (ll == NULL && il == NULL) {
-        snprintf(ev, evlen, "Needs list in the lateness experiment "
-                 "(lateness p99) and in the idle experiment (idle "
-                 "commands/s).");
-        return DQ_VERDICT_NOT_MEASURED;
-    }
+    if (ll == NULL && il == NULL)
+        return none(ev, evlen, "Needs list in the lateness experiment "
+                    "(lateness p99) and in the idle experiment (idle "
+                    "commands/s).");
     if (ll != NULL) {
-        group_lateness(lat, ll, &p99l, &mx);
-        APPEND(ev, off, evlen, "Lateness p99 of list: %.1f ms (max %.1f)",
-               p99l, mx);
+        double p99l = worst_p99(lat, ll, &mx);
+        SAY("Lateness p99 of list: %.1f ms (max %.1f)", p99l, mx);
         if (ln != NULL) {
-            group_lateness(lat, ln, &p99n, &mx);
-            APPEND(ev, off, evlen, "; naive polling every 100 ms: %.1f ms",
-                   p99n);
+            double p99n = worst_p99(lat, ln, NULL);
+            SAY("; naive polling every 100 ms: %.1f ms", p99n);
             known++;
             ok += p99l < p99n;
         }
-        if (lu != NULL) {
-            group_lateness(lat, lu, &p99u, &mx);
-            APPEND(ev, off, evlen, "; lua (sleeps until the head is due, "
-                   "at most 100 ms): %.1f ms", p99u);
-        }
-        APPEND(ev, off, evlen, " (experiment %s). ", lat->name);
+        if (lu != NULL)
+            SAY("; lua (sleeps until the head is due, at most 100 ms): %.1f "
+                "ms", worst_p99(lat, lu, NULL));
+        SAY(" (experiment %s). ", lat->name);
     }
     if (il != NULL && il->cmds_per_s_median >= 0) {
-        APPEND(ev, off, evlen, "Idle, %d consumers: list %.1f Redis "
-               "commands/s (BLPOP with the claim timeout plus the mover's "
-               "wake-ups)", il->consumers, il->cmds_per_s_median);
+        SAY("Idle, %d consumers: list %.1f Redis commands/s (BLPOP with the "
+            "claim timeout plus the mover's wake-ups)", il->consumers,
+            il->cmds_per_s_median);
         if (in != NULL && in->cmds_per_s_median >= 0) {
-            APPEND(ev, off, evlen, ", naive at poll_ms = 100 %.1f",
-                   in->cmds_per_s_median);
+            SAY(", naive at poll_ms = 100 %.1f", in->cmds_per_s_median);
             known++;
             ok += il->cmds_per_s_median < in->cmds_per_s_median;
         }
-        APPEND(ev, off, evlen, " (experiment %s). ", idle->name);
+        SAY(" (experiment %s). ", idle->name);
     }
     if (known == 0) {
-        APPEND(ev, off, evlen, "No polling strategy to compare with.");
+        SAY("No polling strategy to compare with.");
         return DQ_VERDICT_NOT_MEASURED;
     }
-    if (ok == known && known == 2) {
-        APPEND(ev, off, evlen, "list was both more punctual than blind "
-               "polling and cheaper while idle.  No faults were injected: "
-               "a lost wake-up message is bounded by poll_cap_ms.");
-        return DQ_VERDICT_HOLDS;
-    }
-    if (ok > 0) {
-        APPEND(ev, off, evlen, "list won %d of the %d comparisons with "
-               "blind polling (one experiment missing or lost).", ok, known);
-        return DQ_VERDICT_HOLDS_WITH_CONDITIONS;
-    }
-    APPEND(ev, off, evlen, "list won neither comparison.");
-    return DQ_VERDICT_DOES_NOT_HOLD;
+    if (ok == known && known == 2)
+        SAY("list was both more punctual than blind polling and cheaper "
+            "while idle.  No faults were injected: a lost wake-up message is "
+            "bounded by poll_cap_ms.");
+    else if (ok > 0)
+        SAY("list won %d of the %d comparisons with blind polling (one "
+            "experiment missing or lost).", ok, known);
+    else
+        SAY("list won neither comparison.");
+    return ok == known && known == 2 ? DQ_VERDICT_HOLDS
+           : ok > 0 ? DQ_VERDICT_HOLDS_WITH_CONDITIONS
+                    : DQ_VERDICT_DOES_NOT_HOLD;
 }
 
 /* ---- C05, C17: growth with the backlog (`dqlab bench`) ------------------ */
 
-/* The claim latency growth of every Redis strategy in the bench's backlog
- * scaling, smallest to largest backlog: one clause each appended to ev.
- * Returns how many were measured at two backlogs or more, their p50
- * ratios in r50s; *faster counts those whose p50 grew more than 1.25x the
- * ratio of the logarithms; *lo_n, *hi_n the smallest and largest backlog. */
+/* ln(hi) / ln(lo) */
+static double log_ratio(int64_t hi, int64_t lo)
+{
+    return log((double)hi) / log((double)lo);
+}
+
+/* The claim latency growth of each Redis strategy of the bench's backlog
+ * scaling, smallest to largest backlog, one clause each.  Returns how
+ * many were measured at two backlogs, with their p50 ratios in r50s (at
+ * most 32), in *faster those above 1.25x the ratio of the logarithms, and
+ * the smallest and largest backlog. */
 static size_t backlog_growth(const dq_perf *p, char *ev, size_t *off,
-                             size_t evlen, double r50s[32], size_t *faster,
+                             size_t evlen, double *r50s, size_t *faster,
                              int64_t *lo_n, int64_t *hi_n)
 {
-    char seen[32][32];
-    size_t ns = 0, n = 0;
+    const char *seen[32];
+    size_t ns = 0, n = 0, j;
     *faster = 0;
     *lo_n = *hi_n = 0;
     for (size_t i = 0; i < p->nbl && ns < 32; i++) {
         const char *name = p->bl[i].strategy;
         const dq_strategy *st = dq_strategy_find(name);
         const dq_perf_bl *lo, *hi;
-        bool dup = false;
-        for (size_t j = 0; j < ns; j++)
-            dup |= strcmp(seen[j], name) == 0;
-        if (dup || st == NULL || !(st->flags & DQ_G_NEEDS_REDIS))
+        for (j = 0; j < ns && strcmp(seen[j], name) != 0;)
+            j++;
+        if (j < ns || st == NULL || !(st->flags & DQ_G_NEEDS_REDIS))
             continue;
-        snprintf(seen[ns++], 32, "%s", name);
+        seen[ns++] = name;
         dq_perf_backlog_range(p, name, &lo, &hi);
         if (lo == NULL || hi == lo || lo->claim_us_p50 <= 0 ||
             lo->claim_us_p99 <= 0)
             continue;
         double r50 = hi->claim_us_p50 / lo->claim_us_p50;
-        double r99 = hi->claim_us_p99 / lo->claim_us_p99;
-        double lr = log((double)hi->backlog) / log((double)lo->backlog);
-        *faster += r50 > 1.25 * lr;
-        if (n < 32)
-            r50s[n] = r50;
-        if (*lo_n == 0 || lo->backlog < *lo_n)
-            *lo_n = lo->backlog;
+        *faster += r50 > 1.25 * log_ratio(hi->backlog, lo->backlog);
+        r50s[n] = r50;
+        *lo_n = *lo_n == 0 || lo->backlog < *lo_n ? lo->backlog : *lo_n;
         *hi_n = hi->backlog > *hi_n ? hi->backlog : *hi_n;
-        APPEND(ev, *off, evlen, "%s%s p50 %.0f -> %.0f us (x%.2f), p99 %.0f "
-               "-> %.0f us (x%.2f)", n ? "; " : "", name, lo->claim_us_p50,
-               hi->claim_us_p50, r50, lo->claim_us_p99, hi->claim_us_p99,
-               r99);
-        n++;
+        SAY("%s%s p50 %.0f -> %.0f us (x%.2f), p99 %.0f -> %.0f us (x%.2f)",
+            n++ ? "; " : "", name, lo->claim_us_p50, hi->claim_us_p50, r50,
+            lo->claim_us_p99, hi->claim_us_p99,
+            hi->claim_us_p99 / lo->claim_us_p99);
     }
     return n;
 }
@@ -538,72 +509,68 @@ static size_t backlog_growth(const dq_perf *p, char *ev, size_t *off,
 dq_verdict dq_rule_c05(const dq_claim_def *c, const dq_results *r, char *ev,
                        size_t evlen)
 {
-    size_t off = 0, faster;
+    size_t o = 0, *off = &o, faster, n, m;
     int64_t lo, hi;
-    double r50s[32];
+    double r50s[32], med, lr;
     (void)c;
-    if (!r->bench.present) {
-        snprintf(ev, evlen, "Needs the backlog scaling of `make bench` "
-                 "(results/bench/latest/backlog.csv).");
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    APPEND(ev, off, evlen, "One claim call timed on its own, due tasks at "
-           "the head of a sorted set holding N tasks due an hour ahead "
-           "(`dqlab bench`, figure `bench-backlog`): ");
-    size_t n = backlog_growth(&r->bench, ev, &off, evlen, r50s, &faster, &lo,
-                              &hi);
-    if (n == 0) {
-        snprintf(ev, evlen, "The bench measured no Redis strategy at two "
-                 "backlogs or more.");
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    double lr = log((double)hi) / log((double)lo);
-    APPEND(ev, off, evlen, ", from %" PRId64 " to %" PRId64 " pending, "
-           "while log N grows x%.2f.  ", lo, hi, lr);
-    size_t m = n < 32 ? n : 32;
+    if (!r->bench.present)
+        return none(ev, evlen, "Needs the backlog scaling of `make bench` "
+                    "(results/bench/latest/backlog.csv).");
+    SAY("One claim call timed on its own, due tasks at the head of a sorted "
+        "set holding N tasks due an hour ahead (`dqlab bench`, figure "
+        "`bench-backlog`): ");
+    if ((n = backlog_growth(&r->bench, ev, off, evlen, r50s, &faster, &lo,
+                            &hi)) == 0)
+        return none(ev, evlen, "The bench measured no Redis strategy at two "
+                    "backlogs or more.");
+    lr = log_ratio(hi, lo);
+    SAY(", from %" PRId64 " to %" PRId64 " pending, while log N grows "
+        "x%.2f.  ", lo, hi, lr);
+    m = n < 32 ? n : 32;
     for (size_t i = 1; i < m; i++)
         for (size_t j = i; j > 0 && r50s[j - 1] > r50s[j]; j--) {
             double t = r50s[j];
             r50s[j] = r50s[j - 1];
             r50s[j - 1] = t;
         }
-    double med = m % 2 ? r50s[m / 2] : (r50s[m / 2 - 1] + r50s[m / 2]) / 2;
+    med = m % 2 ? r50s[m / 2] : (r50s[m / 2 - 1] + r50s[m / 2]) / 2;
     if (med > 1.25 * lr) {
-        APPEND(ev, off, evlen, "The median strategy's p50 grew x%.2f, faster "
-               "than log N (above 1.25x the ratio of the logarithms; %zu of "
-               "%zu strategies did).", med, faster, n);
+        SAY("The median strategy's p50 grew x%.2f, faster than log N (above "
+            "1.25x the ratio of the logarithms; %zu of %zu strategies did).",
+            med, faster, n);
         return DQ_VERDICT_DOES_NOT_HOLD;
     }
     if (faster > 0)
-        APPEND(ev, off, evlen, "%zu of %zu strategies grew faster than log N "
-               "in this run, but the median strategy's p50 grew x%.2f: on a "
-               "shared machine one disturbed run can do that; rerun `make "
-               "bench` to see whether it repeats.  ", faster, n, med);
-    APPEND(ev, off, evlen, "The median strategy's p50 did not grow faster "
-           "than log N: the skip list's O(log N) descent is small next to a "
-           "round trip, which dominates the claim time.%s", hi < 1000000
-           ? "  Measured only up to this backlog (`make bench FULL=1` goes "
-             "to 1,000,000)." : "");
+        SAY("%zu of %zu strategies grew faster than log N in this run, but "
+            "the median strategy's p50 grew x%.2f: on a shared machine one "
+            "disturbed run can do that; rerun `make bench` to see whether it "
+            "repeats.  ", faster, n, med);
+    SAY("The median strategy's p50 did not grow faster than log N: the skip "
+        "list's O(log N) descent is small next to a round trip, which "
+        "dominates the claim time.%s", hi < 1000000 ? "  Measured only up to "
+        "this backlog (`make bench FULL=1` goes to 1,000,000)." : "");
     return hi >= 1000000 ? DQ_VERDICT_HOLDS
                          : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
 }
 
 /* C17's O(log n) part from the bench's heap backlog rows.  A claim p50
  * below the clock's 1 us resolution (dq_now_us) at either end cannot show
- * growth; it is then reported as not resolvable and does not count toward
- * the verdict.  Resolvable and within 1.25x of log n's growth, it supports
- * the claim; beyond, it conditions it.  Returns 1 ok, -1 not, 0 unknown. */
+ * growth: not resolvable, and it does not count toward the verdict.
+ * Resolvable and within 1.25x of log n's growth, it supports the claim;
+ * beyond, it conditions it.  Returns 1 ok, -1 not, 0 undecided. */
 static int c17_logn(const dq_perf *p, char *logn, size_t len)
 {
     const dq_perf_bl *lo = NULL, *hi = NULL;
     char enq[256] = "";
-    snprintf(logn, len, "The O(log n) part is not yet measured (`make "
-             "bench`: heap claim time vs n).");
     if (p->present)
         dq_perf_backlog_range(p, "heap", &lo, &hi);
-    if (lo == NULL || hi == lo)
+    if (lo == NULL || hi == lo) {
+        snprintf(logn, len, "The O(log n) part is not yet measured (`make "
+                 "bench`: heap claim time vs n).");
         return 0;
-    double lr = log((double)hi->backlog) / log((double)lo->backlog);
+    }
+    double lr = log_ratio(hi->backlog, lo->backlog);
+    double g = hi->claim_us_p50 / lo->claim_us_p50;
     if (lo->enqueue_us_mean > 0 && hi->enqueue_us_mean > 0)
         snprintf(enq, sizeof enq, "  Enqueue mean %.2f -> %.2f us (x%.2f), "
                  "information only: a mean of calls each below the clock's "
@@ -619,28 +586,26 @@ static int c17_logn(const dq_perf *p, char *logn, size_t len)
                  hi->backlog, enq);
         return 0;
     }
-    double g = hi->claim_us_p50 / lo->claim_us_p50;
-    int state = g <= lr * 1.25 ? 1 : -1;
     snprintf(logn, len, "O(log n): one heap claim took p50 %.1f us with %"
              PRId64 " pending and %.1f us with %" PRId64 " (x%.2f; `dqlab "
              "bench`) while log n grows x%.2f: %s.%s", lo->claim_us_p50,
              lo->backlog, hi->claim_us_p50, hi->backlog, g, lr,
-             state > 0 ? "no faster than log n" : "faster than log n", enq);
-    return state;
+             g <= lr * 1.25 ? "no faster than log n" : "faster than log n",
+             enq);
+    return g <= lr * 1.25 ? 1 : -1;
 }
 
-/* The heap's consumer counts with tasks (2+), ascending, into cs. */
+/* The heap's consumer counts of 2+ with tasks, ascending, into cs. */
 static size_t heap_counts(const dq_results *r, int *cs, size_t max)
 {
-    size_t ncs = 0;
+    size_t ncs = 0, k;
     for (size_t i = 0; i < r->nexps; i++)
         for (size_t j = 0; j < r->exps[i].ntrials; j++) {
             const dq_trialrow *x = &r->exps[i].trials[j];
-            size_t k = 0;
             if (strcmp(x->strategy, "heap") != 0 || x->consumers < 2 ||
                 x->tasks == 0)
                 continue;
-            while (k < ncs && cs[k] != x->consumers)
+            for (k = 0; k < ncs && cs[k] != x->consumers;)
                 k++;
             if (k == ncs && ncs < max)
                 cs[ncs++] = x->consumers;
@@ -654,7 +619,7 @@ static size_t heap_counts(const dq_results *r, int *cs, size_t max)
     return ncs;
 }
 
-/* Wake-ups per delivery of the heap at c consumers; -1 with no delivery. */
+/* The heap's wake-ups per delivery at c consumers; -1: no delivery. */
 static double heap_wakeups(const dq_results *r, int c)
 {
     uint64_t wk = 0, dl = 0;
@@ -662,36 +627,32 @@ static double heap_wakeups(const dq_results *r, int c)
         for (size_t j = 0; j < r->exps[i].ntrials; j++) {
             const dq_trialrow *x = &r->exps[i].trials[j];
             if (strcmp(x->strategy, "heap") == 0 && x->consumers == c &&
-                x->tasks > 0) {
-                wk += x->wakeups;
-                dl += x->deliveries;
-            }
+                x->tasks > 0)
+                wk += x->wakeups, dl += x->deliveries;
         }
     return dl ? (double)wk / (double)dl : -1;
 }
 
 /* C17 (partly): the heap's waiting wakes about one thread per delivery.
- * Per consumer count, wake-ups per delivery: a thundering herd wakes every
- * waiting consumer per delivery (up to consumers - 1); the rule calls it a
- * herd at a count when its ratio reaches half that count, and at least 2.
- * Each count is held to its own threshold, and the text states both, so
- * they cannot disagree. */
+ * A thundering herd wakes every waiting consumer per delivery (up to
+ * consumers - 1); the rule calls it a herd at a consumer count when its
+ * wake-ups per delivery reach half that count, and at least 2.  Each count
+ * is held to its own threshold, and the text states both. */
 dq_verdict dq_rule_c17(const dq_claim_def *c, const dq_results *r, char *ev,
                        size_t evlen)
 {
     dq_tally t;
     char per[512] = "", verdict[400], logn[768];
-    size_t off = 0, ncs;
+    size_t o = 0, ncs = 0;
     double worst = 0, worst_limit = 0, herd_ratio = 0, herd_limit = 0;
     int worst_c = 0, herd_c = 0, cs[64];
     (void)c;
     dq_claim_tally(r, "heap", &t);
     if (t.trials == 0 || t.deliveries == 0 || t.wakeups == 0) {
-        snprintf(ev, evlen, "%s  Needs: heap inserts/removes per second vs "
-                 "n (O(log n)), and wake-ups per delivery with many "
-                 "consumers.", t.trials == 0
-                     ? "No trial ran heap with 2 or more consumers."
-                     : "The heap trials recorded no wake-ups.");
+        snprintf(ev, evlen, "%s  Needs: heap inserts/removes per second vs n "
+                 "(O(log n)), and wake-ups per delivery with many "
+                 "consumers.", t.trials == 0 ? "No trial ran heap with 2 or "
+                 "more consumers." : "The heap trials recorded no wake-ups.");
         return DQ_VERDICT_NOT_MEASURED;
     }
     ncs = heap_counts(r, cs, 64);
@@ -704,115 +665,98 @@ dq_verdict dq_rule_c17(const dq_claim_def *c, const dq_results *r, char *ev,
             worst = ratio, worst_c = cs[k], worst_limit = limit;
         if (ratio >= limit && herd_c == 0)
             herd_c = cs[k], herd_ratio = ratio, herd_limit = limit;
-        APPEND(per, off, sizeof per, "%s%.2f at %d consumers",
-               off ? ", " : "", ratio, cs[k]);
+        dq_append(per, sizeof per, &o, "%s%.2f at %d consumers",
+                  o ? ", " : "", ratio, cs[k]);
     }
     if (herd_c > 0)
-        snprintf(verdict, sizeof verdict, "At %d consumers, %.2f wake-ups "
-                 "per delivery reach the herd threshold of %.1f (half the "
+        snprintf(verdict, sizeof verdict, "At %d consumers, %.2f wake-ups per "
+                 "delivery reach the herd threshold of %.1f (half the "
                  "consumers, at least 2): more consumers, more wake-ups per "
                  "delivery.", herd_c, herd_ratio, herd_limit);
     else
         snprintf(verdict, sizeof verdict, "%s (the largest, %.2f, at %d "
-                 "consumers, below the herd threshold there of %.1f: half "
-                 "the consumers, at least 2): no thundering herd%s.",
-                 worst <= 1.0 ? "At most one wake-up per delivery"
-                 : worst <= 1.5 ? "About one wake-up per delivery"
-                                : "A few wake-ups per delivery",
-                 worst, worst_c, worst_limit, cs[ncs - 1] < 4
-                 ? ", though with at most 3 consumers a herd has few "
-                   "threads to wake" : "");
+                 "consumers, below the herd threshold there of %.1f: half the "
+                 "consumers, at least 2): no thundering herd%s.", worst <= 1.0
+                 ? "At most one wake-up per delivery" : worst <= 1.5
+                 ? "About one wake-up per delivery"
+                 : "A few wake-ups per delivery", worst, worst_c,
+                 worst_limit, cs[ncs - 1] < 4 ? ", though with at most 3 "
+                 "consumers a herd has few threads to wake" : "");
     int logn_state = c17_logn(&r->bench, logn, sizeof logn);
     snprintf(ev, evlen, "Wake-ups per delivery for heap: %s (experiment %s)."
              "  %s  %s", per, t.exps, verdict, logn);
-    /* Without a resolvable O(log n) measurement only the wake-up half is
-     * decided: at best "holds with conditions". */
+    /* without a resolvable O(log n) measurement only the wake-up half is
+     * decided: at best "holds with conditions" */
     return herd_c > 0 ? DQ_VERDICT_DOES_NOT_HOLD
            : logn_state > 0 ? DQ_VERDICT_HOLDS
                             : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
 }
 
-/* ---- Faults (the loss table) -------------------------------------------- */
+/* ---- Faults: the loss table --------------------------------------------- */
 
-/* What one fault did to some strategies, summed over the loss table's
- * columns whose spec names the fault (and holds arg when not NULL). */
+/* What one fault did to some strategies, over the loss table's columns
+ * whose spec names the fault (and holds arg, when not NULL). */
 typedef struct fault_sum {
     size_t cells;
-    uint64_t enqueued, lost, duplicated, redelivered;
+    uint64_t enqueued, lost, redelivered;
     char lost_by[512];        /* "lua 2 of 200, naive 3 of 200" */
-    char clean[512];          /* strategies with nothing lost */
-    char red_by[512];         /* strategies that redelivered */
+    char clean[512];          /* "list (0 of 200), ...": nothing lost */
 } fault_sum;
 
-/* Which cells a fault_sum takes: flags with need and none of refuse, and
- * (strategy not NULL) the strategy's cells only, or all but its. */
+/* Which cells: flags with all of need, and (strategy not NULL) only that
+ * strategy's cells or all but its. */
 typedef struct cell_filter {
-    unsigned need, refuse;
+    unsigned need;
     const char *strategy;
     bool only;
 } cell_filter;
 
-static bool cell_fits(const dq_loss_cell *x, const char *spec,
-                      const char *fault, const char *arg,
-                      const cell_filter *f)
+static void fault_total(const dq_loss_table *lt, const char *fault,
+                        const char *arg, cell_filter f, fault_sum *s)
 {
     size_t fl = strlen(fault);
-    return x != NULL && strncmp(spec, fault, fl) == 0 &&
-           (spec[fl] == '\0' || spec[fl] == ':') &&
-           (arg == NULL || strstr(spec + fl, arg) != NULL) &&
-           (x->flags & f->need) == f->need && (x->flags & f->refuse) == 0 &&
-           (f->strategy == NULL ||
-            (strcmp(x->strategy, f->strategy) == 0) == f->only);
-}
-
-static void fault_total(const dq_loss_table *lt, const char *fault,
-                        const char *arg, const cell_filter *f, fault_sum *s)
-{
     memset(s, 0, sizeof *s);
     for (size_t r = 0; r < lt->nrows; r++) {
-        uint64_t enq = 0, lost = 0, red = 0;
-        size_t n = 0, l;
+        uint64_t enq = 0, lost = 0, n = 0;
         for (size_t c = 0; c < lt->nfaults; c++) {
             const dq_loss_cell *x = dq_loss_cell_at(lt, r, c);
-            if (!cell_fits(x, lt->faults[c], fault, arg, f))
+            const char *spec = lt->faults[c];
+            if (x == NULL || strncmp(spec, fault, fl) != 0 ||
+                (spec[fl] != '\0' && spec[fl] != ':') ||
+                (arg != NULL && strstr(spec + fl, arg) == NULL) ||
+                (x->flags & f.need) != f.need || (f.strategy != NULL &&
+                (strcmp(x->strategy, f.strategy) == 0) != f.only))
                 continue;
             n++;
             enq += x->enqueued;
             lost += x->lost;
-            red += x->redelivered;
-            s->duplicated += x->duplicated;
+            s->redelivered += x->redelivered;
         }
         if (n == 0)
             continue;
         s->cells += n;
         s->enqueued += enq;
         s->lost += lost;
-        s->redelivered += red;
         char *list = lost > 0 ? s->lost_by : s->clean;
-        l = strlen(list);
+        size_t l = strlen(list);
         snprintf(list + l, sizeof s->clean - l, lost > 0 ? "%s%s %" PRIu64
                  " of %" PRIu64 : "%s%s (%" PRIu64 " of %" PRIu64 ")",
                  l ? ", " : "", lt->rows[r], lost, enq);
-        if (red > 0 && (l = strlen(s->red_by)) < sizeof s->red_by)
-            snprintf(s->red_by + l, sizeof s->red_by - l, "%s%s %" PRIu64
-                     " of %" PRIu64, l ? ", " : "", lt->rows[r], red, enq);
     }
 }
 
-/* The loss experiment's table; NULL with ev saying why when there is none
- * (needs: what the claim needs of it). */
+/* The loss experiment's table (its name in *exp); NULL with ev saying
+ * what the claim needs when there is none. */
 static const dq_loss_table *loss_table(const dq_results *r, char *ev,
                                        size_t evlen, const char *needs,
                                        const char **exp)
 {
     const dq_rexp *e = dq_loss_experiment(r);
-    if (e == NULL) {
+    if (e == NULL)
         snprintf(ev, evlen, "No loss experiment in the results.  Needs: %s "
                  "(experiments/loss.ini).", needs);
-        return NULL;
-    }
-    *exp = e->name;
-    return e->loss;
+    *exp = e ? e->name : "";
+    return e ? e->loss : NULL;
 }
 
 /* C12: a consumer dying after the claim loses the task, unless leased. */
@@ -824,116 +768,98 @@ dq_verdict dq_rule_c12(const dq_claim_def *c, const dq_results *r, char *ev,
                                          "trials", &exp);
     fault_sum amo, lease;
     char points[160];
-    size_t off = 0;
+    size_t o = 0, *off = &o;
     (void)c;
     if (lt == NULL)
         return DQ_VERDICT_NOT_MEASURED;
     fault_total(lt, "kill-consumer", NULL,
-                &(cell_filter){DQ_G_AT_MOST_ONCE, 0, NULL, false}, &amo);
+                (cell_filter){DQ_G_AT_MOST_ONCE, NULL, false}, &amo);
     fault_total(lt, "kill-consumer", NULL,
-                &(cell_filter){DQ_G_SURVIVES_CONSUMER_CRASH, 0, NULL, false},
+                (cell_filter){DQ_G_SURVIVES_CONSUMER_CRASH, NULL, false},
                 &lease);
     dq_kill_points(lt->faults, lt->nfaults, points, sizeof points);
     if (amo.cells == 0 || lease.cells == 0) {
         snprintf(ev, evlen, "The loss experiment (%s) has no kill-consumer "
-                 "trial of both an at-most-once and a leased strategy.",
-                 exp);
+                 "trial of both an at-most-once and a leased strategy.", exp);
         return DQ_VERDICT_NOT_MEASURED;
     }
-    APPEND(ev, off, evlen, "Consumers killed with SIGKILL %s (experiment "
-           "%s): at-most-once strategies lost %" PRIu64 " of %" PRIu64
-           " tasks (%s%s%s); leased strategies lost %" PRIu64 " of %"
-           PRIu64 "%s%s%s and redelivered %" PRIu64 ".  ",
-           points[0] ? points : "at a point of a claim", exp, amo.lost,
-           amo.enqueued, amo.lost_by[0] ? amo.lost_by : "none lost",
-           amo.clean[0] && amo.lost_by[0] ? "; nothing lost: " : "",
-           amo.lost_by[0] ? amo.clean : "", lease.lost, lease.enqueued,
-           lease.lost_by[0] ? " (" : "", lease.lost_by,
-           lease.lost_by[0] ? ")" : "", lease.redelivered);
-    if (lease.lost > 0) {
-        APPEND(ev, off, evlen, "A lease did not keep every killed "
-               "consumer's task.");
-        return DQ_VERDICT_DOES_NOT_HOLD;
-    }
-    if (amo.lost == 0) {
-        APPEND(ev, off, evlen, "No at-most-once task was lost: the kills "
-               "did not hit a claimed, unacked task in these runs.");
-        return DQ_VERDICT_HOLDS_WITH_CONDITIONS;
-    }
-    APPEND(ev, off, evlen, "The task a dead consumer held is gone when the "
-           "claim removed it, and comes back after the lease when it was "
-           "only re-scored.");
-    return DQ_VERDICT_HOLDS;
+    SAY("Consumers killed with SIGKILL %s (experiment %s): at-most-once "
+        "strategies lost %" PRIu64 " of %" PRIu64 " tasks (%s%s%s); leased "
+        "strategies lost %" PRIu64 " of %" PRIu64 "%s%s%s and redelivered %"
+        PRIu64 ".  ", points[0] ? points : "at a point of a claim", exp,
+        amo.lost, amo.enqueued, amo.lost_by[0] ? amo.lost_by : "none lost",
+        amo.clean[0] && amo.lost_by[0] ? "; nothing lost: " : "",
+        amo.lost_by[0] ? amo.clean : "", lease.lost, lease.enqueued,
+        lease.lost_by[0] ? " (" : "", lease.lost_by,
+        lease.lost_by[0] ? ")" : "", lease.redelivered);
+    if (lease.lost > 0)
+        SAY("A lease did not keep every killed consumer's task.");
+    else if (amo.lost == 0)
+        SAY("No at-most-once task was lost: the kills did not hit a claimed, "
+            "unacked task in these runs.");
+    else
+        SAY("The task a dead consumer held is gone when the claim removed "
+            "it, and comes back after the lease when it was only re-scored.");
+    return lease.lost > 0 ? DQ_VERDICT_DOES_NOT_HOLD
+           : amo.lost == 0 ? DQ_VERDICT_HOLDS_WITH_CONDITIONS
+                           : DQ_VERDICT_HOLDS;
 }
 
-/* C14: AOF everysec keeps delayed tasks across a crash, losing ~1 s.  The
- * Redis strategies whose tasks wait in Redis data; expiry's wait on a
- * notification nobody hears during the restart (C18), so it is apart. */
+/* C14: AOF everysec keeps delayed tasks across a crash, losing ~1 s.  For
+ * the Redis strategies whose tasks wait in Redis data; expiry's wait on a
+ * notification nobody hears during the restart (C18): apart. */
 dq_verdict dq_rule_c14(const dq_claim_def *c, const dq_results *r, char *ev,
                        size_t evlen)
 {
     const char *exp;
     const dq_loss_table *lt = loss_table(r, ev, evlen, "restart-redis "
                                          "trials", &exp);
-    const cell_filter others = {DQ_G_NEEDS_REDIS, 0, "expiry", false};
-    const cell_filter expiry = {DQ_G_NEEDS_REDIS, 0, "expiry", true};
-    fault_sum off_s, every, always, ex;
-    size_t off = 0;
+    const cell_filter others = {DQ_G_NEEDS_REDIS, "expiry", false};
+    fault_sum no, every, always, ex;
+    size_t o = 0, *off = &o;
     (void)c;
     if (lt == NULL)
         return DQ_VERDICT_NOT_MEASURED;
-    fault_total(lt, "restart-redis", "off", &others, &off_s);
-    fault_total(lt, "restart-redis", "everysec", &others, &every);
-    fault_total(lt, "restart-redis", "always", &others, &always);
-    fault_total(lt, "restart-redis", "everysec", &expiry, &ex);
-    APPEND(ev, off, evlen, "redis-server killed and restarted mid-trial "
-           "(experiment %s), tasks lost by the Redis strategies:", exp);
-    if (off_s.cells)
-        APPEND(ev, off, evlen, " no persistence %" PRIu64 " of %" PRIu64 ";",
-               off_s.lost, off_s.enqueued);
+    fault_total(lt, "restart-redis", "off", others, &no);
+    fault_total(lt, "restart-redis", "everysec", others, &every);
+    fault_total(lt, "restart-redis", "always", others, &always);
+    fault_total(lt, "restart-redis", "everysec",
+                (cell_filter){DQ_G_NEEDS_REDIS, "expiry", true}, &ex);
+    SAY("redis-server killed and restarted mid-trial (experiment %s), tasks "
+        "lost by the Redis strategies:", exp);
+    if (no.cells)
+        SAY(" no persistence %" PRIu64 " of %" PRIu64 ";", no.lost,
+            no.enqueued);
     if (every.cells)
-        APPEND(ev, off, evlen, " AOF everysec %" PRIu64 " of %" PRIu64
-               " (%s);", every.lost, every.enqueued,
-               every.lost_by[0] ? every.lost_by : "none");
+        SAY(" AOF everysec %" PRIu64 " of %" PRIu64 " (%s);", every.lost,
+            every.enqueued, every.lost_by[0] ? every.lost_by : "none");
     if (always.cells)
-        APPEND(ev, off, evlen, " AOF always %" PRIu64 " of %" PRIu64 ";",
-               always.lost, always.enqueued);
+        SAY(" AOF always %" PRIu64 " of %" PRIu64 ";", always.lost,
+            always.enqueued);
     if (ex.cells)
-        APPEND(ev, off, evlen, " (expiry, apart: %" PRIu64 " of %" PRIu64
-               " with AOF everysec -- its keys expire while no subscriber "
-               "listens, see C18);", ex.lost, ex.enqueued);
+        SAY(" (expiry, apart: %" PRIu64 " of %" PRIu64 " with AOF everysec "
+            "-- its keys expire while no subscriber listens, see C18);",
+            ex.lost, ex.enqueued);
     if (every.cells == 0) {
-        APPEND(ev, off, evlen, " no restart with AOF everysec was run.");
+        SAY(" no restart with AOF everysec was run.");
         return DQ_VERDICT_NOT_MEASURED;
     }
     double fe = every.enqueued ? (double)every.lost / (double)every.enqueued
                                : 0;
-    double fo = off_s.enqueued ? (double)off_s.lost / (double)off_s.enqueued
-                               : 1;
+    double fo = no.enqueued ? (double)no.lost / (double)no.enqueued : 1;
     if (every.lost == 0) {
-        APPEND(ev, off, evlen, " With AOF everysec every task survived the "
-               "restart here.");
+        SAY(" With AOF everysec every task survived the restart here.");
         return DQ_VERDICT_HOLDS;
     }
-    if (off_s.cells && fe < fo / 2) {
-        APPEND(ev, off, evlen, " AOF everysec kept most tasks (%.1f%% lost "
-               "against %.1f%% without persistence): the writes of the "
-               "last second before the kill can be lost.", 100 * fe,
-               100 * fo);
+    if (no.cells && fe < fo / 2) {
+        SAY(" AOF everysec kept most tasks (%.1f%% lost against %.1f%% "
+            "without persistence): the writes of the last second before the "
+            "kill can be lost.", 100 * fe, 100 * fo);
         return DQ_VERDICT_HOLDS_WITH_CONDITIONS;
     }
-    APPEND(ev, off, evlen, " AOF everysec lost %.1f%% of the tasks, not "
-           "much less than without persistence.", 100 * fe);
+    SAY(" AOF everysec lost %.1f%% of the tasks, not much less than without "
+        "persistence.", 100 * fe);
     return DQ_VERDICT_DOES_NOT_HOLD;
-}
-
-/* Appends "<row> under <fault>: n" to a list. */
-static void list_add(char *list, size_t len, const char *row,
-                     const char *fault, uint64_t n)
-{
-    size_t l = strlen(list);
-    snprintf(list + l, len - l, "%s%s under %s: %" PRIu64, l ? ", " : "",
-             row, fault, n);
 }
 
 /* C21: at-least-once consumers do get tasks twice under faults. */
@@ -944,7 +870,7 @@ dq_verdict dq_rule_c21(const dq_claim_def *c, const dq_results *r, char *ev,
     const dq_loss_table *lt = loss_table(r, ev, evlen, "at-least-once "
                                          "strategies under faults", &exp);
     uint64_t red = 0, enq = 0, dup_amo = 0;
-    size_t cells = 0, off = 0;
+    size_t cells = 0, o = 0, *off = &o, lb = 0, la = 0;
     char by[512] = "", amo_by[512] = "";
     (void)c;
     if (lt == NULL)
@@ -953,20 +879,21 @@ dq_verdict dq_rule_c21(const dq_claim_def *c, const dq_results *r, char *ev,
         for (size_t row = 0; strcmp(lt->faults[f], "none") != 0 &&
                              row < lt->nrows; row++) {
             const dq_loss_cell *x = dq_loss_cell_at(lt, row, f);
+            uint64_t rep = x ? x->duplicated + x->redelivered : 0;
             if (x != NULL && (x->flags & DQ_G_AT_LEAST_ONCE)) {
                 cells++;
                 red += x->redelivered;
                 enq += x->enqueued;
                 if (x->redelivered)
-                    list_add(by, sizeof by, lt->rows[row], lt->faults[f],
-                             x->redelivered);
-            } else if (x != NULL && !(x->flags & DQ_G_DUPLICATES) &&
-                       x->duplicated + x->redelivered > 0) {
-                /* naive's repeats are its documented race (C01), not the
-                 * fault's doing */
-                dup_amo += x->duplicated + x->redelivered;
-                list_add(amo_by, sizeof amo_by, lt->rows[row], lt->faults[f],
-                         x->duplicated + x->redelivered);
+                    dq_append(by, sizeof by, &lb, "%s%s under %s: %" PRIu64,
+                              lb ? ", " : "", lt->rows[row], lt->faults[f],
+                              x->redelivered);
+            } else if (x != NULL && !(x->flags & DQ_G_DUPLICATES) && rep) {
+                /* naive's repeats are its documented race (C01) */
+                dup_amo += rep;
+                dq_append(amo_by, sizeof amo_by, &la, "%s%s under %s: %"
+                          PRIu64, la ? ", " : "", lt->rows[row],
+                          lt->faults[f], rep);
             }
         }
     if (cells == 0) {
@@ -974,58 +901,46 @@ dq_verdict dq_rule_c21(const dq_claim_def *c, const dq_results *r, char *ev,
                  "strategy under a fault.", exp);
         return DQ_VERDICT_NOT_MEASURED;
     }
-    APPEND(ev, off, evlen, "At-least-once strategies under faults "
-           "(experiment %s) delivered %" PRIu64 " tasks a second time out "
-           "of %" PRIu64 "%s%s%s.", exp, red, enq, by[0] ? " (" : "", by,
-           by[0] ? ")" : "");
+    SAY("At-least-once strategies under faults (experiment %s) delivered %"
+        PRIu64 " tasks a second time out of %" PRIu64 "%s%s%s.", exp, red,
+        enq, by[0] ? " (" : "", by, by[0] ? ")" : "");
     if (dup_amo > 0)
-        APPEND(ev, off, evlen, "  At-most-once strategies repeated tasks "
-               "too when a fault struck (%s).", amo_by);
-    if (red > 0 || dup_amo > 0) {
-        APPEND(ev, off, evlen, "  A consumer must expect the same task "
-               "twice: make processing idempotent.");
-        return DQ_VERDICT_HOLDS;
-    }
-    APPEND(ev, off, evlen, "  No task came back twice in these runs.");
-    return DQ_VERDICT_NOT_MEASURED;
+        SAY("  At-most-once strategies repeated tasks too when a fault struck "
+            "(%s).", amo_by);
+    if (red > 0 || dup_amo > 0)
+        SAY("  A consumer must expect the same task twice: make processing "
+            "idempotent.");
+    else
+        SAY("  No task came back twice in these runs.");
+    return red > 0 || dup_amo > 0 ? DQ_VERDICT_HOLDS
+                                  : DQ_VERDICT_NOT_MEASURED;
 }
 
 /* ---- C18: expiry events ------------------------------------------------- */
 
-/* C18's outage part appended to ev: expiry's losses under a subscriber
- * outage beside the other strategies'.  Returns -1 when not measured,
- * else expiry's lost count. */
+/* C18's outage part: expiry's losses under a subscriber outage beside the
+ * other strategies'.  -1 when not measured, else expiry's lost count. */
 static int64_t c18_outage(const dq_results *r, char *ev, size_t *off,
                           size_t evlen)
 {
     const char *exp;
     char why[512];
     const dq_loss_table *lt = loss_table(r, why, sizeof why, "", &exp);
-    uint64_t elost = 0, eenq = 0;
-    bool seen = false;
-    fault_sum all;
+    fault_sum all, ex;
     if (lt == NULL)
         return -1;
-    for (size_t c = 0; c < lt->nfaults; c++)
-        for (size_t row = 0; row < lt->nrows; row++) {
-            const dq_loss_cell *x = dq_loss_cell_at(lt, row, c);
-            if (x != NULL && strncmp(lt->faults[c], "subscriber-outage",
-                                     17) == 0 &&
-                strcmp(x->strategy, "expiry") == 0) {
-                seen = true;
-                elost += x->lost;
-                eenq += x->enqueued;
-            }
-        }
-    fault_total(lt, "subscriber-outage", NULL, &(cell_filter){0}, &all);
-    if (!seen)
+    fault_total(lt, "subscriber-outage", NULL, (cell_filter){0, NULL, false},
+                &all);
+    fault_total(lt, "subscriber-outage", NULL,
+                (cell_filter){0, "expiry", true}, &ex);
+    if (ex.cells == 0)
         return -1;
-    APPEND(ev, *off, evlen, "  Under a subscriber outage (every consumer "
-           "down for a while; experiment %s) expiry lost %" PRIu64 " of %"
-           PRIu64 " tasks; lost by all strategies: %s; nothing lost: %s.",
-           exp, elost, eenq, all.lost_by[0] ? all.lost_by : "none",
-           all.clean[0] ? all.clean : "none");
-    return (int64_t)elost;
+    SAY("  Under a subscriber outage (every consumer down for a while; "
+        "experiment %s) expiry lost %" PRIu64 " of %" PRIu64 " tasks; lost "
+        "by all strategies: %s; nothing lost: %s.", exp, ex.lost,
+        ex.enqueued, all.lost_by[0] ? all.lost_by : "none",
+        all.clean[0] ? all.clean : "none");
+    return (int64_t)ex.lost;
 }
 
 static double delivered_frac(const dq_rgroup *g)
@@ -1034,52 +949,48 @@ static double delivered_frac(const dq_rgroup *g)
                                  (double)g->enqueued_sum : 0;
 }
 
-/* C18's lateness part: expiry's delivered fraction (and p50 where every
- * task was delivered) at each backlog gs[0..n-1] (sorted).  The delivered
- * fraction within the window decides: where most tasks were not
- * delivered, the p50 of those that were is survivor biased (the keys the
- * expire cycle happened to reach first), so it is neither printed as a
+/* C18's lateness part: expiry's delivered fraction (and its p50 where
+ * every task came) at each backlog gs[0..n-1], sorted.  Where most tasks
+ * were not delivered, the p50 of those that were is survivor biased (the
+ * keys the expire cycle reached first), so it is neither quoted as a
  * trend nor used.  Returns whether lateness grew with the keys. */
 static bool c18_backlog(const dq_rexp *bl, const dq_rgroup **gs, size_t n,
                         char *ev, size_t *off, size_t evlen)
 {
     const dq_rgroup *a = gs[0], *b = gs[n - 1];
     double fa = delivered_frac(a), fb = delivered_frac(b);
-    bool all_a = a->delivered_sum == a->enqueued_sum;
-    bool all_b = b->delivered_sum == b->enqueued_sum;
     bool falls = fb < fa * 0.9;
-    bool later = all_a && all_b && b->p50_median > 2 * a->p50_median;
-    APPEND(ev, *off, evlen, "expiry, a stream of tasks due %s ms after "
-           "enqueue, behind a backlog of pending shadow keys, observed "
-           "until %s ms after the last due time:",
-           dq_rexp_meta(bl, "delay_ms"), dq_rexp_meta(bl, "grace_ms"));
+    bool later = a->delivered_sum == a->enqueued_sum &&
+                 b->delivered_sum == b->enqueued_sum &&
+                 b->p50_median > 2 * a->p50_median;
+    SAY("expiry, a stream of tasks due %s ms after enqueue, behind a backlog "
+        "of pending shadow keys, observed until %s ms after the last due "
+        "time:", dq_rexp_meta(bl, "delay_ms"), dq_rexp_meta(bl, "grace_ms"));
     for (size_t i = 0; i < n; i++) {
-        APPEND(ev, *off, evlen, "%s %" PRId64 " pending -> %.1f%% delivered "
-               "within the window", i ? ";" : "", gs[i]->backlog,
-               100 * delivered_frac(gs[i]));
+        SAY("%s %" PRId64 " pending -> %.1f%% delivered within the window",
+            i ? ";" : "", gs[i]->backlog, 100 * delivered_frac(gs[i]));
         if (gs[i]->delivered_sum == gs[i]->enqueued_sum)
-            APPEND(ev, *off, evlen, ", p50 %.0f ms", gs[i]->p50_median);
+            SAY(", p50 %.0f ms", gs[i]->p50_median);
     }
-    APPEND(ev, *off, evlen, " (experiment %s, figure `%s-backlog-"
-           "lateness`). ", bl->name, bl->name);
+    SAY(" (experiment %s, figure `%s-backlog-lateness`). ", bl->name,
+        bl->name);
     if (falls)
-        APPEND(ev, *off, evlen, "The more keys with a TTL, the fewer of the "
-               "stream's events came within the window (%.1f%% at %" PRId64
-               " pending, %.1f%% at %" PRId64 "): Redis publishes `expired` "
-               "when its sampling expire cycle finds the key, not when the "
-               "TTL runs out.%s", 100 * fa, a->backlog, 100 * fb, b->backlog,
-               fb < 0.5 ? "  Where most tasks were not delivered, the p50 "
-               "of those that were is not comparable (survivor bias: the "
-               "keys the cycle reached first), so it is not quoted." : "");
+        SAY("The more keys with a TTL, the fewer of the stream's events came "
+            "within the window (%.1f%% at %" PRId64 " pending, %.1f%% at %"
+            PRId64 "): Redis publishes `expired` when its sampling expire "
+            "cycle finds the key, not when the TTL runs out.%s", 100 * fa,
+            a->backlog, 100 * fb, b->backlog, fb < 0.5 ? "  Where most tasks "
+            "were not delivered, the p50 of those that were is not "
+            "comparable (survivor bias: the keys the cycle reached first), "
+            "so it is not quoted." : "");
     else if (later)
-        APPEND(ev, *off, evlen, "Every task was delivered at both ends, and "
-               "the p50 rose from %.0f ms to %.0f ms: Redis publishes "
-               "`expired` when its sampling expire cycle finds the key, not "
-               "when the TTL runs out.", a->p50_median, b->p50_median);
+        SAY("Every task was delivered at both ends, and the p50 rose from "
+            "%.0f ms to %.0f ms: Redis publishes `expired` when its sampling "
+            "expire cycle finds the key, not when the TTL runs out.",
+            a->p50_median, b->p50_median);
     else
-        APPEND(ev, *off, evlen, "Neither the delivered fraction fell (by "
-               "10%% or more) nor the p50 doubled with the number of keys "
-               "here.");
+        SAY("Neither the delivered fraction fell (by 10%% or more) nor the "
+            "p50 doubled with the number of keys here.");
     return falls || later;
 }
 
@@ -1089,38 +1000,31 @@ dq_verdict dq_rule_c18(const dq_claim_def *c, const dq_results *r, char *ev,
                        size_t evlen)
 {
     const dq_rexp *bl = dq_results_with_plot(r, "backlog-lateness");
-    const dq_rgroup *gs[32];
-    size_t n = 0, off = 0;
+    const dq_rgroup *gs[32], *t;
+    size_t n = 0, o = 0, *off = &o;
+    bool grows = false;
     (void)c;
     for (size_t i = 0; bl != NULL && i < bl->ngroups && n < 32; i++)
         if (strcmp(bl->groups[i].strategy, "expiry") == 0)
             gs[n++] = &bl->groups[i];
-    if (n < 2) {
-        APPEND(ev, off, evlen, "The lateness part needs expiry at two or "
-               "more backlogs (experiments/expiry-scale.ini).");
-        int64_t ol = c18_outage(r, ev, &off, evlen);
-        if (ol < 0) {
-            APPEND(ev, off, evlen, "  The loss part needs expiry under "
-                   "subscriber-outage (experiments/loss.ini).");
-            return DQ_VERDICT_NOT_MEASURED;
-        }
-        return ol > 0 ? DQ_VERDICT_HOLDS_WITH_CONDITIONS
-                      : DQ_VERDICT_DOES_NOT_HOLD;
-    }
     for (size_t i = 1; i < n; i++)   /* by backlog */
-        for (size_t j = i; j > 0 && gs[j - 1]->backlog > gs[j]->backlog; j--) {
-            const dq_rgroup *t = gs[j];
-            gs[j] = gs[j - 1];
-            gs[j - 1] = t;
-        }
-    bool grows = c18_backlog(bl, gs, n, ev, &off, evlen);
-    int64_t ol = c18_outage(r, ev, &off, evlen);
+        for (size_t j = i; j > 0 && gs[j - 1]->backlog > gs[j]->backlog; j--)
+            t = gs[j], gs[j] = gs[j - 1], gs[j - 1] = t;
+    if (n < 2)
+        SAY("The lateness part needs expiry at two or more backlogs "
+            "(experiments/expiry-scale.ini).");
+    else
+        grows = c18_backlog(bl, gs, n, ev, off, evlen);
+    int64_t ol = c18_outage(r, ev, off, evlen);
+    if (ol < 0 && n < 2) {
+        SAY("  The loss part needs expiry under subscriber-outage "
+            "(experiments/loss.ini).");
+        return DQ_VERDICT_NOT_MEASURED;
+    }
     if (ol < 0)
-        APPEND(ev, off, evlen, "  Not measured: the loss of tasks whose key "
-               "expires while no subscriber listens (experiments/loss.ini, "
-               "subscriber-outage).");
-    if (grows && ol > 0)
-        return DQ_VERDICT_HOLDS;
-    return grows || ol > 0 ? DQ_VERDICT_HOLDS_WITH_CONDITIONS
-                           : DQ_VERDICT_DOES_NOT_HOLD;
+        SAY("  Not measured: the loss of tasks whose key expires while no "
+            "subscriber listens (experiments/loss.ini, subscriber-outage).");
+    return grows && ol > 0 ? DQ_VERDICT_HOLDS
+           : grows || ol > 0 ? DQ_VERDICT_HOLDS_WITH_CONDITIONS
+                             : DQ_VERDICT_DOES_NOT_HOLD;
 }
