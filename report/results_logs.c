@@ -15,11 +15,13 @@
  * and the claim rules share.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../harness/faults.h"
 #include "../strategies/dq.h"
 #include "results.h"
 
@@ -351,74 +353,58 @@ const dq_loss_cell *dq_loss_cell_at(const dq_loss_table *lt, size_t row,
     return lt->cells[row][col].trials ? &lt->cells[row][col] : NULL;
 }
 
-/* ---- Words for fault specs ---------------------------------------------- */
+/* ---- Words for fault specs (parsed as the harness does, faults.h) ------ */
 
-/* Field i (0-based) of spec split at ':' into buf; "" if absent. */
-static void spec_field(const char *spec, int i, char *buf, size_t len)
-{
-    const char *p = spec;
-    for (; i > 0 && p != NULL; i--)
-        if ((p = strchr(p, ':')) != NULL)
-            p++;
-    snprintf(buf, len, "%.*s", p ? (int)strcspn(p, ":") : 0, p ? p : "");
-}
-
-static const char *kill_point_words(const char *point)
-{
-    return strcmp(point, "after-claim") == 0   ? "after a claim"
-           : strcmp(point, "during-work") == 0 ? "during the work"
-           : strcmp(point, "before-ack") == 0  ? "before the ack" : NULL;
-}
+static const char *const point_words[] = {
+    [DQ_KILL_AFTER_CLAIM] = "after a claim",
+    [DQ_KILL_DURING_WORK] = "during the work",
+    [DQ_KILL_BEFORE_ACK] = "before the ack",
+};
 
 void dq_fault_phrase(const char *spec, char *buf, size_t len)
 {
-    char name[64], a[32], b[32];
-    snprintf(name, sizeof name, "%.*s", (int)strcspn(spec, ":,"), spec);
-    spec_field(spec, 1, a, sizeof a);
-    spec_field(spec, 2, b, sizeof b);
-    long n = b[0] ? strtol(b, NULL, 10) : 1;
-    if (strcmp(name, "none") == 0)
+    dq_fault f;
+    char e[8];
+    if (strcmp(spec, "none") == 0)
         snprintf(buf, len, "no fault (the baseline)");
-    else if (strcmp(name, "kill-consumer") == 0 && kill_point_words(a))
-        snprintf(buf, len, "consumers killed with SIGKILL %s (%ld kill%s "
-                 "per trial, each replaced)", kill_point_words(a), n,
-                 n == 1 ? "" : "s");
-    else if (strcmp(name, "restart-redis") == 0)
-        snprintf(buf, len, "the redis-server killed and restarted with %s",
-                 strcmp(a, "off") == 0        ? "no persistence"
-                 : strcmp(a, "everysec") == 0 ? "AOF everysec"
-                 : strcmp(a, "always") == 0   ? "AOF always" : a);
-    else if (strcmp(name, "pause-redis") == 0 && a[0])
-        snprintf(buf, len, "the redis-server paused with SIGSTOP for %s ms",
-                 a);
-    else if (strcmp(name, "subscriber-outage") == 0 && a[0])
-        snprintf(buf, len, "every consumer down for %s ms", a);
-    else if (strcmp(name, "clock-skew") == 0 && a[0])
-        snprintf(buf, len, "one consumer's clock %s ms %s",
-                 a[0] == '+' || a[0] == '-' ? a + 1 : a,
-                 a[0] == '-' ? "behind" : "ahead");
-    else if (strcmp(name, "mover-stall") == 0)
-        snprintf(buf, len, "the Pub/Sub and blocked connections killed");
-    else
+    else if (dq_fault_parse(spec, &f, e, sizeof e) != 0)
         snprintf(buf, len, "`%s`", spec);
+    else if (f.kind == DQ_FAULT_KILL_CONSUMER)
+        snprintf(buf, len, "consumers killed with SIGKILL %s (%d kill%s per "
+                 "trial, each replaced)", point_words[f.point], f.count,
+                 f.count == 1 ? "" : "s");
+    else if (f.kind == DQ_FAULT_RESTART_REDIS)
+        snprintf(buf, len, "the redis-server killed and restarted with %s",
+                 strcmp(f.mode, "off") == 0        ? "no persistence"
+                 : strcmp(f.mode, "everysec") == 0 ? "AOF everysec"
+                                                   : "AOF always");
+    else if (f.kind == DQ_FAULT_PAUSE_REDIS)
+        snprintf(buf, len, "the redis-server paused with SIGSTOP for %" PRId64
+                 " ms", f.ms);
+    else if (f.kind == DQ_FAULT_SUBSCRIBER_OUTAGE)
+        snprintf(buf, len, "every consumer down for %" PRId64 " ms", f.ms);
+    else if (f.kind == DQ_FAULT_CLOCK_SKEW)
+        snprintf(buf, len, "one consumer's clock %" PRId64 " ms %s",
+                 f.ms < 0 ? -f.ms : f.ms, f.ms < 0 ? "behind" : "ahead");
+    else
+        snprintf(buf, len, "the Pub/Sub and blocked connections killed");
 }
 
 void dq_kill_points(const char faults[][64], size_t n, char *buf,
                     size_t len)
 {
-    const char *seen[8], *w;
+    const char *seen[8];
     size_t ns = 0, off = 0, k;
-    char a[32];
+    dq_fault f;
+    char e[8];
     for (size_t i = 0; i < n; i++) {
-        spec_field(faults[i], 1, a, sizeof a);
-        if (strncmp(faults[i], "kill-consumer", 13) != 0 ||
-            strchr(":,", faults[i][13]) == NULL ||   /* or its end */
-            (w = kill_point_words(a)) == NULL)
+        if (dq_fault_parse(faults[i], &f, e, sizeof e) != 0 ||
+            f.kind != DQ_FAULT_KILL_CONSUMER)
             continue;
-        for (k = 0; k < ns && strcmp(seen[k], w) != 0;)
+        for (k = 0; k < ns && seen[k] != point_words[f.point];)
             k++;
         if (k == ns && ns < 8)
-            seen[ns++] = w;
+            seen[ns++] = point_words[f.point];
     }
     buf[0] = '\0';
     for (k = 0; k < ns; k++)
