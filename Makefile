@@ -36,20 +36,24 @@ CFLAGS  := $(OPT) -g -std=gnu11 -Wall -Wextra -Werror -pthread -MMD -MP $(SANFLA
 LDFLAGS := -pthread $(SANFLAGS)
 LDLIBS   = $(PKG_LIBS) -lm
 
-LIB_SRC  := $(wildcard strategies/*.c) $(filter-out harness/main.c,$(wildcard harness/*.c)) \
+LIB_SRC  := $(wildcard strategies/*.c) \
+            $(filter-out harness/main.c harness/aofshim.c,$(wildcard harness/*.c)) \
             $(wildcard report/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/harness/main.o
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 DQLAB    := $(if $(SANITIZER),$(BUILD)/dqlab,bin/dqlab)
+# LD_PRELOAD shim for the private redis-server (harness/oscrash.h): not in
+# libdq.a, and never sanitized (redis-server is not instrumented).
+AOFSHIM  := $(BUILD)/libdqaofshim.so
 
 .DELETE_ON_ERROR:
 # Keep test objects: make would delete them as intermediates of tests/%.
 .SECONDARY: $(TEST_BIN:=.o)
 .PHONY: all deps report test test-sanitize test-build bench clean
 
-all: $(DQLAB)
+all: $(DQLAB) $(AOFSHIM)
 
 deps:
 	@sh tools/deps.sh
@@ -62,6 +66,11 @@ $(BUILD)/libdq.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
+$(AOFSHIM): harness/aofshim.c
+	@mkdir -p $(@D)
+	$(CC) $(OPT) -g -std=gnu11 -Wall -Wextra -Werror -fPIC -shared -MMD -MP \
+	    -o $@ $< -ldl
+
 $(DQLAB): $(MAIN_OBJ) $(BUILD)/libdq.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -69,7 +78,7 @@ $(DQLAB): $(MAIN_OBJ) $(BUILD)/libdq.a
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libdq.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
 
-test-build: $(DQLAB) $(TEST_BIN)
+test-build: $(DQLAB) $(TEST_BIN) $(AOFSHIM)
 
 # The top-level targets re-enter make after deps.sh so that pkg-config sees
 # freshly installed packages.
@@ -109,4 +118,4 @@ bench:
 clean:
 	rm -rf build bin
 
--include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_BIN:=.d)
+-include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_BIN:=.d) $(AOFSHIM:.so=.d)

@@ -65,7 +65,7 @@ static const char payload16[PAYLOAD_BYTES + 1] = "dqlab-bench-pay.";
 /* Strategies whose never-claimed tasks are exactly ZADD z + HSET p. */
 static const char *const zset_layout[] = {
     "naive", "naive-checked", "zpopmin", "lua", "lua-lease", "list",
-    "list-reliable", NULL};
+    "list-reliable", "streams", NULL};
 
 /* ---- The plan of each level ------------------------------------------- */
 
@@ -951,7 +951,7 @@ static void *lat_consumer(void *arg)
         }
         dq_log_deliver(lr->log, dq_wall_us(), t.id, name, t.attempt);
         if (dq_ack(q, &t) == DQ_OK)
-            dq_log_ack(lr->log, dq_wall_us(), t.id, name);
+            dq_log_ack(lr->log, dq_wall_us(), t.id, name, t.attempt);
         dq_task_clear(&t);
         atomic_fetch_add(&lr->delivered, 1);
     }
@@ -1066,6 +1066,10 @@ join:
     if (nw < np + nc || stop_requested()) {
         if (stop_requested())
             snprintf(err, errlen, "interrupted");
+        goto done;
+    }
+    if (dq_log_end(lr.log, dq_wall_us(), "clean") != 0) {
+        snprintf(err, errlen, "%s: write: %s", log, strerror(errno));
         goto done;
     }
     dq_eventlog_close(lr.log);
@@ -1318,7 +1322,7 @@ int dq_cmd_bench(int argc, char **argv)
             return 2;
         }
     } else {
-        dq_redis_server_opts so = {NULL, NULL, 0};
+        dq_redis_server_opts so = {0};
         fprintf(stderr, "dqlab bench: starting a private redis-server...\n");
         if (dq_redis_server_start(&srv, &so, err, sizeof err) != 0) {
             if (dq_signals_caught()) {

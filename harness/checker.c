@@ -34,6 +34,13 @@
  * fault in a trial would explain every loss in it.
  * A log with an id enqueued twice is rejected: producers choose unique ids,
  * so it means two trials wrote into one file.
+ *
+ * Acks are matched to the delivery they acknowledge: an A record carries
+ * the attempt of its delivery (v2), so a consumer's ack of a later
+ * attempt never counts as the ack of its earlier, expired one; R records
+ * (acks the strategy refused or that failed) are counted and acknowledge
+ * nothing.  How the log ended (the Z record, the last line) decides
+ * whether it can carry a verdict at all (dq_check_no_verdict).
  */
 #include <errno.h>
 #include <math.h>
@@ -47,7 +54,8 @@
 #include "../strategies/dq.h"
 #include "checker.h"
 
-#define DQ_LOG_MAGIC "# dqlab event log v1"
+#define DQ_LOG_MAGIC_V1 "# dqlab event log v1"
+#define DQ_LOG_MAGIC_V2 "# dqlab event log v2"
 
 /* A string -> index map: open addressing over a power-of-two slot table
  * (index + 1; 0 = empty), strings NUL-terminated in one arena. */
@@ -81,6 +89,7 @@ typedef struct dent {     /* one D record */
 typedef struct aent {     /* one A record */
     int64_t t;
     uint32_t rec, cons;
+    int32_t attempt;      /* of the delivery it acks; -1: a v1 A (none) */
 } aent;
 
 typedef struct fent {     /* one F record */
@@ -575,8 +584,12 @@ static void judge(checker *c, dq_check *out, double *lat, size_t *nlat)
             bool acked_before = a1 > a0 && c->av[a0].t <= d->t;
             bool prev_acked = false;
             const window *x = began_between(c, prev->t, d->t, prev->cons);
+            /* The ack of that very delivery (same consumer and attempt;
+             * a v1 A has no attempt: any ack by its consumer). */
             for (size_t a = a0; a < a1 && !prev_acked; a++)
-                prev_acked = c->av[a].cons == prev->cons;
+                prev_acked = c->av[a].cons == prev->cons &&
+                             (c->av[a].attempt < 0 ||
+                              c->av[a].attempt == prev->attempt);
             out->duplicates++;
             if (!acked_before && !prev_acked && (d->attempt > 1 || x)) {
                 out->redelivered++;
@@ -628,6 +641,7 @@ static int check_stream(FILE *f, const char *name, dq_check *out,
     uint64_t lineno = 0;
     double *lat = NULL;
     int64_t h_end_us = -1;
+    uint64_t z_line = 0;  /* line of the Z record, 0 until one */
     int rc = -1;
 
     memset(&c, 0, sizeof c);
@@ -651,20 +665,36 @@ static int check_stream(FILE *f, const char *name, dq_check *out,
         bool added;
 
         lineno++;
-        if (len > 0 && line[len - 1] == '\n')
+        if (len > 0 && line[len - 1] == '\n') {
             line[--len] = '\0';
+        } else if (lineno > 1) {
+            /* The last line has no LF: a record torn by its writer's
+             * death or a full disk.  Not read; the log is incomplete. */
+            out->torn = true;
+            break;
+        } else {
+            out->torn = true; /* the first line too: nothing follows */
+        }
         if ((size_t)len != strlen(line))
             BAD("NUL byte in record");
         if (lineno == 1) {
-            if (strcmp(line, DQ_LOG_MAGIC) != 0)
-                BAD("not a dqlab event log (first line must be '%s')",
-                    DQ_LOG_MAGIC);
+            if (strcmp(line, DQ_LOG_MAGIC_V2) == 0)
+                out->log_version = 2;
+            else if (strcmp(line, DQ_LOG_MAGIC_V1) == 0)
+                out->log_version = 1;
+            else
+                BAD("not a dqlab event log (first line must be '%s', or "
+                    "'%s' for an older log)", DQ_LOG_MAGIC_V2,
+                    DQ_LOG_MAGIC_V1);
             continue;
         }
         if (line[0] == '#')
             continue;
         if (len == 0)
             BAD("empty line");
+        if (z_line != 0)
+            BAD("record after the end of the log (the Z record at line "
+                "%llu must be the last)", (unsigned long long)z_line);
         /* Split on TAB. */
         p = line;
         fld[nf++] = p;
@@ -705,8 +735,27 @@ static int check_stream(FILE *f, const char *name, dq_check *out,
                 BAD("D record needs 5 fields, has %d", nf);
             break;
         case 'A':
-            if (nf != 4)
-                BAD("A record needs 4 fields, has %d", nf);
+            if (nf != (out->log_version == 1 ? 4 : 5))
+                BAD("A record needs %d fields, has %d",
+                    out->log_version == 1 ? 4 : 5, nf);
+            break;
+        case 'R':
+            if (out->log_version == 1)
+                BAD("R record in a v1 log");
+            if (nf != 6)
+                BAD("R record needs 6 fields, has %d", nf);
+            if (fld[5][0] == '\0')
+                BAD("R record with an empty result code");
+            break;
+        case 'Z':
+            if (out->log_version == 1)
+                BAD("Z record in a v1 log");
+            if (nf != 3)
+                BAD("Z record needs 3 fields, has %d", nf);
+            if (strcmp(fld[2], "clean") != 0 &&
+                strcmp(fld[2], "interrupted") != 0)
+                BAD("Z record must say clean or interrupted, not '%.20s'",
+                    fld[2]);
             break;
         case 'F':
             if (nf != 5)
@@ -722,6 +771,14 @@ static int check_stream(FILE *f, const char *name, dq_check *out,
         }
         if (!parse_nonneg(fld[1], &t))
             BAD("bad time '%.30s' (expected microseconds >= 0)", fld[1]);
+        /* Z says when the writer finished, after the trial's own events:
+         * not one of them (first_us / last_us, the end without H end_us). */
+        if (fld[0][0] == 'Z') {
+            z_line = lineno;
+            out->end = fld[2][0] == 'c' ? DQ_CHECK_END_CLEAN
+                                        : DQ_CHECK_END_INTERRUPTED;
+            continue;
+        }
         if (out->first_us == 0 || t < out->first_us)
             out->first_us = t;
         if (t > out->last_us)
@@ -743,6 +800,17 @@ static int check_stream(FILE *f, const char *name, dq_check *out,
             BAD("empty task id");
         if (fld[3][0] == '\0')
             BAD("empty %s name", fld[0][0] == 'E' ? "producer" : "consumer");
+        if (fld[0][0] == 'R') {
+            /* Acknowledges nothing: only counted. */
+            int64_t attempt;
+            if (!parse_nonneg(fld[4], &attempt) || attempt > INT32_MAX)
+                BAD("bad attempt '%.30s' (expected an integer >= 0)", fld[4]);
+            if (strcmp(fld[5], "ENOTFOUND") == 0)
+                out->ack_refused++;
+            else
+                out->ack_failed++;
+            continue;
+        }
 
         ri = map_get(&c.ids, fld[2], strlen(fld[2]), &added);
         if (ri == (size_t)-1 ||
@@ -791,12 +859,17 @@ static int check_stream(FILE *f, const char *name, dq_check *out,
         }
         case 'A': {
             aent *a;
+            int64_t attempt = -1;
+            if (out->log_version != 1 &&
+                (!parse_nonneg(fld[4], &attempt) || attempt > INT32_MAX))
+                BAD("bad attempt '%.30s' (expected an integer >= 0)", fld[4]);
             if (grow((void **)&c.av, &c.capav, c.nav + 1, sizeof *c.av))
                 BAD("out of memory");
             a = &c.av[c.nav++];
             a->t = t;
             a->rec = (uint32_t)ri;
             a->cons = (uint32_t)ci;
+            a->attempt = (int32_t)attempt;
             out->acked++;
             break;
         }
@@ -886,6 +959,25 @@ int dq_check_file(const char *path, dq_check *out, char *err, size_t errlen)
     return rc;
 }
 
+const char *dq_check_no_verdict(const dq_check *c)
+{
+    if (c->log_version == 1)
+        return "log incomplete: a v1 event log does not record how its "
+               "trial ended";
+    switch (c->end) {
+    case DQ_CHECK_END_CLEAN:
+        return NULL;
+    case DQ_CHECK_END_INTERRUPTED:
+        return "trial interrupted: the log ends with 'Z interrupted'";
+    case DQ_CHECK_END_NONE:
+    default:
+        return c->torn ? "log incomplete: its last line is cut short and it "
+                         "has no end record"
+                       : "log incomplete: no end record (its writer was "
+                         "killed, or the file was cut)";
+    }
+}
+
 json_t *dq_check_json(const dq_check *c)
 {
     json_t *o = json_object(), *lat = json_object();
@@ -930,7 +1022,19 @@ json_t *dq_check_json(const dq_check *c)
     U("redelivered_hidden", c->redelivered_hidden);
     U("fault_windows", c->fault_windows);
     U("end_us", c->end_us);
+    U("ack_refused", c->ack_refused);
+    U("ack_failed", c->ack_failed);
+    U("log_version", c->log_version);
 #undef U
+    json_object_set_new(o, "log_end",
+                        c->end == DQ_CHECK_END_CLEAN ? json_string("clean")
+                        : c->end == DQ_CHECK_END_INTERRUPTED
+                            ? json_string("interrupted")
+                            : json_null());
+    json_object_set_new(o, "no_verdict",
+                        dq_check_no_verdict(c)
+                            ? json_string(dq_check_no_verdict(c))
+                            : json_null());
     json_object_set_new(o, "fault", c->fault_spec[0]
                                         ? json_string(c->fault_spec)
                                         : json_null());

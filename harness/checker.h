@@ -12,12 +12,30 @@
  *   early       deliveries of enqueued ids whose t_us is before
  *               due_ms * 1000
  *   unknown     deliveries of ids never enqueued
- *   acked       all A records
+ *   acked       all A records (acks the strategy accepted)
+ *   ack_refused R records with code ENOTFOUND: stale acks the strategy
+ *               refused (the lease had passed to another delivery)
+ *   ack_failed  other R records (the ack call failed)
  *   lateness    first delivery t_us - due_ms*1000, per delivered id, in ms
  *               (the first delivery is the one with the smallest t_us)
  * Record order between lines does not matter: an E may follow the D of
  * the same id (the producer logs after enqueue returns).  Lines starting
  * with '#' after the first are comments.
+ *
+ * Acks and deliveries.  An A record acknowledges one delivery: the D of
+ * the same id, consumer and attempt (eventlog.h), whenever it was logged.
+ * An R record acknowledges nothing.  (A v1 log's A has no attempt; it is
+ * matched to the deliveries of its consumer, as v1 did.)
+ *
+ * How the log ended.  A v2 log ends with a Z record (eventlog.h): "clean"
+ * when the trial ran to its end, "interrupted" when a signal stopped it.
+ * A log without one -- its writer was killed (buffered records never
+ * written), the file was cut at or inside a line (a last line without LF
+ * is not read: torn) -- is incomplete, and so is every v1 log, which
+ * never recorded its end.  The counts of such a log are computed all the
+ * same, but they are not a verdict: callers ask dq_check_no_verdict()
+ * before judging (dqlab check exits 3, the report says "no verdict").
+ * A record after the Z line is an error (two writers, or an edit).
  *
  * Faults (the faults issue).  F records mark fault windows:
  *   F <t_us> <fault> begin <arg>   ...   F <t_us> <fault> end <arg>
@@ -50,8 +68,9 @@
  * enqueued = delivered + (lost - lost_claimed) + (never-delivered
  * pending); lost and pending_end never count the same id.
  * Each extra delivery of an id (in time order, after its first) is one of:
- *   redelivered   no ack of the id before it, the previous delivery's
- *                 consumer never acked the id, and either its attempt is
+ *   redelivered   no ack of the id before it, the previous delivery
+ *                 itself was never acked (no A of its consumer and
+ *                 attempt, at any time), and either its attempt is
  *                 > 1 (the strategy says it is a redelivery, e.g. a lease
  *                 ran out) or a fault window began after the previous
  *                 delivery and at or before this one: at-least-once
@@ -103,6 +122,7 @@
 #ifndef DQ_CHECKER_H
 #define DQ_CHECKER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 
@@ -128,11 +148,23 @@ typedef struct dq_fault_stat {
     uint64_t lost, redelivered, dup_fault, early;
 } dq_fault_stat;
 
+/* How a log ended (its Z record; top comment). */
+typedef enum dq_check_end {
+    DQ_CHECK_END_NONE = 0,     /* no Z record: incomplete */
+    DQ_CHECK_END_CLEAN,        /* Z clean */
+    DQ_CHECK_END_INTERRUPTED   /* Z interrupted */
+} dq_check_end;
+
 typedef struct dq_check {
     uint64_t enqueued, delivered, deliveries, duplicates, lost, early;
     uint64_t acked, unknown;
+    uint64_t ack_refused, ack_failed; /* R records (top comment) */
+    int log_version;           /* 1 or 2: the first line's format */
+    dq_check_end end;          /* the Z record; NONE for v1 */
+    bool torn;                 /* the last line had no LF (not read) */
     dq_latency lateness;
-    int64_t first_us, last_us;  /* first and last record times, 0 if none */
+    int64_t first_us, last_us;  /* first and last record times (Z aside), 0
+                                   if none */
 
     /* Added for faults (see the top comment). */
     uint64_t redelivered, dup_fault, dup_nofault; /* sum to duplicates */
@@ -156,7 +188,8 @@ typedef struct dq_check {
 
 /* Checks the log at path.  Returns 0 and fills *out, or -1 with a one-line
  * message "path:line: what is wrong" in err (errlen bytes) when the file
- * cannot be read or a record is malformed. */
+ * cannot be read or a record is malformed.  0 says nothing about whether
+ * the log is complete: see dq_check_no_verdict. */
 int dq_check_file(const char *path, dq_check *out, char *err, size_t errlen);
 
 /* Same, on an open stream; name is used in messages. */
@@ -171,6 +204,14 @@ int dq_check_stream(FILE *f, const char *name, dq_check *out, char *err,
  * -1 with the message in err and *lat NULL. */
 int dq_check_file_lateness(const char *path, dq_check *out, double **lat,
                            char *err, size_t errlen);
+
+/* NULL when the checked log c can carry a verdict (a v2 log ending with
+ * "Z clean"); otherwise why not, as a static one-line text starting with
+ * "log incomplete" (no Z record, a torn last line, a v1 log) or "trial
+ * interrupted" (Z interrupted), for "no verdict: <text>".  Every caller
+ * that judges a stored log asks this first: counts of an incomplete log
+ * are neither ok nor a violation. */
+const char *dq_check_no_verdict(const dq_check *c);
 
 /* Percentile p (0..100) of n sorted samples, nearest-rank; 0 when n == 0. */
 double dq_percentile(const double *sorted, size_t n, double p);
@@ -187,7 +228,9 @@ size_t dq_percentile_rank(double p, size_t n);
  * dup_nofault, pending_end, lost_claimed, lost_nofault, early_fault,
  * unacked, fault_windows, end_us, fault (the H fault spec or null),
  * faults [{name, windows, window_ms, lost, redelivered, dup_fault,
- * early}].  NULL on allocation failure. */
+ * early}], ack_refused, ack_failed, log_version, log_end ("clean",
+ * "interrupted" or null), no_verdict (dq_check_no_verdict's text or
+ * null).  NULL on allocation failure. */
 struct json_t;
 struct json_t *dq_check_json(const dq_check *c);
 
@@ -214,8 +257,8 @@ struct json_t *dq_check_json(const dq_check *c);
  * interrupted: the trial was cut short, so lost tasks are not judged.
  * Fills up to max entries of out and returns how many there are (may be
  * more than max).  Payload changes are not in the log: `dqlab run` adds
- * its own rule for them. */
-#include <stdbool.h>
+ * its own rule for them.  This judges the counts as they are: for a
+ * stored log, ask dq_check_no_verdict first. */
 size_t dq_check_violations(const dq_check *c, unsigned flags,
                            bool interrupted, const char **out, size_t max);
 

@@ -2,12 +2,16 @@
  *
  * The same code `dqlab run` uses after a trial (checker.c), so a log kept
  * with --out can be re-checked, and a hand-edited log tried.  Prints the
- * counts and a verdict line, and exits like `dqlab run`:
- *   0  the log parses and the strategy named in its header (H strategy S)
- *      breaks none of the guarantees it declares -- or the log names no
- *      strategy dqlab knows, so no verdict was computed (said on stdout);
+ * counts and a verdict line, and exits:
+ *   0  the log is complete and the strategy named in its header (H
+ *      strategy S) breaks none of the guarantees it declares;
  *   1  it breaks one (one "verdict: VIOLATION: ..." line each);
- *   2  the log cannot be read or a record is malformed ("file:line: what").
+ *   2  the log cannot be read or a record is malformed ("file:line: what");
+ *   3  no verdict ("verdict: no verdict: why"): the log cannot carry one --
+ *      it does not end with "Z clean" (its writer was killed or
+ *      interrupted, the file was cut, or it is a v1 log, which never
+ *      recorded its end: dq_check_no_verdict, checker.h), or it names no
+ *      strategy dqlab knows.  The counts are printed all the same.
  *
  * The verdict uses dq_check_violations() (checker.h), the rules `dqlab
  * run` applies, on what the log alone can show: early deliveries outside
@@ -18,11 +22,7 @@
  * survives-consumer-crash, those lost under a fault that loses no data
  * (pause-redis, clock-skew).  Redeliveries are at-least-once behaviour,
  * not a violation; tasks due after the end of the trial are pending, not
- * lost.  Payload changes are not in the log (only `dqlab run` sees them).  A log
- * with fewer E records than its "H tasks N" header was cut short (Ctrl-C,
- * or an error), and so is one with an "H interrupted 1" record (H records
- * may come anywhere, so a trial can append it when it is interrupted while
- * draining): its lost tasks are not a verdict, as for an interrupted run.
+ * lost.  Payload changes are not in the log (only `dqlab run` sees them).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -35,109 +35,92 @@
 
 #include "checker.h"
 #include "commands.h"
-#include "parse.h"
 #include "../strategies/dq.h"
 
 #define MAX_VIOL 8
+#define EXIT_NO_VERDICT 3
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: dqlab check LOG [--json]\n"
                "  Reads an event log written by dqlab run and prints "
-               "enqueued, delivered,\n  duplicates (redelivered after a "
-               "fault / duplicated after a fault /\n  duplicated without "
-               "one), lost, pending at the end, early, unknown, fault\n  "
-               "windows, lateness percentiles and a verdict: whether the "
-               "strategy named\n  in the log (H strategy S) broke a "
-               "guarantee it declares (early or unknown\n  deliveries, "
-               "duplicates without a fault for no-dup-concurrent, losses "
-               "no\n  fault excuses; payload changes are not in the "
-               "log).\n\n"
-               "Exit: 0 ok (or no strategy in the log: no verdict), 1 a "
-               "guarantee broken,\n2 the log is unreadable or malformed.\n");
+               "enqueued, delivered,\n  duplicates (redelivered / "
+               "duplicated after a fault / duplicated without\n  one), "
+               "refused acks, lost, pending at the end, early, unknown, "
+               "fault windows,\n  lateness percentiles and a verdict: "
+               "whether the strategy named in the log\n  (H strategy S) "
+               "broke a guarantee it declares (early or unknown "
+               "deliveries,\n  duplicates without a fault for "
+               "no-dup-concurrent, losses no fault excuses;\n  payload "
+               "changes are not in the log).  Only a complete log (its "
+               "last line\n  'Z clean') gets a verdict.\n\n"
+               "Exit: 0 ok, 1 a guarantee broken, 2 the log is unreadable "
+               "or malformed,\n3 no verdict (the log is incomplete or "
+               "interrupted, or names no known\nstrategy).\n");
 }
 
-/* What the log's H records say that the verdict needs. */
-typedef struct log_header {
-    char strategy[64];  /* "" when absent */
-    int64_t tasks;      /* -1 when absent or not a number */
-    bool interrupted;   /* an "H interrupted 1" record */
-} log_header;
-
-/* Reads the H records of the log at path (the checker has validated the
- * file already).  Returns 0, or -1 with a message in err. */
-static int read_header(const char *path, log_header *h, char *err,
-                       size_t errlen)
+/* Reads the strategy of the log at path (its first "H strategy" record;
+ * the checker has validated the file already) into name ("" when there
+ * is none).  Returns 0, or -1 with a message in err. */
+static int read_strategy(const char *path, char *name, size_t len, char *err,
+                         size_t errlen)
 {
     FILE *f = fopen(path, "r");
     char *line = NULL;
     size_t cap = 0;
-    ssize_t n;
 
-    h->strategy[0] = '\0';
-    h->tasks = -1;
-    h->interrupted = false;
+    name[0] = '\0';
     if (f == NULL) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
-    while ((n = getline(&line, &cap, f)) > 0) {
-        char *key, *val, *tab;
-
-        if (line[0] != 'H' || line[1] != '\t')
+    while (getline(&line, &cap, f) > 0) {
+        if (strncmp(line, "H\tstrategy\t", 11) != 0)
             continue;
         line[strcspn(line, "\r\n")] = '\0';
-        key = line + 2;
-        tab = strchr(key, '\t');
-        if (tab == NULL)
-            continue;
-        *tab = '\0';
-        val = tab + 1;
-        if (strcmp(key, "strategy") == 0 && h->strategy[0] == '\0') {
-            snprintf(h->strategy, sizeof h->strategy, "%s", val);
-        } else if (strcmp(key, "tasks") == 0 && h->tasks < 0) {
-            int64_t v;
-            char e[128];
-            if (dq_parse_i64("tasks", val, 0, INT64_MAX, &v, e, sizeof e) == 0)
-                h->tasks = v;
-        } else if (strcmp(key, "interrupted") == 0 && strcmp(val, "1") == 0) {
-            h->interrupted = true;
-        }
+        snprintf(name, len, "%s", line + 11);
+        break;
     }
     free(line);
     fclose(f);
     return 0;
 }
 
-/* The verdict on checked counts c and header h: fills viol (up to
- * MAX_VIOL static strings) and returns how many; *computed is false when
- * the log names no known strategy (then nothing is judged), *cut_short
- * true when it holds fewer enqueues than its tasks header. */
-static size_t verdict(const dq_check *c, const log_header *h, bool *computed,
-                      bool *cut_short, const char **viol)
+/* The verdict on checked counts c of a log naming strategy: fills viol (up
+ * to MAX_VIOL static strings) and returns how many.  *why is NULL when a
+ * verdict was computed, else the reason there is none (into whybuf). */
+static size_t verdict(const dq_check *c, const char *strategy,
+                      const char **why, char *whybuf, size_t whylen,
+                      const char **viol)
 {
     const dq_strategy *s;
 
-    *computed = false;
-    *cut_short = h->interrupted ||
-                 (h->tasks > 0 && c->enqueued < (uint64_t)h->tasks);
-    s = h->strategy[0] ? dq_strategy_find(h->strategy) : NULL;
-    if (s == NULL)
+    *why = dq_check_no_verdict(c);
+    if (*why != NULL)
         return 0;
-    *computed = true;
-    return dq_check_violations(c, s->flags, *cut_short, viol, MAX_VIOL);
+    s = strategy[0] ? dq_strategy_find(strategy) : NULL;
+    if (s == NULL) {
+        if (strategy[0] == '\0')
+            snprintf(whybuf, whylen, "the log names no strategy (no "
+                     "'H strategy' record)");
+        else
+            snprintf(whybuf, whylen, "strategy '%.64s' in the log is not "
+                     "a dqlab strategy (dqlab list)", strategy);
+        *why = whybuf;
+        return 0;
+    }
+    return dq_check_violations(c, s->flags, false, viol, MAX_VIOL);
 }
 
 int dq_cmd_check(int argc, char **argv)
 {
-    const char *path = NULL;
+    const char *path = NULL, *why;
     int json = 0;
     dq_check c;
-    log_header h;
     const char *viol[MAX_VIOL];
     size_t nv;
-    bool computed, cut_short;
-    char err[512], why[160];
+    char err[512], whybuf[160], strategy[64];
+    int code;
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
@@ -163,20 +146,13 @@ int dq_cmd_check(int argc, char **argv)
         return 2;
     }
     if (dq_check_file(path, &c, err, sizeof err) != 0 ||
-        read_header(path, &h, err, sizeof err) != 0) {
+        read_strategy(path, strategy, sizeof strategy, err, sizeof err) != 0) {
         fprintf(stderr, "dqlab check: %s\n", err);
         return 2;
     }
-    nv = verdict(&c, &h, &computed, &cut_short, viol);
+    nv = verdict(&c, strategy, &why, whybuf, sizeof whybuf, viol);
     nv = nv > MAX_VIOL ? MAX_VIOL : nv;
-    if (!computed) {
-        if (h.strategy[0] == '\0')
-            snprintf(why, sizeof why, "the log names no strategy (no "
-                     "'H strategy' record)");
-        else
-            snprintf(why, sizeof why, "strategy '%.64s' in the log is not "
-                     "a dqlab strategy (dqlab list)", h.strategy);
-    }
+    code = why != NULL ? EXIT_NO_VERDICT : nv > 0 ? 1 : 0;
 
     if (json) {
         json_t *o = dq_check_json(&c), *va = json_array();
@@ -191,38 +167,40 @@ int dq_cmd_check(int argc, char **argv)
         json_object_set_new(o, "log", json_string(path));
         json_object_set_new(o, "first_us", json_integer(c.first_us));
         json_object_set_new(o, "last_us", json_integer(c.last_us));
-        json_object_set_new(o, "strategy", h.strategy[0]
-                                               ? json_string(h.strategy)
+        json_object_set_new(o, "strategy", strategy[0]
+                                               ? json_string(strategy)
                                                : json_null());
-        json_object_set_new(o, "cut_short", json_boolean(cut_short));
         json_object_set_new(o, "verdict",
-                            !computed ? json_null()
-                                      : json_string(nv ? "violation" : "ok"));
+                            why != NULL ? json_null()
+                                        : json_string(nv ? "violation" : "ok"));
         json_object_set_new(o, "verdict_note",
-                            computed ? json_null() : json_string(why));
+                            why != NULL ? json_string(why) : json_null());
         json_object_set_new(o, "violations", va);
         json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
         fputc('\n', stdout);
         json_decref(o);
-        return nv > 0 ? 1 : 0;
+        return code;
     }
-    printf("log         %s\n", path);
-    if (h.strategy[0])
-        printf("strategy    %s\n", h.strategy);
-    printf("enqueued    %" PRIu64 "%s\n", c.enqueued,
-           h.interrupted ? "  (the log says the trial was interrupted)"
-           : cut_short   ? "  (fewer than the tasks header: cut short)"
-                         : "");
+    printf("log         %s (v%d, %s)\n", path, c.log_version,
+           c.end == DQ_CHECK_END_CLEAN         ? "ended clean"
+           : c.end == DQ_CHECK_END_INTERRUPTED ? "ended interrupted"
+           : c.torn                            ? "no end record, last line cut"
+                                               : "no end record");
+    if (strategy[0])
+        printf("strategy    %s\n", strategy);
+    printf("enqueued    %" PRIu64 "\n", c.enqueued);
     printf("delivered   %" PRIu64 "  (deliveries %" PRIu64 ", duplicates %"
            PRIu64 ", acked %" PRIu64 ", never acked %" PRIu64 ")\n",
            c.delivered, c.deliveries, c.duplicates, c.acked, c.unacked);
-    printf("duplicates  %" PRIu64 " redelivered after a fault, %" PRIu64
-           " duplicated after a fault, %" PRIu64 " without a fault\n",
-           c.redelivered, c.dup_fault, c.dup_nofault);
+    printf("duplicates  %" PRIu64 " redelivered (a lease ran out, or after a "
+           "fault), %" PRIu64 " duplicated after a fault, %" PRIu64
+           " without a fault\n", c.redelivered, c.dup_fault, c.dup_nofault);
+    printf("acks        %" PRIu64 " accepted, %" PRIu64 " refused as stale "
+           "(ENOTFOUND), %" PRIu64 " failed\n", c.acked, c.ack_refused,
+           c.ack_failed);
     printf("lost        %" PRIu64 "  (%" PRIu64 " claimed by a killed "
-           "consumer, %" PRIu64 " no fault explains)%s\n", c.lost,
-           c.lost_claimed, c.lost_nofault,
-           cut_short && c.lost ? "  (cut short: not a verdict)" : "");
+           "consumer, %" PRIu64 " no fault explains)\n", c.lost,
+           c.lost_claimed, c.lost_nofault);
     printf("pending end %" PRIu64 "  (due after the end, or leased to a "
            "killed consumer)\n", c.pending_end);
     printf("early       %" PRIu64 "  (%" PRIu64 " in a clock-skew window)\n",
@@ -242,11 +220,11 @@ int dq_cmd_check(int argc, char **argv)
            "(n %" PRIu64 ")\n", c.lateness.p50_ms, c.lateness.p90_ms,
            c.lateness.p99_ms, c.lateness.p999_ms, c.lateness.max_ms,
            c.lateness.n);
-    if (!computed)
-        printf("verdict: not computed: %s\n", why);
+    if (why != NULL)
+        printf("verdict: no verdict: %s\n", why);
     else if (nv == 0)
         printf("verdict: ok\n");
     for (size_t i = 0; i < nv; i++)
         printf("verdict: VIOLATION: %s\n", viol[i]);
-    return nv > 0 ? 1 : 0;
+    return code;
 }

@@ -4,23 +4,28 @@
  * behind: parse and validate every argument (exit 2 with one line naming
  * the option and the value), check the strategy option values against
  * their declared types and ranges (dq_opts_check, dq.h), check --out
- * without creating it, then start the private redis-server if the
- * strategy needs Redis and no --redis was given, create --out DIR, run the
- * trial (trial.c), print the summary, and on every path after the server
- * started -- success, error, Ctrl-C -- stop it, remove the temporary log,
- * and remove DIR again if we created it and it is still empty.  The
- * temporary log and directory are also registered with signals.h so that
- * a forced exit (a repeated Ctrl-C) removes them.  The summary goes to
+ * without creating it (a new or empty directory only), then start the
+ * private redis-server if the strategy needs Redis and no --redis was
+ * given, create --out DIR, run the trial (trial.c), print the summary, and
+ * on every path after the server started -- success, error, Ctrl-C -- stop
+ * it, remove the temporary log, and remove DIR again if we created it and
+ * it is still empty.  The temporary log and directory are also registered
+ * with signals.h so that a forced exit (a repeated Ctrl-C) removes them,
+ * and the directory carries an owner record (tmpdir.h) so that after a
+ * SIGKILL the next dqlab removes it.  The summary goes to
  * stdout (human text, or one JSON object with --json); progress and errors
  * to stderr.
  *
- * The --redis password is never printed: messages and the summary use
- * dq_redis_url_redacted().
+ * The --redis password is never printed: the summary uses
+ * dq_redis_url_redacted(), and the messages go through run_error(), which
+ * masks the userinfo of any URL an argument put in them.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +36,13 @@
 #include <jansson.h>
 
 #include "commands.h"
+#include "experiment.h"
 #include "faults.h"
 #include "parse.h"
 #include "redis_server.h"
 #include "redis_url.h"
 #include "signals.h"
+#include "tmpdir.h"
 #include "trial.h"
 
 #define MAX_WORKERS 1024
@@ -76,7 +83,9 @@ static void usage(FILE *f)
         "default:\n"
         "                        a private redis-server on a free port\n"
         "  --fresh               delete existing keys dq:{queue}:* first\n"
-        "  --out DIR             keep DIR/events.log and DIR/summary.json\n"
+        "  --out DIR             keep DIR/events.log and DIR/summary.json "
+        "(DIR new\n"
+        "                        or empty)\n"
         "  --consumer-mode M     thread (default) or process: each consumer "
         "a child\n"
         "                        process, so a fault can SIGKILL it\n"
@@ -96,6 +105,24 @@ static void usage(FILE *f)
         "input or\nenvironment, 130 interrupted.\n");
 }
 
+/* Prints "dqlab run: MESSAGE" as one line on stderr, with the userinfo of
+ * any redis:// URL in it masked (dq_redact_redis_urls): a message that
+ * quotes an argument must not quote a password. */
+static void run_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+static void run_error(const char *fmt, ...)
+{
+    char msg[1024], safe[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    dq_redact_redis_urls(msg, safe, sizeof safe);
+    fprintf(stderr, "dqlab run: %s\n", safe);
+}
+
 /* The valid strategy names, "naive, lua, heap", into buf. */
 static void strategy_names(char *buf, size_t buflen)
 {
@@ -107,16 +134,53 @@ static void strategy_names(char *buf, size_t buflen)
                               dq_strategies[i]->name);
 }
 
-/* Checks --out DIR without creating it: an existing directory we may
- * write into and that holds no events.log yet, or a new name whose parent
- * is such a directory.  Returns 0, or -1 with a message in err. */
+/* The files `run --out DIR` writes, named first when DIR holds one. */
+static const char *const out_files[] = {"events.log", "summary.json",
+                                        ".summary.json.tmp", NULL};
+
+/* An entry of directory dir into name (namelen bytes): one of out_files
+ * when it holds one, else the first other entry.  Returns 1 when dir holds
+ * anything, 0 when it is empty, -1 (errno set) when it cannot be read. */
+static int outdir_entry(const char *dir, char *name, size_t namelen)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int found = 0;
+
+    if (d == NULL)
+        return -1;
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        for (size_t i = 0; out_files[i] != NULL; i++)
+            if (strcmp(de->d_name, out_files[i]) == 0) {
+                snprintf(name, namelen, "%s", de->d_name);
+                closedir(d);
+                return 1;
+            }
+        if (!found)
+            snprintf(name, namelen, "%s", de->d_name);
+        found = 1;
+    }
+    closedir(d);
+    return found;
+}
+
+/* Checks --out DIR without creating it: an empty existing directory we may
+ * write into, or a new name whose parent is such a directory.  A directory
+ * that holds anything is refused: it may hold the results of an earlier
+ * run (events.log, summary.json or files dqlab does not know), and a new
+ * run must never replace or mix with them.  Returns 0, or -1 with a
+ * message in err. */
 static int check_outdir(const char *dir, char *err, size_t errlen)
 {
     struct stat st;
-    char parent[4200], logpath[4200];
+    char parent[4200], entry[256];
     char *slash;
 
     if (stat(dir, &st) == 0) {
+        int held;
+
         if (!S_ISDIR(st.st_mode)) {
             snprintf(err, errlen, "%.400s is not a directory", dir);
             return -1;
@@ -125,10 +189,15 @@ static int check_outdir(const char *dir, char *err, size_t errlen)
             snprintf(err, errlen, "%.400s: %s", dir, strerror(errno));
             return -1;
         }
-        snprintf(logpath, sizeof logpath, "%s/events.log", dir);
-        if (access(logpath, F_OK) == 0) {
-            snprintf(err, errlen, "%.400s already exists (refusing to "
-                     "overwrite; choose another directory)", logpath);
+        held = outdir_entry(dir, entry, sizeof entry);
+        if (held < 0) {
+            snprintf(err, errlen, "%.400s: %s", dir, strerror(errno));
+            return -1;
+        }
+        if (held > 0) {
+            snprintf(err, errlen, "%.250s is not empty (it holds %.80s; "
+                     "refusing to overwrite or mix with earlier results: "
+                     "choose a new or empty directory)", dir, entry);
             return -1;
         }
         return 0;
@@ -277,8 +346,8 @@ int dq_cmd_run(int argc, char **argv)
             return 0;
         }
         if (strncmp(a, "--", 2) != 0) {
-            fprintf(stderr, "dqlab run: unexpected argument '%s' (options "
-                    "start with --; see dqlab run --help)\n", a);
+            run_error("unexpected argument '%s' (options start with --; "
+                      "see dqlab run --help)", a);
             return 2;
         }
         eq = strchr(a, '=');
@@ -291,8 +360,7 @@ int dq_cmd_run(int argc, char **argv)
         if (strcmp(name, "--fresh") == 0 || strcmp(name, "--json") == 0 ||
             strcmp(name, "--quiet") == 0) {
             if (val != NULL) {
-                fprintf(stderr, "dqlab run: %s takes no value (got '%s')\n",
-                        name, val);
+                run_error("%s takes no value (got '%s')", name, val);
                 return 2;
             }
             if (name[2] == 'f')
@@ -314,8 +382,7 @@ int dq_cmd_run(int argc, char **argv)
             if (strcmp(name, with_value[k]) == 0)
                 known = true;
         if (!known) {
-            fprintf(stderr, "dqlab run: unknown option '%s' (see dqlab run "
-                    "--help)\n", name);
+            run_error("unknown option '%s' (see dqlab run --help)", name);
             return 2;
         }
         if (val == NULL) {
@@ -340,7 +407,7 @@ int dq_cmd_run(int argc, char **argv)
                 return 2;
             }
             if (dq_opt_parse(val, &p.opts[p.nopts], e, sizeof e) != DQ_OK) {
-                fprintf(stderr, "dqlab run: --opt: %s\n", e);
+                run_error("--opt: %s", e);
                 return 2;
             }
             p.nopts++;
@@ -401,26 +468,26 @@ int dq_cmd_run(int argc, char **argv)
             else if (strcmp(val, "process") == 0)
                 p.consumer_process = true;
             else {
-                fprintf(stderr, "dqlab run: --consumer-mode: '%.40s': "
-                        "expected thread or process\n", val);
+                run_error("--consumer-mode: '%.40s': expected thread or "
+                          "process", val);
                 return 2;
             }
         } else if (strcmp(name, "--queue") == 0) {
             if (strlen(val) >= sizeof p.queue || val[0] == '\0' ||
                 strspn(val, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu"
                             "vwxyz0123456789_.-") != strlen(val)) {
-                fprintf(stderr, "dqlab run: --queue: '%.80s': expected 1 to "
-                        "64 of [A-Za-z0-9_.-]\n", val);
+                run_error("--queue: '%.80s': expected 1 to 64 of "
+                          "[A-Za-z0-9_.-]", val);
                 return 2;
             }
             snprintf(p.queue, sizeof p.queue, "%s", val);
         }
         continue;
     bad:
-        fprintf(stderr, "dqlab run: %s\n", err);
+        run_error("%s", err);
         return 2;
     bad_fault:
-        fprintf(stderr, "dqlab run: --fault: %s\n", err);
+        run_error("--fault: %s", err);
         return 2;
     }
 
@@ -432,8 +499,8 @@ int dq_cmd_run(int argc, char **argv)
     }
     p.strategy = dq_strategy_find(strategy);
     if (p.strategy == NULL) {
-        fprintf(stderr, "dqlab run: --strategy: unknown strategy '%.64s' "
-                "(one of: %s)\n", strategy, names);
+        run_error("--strategy: unknown strategy '%.64s' (one of: %s)",
+                  strategy, names);
         return 2;
     }
     p.progress = !quiet;
@@ -443,10 +510,8 @@ int dq_cmd_run(int argc, char **argv)
         const dq_fault *f = &p.faults[i];
         char spec[64];
         dq_fault_format(f, spec, sizeof spec);
-        if ((dq_fault_needs_server(f) || f->kind == DQ_FAULT_MOVER_STALL) &&
-            !(p.strategy->flags & DQ_G_NEEDS_REDIS)) {
-            fprintf(stderr, "dqlab run: --fault %s: strategy '%s' uses no "
-                    "Redis\n", spec, p.strategy->name);
+        if (!dq_fault_applies(f, p.strategy, err, sizeof err)) {
+            fprintf(stderr, "dqlab run: --fault: %s\n", err);
             return 2;
         }
         if (dq_fault_needs_server(f) && have_target) {
@@ -473,7 +538,7 @@ int dq_cmd_run(int argc, char **argv)
 
     /* Strategy option values, before anything is started. */
     if (dq_opts_check(p.strategy, p.opts, p.nopts, err, sizeof err) != DQ_OK) {
-        fprintf(stderr, "dqlab run: --opt: %s\n", err);
+        run_error("--opt: %s", err);
         return 2;
     }
 
@@ -482,22 +547,17 @@ int dq_cmd_run(int argc, char **argv)
      * new empty DIR behind. */
     if (outdir != NULL) {
         if (check_outdir(outdir, err, sizeof err) != 0) {
-            fprintf(stderr, "dqlab run: --out: %s\n", err);
+            run_error("--out: %s", err);
             return 2;
         }
         snprintf(logpath, sizeof logpath, "%s/events.log", outdir);
     } else {
-        const char *t = getenv("TMPDIR");
-        if (t == NULL || *t == '\0' || strlen(t) > 200)
-            t = "/tmp";
-        snprintf(tmpdir, sizeof tmpdir, "%s/dqlab-run-XXXXXX", t);
-        if (mkdtemp(tmpdir) == NULL) {
-            fprintf(stderr, "dqlab run: mkdtemp %s: %s\n", tmpdir,
-                    strerror(errno));
+        if (dq_tmpdir_create("dqlab-run", tmpdir, sizeof tmpdir, err,
+                             sizeof err) != 0) {
+            run_error("%s", err);
             return 2;
         }
         snprintf(logpath, sizeof logpath, "%s/events.log", tmpdir);
-        dq_signals_on_force_remove(tmpdir, true);
         dq_signals_on_force_remove(logpath, false);
     }
     p.log_path = logpath;
@@ -507,7 +567,7 @@ int dq_cmd_run(int argc, char **argv)
         if (have_target) {
             dq_redis_url_redacted(&target, where, sizeof where);
         } else {
-            dq_redis_server_opts so = {NULL, restart_mode, 0};
+            dq_redis_server_opts so = {.appendonly = restart_mode};
             if (!quiet)
                 fprintf(stderr, "dqlab run: starting a private "
                         "redis-server...\n");
@@ -516,7 +576,7 @@ int dq_cmd_run(int argc, char **argv)
                     fprintf(stderr, "dqlab run: interrupted\n");
                     ret = 130;
                 } else {
-                    fprintf(stderr, "dqlab run: %s\n", err);
+                    run_error("%s", err);
                 }
                 goto cleanup;
             }
@@ -549,7 +609,7 @@ int dq_cmd_run(int argc, char **argv)
 
     rc = dq_trial_run(&p, &r, err, sizeof err);
     if (rc < 0) {
-        fprintf(stderr, "dqlab run: %s\n", err);
+        run_error("%s", err);
         ret = 2;
         goto cleanup;
     }
@@ -569,7 +629,7 @@ int dq_cmd_run(int argc, char **argv)
         json_object_set_new(o, "log", outdir ? json_string(logpath)
                                              : json_null());
         if (outdir != NULL && write_summary(outdir, o, err, sizeof err) != 0) {
-            fprintf(stderr, "dqlab run: %s\n", err);
+            run_error("%s", err);
             json_decref(o);
             ret = 2;
             goto cleanup;
@@ -596,9 +656,8 @@ cleanup:
     dq_redis_server_stop(&srv);
     if (tmpdir[0] != '\0') {
         unlink(logpath);
-        rmdir(tmpdir);
         dq_signals_forget_remove(logpath);
-        dq_signals_forget_remove(tmpdir);
+        dq_tmpdir_remove(tmpdir);
     }
     if (made_outdir)
         rmdir(outdir); /* only succeeds while empty: after a failure */

@@ -16,9 +16,15 @@
  * --enqueue-batch=N an all-in-one child's producers enqueue in groups of N
  * as in a thread-mode trial, trial.h enqueue_batch), the log
  * path, its consumer name, its clock offset and its "die at" plan (claim
- * number and point).  It appends its D, A and F records to the trial's log
- * through its own O_APPEND descriptor, runs until SIGTERM (the parent's
- * stop) and prints one summary line on stdout (dq_trial_child_run).
+ * number and point).  It appends its D, A, R and F records to the trial's
+ * log through its own O_APPEND descriptor (never the Z record: the parent
+ * ends the log once every child is reaped), runs until SIGTERM (the
+ * parent's stop) and prints one summary line on stdout
+ * (dq_trial_child_run).  An all-in-one child also reads its stdin, a
+ * socket from the parent: '1' stops its consumer threads (a subscriber
+ * outage: they close their handles while the producers go on), '0' starts
+ * them again (trial.c child_outage); a consumer child is stopped by
+ * SIGTERM instead.
  *
  * It never outlives the parent: PR_SET_PDEATHSIG = SIGKILL is set by the
  * parent between fork and exec, and again here (it survives execve of a
@@ -173,6 +179,7 @@ int dq_cmd_child(int argc, char **argv)
         p.redis = &target;
     }
     unsetenv("DQLAB_CHILD_REDIS_PASSWORD");
+    p.log_path = log; /* named in a failed write's message */
     c.log = dq_eventlog_open_append(log, DQ_LOG_SYNC_EACH, err, sizeof err);
     if (c.log == NULL) {
         fprintf(stderr, "dqlab %s: %s\n", DQ_CHILD_COMMAND, err);

@@ -32,6 +32,10 @@
  * inherited buffers (nor their mutex, which another parent thread may have
  * held at the fork).
  *
+ * The end (dq_log_end): every buffer is written, then the Z record, so
+ * that Z is the last line and a log without one is known to be
+ * incomplete (its writer died or the file was cut).
+ *
  * The checker (checker.c) does not rely on record order between ids: an E
  * record may follow the D of the same id, because the producer logs after
  * enqueue returns while a consumer may already have claimed the task, and
@@ -50,7 +54,7 @@
 
 #include "eventlog.h"
 
-#define DQ_LOG_MAGIC "# dqlab event log v1\n"
+#define DQ_LOG_MAGIC "# dqlab event log v2\n"
 /* Longest record; names are bounded (ids < 128 bytes), header values are
  * checked against it. */
 #define REC_MAX 2048
@@ -68,6 +72,7 @@ struct dq_eventlog {
     unsigned epoch;      /* g_epoch when created: a fork changes it */
     pthread_mutex_t mu;  /* guards bufs (the list, not the contents) */
     log_buf *bufs;
+    atomic_bool ended;   /* dq_log_end was called: no record may follow */
 };
 
 static atomic_uint_fast64_t g_gen;
@@ -96,18 +101,25 @@ static bool buffered(const dq_eventlog *l)
            l->epoch == atomic_load_explicit(&g_epoch, memory_order_relaxed);
 }
 
+/* Writes all n bytes.  A short write (write(2) wrote part: the disk
+ * filled up in the middle of it) is continued, so that the error reported
+ * is the one write(2) gives for the rest -- ENOSPC on a full disk, EFBIG,
+ * EDQUOT -- and not an invented one.  A record cut by such an error is
+ * torn; the checker then finds the log incomplete or malformed. */
 static int write_all(int fd, const char *buf, size_t n)
 {
-    ssize_t w;
-
-    do {
-        w = write(fd, buf, n);
-    } while (w < 0 && errno == EINTR);
-    if (w < 0)
-        return -1;
-    if ((size_t)w != n) {
-        errno = EIO; /* short write: disk full; the record is torn */
-        return -1;
+    while (n > 0) {
+        ssize_t w = write(fd, buf, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        if (w == 0) {       /* not for a regular file; never loop */
+            errno = EIO;
+            return -1;
+        }
+        buf += w;
+        n -= (size_t)w;
     }
     return 0;
 }
@@ -198,7 +210,7 @@ dq_eventlog *dq_eventlog_open_append(const char *path, unsigned flags,
     n = pread(fd, head, sizeof head, 0);
     if (n != (ssize_t)sizeof head || memcmp(head, DQ_LOG_MAGIC, sizeof head)) {
         snprintf(err, errlen, "%s: not a dqlab event log (first line must "
-                 "be '# dqlab event log v1')", path);
+                 "be '# dqlab event log v2')", path);
         close(fd);
         return NULL;
     }
@@ -391,10 +403,11 @@ static int fits(size_t sum, size_t extra)
 
 /* The argument check of every dq_log_*: 1 when l is set, fields_ok (each
  * text field passed field_len) and the fields' `sum` bytes fit a record;
- * else 0 with errno = EINVAL. */
-static int rec_ok(const dq_eventlog *l, bool fields_ok, size_t sum)
+ * else 0 with errno = EINVAL (also after dq_log_end). */
+static int rec_ok(dq_eventlog *l, bool fields_ok, size_t sum)
 {
-    if (l == NULL || !fields_ok || !fits(sum, REC_EXTRA)) {
+    if (l == NULL || !fields_ok || !fits(sum, REC_EXTRA) ||
+        atomic_load_explicit(&l->ended, memory_order_relaxed)) {
         errno = EINVAL;
         return 0;
     }
@@ -475,7 +488,7 @@ int dq_log_deliver(dq_eventlog *l, int64_t t_us, const char *id,
 }
 
 int dq_log_ack(dq_eventlog *l, int64_t t_us, const char *id,
-               const char *consumer)
+               const char *consumer, int attempt)
 {
     ssize_t in = field_len(id, 0), cn = field_len(consumer, 0);
     rec r;
@@ -486,6 +499,25 @@ int dq_log_ack(dq_eventlog *l, int64_t t_us, const char *id,
     rec_tab_i64(&r, t_us);
     rec_tab_str(&r, id, (size_t)in);
     rec_tab_str(&r, consumer, (size_t)cn);
+    rec_tab_i64(&r, attempt);
+    return rec_end(l, &r, false);
+}
+
+int dq_log_ack_refused(dq_eventlog *l, int64_t t_us, const char *id,
+                       const char *consumer, int attempt, const char *code)
+{
+    ssize_t in = field_len(id, 0), cn = field_len(consumer, 0),
+            kn = field_len(code, 0);
+    rec r;
+
+    if (!rec_ok(l, in >= 0 && cn >= 0 && kn >= 0, (size_t)(in + cn + kn)))
+        return -1;
+    rec_start(&r, 'R');
+    rec_tab_i64(&r, t_us);
+    rec_tab_str(&r, id, (size_t)in);
+    rec_tab_str(&r, consumer, (size_t)cn);
+    rec_tab_i64(&r, attempt);
+    rec_tab_str(&r, code, (size_t)kn);
     return rec_end(l, &r, false);
 }
 
@@ -507,4 +539,22 @@ int dq_log_fault(dq_eventlog *l, int64_t t_us, const char *fault,
     rec_tab_str(&r, phase, (size_t)pn);
     rec_tab_str(&r, arg, (size_t)an);
     return rec_end(l, &r, true);
+}
+
+int dq_log_end(dq_eventlog *l, int64_t t_us, const char *how)
+{
+    rec r;
+
+    if (!rec_ok(l, how != NULL && (strcmp(how, "clean") == 0 ||
+                                   strcmp(how, "interrupted") == 0), 0))
+        return -1;
+    /* Every thread's records first: the Z line must be the last. */
+    if (dq_eventlog_flush_all(l) != 0)
+        return -1;
+    rec_start(&r, 'Z');
+    rec_tab_i64(&r, t_us);
+    rec_tab_str(&r, how, strlen(how));
+    rec_char(&r, '\n');
+    atomic_store(&l->ended, true);
+    return write_all(l->fd, r.buf, (size_t)(r.p - r.buf));
 }

@@ -5,12 +5,37 @@
  * one TAB, times in CLOCK_REALTIME microseconds (dq_wall_us(), never
  * skewed):
  *
- *   # dqlab event log v1                       first line
+ *   # dqlab event log v2                       first line
  *   H  <key>  <value>                          trial parameter (strategy, seed...)
  *   E  <t_us> <id> <due_ms> <producer>         enqueue returned (Redis acked it)
  *   D  <t_us> <id> <consumer> <attempt>        claim returned the task
- *   A  <t_us> <id> <consumer>                  ack returned
+ *   A  <t_us> <id> <consumer> <attempt>        ack returned DQ_OK: the
+ *                                              delivery of that attempt to
+ *                                              that consumer is acked
+ *   R  <t_us> <id> <consumer> <attempt> <code> ack did not return DQ_OK:
+ *                                              <code> is the DQ_* name
+ *                                              without the prefix
+ *                                              (ENOTFOUND: the strategy
+ *                                              refused a stale ack, its
+ *                                              lease was no longer this
+ *                                              delivery's; EIO and others:
+ *                                              the call failed); that
+ *                                              delivery is not acked
  *   F  <t_us> <fault> begin|end <arg>          a fault window (faults issue)
+ *   Z  <t_us> clean|interrupted                how the log ended: the last
+ *                                              line of every log whose
+ *                                              writer finished (clean: the
+ *                                              trial ran to its end;
+ *                                              interrupted: stopped by
+ *                                              SIGINT/SIGTERM/SIGHUP)
+ *
+ * <attempt> is dq_task.attempt (1 for a first delivery, 0 when the
+ * strategy does not count).  A log without a Z line (a writer killed, or a
+ * file cut, even at a line boundary) or whose last line has no LF is
+ * incomplete, and nothing after the Z line is allowed: the checker gives
+ * it no verdict (checker.h).  The checker also reads the v1 format (the
+ * same records, A without <attempt>, no R or Z), which never says how it
+ * ended, so a v1 log gets counts but no verdict either.
  *
  * F records as the harness writes them (trial.c, faults.h).  <arg> is
  * "<consumer>:<key>=<v>,..." when the fault concerns one consumer (the
@@ -43,14 +68,15 @@
  *     processes interleave whole and a process killed mid-run leaves every
  *     record it wrote.  The price is a system call (and the file's
  *     position lock, shared by every writer) per record.
- *   buffered (DQ_LOG_BUFFERED): each thread appends its E/D/A records to
+ *   buffered (DQ_LOG_BUFFERED): each thread appends its E/D/A/R records to
  *     its own buffer, written with one write(2) when it fills
  *     (DQ_LOG_BUF_BYTES), on dq_log_flush() by that thread, and for every
  *     thread on dq_eventlog_flush_all() / dq_eventlog_close().  A thread's
  *     records stay in their order; records of different threads land in
  *     chunks, not in time order (the checker does not rely on order
  *     between lines: checker.h).  H and F records are always written at
- *     once (after the calling thread's buffer).  A process that is killed
+ *     once (after the calling thread's buffer), and Z after every
+ *     thread's buffer (dq_log_end).  A process that is killed
  *     loses what its buffers held, so: a process other than the one that
  *     created the log -- a forked consumer, which a fault may kill --
  *     always writes each record at once, and drops (never writes) the
@@ -82,7 +108,7 @@ dq_eventlog *dq_eventlog_create(const char *path, char *err, size_t errlen);
 dq_eventlog *dq_eventlog_create_flags(const char *path, unsigned flags,
                                       char *err, size_t errlen);
 /* Opens an existing log (created by dq_eventlog_create*, e.g. by a parent
- * process) to append records to it; its first line must be the v1 magic.
+ * process) to append records to it; its first line must be the v2 magic.
  * For a separate process that writes into the trial's log. */
 dq_eventlog *dq_eventlog_open_append(const char *path, unsigned flags,
                                      char *err, size_t errlen);
@@ -101,18 +127,33 @@ void dq_eventlog_close(dq_eventlog *l);
 int dq_log_flush(dq_eventlog *l);
 
 /* Each writes one record and returns 0, or -1 with errno set (including
- * EINVAL for a name holding TAB/CR/LF, or a record of 2048 bytes or more).
- * Thread-safe.  In DQ_LOG_BUFFERED mode the record may sit in this
- * thread's buffer until a flush (an error of that flush is returned by the
- * call that triggered it). */
+ * EINVAL for a name holding TAB/CR/LF, a record of 2048 bytes or more, or
+ * any record after dq_log_end on this handle; ENOSPC when the disk is
+ * full).  Thread-safe.  In DQ_LOG_BUFFERED mode the record may sit in
+ * this thread's buffer until a flush (an error of that flush is returned
+ * by the call that triggered it).  attempt: the attempt of the delivery
+ * (dq_task.attempt, as in its D record); dq_log_ack is for an ack that
+ * returned DQ_OK, dq_log_ack_refused for one that did not, with code the
+ * DQ_* result name without its prefix ("ENOTFOUND", "EIO"; non-empty, no
+ * TAB/CR/LF). */
 int dq_log_header(dq_eventlog *l, const char *key, const char *value);
 int dq_log_enqueue(dq_eventlog *l, int64_t t_us, const char *id,
                    int64_t due_ms, const char *producer);
 int dq_log_deliver(dq_eventlog *l, int64_t t_us, const char *id,
                    const char *consumer, int attempt);
 int dq_log_ack(dq_eventlog *l, int64_t t_us, const char *id,
-               const char *consumer);
+               const char *consumer, int attempt);
+int dq_log_ack_refused(dq_eventlog *l, int64_t t_us, const char *id,
+                       const char *consumer, int attempt, const char *code);
 int dq_log_fault(dq_eventlog *l, int64_t t_us, const char *fault,
                  const char *phase, const char *arg);
+/* Ends the log: writes every thread's buffered records (as
+ * dq_eventlog_flush_all), then the Z record with how ("clean" or
+ * "interrupted"; EINVAL otherwise) at once.  After it this handle writes
+ * nothing more (EINVAL).  Call it when no other thread or process writes
+ * to the log any more (after joining and reaping them), right before
+ * dq_eventlog_close: the Z line must be the file's last.  Returns 0, or -1
+ * with errno (ENOSPC...) of the first failed write. */
+int dq_log_end(dq_eventlog *l, int64_t t_us, const char *how);
 
 #endif

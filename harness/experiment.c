@@ -4,17 +4,23 @@
  * INI_HANDLER_LINENO, so the handler does not see line numbers.  We feed it
  * through ini_parse_stream() with our own line reader, which counts lines
  * (the handler runs while its line is the last one read, so the count is
- * the line of the key) and checks section headers itself (an unknown
- * section is an error even when it holds no key).  The first error wins;
- * later ones are ignored, as ini_parse() itself returns the first bad line.
+ * the line of the key), checks section headers itself (an unknown
+ * section is an error even when it holds no key) and tells the handler
+ * whether the line continues the key above (inih's multi-line rule), so a
+ * stray indentation is named as such instead of as a key given twice.
+ * The first error wins; later ones are ignored, as ini_parse() itself
+ * returns the first bad line.
  *
  * Option lists.  A comma list in [opts.NAME] (poll_ms = 10, 100) makes
  * the strategy a set of variants, one per combination of values
  * (expand_variants), so a strategy's options become a matrix dimension.
  *
  * Faults.  `faults` is a matrix dimension of one fault per trial (faults.h
- * specs, "none" = no fault); a fault that needs Redis is skipped for a
- * strategy without it (dq_experiment_fault_applies), so the matrix is not
+ * specs, "none" = no fault); a fault that cannot act on a strategy is
+ * skipped for it (dq_experiment_fault_applies, by faults.h
+ * dq_fault_applies: restart-redis, pause-redis and mover-stall for heap,
+ * which uses no Redis; mover-stall for a strategy whose consumers poll,
+ * which has no subscribed or blocked connection), so the matrix is not
  * a plain product and dq_experiment_cell walks the strategy blocks.  Each
  * trial gets its fault, the consumer mode (process when the file says so
  * or the fault is kill-consumer) and the private server, which
@@ -135,6 +141,11 @@ typedef struct load_state {
     int experiment_line;    /* line of the [experiment] header, 0 if none */
     char *linebuf;          /* getline buffer */
     size_t linecap;
+    /* How inih reads the line being handled (read_line mirrors its rules,
+     * ini.c): an indented line after a key continues that key. */
+    bool prev_key;          /* a key line was read in this section */
+    int key_line;           /* the line of that key */
+    bool continuation;      /* the line being handled continues it */
     char err[512];          /* first error, "" when none */
     dq_experiment base;     /* [experiment] */
     dq_experiment quick;    /* [quick] */
@@ -204,15 +215,27 @@ static bool check_section(load_state *st, const char *sec)
 }
 
 /* ini_reader: one line per call, counted.  Returns NULL at EOF or after an
- * error (which stops inih). */
+ * error (which stops inih).  It also classifies the line the way inih
+ * will (ini.c, INI_ALLOW_BOM and INI_ALLOW_MULTILINE): a UTF-8 BOM at the
+ * start of line 1 is skipped; blank lines and lines starting with ';' or
+ * '#' after blanks are comments; a non-blank line starting with white
+ * space after a key of the same section continues that key, even when it
+ * looks like "key = value" or "[section]"; otherwise "[name]" is a section
+ * header. */
 static char *read_line(char *str, int num, void *stream)
 {
     load_state *st = stream;
     if (st->err[0] != '\0')
         return NULL;
+    errno = 0;
     ssize_t n = getline(&st->linebuf, &st->linecap, st->f);
-    if (n < 0)
+    if (n < 0) {
+        if (ferror(st->f)) {
+            st->lineno++;
+            load_fail(st, "read error: %s", strerror(errno ? errno : EIO));
+        }
         return NULL;
+    }
     st->lineno++;
     if (n >= num) {
         load_fail(st, "line longer than %d bytes (continue a long value on "
@@ -221,22 +244,72 @@ static char *read_line(char *str, int num, void *stream)
     }
     memcpy(str, st->linebuf, (size_t)n + 1);
 
-    /* Section headers: "[name]" after optional blanks. */
-    const char *p = st->linebuf;
-    while (*p == ' ' || *p == '\t')
+    const unsigned char *line = (const unsigned char *)st->linebuf, *p = line;
+    if (st->lineno == 1 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF)
+        p += 3;
+    while (*p != '\0' && isspace(*p))
         p++;
+    st->continuation = false;
+    if (*p == '\0' || *p == ';' || *p == '#')
+        return str;
+    if (st->prev_key && p > line) {
+        st->continuation = true;
+        return str;
+    }
     if (*p == '[') {
-        const char *end = strchr(p, ']');
+        const char *end = strchr((const char *)p, ']');
         if (end == NULL) {
             load_fail(st, "section header without ']'");
             return NULL;
         }
         char sec[64];
-        snprintf(sec, sizeof sec, "%.*s", (int)(end - p - 1), p + 1);
+        snprintf(sec, sizeof sec, "%.*s", (int)(end - (const char *)p - 1),
+                 (const char *)p + 1);
         if (!check_section(st, sec))
             return NULL;
+        st->prev_key = false;
+        return str;
     }
+    st->prev_key = true;
+    st->key_line = st->lineno;
     return str;
+}
+
+/* Records the one message every repeated list item gets:
+ * "KEY: 'VALUE' listed twice". */
+static void fail_repeated(load_state *st, const char *key, const char *val)
+{
+    load_fail(st, "%s: '%.60s' listed twice", key, val);
+}
+
+/* True when list items a and b are the same value: equal text, or both
+ * integers of equal value ("10" and "010"). */
+static bool same_item(const char *a, const char *b)
+{
+    char *ea, *eb;
+    long long va, vb;
+
+    if (strcmp(a, b) == 0)
+        return true;
+    errno = 0;
+    va = strtoll(a, &ea, 10);
+    vb = strtoll(b, &eb, 10);
+    return errno == 0 && ea != a && eb != b && *ea == '\0' && *eb == '\0' &&
+           va == vb;
+}
+
+/* Checks tok[0..n) for an item listed twice; records the message (key:
+ * the key as named in it) and returns false at the first one. */
+static bool check_unique(load_state *st, const char *key, char *const *tok,
+                         int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (same_item(tok[i], tok[j])) {
+                fail_repeated(st, key, tok[i]);
+                return false;
+            }
+    return true;
 }
 
 /* Splits a list on commas and blanks into tokens (pointers into buf, which
@@ -293,6 +366,11 @@ static bool parse_int_list(load_state *st, const char *key, const char *val,
                 snprintf(st->err, sizeof st->err, "%s", perr);
             return false;
         }
+        for (int j = 0; j < i; j++)
+            if (out[j] == out[i]) {
+                fail_repeated(st, key, tok[i]);
+                return false;
+            }
     }
     *n = (size_t)nt;
     return true;
@@ -346,7 +424,7 @@ static bool parse_faults(load_state *st, dq_experiment *e, const char *val,
         }
         for (size_t j = 0; j < n; j++)
             if (strcmp(e->fault_specs[j], e->fault_specs[n]) == 0) {
-                load_fail(st, "faults: '%s' listed twice", e->fault_specs[n]);
+                fail_repeated(st, "faults", e->fault_specs[n]);
                 return false;
             }
         e->nfaults++;
@@ -359,11 +437,11 @@ static bool set_key(load_state *st, dq_experiment *e, bool *set, int k,
                     const char *val, bool in_quick)
 {
     const char *key = keys[k].name;
-    /* An indented line after `faults = ...` continues its list (inih
-     * multi-line: the handler sees the same key again). */
-    bool continued = k == K_FAULTS && set[k] && st->linebuf != NULL &&
-                     (st->linebuf[0] == ' ' || st->linebuf[0] == '\t');
-    if (set[k] && k != K_DESCRIPTION && !continued) {
+    /* An indented line continues the key above it (inih multi-line: the
+     * handler sees the same key again); on_key let only description and
+     * faults through. */
+    bool continued = st->continuation;
+    if (set[k] && !continued) {
         load_fail(st, "%s given twice in [%s]", key,
                   in_quick ? "quick" : "experiment");
         return false;
@@ -406,6 +484,8 @@ static bool set_key(load_state *st, dq_experiment *e, bool *set, int k,
             }
             snprintf(e->claims[i], sizeof e->claims[i], "%s", tok[i]);
         }
+        if (!check_unique(st, key, tok, nt))
+            return false;
         e->nclaims = (size_t)nt;
         return true;
     }
@@ -428,6 +508,8 @@ static bool set_key(load_state *st, dq_experiment *e, bool *set, int k,
             }
             snprintf(e->plots[i], sizeof e->plots[i], "%s", tok[i]);
         }
+        if (!check_unique(st, key, tok, nt))
+            return false;
         e->nplots = (size_t)nt;
         return true;
     }
@@ -450,7 +532,7 @@ static bool set_key(load_state *st, dq_experiment *e, bool *set, int k,
             }
             for (int j = 0; j < i; j++)
                 if (e->strategies[j].s == s) {
-                    load_fail(st, "strategies: '%s' listed twice", s->name);
+                    fail_repeated(st, key, s->name);
                     return false;
                 }
             e->strategies[i].s = s;
@@ -552,7 +634,21 @@ static int on_key(void *user, const char *section, const char *name,
     if (st->err[0] != '\0')
         return 0;
 
-    if (strcmp(section, "experiment") == 0 || strcmp(section, "quick") == 0) {
+    bool exp_section = strcmp(section, "experiment") == 0 ||
+                       strcmp(section, "quick") == 0;
+    if (st->continuation &&
+        !(exp_section && (strcmp(name, "description") == 0 ||
+                          strcmp(name, "faults") == 0))) {
+        char where[128] = "";
+        if (!exp_section && section[0] != '\0')
+            snprintf(where, sizeof where, "[%.60s]: ", section);
+        load_fail(st, "%s%s: this indented line continues %s from line %d, "
+                  "but only description and faults take continuation lines "
+                  "(remove the indentation if it starts a new key)", where,
+                  name, name, st->key_line);
+        return 0;
+    }
+    if (exp_section) {
         bool q = section[0] == 'q';
         for (int k = 0; k < K_COUNT; k++) {
             if (strcmp(keys[k].name, name) != 0)
@@ -653,6 +749,10 @@ static int on_key(void *user, const char *section, const char *name,
                     return 0;
                 }
             }
+            char key[128];
+            snprintf(key, sizeof key, "[%.60s]: %s", section, name);
+            if (!check_unique(st, key, items, nitems))
+                return 0;
         }
         snprintf(o->key, sizeof o->key, "%s", name);
         snprintf(o->val, sizeof o->val, "%s", value);
@@ -740,6 +840,26 @@ static bool expand_variants(load_state *st, dq_experiment *b)
     return true;
 }
 
+static size_t inner_trials(const dq_experiment *e);
+
+/* Refuses (error recorded) a matrix of more than DQ_EXP_MAX_TRIALS
+ * trials, saying how large it is and from which lists: the run keeps one
+ * result row per trial in memory. */
+static bool check_matrix_size(load_state *st, const dq_experiment *b)
+{
+    size_t n = dq_experiment_ntrials(b), inner = inner_trials(b);
+    if (n <= DQ_EXP_MAX_TRIALS)
+        return true;
+    load_fail(st, "the matrix holds %zu trials%s (%zu strategy variant and "
+              "fault cells x %zu producers x %zu consumers x %zu work_us x "
+              "%zu backlog x %d repeats), more than the %d one run may "
+              "hold: shorten a list or lower repeats", n,
+              b->quick ? " with --quick" : "", inner ? n / inner : 0,
+              b->nproducers, b->nconsumers, b->nwork_us, b->nbacklog,
+              b->repeats, DQ_EXP_MAX_TRIALS);
+    return false;
+}
+
 int dq_experiment_load(const char *path, bool quick, dq_experiment *e,
                        char *err, size_t errlen)
 {
@@ -755,6 +875,12 @@ int dq_experiment_load(const char *path, bool quick, dq_experiment *e,
         snprintf(st->err, sizeof st->err, "%s: %s", path, strerror(errno));
         goto free_state;
     }
+    struct stat fst;
+    if (fstat(fileno(st->f), &fst) == 0 && S_ISDIR(fst.st_mode)) {
+        snprintf(st->err, sizeof st->err, "%s: is a directory, not an "
+                 "experiment file (e.g. experiments/concurrency.ini)", path);
+        goto close_file;
+    }
     int rc = ini_parse_stream(read_line, st, on_key, st);
     if (st->err[0] == '\0' && rc != 0) {
         /* inih's own syntax errors (e.g. a line without '='). */
@@ -766,10 +892,12 @@ int dq_experiment_load(const char *path, bool quick, dq_experiment *e,
         goto close_file;
 
     /* Whole-file checks, reported at the [experiment] header (or line 1). */
+    bool empty = st->lineno == 0;
     st->lineno = st->experiment_line ? st->experiment_line : 1;
     dq_experiment *b = &st->base;
     if (st->experiment_line == 0) {
-        load_fail(st, "no [experiment] section");
+        load_fail(st, "no [experiment] section%s",
+                  empty ? " (the file is empty)" : "");
         goto close_file;
     }
     if (!st->set_base[K_NAME]) {
@@ -920,6 +1048,8 @@ int dq_experiment_load(const char *path, bool quick, dq_experiment *e,
                   "mover-stall need a strategy that uses Redis)");
         goto close_file;
     }
+    if (!check_matrix_size(st, b))
+        goto close_file;
     snprintf(b->path, sizeof b->path, "%s", path);
     *e = *b;
     ret = 0;
@@ -941,11 +1071,8 @@ void dq_experiment_free(dq_experiment *e)
 
 bool dq_experiment_fault_applies(const dq_strategy *s, const dq_fault *f)
 {
-    if (f == NULL || f->kind == DQ_FAULT_NONE)
-        return true;
-    if (dq_fault_needs_server(f) || f->kind == DQ_FAULT_MOVER_STALL)
-        return (s->flags & DQ_G_NEEDS_REDIS) != 0;
-    return true;
+    char why[200];
+    return dq_fault_applies(f, s, why, sizeof why);
 }
 
 /* Faults of e that apply to strategy s. */
@@ -1280,6 +1407,41 @@ static int make_run_dir(run *rn, const char *results, char *err,
                                rn->dir, sizeof rn->dir, err, errlen);
 }
 
+#define CHECK_TIMEOUT_MS 2000
+
+/* What a failed command on c says: the server's error reply, or the
+ * transport error -- a socket timeout (hiredis 0.14: REDIS_ERR_IO with
+ * EAGAIN) said as such, with the timeout. */
+static const char *check_error(const redisContext *c, const redisReply *r,
+                               char *buf, size_t len)
+{
+    if (r != NULL)
+        return r->str;
+    if (c->err == REDIS_ERR_IO && strcmp(c->errstr, strerror(EAGAIN)) == 0) {
+        snprintf(buf, len, "timed out: no reply within %d ms",
+                 CHECK_TIMEOUT_MS);
+        return buf;
+    }
+    return c->errstr;
+}
+
+/* Removes the run directory make_run_dir just created, with the files the
+ * run writes before its first trial, when writing them failed: a run that
+ * never started leaves nothing behind. */
+static void remove_new_run_dir(const run *rn)
+{
+    static const char *const files[] = {"experiment.ini", "meta.txt",
+                                        "trials.csv", NULL};
+    char path[PATH_MAX + 32];
+    for (size_t i = 0; files[i] != NULL; i++) {
+        snprintf(path, sizeof path, "%s/%s", rn->dir, files[i]);
+        unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/logs", rn->dir);
+    rmdir(path);
+    rmdir(rn->dir);
+}
+
 /* Checks an external server (--redis) before anything is written: connect
  * (2 s timeout), AUTH when the URL has a password, SELECT db, PING, and
  * INFO server's redis_version into version.  Returns 0, or -1 with a
@@ -1289,8 +1451,10 @@ static int check_redis(const dq_redis_target *t, char *version, size_t vlen,
 {
     int ret = -1;
     redisReply *r = NULL;
+    char why[128];
     snprintf(version, vlen, "unknown");
-    struct timeval tv = {2, 0};
+    struct timeval tv = {CHECK_TIMEOUT_MS / 1000,
+                         (CHECK_TIMEOUT_MS % 1000) * 1000};
     redisContext *c = redisConnectWithTimeout(t->host, t->port, tv);
     if (c == NULL || c->err) {
         snprintf(err, errlen, "cannot connect: %s",
@@ -1305,7 +1469,7 @@ static int check_redis(const dq_redis_target *t, char *version, size_t vlen,
             r = redisCommand(c, "AUTH %s", t->password);
         if (r == NULL || r->type == REDIS_REPLY_ERROR) {
             snprintf(err, errlen, "AUTH failed: %s",
-                     r ? r->str : c->errstr);
+                     check_error(c, r, why, sizeof why));
             goto done;
         }
         freeReplyObject(r);
@@ -1314,7 +1478,7 @@ static int check_redis(const dq_redis_target *t, char *version, size_t vlen,
         r = redisCommand(c, "SELECT %d", t->db);
         if (r == NULL || r->type == REDIS_REPLY_ERROR) {
             snprintf(err, errlen, "SELECT %d failed: %s", t->db,
-                     r ? r->str : c->errstr);
+                     check_error(c, r, why, sizeof why));
             goto done;
         }
         freeReplyObject(r);
@@ -1323,7 +1487,8 @@ static int check_redis(const dq_redis_target *t, char *version, size_t vlen,
     if (r == NULL || r->type == REDIS_REPLY_ERROR) {
         /* e.g. NOAUTH when the server wants a password and the URL has
          * none */
-        snprintf(err, errlen, "PING failed: %s", r ? r->str : c->errstr);
+        snprintf(err, errlen, "PING failed: %s",
+                 check_error(c, r, why, sizeof why));
         goto done;
     }
     freeReplyObject(r);
@@ -1339,10 +1504,12 @@ done:
     return ret;
 }
 
-/* The length of the userinfo password part to mask in the URL at u
- * ("redis://" or "rediss://" already matched, scheme_len bytes): sets
- * *from to its first byte.  The authority runs to the next blank; the
- * userinfo to its last '@' (a password may hold '/' or '@' unescaped). */
+/* The length of the userinfo to mask in the URL at u ("redis://" or
+ * "rediss://" already matched, scheme_len bytes): sets *from to its first
+ * byte.  The authority runs to the next blank; the userinfo to its last
+ * '@' (a password may hold '/', ':' or '@' unescaped).  All of it is
+ * masked, the user name too: with an unescaped ':' in a password, what
+ * looks like the user name is a piece of the password. */
 static size_t url_secret(const char *u, size_t scheme_len, const char **from)
 {
     const char *a = u + scheme_len;
@@ -1353,11 +1520,8 @@ static size_t url_secret(const char *u, size_t scheme_len, const char **from)
             at = a + i;
     if (at == NULL || at == a)
         return 0;
-    const char *colon = memchr(a, ':', (size_t)(at - a));
-    /* "redis://secret@host": some clients read a lone userinfo as the
-     * password, so it is masked too. */
-    *from = colon ? colon + 1 : a;
-    return (size_t)(at - *from);
+    *from = a;
+    return (size_t)(at - a);
 }
 
 void dq_redact_redis_urls(const char *in, char *out, size_t outlen)
@@ -1464,12 +1628,17 @@ int dq_cmd_experiment(int argc, char **argv)
             usage(stdout);
             return 0;
         } else if (argv[i][0] == '-') {
+            char a[256];
+            dq_redact_redis_urls(argv[i], a, sizeof a);
             fprintf(stderr, "dqlab experiment: unknown option %s "
-                    "(see dqlab experiment --help)\n", argv[i]);
+                    "(see dqlab experiment --help)\n", a);
             return 2;
         } else if (file != NULL) {
+            char a[256], b[256];
+            dq_redact_redis_urls(file, a, sizeof a);
+            dq_redact_redis_urls(argv[i], b, sizeof b);
             fprintf(stderr, "dqlab experiment: one FILE only (got %s and "
-                    "%s)\n", file, argv[i]);
+                    "%s)\n", a, b);
             return 2;
         } else {
             file = argv[i];
@@ -1542,7 +1711,7 @@ int dq_cmd_experiment(int argc, char **argv)
     snprintf(rn->redis_version, sizeof rn->redis_version, "none");
     if (url != NULL) {
         if (dq_redis_url_parse(url, &target, err, sizeof err) != 0) {
-            fprintf(stderr, "dqlab experiment: --redis: %s\n", err);
+            fprintf(stderr, "dqlab experiment: %s\n", err); /* "--redis..." */
             goto free_all;
         }
         dq_redis_url_redacted(&target, rn->redis_desc,
@@ -1581,6 +1750,7 @@ int dq_cmd_experiment(int argc, char **argv)
         write_meta(rn, err, sizeof err) != 0 ||
         write_csv(rn, err, sizeof err) != 0) {
         fprintf(stderr, "dqlab experiment: %s\n", err);
+        remove_new_run_dir(rn);
         goto stop_server;
     }
     fprintf(stderr, "dqlab: %s: %zu trial%s%s, results in %s\n", e->name,

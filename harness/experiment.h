@@ -66,8 +66,9 @@
  *                                        ; process mode whatever this says
  *                                        ; (as `dqlab run --fault`)
  * A fault that does not apply to a strategy (restart-redis, pause-redis or
- * mover-stall for a strategy without Redis, e.g. heap) is skipped: that
- * cell is not in the matrix and not counted in ntrials.  Load errors: a
+ * mover-stall for a strategy without Redis, e.g. heap; mover-stall for a
+ * strategy whose consumers poll, e.g. lua) is skipped: that cell is not in
+ * the matrix and not counted in ntrials.  Load errors: a
  * bad spec ("FILE:LINE: faults: <dq_fault_parse's message>"), an item
  * listed twice, faults or consumer_mode = process with tasks = 0 (idle
  * mode), a matrix left empty by the skips.  `dqlab experiment --redis URL`
@@ -82,10 +83,18 @@
  *                                        ; 1..10000
  *
  * Lists are separated by commas and/or blanks, except option values in
- * [opts.NAME], which are split on commas only (each item trimmed).  Every
- * error (unknown section or key, unknown strategy, bad number, MIN > MAX,
- * empty list, missing name, an option value the strategy refuses) is
- * reported as "FILE:LINE: message"; `dqlab experiment` prints it after
+ * [opts.NAME], which are split on commas only (each item trimmed).  A
+ * value listed twice in any list is an error, always worded
+ * "KEY: 'VALUE' listed twice" (KEY "[opts.NAME]: OPTION" for an option;
+ * numbers compare by value, so 1 and 01 are the same).  As in inih, an
+ * indented line after a key continues that key; only description and
+ * faults take continuation lines, anywhere else it is an error that names
+ * the key it continues.  A UTF-8 byte order mark at the start is skipped.
+ * A matrix of more than DQ_EXP_MAX_TRIALS trials is refused with its size.
+ * Every error (unknown section or key, unknown strategy, bad number, MIN >
+ * MAX, empty list, missing name, an option value the strategy refuses) is
+ * reported as "FILE:LINE: message" ("FILE: message" when the file cannot
+ * be read at all, or is a directory); `dqlab experiment` prints it after
  * "dqlab experiment: ".
  */
 #ifndef DQ_EXPERIMENT_H
@@ -100,6 +109,10 @@
 #define DQ_EXP_MAX_LIST 16    /* values per list */
 #define DQ_EXP_MAX_CLAIMS 24
 #define DQ_EXP_MAX_VARIANTS 64 /* strategy variants after option lists */
+#define DQ_EXP_MAX_TRIALS 10000 /* trials of one run (the matrix); one
+                                   result row of about 4 KiB each is kept in
+                                   memory, and 10000 trials of a second or
+                                   more already take hours */
 
 #include "faults.h"
 
@@ -178,8 +191,10 @@ void dq_experiment_free(dq_experiment *e);
 size_t dq_experiment_ntrials(const dq_experiment *e);
 
 /* True when fault f (NULL or DQ_FAULT_NONE: no fault, always true)
- * applies to strategy s: restart-redis, pause-redis and mover-stall need a
- * strategy that uses Redis (DQ_G_NEEDS_REDIS). */
+ * applies to strategy s, by faults.h dq_fault_applies (restart-redis,
+ * pause-redis and mover-stall need a strategy that uses Redis; mover-stall
+ * also one whose consumers block).  A fault that does not apply is
+ * skipped for that strategy, not run and not an error. */
 bool dq_experiment_fault_applies(const dq_strategy *s, const dq_fault *f);
 
 /* One cell of the matrix, by trial index 0..ntrials-1, in the order the
@@ -200,10 +215,10 @@ typedef struct dq_exp_cell {
 void dq_experiment_cell(const dq_experiment *e, size_t index, dq_exp_cell *c);
 
 /* Copies in to out (outlen bytes, always NUL-terminated, cut short when it
- * does not fit) with the password of every redis:// or rediss:// URL in it
- * replaced by "***" ("redis://:s3cret@h:1/3" -> "redis://:***@h:1/3"; a
- * userinfo without ':' is masked whole).  For command lines and messages
- * that are stored or printed. */
+ * does not fit) with the userinfo (user and password, up to the last '@'
+ * before the next blank) of every redis:// or rediss:// URL in it replaced
+ * by "***" (so "redis://alice:s3cret@h:1/3" becomes "redis:" "//" "***@h:1/3").  For
+ * command lines and messages that are stored or printed. */
 void dq_redact_redis_urls(const char *in, char *out, size_t outlen);
 
 /* The command line recorded in meta.txt: "bin/dqlab" and argv[0..argc-1]

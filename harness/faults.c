@@ -3,7 +3,9 @@
  * The injection itself lives in trial.c, next to the producers and
  * consumers it acts on; this file only turns "NAME[:ARG]..." into a
  * dq_fault and back, so the command line, experiment files and the log
- * agree on one spelling.
+ * agree on one spelling, and holds the one rule of which strategies a
+ * fault can act on (dq_fault_applies), so that `dqlab run` refuses and an
+ * experiment skips the same combinations.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -64,6 +66,29 @@ bool dq_fault_needs_server(const dq_fault *f)
 bool dq_fault_needs_process(const dq_fault *f)
 {
     return f->kind == DQ_FAULT_KILL_CONSUMER;
+}
+
+bool dq_fault_applies(const dq_fault *f, const dq_strategy *s, char *why,
+                      size_t whylen)
+{
+    char spec[64];
+
+    if (f == NULL || f->kind == DQ_FAULT_NONE)
+        return true;
+    dq_fault_format(f, spec, sizeof spec);
+    if ((dq_fault_needs_server(f) || f->kind == DQ_FAULT_MOVER_STALL) &&
+        !(s->flags & DQ_G_NEEDS_REDIS)) {
+        snprintf(why, whylen, "fault %s does not apply to strategy '%s' (it "
+                 "uses no Redis)", spec, s->name);
+        return false;
+    }
+    if (f->kind == DQ_FAULT_MOVER_STALL && !(s->flags & DQ_G_BLOCKS)) {
+        snprintf(why, whylen, "fault %s does not apply to strategy '%s' (its "
+                 "consumers poll: no subscribed or blocked connection to "
+                 "drop)", spec, s->name);
+        return false;
+    }
+    return true;
 }
 
 /* A decimal integer in [lo, hi] (an optional sign when signed_ok). */

@@ -25,15 +25,29 @@
  *                               Private server only.
  *   subscriber-outage:MS[:AT_MS] every consumer stops (thread mode: closes
  *                               its handle; process mode: SIGTERM, a clean
- *                               exit) for MS, then consumers start again.
+ *                               exit; an in-process strategy's all-in-one
+ *                               process: its consumer threads close their
+ *                               handles, told through the child's stdin,
+ *                               while its producers go on) for MS, then
+ *                               consumers start again.
  *   clock-skew:[+|-]MS          consumer c0's clock (dq_config.
  *                               clock_offset_us) runs MS ahead (+) or
  *                               behind (-) for the whole trial.
- *   mover-stall[:AT_MS]         CLIENT KILL TYPE pubsub, and CLIENT KILL ID
- *                               of every client blocked in a command (flag
- *                               b in CLIENT LIST): the parts that move or
- *                               wake tasks lose their connection or
- *                               subscription once; they must reconnect.
+ *   mover-stall[:AT_MS]         CLIENT KILL ID of every connection of the
+ *                               trial's queue (named "dqlab:<queue>:...",
+ *                               rconn.h client names) that is subscribed
+ *                               (flag P in CLIENT LIST) or blocked in a
+ *                               command (flag b): the parts that move or
+ *                               wake tasks lose their connection once and
+ *                               must reconnect.  Other clients of the
+ *                               server are never touched.  Only for
+ *                               strategies declaring DQ_G_BLOCKS (a
+ *                               polling strategy has nothing to drop).
+ *                               The trial fails when Redis refuses CLIENT
+ *                               LIST or CLIENT KILL (an ACL user without
+ *                               CLIENT) or no such connection is found:
+ *                               a fault that did nothing is never
+ *                               recorded as done.
  *
  * Seeded times: AT_MS absent means a time in [max(50, D/5), max(that,
  * D/2)] ms after the first enqueue, D = the trial's delay_max_ms, picked
@@ -45,6 +59,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "../strategies/dq.h"
 
 #define DQ_MAX_FAULTS 8
 
@@ -97,6 +113,19 @@ bool dq_fault_needs_server(const dq_fault *f);
 /* True when the fault needs consumers in separate processes
  * (kill-consumer). */
 bool dq_fault_needs_process(const dq_fault *f);
+
+/* Whether the harness can apply fault f to strategy s at all, whatever
+ * the server and the consumer mode (both of which every fault handles):
+ * restart-redis, pause-redis and mover-stall need a strategy that uses
+ * Redis (DQ_G_NEEDS_REDIS); mover-stall also needs one whose consumers
+ * block (DQ_G_BLOCKS), since only a subscribed or blocked connection is
+ * what it drops.  Returns true, or false with one line in why (whylen
+ * bytes) naming the strategy and the reason, for `dqlab run` to refuse
+ * (exit 2) and for experiment files to skip the combination.  The one
+ * rule for the CLI, the experiments and dq_trial_run.  f "none" (kind
+ * DQ_FAULT_NONE) always applies. */
+bool dq_fault_applies(const dq_fault *f, const dq_strategy *s, char *why,
+                      size_t whylen);
 
 /* The hidden subcommand that runs a consumer process (or, for in-process
  * strategies, a whole producers+consumers process) of a process-mode

@@ -7,6 +7,7 @@
  *   dqlab report DIR           the comparison report (report/report.c)
  *   dqlab bench                performance and scale (bench.c)
  *   dqlab probes               decisive checks of claims about Redis (probes.c)
+ *   dqlab opcost               ns per operation vs pending tasks (opcost.c)
  *
  * Exit codes (commands.h): 0 ok, 1 a strategy broke a guarantee it
  * declares, 2 bad input or environment (one line on stderr), 130 after
@@ -17,6 +18,7 @@
 
 #include "commands.h"
 #include "faults.h"
+#include "opcost.h"
 #include "signals.h"
 
 static const struct {
@@ -34,6 +36,8 @@ static const struct {
                             "scaling (results/bench/)"},
     {"probes", dq_cmd_probes, "check claims about Redis itself (C06-C09, "
                               "C20; results/probes/)"},
+    {"opcost", dq_opcost_cmd, "ns per operation of in-process strategies vs "
+                              "pending tasks (results/opcost/)"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -47,7 +51,8 @@ static void usage(FILE *f)
     fprintf(f, "  %-11s %s\n\n", "help", "this text, or `dqlab help CMD`");
     fprintf(f, "`dqlab CMD --help` describes one command.  Exit codes: 0 ok, "
                "1 a strategy broke a\nguarantee it declares, 2 bad input or "
-               "environment, 130 interrupted.\n");
+               "environment, 3 (dqlab check) no verdict:\nthe log is "
+               "incomplete, 130 interrupted.\n");
 }
 
 int main(int argc, char **argv)

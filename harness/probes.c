@@ -1091,7 +1091,7 @@ int dq_cmd_probes(int argc, char **argv)
     int64_t t0 = dq_mono_us();
     char version[64] = "";
     if (url == NULL) {
-        dq_redis_server_opts so = {NULL, NULL, 0};
+        dq_redis_server_opts so = {0};
         if (dq_redis_server_start(&srv, &so, err, sizeof err) != 0) {
             if (dq_signals_caught()) {
                 fprintf(stderr, "dqlab probes: interrupted\n");

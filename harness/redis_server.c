@@ -4,9 +4,17 @@
  * How: pick a free port (bind 127.0.0.1:0, read it back, close; the small
  * race with another process is handled by retrying with a new port when
  * the server logs "Address already in use"), make a temporary directory
- * with mkdtemp(3), fork and exec redis-server with persistence off
- * (`--save '' --appendonly no`, or AOF with the asked appendfsync), its
- * log in that directory, and wait until PING answers.
+    if (o->preload != NULL &&
+        (o->preload[0] != '/' || access(o->preload, R_OK) != 0 ||
+         strlen(o->preload) >= sizeof s->preload)) {
+        snprintf(err, errlen, "preload %.300s: not a readable absolute path "
+                 "(of at most %zu bytes)", o->preload, sizeof s->preload - 1);
+        return -1;
+    }
+    if (o->preload != NULL)
+        snprintf(s->preload, sizeof s->preload, "%s", o->preload);
+    if (dq_tmpdir_create("dqlab-redis", s->dir, sizeof s->dir, err,
+                         errlen) != 0)
  *
  * Never leaving a server behind:
  *   - the child calls setpgid(0, 0), so Ctrl-C in the terminal reaches
@@ -22,8 +30,8 @@
  *   - a forced exit (a repeated Ctrl-C, signals.h) cannot run stop, so the
  *     child's pid, its directory and its log file are registered with
  *     dq_signals_on_force_kill / _on_force_remove while they exist (an AOF
- *     directory, with its numbered files, is left behind in that case
- *     only).  The child is forgotten there before it is reaped (waitid
+ *     directory, with its numbered files, is left behind in that case,
+ *     until the next dqlab removes it by its owner record).  The child is forgotten there before it is reaped (waitid
  *     with WNOWAIT first), so a reused pid is never killed;
  *   - signals are blocked around fork(), and the child resets their
  *     actions and drops pending ones before unblocking, so a Ctrl-C that
@@ -31,7 +39,7 @@
  * fork/exec, the child set-up and reaping are in spawn.c (spawn.h).
  * https://redis.io/docs/management/config/ (command-line config arguments)
  */
-#define _GNU_SOURCE /* nftw(3), mkdtemp(3) */
+#define _GNU_SOURCE /* nftw(3) */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -55,6 +63,7 @@
 #include "runmeta.h"
 #include "signals.h"
 #include "spawn.h"
+#include "tmpdir.h"
 
 #define START_TIMEOUT_MS 5000
 /* Read/write timeout of each start-up PING / INFO, so a process that
@@ -172,10 +181,42 @@ static void sleep_ms(int ms)
         ;
 }
 
+/* environ with LD_PRELOAD=<preload> (ahead of any LD_PRELOAD already
+ * there) and DQ_REDIS_DIR=<dir>, for a server with a preloaded shim.  The
+ * two new strings live in pre and dirvar.  Returns a malloc'd
+ * NULL-terminated array for the caller to free, or NULL (out of memory). */
+static char **preload_env(const char *preload, const char *dir, char *pre,
+                          size_t prelen, char *dirvar, size_t dirlen)
+{
+    extern char **environ;
+    const char *old = getenv("LD_PRELOAD");
+    size_t n = 0, k = 0;
+    char **env;
+
+    while (environ[n] != NULL)
+        n++;
+    env = malloc((n + 3) * sizeof *env);
+    if (env == NULL)
+        return NULL;
+    snprintf(pre, prelen, "LD_PRELOAD=%s%s%s", preload,
+             old && *old ? " " : "", old ? old : "");
+    snprintf(dirvar, dirlen, "DQ_REDIS_DIR=%s", dir);
+    env[k++] = pre;
+    env[k++] = dirvar;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 &&
+            strncmp(environ[i], "DQ_REDIS_DIR=", 13) != 0)
+            env[k++] = environ[i];
+    env[k] = NULL;
+    return env;
+}
+
 static pid_t spawn(const char *bin, const dq_redis_server_opts *o, int port,
                    const char *dir)
 {
-    char portbuf[16], logpath[300];
+    char portbuf[16], logpath[300], pre[4608], dirvar[300];
+    char **env = NULL;
+    pid_t pid;
     const char *aof = (o->appendonly && strcmp(o->appendonly, "no") != 0)
                           ? o->appendonly : NULL;
     const char *argv[24];
@@ -203,15 +244,24 @@ static pid_t spawn(const char *bin, const dq_redis_server_opts *o, int port,
     argv[n++] = "--logfile";
     argv[n++] = logpath;
     argv[n++] = NULL;
-    return dq_spawn(bin, (char *const *)argv, NULL, -1, -1, -1);
+    if (o->preload != NULL) {
+        env = preload_env(o->preload, dir, pre, sizeof pre, dirvar,
+                          sizeof dirvar);
+        if (env == NULL) {
+            errno = ENOMEM;
+            return -1;
+        }
+    }
+    pid = dq_spawn(bin, (char *const *)argv, env, -1, -1, -1);
+    free(env);
+    return pid;
 }
 
 int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
                           char *err, size_t errlen)
 {
-    static const dq_redis_server_opts defaults = {NULL, NULL, 0};
+    static const dq_redis_server_opts defaults = {0};
     char bin[512], msg[512], logpath[300];
-    const char *tmp;
 
     memset(s, 0, sizeof *s);
     if (o == NULL)
@@ -234,17 +284,19 @@ int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
         return -1;
     }
     snprintf(s->binary, sizeof s->binary, "%s", bin);
-    tmp = getenv("TMPDIR");
-    if (tmp == NULL || *tmp == '\0' || strlen(tmp) > 200)
-        tmp = "/tmp";
-    snprintf(s->dir, sizeof s->dir, "%s/dqlab-redis-XXXXXX", tmp);
-    if (mkdtemp(s->dir) == NULL) {
-        snprintf(err, errlen, "mkdtemp %s: %s", s->dir, strerror(errno));
-        s->dir[0] = '\0';
+    if (o->preload != NULL &&
+        (o->preload[0] != '/' || access(o->preload, R_OK) != 0 ||
+         strlen(o->preload) >= sizeof s->preload)) {
+        snprintf(err, errlen, "preload %.300s: not a readable absolute path "
+                 "(of at most %zu bytes)", o->preload, sizeof s->preload - 1);
         return -1;
     }
+    if (o->preload != NULL)
+        snprintf(s->preload, sizeof s->preload, "%s", o->preload);
+    if (dq_tmpdir_create("dqlab-redis", s->dir, sizeof s->dir, err,
+                         errlen) != 0)
+        return -1;
     snprintf(logpath, sizeof logpath, "%s/redis.log", s->dir);
-    dq_signals_on_force_remove(s->dir, true);
     dq_signals_on_force_remove(logpath, false);
 
     for (int attempt = 0; attempt < PORT_RETRIES; attempt++) {
@@ -353,7 +405,7 @@ void dq_redis_server_stop(dq_redis_server *s)
         snprintf(logpath, sizeof logpath, "%s/redis.log", s->dir);
         remove_tree(s->dir);
         dq_signals_forget_remove(logpath);
-        dq_signals_forget_remove(s->dir);
+        dq_tmpdir_remove(s->dir); /* gone already; forgets its entries */
     }
     s->dir[0] = '\0';
 }
@@ -361,7 +413,8 @@ void dq_redis_server_stop(dq_redis_server *s)
 int dq_redis_server_restart(dq_redis_server *s, const char *appendonly,
                             char *err, size_t errlen)
 {
-    dq_redis_server_opts o = {NULL, appendonly, s->port};
+    dq_redis_server_opts o = {.appendonly = appendonly, .port = s->port,
+                              .preload = s->preload[0] ? s->preload : NULL};
     int64_t deadline;
     int status;
     pid_t pid;

@@ -6,8 +6,12 @@
  * IPv6 literal in brackets, the port defaults to 6379 and the path is the
  * database number (default 0).
  *
- * The password is a secret: no message written here ever contains it, and
- * the userinfo is never quoted back (a typo in it could be the password).
+ * The password is a secret, and an unescaped one blurs the parts of the
+ * URL: with a ':' in it, what looks like the user name is a piece of the
+ * password; with a '/', what looks like the path is.  So the userinfo ends
+ * at the last '@' of the whole URL (a host, port or db never holds one),
+ * no message written here quotes any text of the URL, and the redacted
+ * form masks the whole userinfo, the user name too.
  * dq_redis_url_redacted() gives the form to print.
  */
 #include <stdio.h>
@@ -59,7 +63,7 @@ int dq_redis_url_parse(const char *url, dq_redis_target *t, char *err,
                        size_t errlen)
 {
     static const char scheme[] = "redis://";
-    const char *p, *at, *hostend, *slash, *portstr = NULL;
+    const char *p, *at, *hostend, *slash;
     char num[32];
     int64_t v;
 
@@ -77,12 +81,9 @@ int dq_redis_url_parse(const char *url, dq_redis_target *t, char *err,
     }
     p = url + sizeof scheme - 1;
 
-    /* The userinfo ends at the last '@' before the path. */
-    slash = strchr(p, '/');
-    at = NULL;
-    for (const char *q = p; *q != '\0' && (slash == NULL || q < slash); q++)
-        if (*q == '@')
-            at = q;
+    /* The userinfo ends at the last '@' of the URL: the host, port and db
+     * never hold one, a password may hold '/', ':' and '@'. */
+    at = strrchr(p, '@');
     if (at != NULL) {
         const char *colon = memchr(p, ':', (size_t)(at - p));
         if (colon == NULL) {
@@ -108,6 +109,7 @@ int dq_redis_url_parse(const char *url, dq_redis_target *t, char *err,
         }
         p = at + 1;
     }
+    slash = strchr(p, '/');
 
     /* Host: [v6] or up to ':' or '/'. */
     if (*p == '[') {
@@ -142,17 +144,16 @@ int dq_redis_url_parse(const char *url, dq_redis_target *t, char *err,
 
     if (*p == ':') {
         size_t n;
-        portstr = ++p;
+        ++p;
         n = strcspn(p, "/");
-        if (n >= sizeof num) {
-            snprintf(err, errlen, "--redis: port '%.20s...' is not a port "
-                     "number (1..65535)", portstr);
+        memcpy(num, p, n < sizeof num ? n : sizeof num - 1);
+        num[n < sizeof num ? n : sizeof num - 1] = '\0';
+        if (n == 0 || n >= sizeof num ||
+            dq_parse_i64("--redis port", num, 1, 65535, &v, err, errlen) != 0) {
+            snprintf(err, errlen, "--redis: the port is not a number in "
+                     "1..65535");
             return -1;
         }
-        memcpy(num, p, n);
-        num[n] = '\0';
-        if (dq_parse_i64("--redis port", num, 1, 65535, &v, err, errlen) != 0)
-            return -1;
         t->port = (int)v;
         p += n;
     }
@@ -160,8 +161,11 @@ int dq_redis_url_parse(const char *url, dq_redis_target *t, char *err,
         p++;
         if (*p != '\0') {
             if (dq_parse_i64("--redis db", p, 0, 1000000, &v, err,
-                             errlen) != 0)
+                             errlen) != 0) {
+                snprintf(err, errlen, "--redis: the db after '/' is not a "
+                         "number in 0..1000000");
                 return -1;
+            }
             t->db = (int)v;
         }
     } else if (*p != '\0') {
@@ -176,9 +180,9 @@ void dq_redis_url_redacted(const dq_redis_target *t, char *buf, size_t buflen)
     const char *lb = strchr(t->host, ':') ? "[" : "";
     const char *rb = strchr(t->host, ':') ? "]" : "";
 
-    if (t->password[0] != '\0')
-        snprintf(buf, buflen, "redis://%s:***@%s%s%s:%d/%d", t->user, lb,
-                 t->host, rb, t->port, t->db);
+    if (t->password[0] != '\0' || t->user[0] != '\0')
+        snprintf(buf, buflen, "redis://***@%s%s%s:%d/%d", lb, t->host, rb,
+                 t->port, t->db);
     else
         snprintf(buf, buflen, "redis://%s%s%s:%d/%d", lb, t->host, rb,
                  t->port, t->db);

@@ -103,6 +103,7 @@ int dq_runmeta_write_atomic(const char *path, const char *data, size_t len,
     char tmp[PATH_MAX + 32];
     FILE *f;
     size_t w;
+    int why;
 
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     f = fopen(tmp, "w");
@@ -110,9 +111,16 @@ int dq_runmeta_write_atomic(const char *path, const char *data, size_t len,
         snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
         return -1;
     }
+    /* The reason is errno right after the call that failed (fclose may
+     * succeed after a short fwrite, and must not overwrite it). */
+    errno = 0;
     w = fwrite(data, 1, len, f);
-    if (fclose(f) != 0 || w != len) {
-        snprintf(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
+    why = w != len ? errno : 0;
+    if (fclose(f) != 0 && why == 0)
+        why = errno ? errno : EIO;
+    if (w != len || why != 0) {
+        snprintf(err, errlen, "%s: write failed: %s", tmp,
+                 strerror(why ? why : EIO));
         unlink(tmp);
         return -1;
     }

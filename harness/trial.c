@@ -12,16 +12,19 @@
  *   3. Producer threads enqueue tasks "t<index>" (index = producer,
  *      producer + P, ...) with due = now + a seeded delay, and log E after
  *      enqueue returns.  Consumer threads loop claim(100 ms) -> log D ->
- *      sleep work_us -> ack -> log A.
+ *      sleep work_us -> ack -> log A (accepted) or R (refused, failed).
  *   4. This thread waits until every task was delivered at least once (a
- *      shared atomic bitmap over the harness's own indices) or the drain
- *      deadline (grace after the latest due time, the end of the fault
- *      windows, and -- for an at-least-once strategy -- the last consumer
- *      kill + lease_ms, when the killed consumer's task comes back) passes,
- *      or an interrupt; then it stops
- *      and joins everyone, takes INFO commandstats again, purges the queue's
- *      keys (the log is the record of the trial) and runs the checker on
- *      the log: the numbers reported come from the log, not from here.
+ *      shared atomic bitmap over the harness's own indices; with a lease
+ *      also acked, a second bitmap, so that redeliveries after a lease
+ *      ran out are seen) or the drain deadline (grace after the latest
+ *      due time, the end of the fault windows, and -- for an
+ *      at-least-once strategy -- the last consumer kill + lease_ms, when
+ *      the killed consumer's task comes back) passes, or an interrupt;
+ *      then it stops and joins everyone, takes INFO commandstats again,
+ *      purges the queue's keys (the log is the record of the trial), ends
+ *      the log with its Z record (clean, or interrupted) and runs the
+ *      checker on the log: the numbers reported come from the log, not
+ *      from here.
  *
  * Idle mode (tasks = 0, idle_ms > 0): no task is enqueued; consumers
  * claim against the empty queue for idle_ms and the trial measures what
@@ -45,6 +48,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -53,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -137,6 +142,9 @@ typedef struct trial {
     bool retry;                    /* faults: retry enqueue / ack */
     _Atomic uint64_t *seen;        /* bit per task index: delivered once */
     atomic_int_fast64_t distinct;  /* bits set in seen */
+    _Atomic uint64_t *acked;       /* bit per task index: an ack accepted
+                                      (an A record) */
+    atomic_int_fast64_t acked_distinct; /* bits set in acked */
     atomic_int_fast64_t enqueued;
     atomic_int_fast64_t first_e_us;  /* 0 until the first enqueue */
     atomic_int_fast64_t last_d_us;
@@ -254,9 +262,53 @@ static int log_D(trial *t, int64_t t_us, const char *id, const char *consumer,
     return dq_log_deliver(t->log, t_us, id, consumer, attempt);
 }
 
-static int log_A(trial *t, int64_t t_us, const char *id, const char *consumer)
+static int log_A(trial *t, int64_t t_us, const char *id, const char *consumer,
+                 int attempt)
 {
-    return dq_log_ack(t->log, t_us, id, consumer);
+    return dq_log_ack(t->log, t_us, id, consumer, attempt);
+}
+
+/* The DQ_* name of result rc without its prefix ("ENOTFOUND"), for the R
+ * record; from dq.h's one list of codes. */
+static const char *result_code(int rc)
+{
+    switch (rc) {
+#define RESULT_CODE(name, val, text) \
+    case DQ_##name:                  \
+        return #name;
+        DQ_RESULT_MAP(RESULT_CODE)
+#undef RESULT_CODE
+    }
+    return "EUNKNOWN";
+}
+
+/* An ack that did not return DQ_OK: an R record (eventlog.h). */
+static int log_R(trial *t, int64_t t_us, const char *id, const char *consumer,
+                 int attempt, int rc)
+{
+    return dq_log_ack_refused(t->log, t_us, id, consumer, attempt,
+                              result_code(rc));
+}
+
+/* A failed event-log write of task id's record ends the trial, naming
+ * the file and errno's text (ENOSPC: "No space left on device"). */
+static void log_failed(trial *t, const char *id)
+{
+    int e = errno;
+
+    trial_fail(t, "event log %s: %s (task id '%.64s')", t->p->log_path,
+               strerror(e), id);
+}
+
+/* Sets task index idx's bit in bits (if not yet set) and counts it. */
+static void mark_task(_Atomic uint64_t *bits, atomic_int_fast64_t *count,
+                      int64_t idx)
+{
+    uint64_t bit = 1ULL << (idx % 64);
+
+    if (bits != NULL && idx >= 0 &&
+        (atomic_fetch_or(&bits[idx / 64], bit) & bit) == 0)
+        atomic_fetch_add(count, 1);
 }
 
 static int log_F(trial *t, const char *fault, const char *phase,
@@ -367,7 +419,7 @@ static void *producer_main(void *arg)
         atomic_max64(&t->latest_due_ms, maxdue);
         for (size_t j = 0; j < k; j++)
             if (log_E(t, now_us, ids[j], items[j].due_ms, w->name) != 0) {
-                trial_fail(t, "event log: %s", strerror(errno));
+                log_failed(t, ids[j]);
                 goto done;
             }
         atomic_min64(&t->first_e_us, now_us);
@@ -513,18 +565,14 @@ static void *consumer_main(void *arg)
             die_now(w, task.id);
         now_us = dq_wall_us();
         if (log_D(t, now_us, task.id, w->name, task.attempt) != 0) {
-            trial_fail(t, "event log: %s (task id '%.64s')", strerror(errno),
-                       task.id);
+            log_failed(t, task.id);
             dq_task_clear(&task);
             break;
         }
         atomic_max64(&t->last_d_us, now_us);
         idx = id_index(task.id, p->tasks);
         if (idx >= 0) {
-            uint64_t bit = 1ULL << (idx % 64);
-            if (t->seen != NULL &&
-                (atomic_fetch_or(&t->seen[idx / 64], bit) & bit) == 0)
-                atomic_fetch_add(&t->distinct, 1);
+            mark_task(t->seen, &t->distinct, idx);
             dq_trial_payload(p->seed, idx, want, (size_t)p->payload_bytes);
             if (task.payload_len != (size_t)p->payload_bytes ||
                 (task.payload_len > 0 &&
@@ -549,10 +597,20 @@ static void *consumer_main(void *arg)
             atomic_fetch_add(&t->retries, 1);
             dq_sleep_us(backoff_us(attempt++));
         }
-        if (rc != DQ_OK)
+        /* Every outcome is logged against the attempt it acknowledges: A
+         * when the strategy accepted it, R (with the code) when it
+         * refused a stale one or the call failed. */
+        if (rc != DQ_OK) {
             op_error(w, "ack", rc);
-        else if (log_A(t, dq_wall_us(), task.id, w->name) != 0)
-            trial_fail(t, "event log: %s", strerror(errno));
+            if (log_R(t, dq_wall_us(), task.id, w->name, task.attempt,
+                      rc) != 0)
+                log_failed(t, task.id);
+        } else if (log_A(t, dq_wall_us(), task.id, w->name,
+                         task.attempt) != 0) {
+            log_failed(t, task.id);
+        } else {
+            mark_task(t->acked, &t->acked_distinct, idx);
+        }
         dq_task_clear(&task);
     }
     free(want);
@@ -805,6 +863,8 @@ static kill_plan *plan_kills(const dq_trial_params *p, int *n)
 typedef struct child {
     pid_t pid;          /* 0: not running */
     int out_fd;         /* read end of its stdout+stderr pipe, or -1 */
+    int ctl_fd;         /* all-in-one: our end of the socket on its stdin
+                           (child_outage), or -1 */
     int gen;            /* 0 for the first process of a slot */
     int plan;           /* index of the kill plan it carries, or -1 */
     bool term_sent;     /* stopped by us (outage, end of trial) */
@@ -896,8 +956,27 @@ static void child_close(child *c)
 {
     if (c->out_fd >= 0)
         close(c->out_fd);
-    c->out_fd = -1;
+    if (c->ctl_fd >= 0)
+        close(c->ctl_fd);
+    c->out_fd = c->ctl_fd = -1;
     c->pid = 0;
+}
+
+/* subscriber-outage for the all-in-one child (an in-process strategy: its
+ * consumers are threads of that process): one byte on the socket that is
+ * its stdin, '1' to stop its consumers, '0' to start them again
+ * (dq_trial_child_run reads it).  A socket rather than a signal: bytes
+ * sent before the child reads them wait for it, where a signal arriving
+ * before its handler is installed would kill it; MSG_NOSIGNAL, so a child
+ * that died meanwhile costs no SIGPIPE.  Returns false when the child is
+ * gone (nothing runs that could be stopped). */
+static bool child_outage(child *c, bool on)
+{
+    char b = on ? '1' : '0';
+
+    if (c->pid <= 0 || c->ctl_fd < 0)
+        return false;
+    return send(c->ctl_fd, &b, 1, MSG_NOSIGNAL) == 1;
 }
 
 /* Appends one argument to the child's argv (storage in `store`). */
@@ -941,7 +1020,7 @@ static int child_spawn(trial *t, procs *ps, int slot, char *err, size_t errlen)
     child *c = &ps->ch[slot];
     const dq_fault *skew = find_fault(p, DQ_FAULT_CLOCK_SKEW);
     argb *a = calloc(1, sizeof *a);
-    int pipefd[2] = {-1, -1};
+    int pipefd[2] = {-1, -1}, ctl[2] = {-1, -1};
     pid_t pid;
     int plan = -1;
 
@@ -1006,21 +1085,32 @@ static int child_spawn(trial *t, procs *ps, int slot, char *err, size_t errlen)
         free(a);
         return -1;
     }
-    if (pipe2(pipefd, O_CLOEXEC) != 0) {
-        snprintf(err, errlen, "pipe: %s", strerror(errno));
+    if (pipe2(pipefd, O_CLOEXEC) != 0 ||
+        (ps->all_in_one &&
+         socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) != 0)) {
+        snprintf(err, errlen, "%s: %s", pipefd[0] < 0 ? "pipe" : "socketpair",
+                 strerror(errno));
         free(a);
+        for (int i = 0; i < 2; i++)
+            if (pipefd[i] >= 0)
+                close(pipefd[i]);
         return -1;
     }
 
-    pid = dq_spawn(ps->exe, a->argv, ps->envp, -1, pipefd[1], pipefd[1]);
+    pid = dq_spawn(ps->exe, a->argv, ps->envp, ctl[1], pipefd[1], pipefd[1]);
     if (pid < 0)
         snprintf(err, errlen, "fork: %s", strerror(errno));
     close(pipefd[1]);
+    if (ctl[1] >= 0)
+        close(ctl[1]);
     free(a);
     if (pid < 0) {
         close(pipefd[0]);
+        if (ctl[0] >= 0)
+            close(ctl[0]);
         return -1;
     }
+    c->ctl_fd = ctl[0];
     fcntl(pipefd[0], F_SETFL, fcntl(pipefd[0], F_GETFL) | O_NONBLOCK);
     c->pid = pid;
     c->out_fd = pipefd[0];
@@ -1030,8 +1120,8 @@ static int child_spawn(trial *t, procs *ps, int slot, char *err, size_t errlen)
 }
 
 /* Reads the records appended since the last call: D records mark tasks
- * delivered (the parent's view of progress), E records (all-in-one) count
- * enqueues and the latest due time. */
+ * delivered and A records tasks acked (the parent's view of progress), E
+ * records (all-in-one) count enqueues and the latest due time. */
 static void tail_log(trial *t, procs *ps)
 {
     for (;;) {
@@ -1059,11 +1149,10 @@ static void tail_log(trial *t, procs *ps)
                 int64_t idx = id_index(f[2], t->p->tasks);
                 int64_t tus = strtoll(f[1], NULL, 10);
                 atomic_max64(&t->last_d_us, tus);
-                if (idx >= 0) {
-                    uint64_t bit = 1ULL << (idx % 64);
-                    if ((atomic_fetch_or(&t->seen[idx / 64], bit) & bit) == 0)
-                        atomic_fetch_add(&t->distinct, 1);
-                }
+                mark_task(t->seen, &t->distinct, idx);
+            } else if (s[0] == 'A' && s[1] == '\0' && nf >= 4) {
+                mark_task(t->acked, &t->acked_distinct,
+                          id_index(f[2], t->p->tasks));
             } else if (ps->all_in_one && s[0] == 'E' && s[1] == '\0' &&
                        nf >= 4) {
                 int64_t tus = strtoll(f[1], NULL, 10);
@@ -1244,51 +1333,151 @@ fail:
     return -1;
 }
 
-/* mover-stall: drops every Pub/Sub connection and every connection blocked
- * in a command (BLPOP, BLMOVE, BZPOPMIN ...), the parts that move or wake
- * tasks.  Counts into *npubsub and *nblocked. */
-static void mover_stall(dq_queue *admin, redisContext *c, long long *npubsub,
-                        long long *nblocked)
+/* mover-stall, step 1: the ids of the trial's connections that mover-
+ * stall drops.  CLIENT LIST (https://redis.io/commands/client-list/) gives
+ * one line per connection, "id=7 addr=... name=dqlab:Q:c0 ... flags=P
+ * ..."; a connection is ours when its name starts with the queue's prefix
+ * (rconn.h client names: every connection the strategies open is named so),
+ * and dropped when it is subscribed (flag P) or blocked in a command (flag
+ * b: BLPOP, BLMOVE, BZPOPMIN).  Nothing else on the server is touched.
+ * Fills ids (up to max) and *npubsub / *nblocked; returns how many, or -1
+ * with err set when Redis refused CLIENT LIST (a user without CLIENT) or
+ * the reply was not a list. */
+static int stall_targets(dq_queue *admin, redisContext *c, long long *ids,
+                         int max, long long *npubsub, long long *nblocked,
+                         char *err, size_t errlen)
 {
-    const char *kp[4] = {"CLIENT", "KILL", "TYPE", "pubsub"};
     const char *cl[2] = {"CLIENT", "LIST"};
+    char prefix[DQ_CLIENT_NAME_MAX];
+    size_t plen;
     redisReply *r;
+    int n = 0;
 
     *npubsub = *nblocked = 0;
-    r = admin_cmd(admin, c, 4, kp);
-    if (r != NULL) {
-        if (r->type == REDIS_REPLY_INTEGER)
-            *npubsub = r->integer;
-        freeReplyObject(r);
-    }
+    dq_redis_client_prefix(admin->queue, prefix, sizeof prefix);
+    plen = strlen(prefix);
     r = admin_cmd(admin, c, 2, cl);
-    if (r == NULL)
-        return;
-    if (r->type == REDIS_REPLY_STRING) {
-        for (const char *s = r->str; *s;) {
-            size_t n = strcspn(s, "\n");
-            const char *fl = strstr(s, " flags=");
-            if (strncmp(s, "id=", 3) == 0 && fl != NULL && fl < s + n) {
-                const char *e = fl + 7;
-                size_t fn = strcspn(e, " \n");
-                if (memchr(e, 'b', fn) != NULL) {
-                    char id[32];
-                    const char *kid[4] = {"CLIENT", "KILL", "ID", id};
-                    redisReply *k;
-                    snprintf(id, sizeof id, "%.*s", (int)strcspn(s + 3, " "),
-                             s + 3);
-                    k = admin_cmd(admin, c, 4, kid);
-                    if (k != NULL) {
-                        if (k->type == REDIS_REPLY_STATUS)
-                            (*nblocked)++;
-                        freeReplyObject(k);
-                    }
-                }
+    if (r == NULL || r->type != REDIS_REPLY_STRING) {
+        const char *why = r == NULL ? admin->err : "unexpected reply";
+        snprintf(err, errlen, "mover-stall: CLIENT LIST failed: %.200s%s", why,
+                 strstr(why, "NOPERM") != NULL
+                     ? " (the fault needs a Redis user allowed the CLIENT "
+                       "command)" : "");
+        if (r != NULL)
+            freeReplyObject(r);
+        return -1;
+    }
+    for (const char *s = r->str; *s;) {
+        size_t len = strcspn(s, "\n");
+        char line[1024], *save = NULL, *tok;
+        long long id = -1;
+        bool ours = false, sub = false, blocked = false;
+
+        snprintf(line, sizeof line, "%.*s", (int)len, s);
+        s += len + (s[len] == '\n');
+        for (tok = strtok_r(line, " \r", &save); tok != NULL;
+             tok = strtok_r(NULL, " \r", &save)) {
+            if (strncmp(tok, "id=", 3) == 0)
+                id = strtoll(tok + 3, NULL, 10);
+            else if (strncmp(tok, "name=", 5) == 0)
+                ours = strncmp(tok + 5, prefix, plen) == 0;
+            else if (strncmp(tok, "flags=", 6) == 0) {
+                sub = strchr(tok + 6, 'P') != NULL;
+                blocked = strchr(tok + 6, 'b') != NULL;
             }
-            s += n + (s[n] == '\n');
         }
+        if (!ours || id < 0 || !(sub || blocked) || n >= max)
+            continue;
+        ids[n++] = id;
+        if (sub)
+            (*npubsub)++;
+        else
+            (*nblocked)++;
     }
     freeReplyObject(r);
+    return n;
+}
+
+/* mover-stall, step 2: CLIENT KILL ID each target.  A target that closed
+ * meanwhile ("No such client") is skipped; any other error reply (NOPERM:
+ * the user may list but not kill) fails.  Returns the number dropped, or
+ * -1 with err set. */
+static int stall_kill(dq_queue *admin, redisContext *c, const long long *ids,
+                      int n, char *err, size_t errlen)
+{
+    int killed = 0;
+
+    for (int i = 0; i < n; i++) {
+        char id[32];
+        const char *kid[4] = {"CLIENT", "KILL", "ID", id};
+        redisReply *k;
+        int rc;
+
+        snprintf(id, sizeof id, "%lld", ids[i]);
+        k = dq_redis_cmd(admin, c, &rc, 4, kid, NULL);
+        if (k != NULL) {
+            killed++;
+            freeReplyObject(k);
+        } else if (rc != DQ_EREDIS || strstr(admin->err, "No such client") == NULL) {
+            snprintf(err, errlen, "mover-stall: Redis refused CLIENT KILL ID "
+                     "%s: %.200s", id, admin->err);
+            return -1;
+        }
+    }
+    return killed;
+}
+
+/* Checked before the trial starts when a mover-stall is planned: the
+ * user may run CLIENT LIST (otherwise the fault could never act).
+ * Returns 0, or -1 with err set. */
+static int faults_preflight(const dq_trial_params *p, dq_queue *admin,
+                            redisContext *c, char *err, size_t errlen)
+{
+    long long ids[1], np, nb;
+
+    if (find_fault(p, DQ_FAULT_MOVER_STALL) == NULL)
+        return 0;
+    return stall_targets(admin, c, ids, 1, &np, &nb, err, errlen) < 0 ? -1 : 0;
+}
+
+/* mover-stall: the window is recorded only around kills that happened:
+ * a refused command or nothing to drop fails the trial instead. */
+static void mover_stall(trial *t, dq_queue *admin, redisContext *c,
+                        dq_trial_result *r)
+{
+    enum { MAX_TARGETS = 4096 };
+    long long *ids = malloc(MAX_TARGETS * sizeof *ids), np, nb;
+    char err[300], arg[80];
+    int n, killed;
+
+    if (ids == NULL) {
+        trial_fail(t, "mover-stall: out of memory");
+        return;
+    }
+    n = stall_targets(admin, c, ids, MAX_TARGETS, &np, &nb, err, sizeof err);
+    if (n == 0)
+        snprintf(err, sizeof err, "mover-stall: no connection of queue '%s' "
+                 "(named %s%s:...) was subscribed or blocked: nothing to drop",
+                 admin->queue, DQ_CLIENT_NAME_PREFIX, admin->queue);
+    if (n <= 0) {
+        trial_fail(t, "%s", err);
+        free(ids);
+        return;
+    }
+    log_F(t, "mover-stall", "begin", "");
+    r->fault_windows++;
+    killed = stall_kill(admin, c, ids, n, err, sizeof err);
+    free(ids);
+    if (killed <= 0) {
+        if (killed == 0)
+            snprintf(err, sizeof err, "mover-stall: every connection found "
+                     "had closed before CLIENT KILL: nothing dropped");
+        log_F(t, "mover-stall", "end", "error=1");
+        trial_fail(t, "%s", err);
+        return;
+    }
+    snprintf(arg, sizeof arg, "pubsub=%lld,blocked=%lld", np, nb);
+    log_F(t, "mover-stall", "end", arg);
 }
 
 /* Starts or ends the fault windows that are due.  Returns false after a
@@ -1338,22 +1527,20 @@ static void faults_tick(trial *t, procs *ps, fault_run *fr, size_t nfr,
                 if (ps->on && !ps->all_in_one) {
                     ps->outage = true;
                     children_term(ps);
-                } else if (!ps->on) {
+                } else if (ps->on) {
+                    child_outage(&ps->ch[0], true);
+                } else {
                     atomic_store(&t->outage, true);
                 }
                 fr[i].end_us = now + f->ms * 1000;
                 fr[i].phase = 1;
                 break;
-            case DQ_FAULT_MOVER_STALL: {
-                long long np, nb;
-                log_F(t, name, "begin", "");
-                r->fault_windows++;
-                mover_stall(admin, rc_ctx, &np, &nb);
-                snprintf(arg, sizeof arg, "pubsub=%lld,blocked=%lld", np, nb);
-                log_F(t, name, "end", arg);
+            case DQ_FAULT_MOVER_STALL:
+                mover_stall(t, admin, rc_ctx, r);
                 fr[i].phase = 2;
+                if (atomic_load(&t->failed))
+                    return;
                 break;
-            }
             default:
                 fr[i].phase = 2;
             }
@@ -1374,6 +1561,8 @@ static void faults_tick(trial *t, procs *ps, fault_run *fr, size_t nfr,
                             return;
                         }
                     }
+                } else if (ps->on) {
+                    child_outage(&ps->ch[0], false);
                 } else {
                     atomic_store(&t->outage, false);
                 }
@@ -1468,12 +1657,8 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
                      "mode)", spec);
             goto out;
         }
-        if ((dq_fault_needs_server(f) || f->kind == DQ_FAULT_MOVER_STALL) &&
-            !(p->strategy->flags & DQ_G_NEEDS_REDIS)) {
-            snprintf(err, errlen, "fault %s does not apply to strategy '%s' "
-                     "(it uses no Redis)", spec, p->strategy->name);
+        if (!dq_fault_applies(f, p->strategy, err, errlen))
             goto out;
-        }
         if (dq_fault_needs_server(f) &&
             (p->server == NULL || p->server->pid <= 0)) {
             snprintf(err, errlen, "fault %s needs the private redis-server "
@@ -1540,7 +1725,7 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
             goto out;
         }
         for (int i = 0; i < ps.nch; i++)
-            ps.ch[i].out_fd = -1;
+            ps.ch[i].out_fd = ps.ch[i].ctl_fd = -1;
         ps.plans = plan_kills(p, &ps.nplans);
     }
 
@@ -1601,6 +1786,8 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
         if (restart != NULL &&
             set_persistence(&admin, rc_ctx, restart->mode, err, errlen) != 0)
             goto out;
+        if (faults_preflight(p, &admin, rc_ctx, err, errlen) != 0)
+            goto out;
     }
 
     /* 2. Handles, opened here so that any failure comes before the run.
@@ -1610,7 +1797,8 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
     local = dq_local_new();
     ws = calloc((size_t)nthreads, sizeof *ws);
     t.seen = calloc((size_t)(p->tasks + 63) / 64 + 1, sizeof *t.seen);
-    if (local == NULL || ws == NULL || t.seen == NULL) {
+    t.acked = calloc((size_t)(p->tasks + 63) / 64 + 1, sizeof *t.acked);
+    if (local == NULL || ws == NULL || t.seen == NULL || t.acked == NULL) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
@@ -1730,7 +1918,12 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
     /* A killed consumer's task comes back from an at-least-once strategy
      * only once its lease (option lease_ms, whatever the strategy) runs
      * out: after each kill the drain waits until kill + lease_ms + grace,
-     * so the checker sees it redelivered rather than pending at the end. */
+     * so the checker sees it redelivered rather than pending at the end.
+     * And with a lease, "every task delivered once" is not the end: a
+     * delivery whose work outlasts its lease comes back to another
+     * consumer, so the trial also waits until every task has an accepted
+     * ack (an A record) -- bounded by the drain deadline -- and the log
+     * shows the redelivery and the stale ack refused (R). */
     if (p->strategy->flags & DQ_G_AT_LEAST_ONCE)
         for (size_t i = 0; i < r->nopts; i++)
             if (strcmp(r->opts[i].key, "lease_ms") == 0)
@@ -1780,8 +1973,10 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
                 break;
             }
         } else if (atomic_load(&t.distinct) == p->tasks &&
-                 (lease_end_wall_ms == 0 ||
-                  dq_wall_us() / 1000 > lease_end_wall_ms + p->grace_ms)) {
+                   (lease_ms == 0 ||
+                    atomic_load(&t.acked_distinct) == p->tasks) &&
+                   (lease_end_wall_ms == 0 ||
+                    dq_wall_us() / 1000 > lease_end_wall_ms + p->grace_ms)) {
             r->drained = true;
             break;
         } else if (producers_done && !faults_pending(fr, nfr) &&
@@ -1863,16 +2058,27 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
             dq_redis_purge(&admin, rc_ctx);
     }
 
-    /* 5. Check the log (every thread has been joined: write the
-     * buffers). */
-    if (dq_eventlog_flush_all(t.log) != 0) {
-        snprintf(err, errlen, "%s: write: %s", p->log_path, strerror(errno));
+    /* 5. End the log (every thread has been joined and every child
+     * reaped: dq_log_end writes the buffers, then the Z record, the last
+     * line, which tells the checker the log is complete) and check it. */
+    if (dq_log_end(t.log, dq_wall_us(),
+                   r->interrupted ? "interrupted" : "clean") != 0) {
+        snprintf(err, errlen, "event log %s: %s", p->log_path,
+                 strerror(errno));
         goto out;
     }
     dq_eventlog_close(t.log);
     t.log = NULL;
     if (dq_check_file(p->log_path, &r->check, err, errlen) != 0)
         goto out;
+    if (r->check.end != (r->interrupted ? DQ_CHECK_END_INTERRUPTED
+                                        : DQ_CHECK_END_CLEAN)) {
+        snprintf(err, errlen, "event log %s: %s", p->log_path,
+                 dq_check_no_verdict(&r->check)
+                     ? dq_check_no_verdict(&r->check)
+                     : "its end record does not match the trial's end");
+        goto out;
+    }
     {
         int64_t first = atomic_load(&t.first_e_us);
         int64_t last = atomic_load(&t.last_d_us);
@@ -1913,11 +2119,40 @@ out:
     if (rc_ctx != NULL)
         redisFree(rc_ctx);
     free(t.seen);
+    free(t.acked);
     pthread_mutex_destroy(&t.mu);
     return ret;
 }
 
 /* ---- The child side of process mode ------------------------------------------ */
+
+/* The all-in-one child's side of child_outage: waits at most wait_us for
+ * bytes on stdin and sets t->outage from the last '1' (stop the consumer
+ * threads: they close their handles, outage_wait) or '0' (start them
+ * again).  At EOF or on a read error *open becomes false and later calls
+ * just sleep. */
+static void child_control(trial *t, bool *open, int64_t wait_us)
+{
+    struct pollfd pfd = {.fd = STDIN_FILENO, .events = POLLIN};
+    char buf[16];
+    ssize_t n;
+
+    if (!*open) {
+        dq_sleep_us(wait_us);
+        return;
+    }
+    if (poll(&pfd, 1, (int)(wait_us / 1000)) <= 0)
+        return;
+    n = read(STDIN_FILENO, buf, sizeof buf);
+    if (n <= 0) {
+        if (n == 0 || errno != EINTR)
+            *open = false;
+        return;
+    }
+    for (ssize_t i = 0; i < n; i++)
+        if (buf[i] == '1' || buf[i] == '0')
+            atomic_store(&t->outage, buf[i] == '1');
+}
 
 int dq_trial_child_run(const dq_trial_params *p, const dq_child_spec *c,
                        char *err, size_t errlen)
@@ -1992,8 +2227,9 @@ int dq_trial_child_run(const dq_trial_params *p, const dq_child_spec *c,
             }
             ws[i].started = true;
         }
+        bool control = true;
         while (!should_stop(&t))
-            dq_sleep_us(WAIT_STEP_US);
+            child_control(&t, &control, WAIT_STEP_US);
         atomic_store(&t.stop, true);
         for (int i = 0; i < nw; i++)
             if (ws[i].started) {

@@ -107,7 +107,8 @@ typedef struct dq_trial_result {
     dq_opt opts[DQ_MAX_OPTS]; /* effective options (given, then defaults) */
     size_t nopts;
     char redis_version[32]; /* "" without Redis */
-    bool drained;           /* every task delivered before the deadline */
+    bool drained;           /* every task delivered (with a lease_ms:
+                               and acked) before the deadline */
     bool interrupted;       /* stopped by dq_trial_interrupt() */
     uint64_t errors;        /* claim/ack calls that returned a DQ_E* code */
     char first_error[256];  /* the first of them, "" if none */

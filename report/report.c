@@ -136,13 +136,19 @@ static int check_inputs(const char *root, const char *scripts)
     return 0;
 }
 
-/* After loading: "nothing to report" (returns 2), or a note about the
- * incomplete runs skipped (returns 0). */
+/* After loading: "nothing to report" (returns 2), or notes about the
+ * runs skipped (returns 0): incomplete ones, latest runs without
+ * trials.csv (named). */
 static int check_loaded(const dq_results *r, int n)
 {
-    int k = r->nincomplete;
+    int k = r->nincomplete, d = r->nno_trials;
     if (n == 0 && !r->bench.present) {
-        if (k > 0)
+        if (d > 0)
+            fprintf(stderr, "dqlab report: %s has no trials.csv, so there "
+                    "is nothing to report (%d latest run%s lack%s it); rerun "
+                    "the experiment with `dqlab experiment FILE`\n",
+                    r->no_trials, d, d == 1 ? "" : "s", d == 1 ? "s" : "");
+        else if (k > 0)
             fprintf(stderr, "dqlab report: no complete run under %s/: %d "
                     "incomplete run%s (interrupted or failed) %s skipped; "
                     "rerun `dqlab experiment FILE`\n", r->root, k,
@@ -156,6 +162,10 @@ static int check_loaded(const dq_results *r, int n)
         fprintf(stderr, "dqlab report: note: %d incomplete run%s of "
                 "experiments without a complete run %s skipped\n", k,
                 k == 1 ? "" : "s", k == 1 ? "was" : "were");
+    if (d > 0)
+        fprintf(stderr, "dqlab report: note: %s has no trials.csv: skipped "
+                "(%d latest run%s lack%s it)\n", r->no_trials, d,
+                d == 1 ? "" : "s", d == 1 ? "s" : "");
     return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../strategies/dq.h"
 #include "results.h"
@@ -206,8 +207,11 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* The names under root with a latest/trials.csv into *names (sorted, *n
- * of them), and in r->nincomplete the incomplete runs of those without a
- * latest link (cut short by Ctrl-C or a failed trial).  0 or -1 with err. */
+ * of them); in r->nincomplete the incomplete runs of those without a
+ * latest link (cut short by Ctrl-C or a failed trial), and in
+ * r->nno_trials those whose latest holds the experiment.ini copy every
+ * `dqlab experiment` run starts with but no trials.csv (the first one in
+ * r->no_trials).  0 or -1 with err. */
 static int scan_root(const char *root, dq_results *r, char ***names,
                      size_t *n, char *err, size_t errlen)
 {
@@ -227,8 +231,16 @@ static int scan_root(const char *root, dq_results *r, char ***names,
             r->nincomplete += count_incomplete(p);
         }
         snprintf(p, sizeof p, "%s/%s/latest/trials.csv", root, de->d_name);
-        if (de->d_name[0] == '.' || stat(p, &st) != 0)
+        if (de->d_name[0] == '.')
             continue;
+        if (stat(p, &st) != 0) {
+            snprintf(p, sizeof p, "%s/%s/latest/experiment.ini", root,
+                     de->d_name);
+            if (access(p, F_OK) == 0 && r->nno_trials++ == 0)
+                snprintf(r->no_trials, sizeof r->no_trials, "%s/%s/latest",
+                         root, de->d_name);
+            continue;
+        }
         if ((nn = realloc(*names, (*n + 1) * sizeof *nn)) == NULL ||
             (nn[*n] = strdup(de->d_name)) == NULL) {
             *names = nn ? nn : *names;

@@ -93,6 +93,9 @@ typedef struct dq_rpool {
     double *lat;                   /* per delivered task, ms, sorted */
     size_t n, trials;
     uint64_t enqueued, delivered, lost, early, duplicates;
+    size_t no_verdict;             /* trials left out: log incomplete (an
+                                      undelivered task may be an unwritten
+                                      record); not in trials nor above */
 } dq_rpool;
 
 /* A trial's log as the loss timelines need it: times in us. */
@@ -114,8 +117,9 @@ typedef struct dq_timeline {
 } dq_timeline;
 
 /* What re-checking a log concluded: a verdict (the counts in check hold),
- * or none (a log the checker cannot judge, e.g. one without a clean end),
- * which the loss cells count apart (no_verdict_trials). */
+ * or none (dq_check_no_verdict, checker.h: a log without a clean end),
+ * which the loss cells and pools count apart and leave out of every
+ * other count. */
 typedef enum dq_recheck {
     DQ_RECHECK_VERDICT = 0,
     DQ_RECHECK_NO_VERDICT,
@@ -129,7 +133,8 @@ typedef struct dq_rlog {
 
 /* The loss table: rows strategies (with options where they vary),
  * columns fault specs ("none": the baseline), each cell the re-checked
- * counts summed over the repeats. */
+ * counts summed over the repeats of the trials with a verdict (trials);
+ * the trials without one are only counted (no_verdict_trials). */
 #define DQ_LOSS_MAX_ROWS 32
 #define DQ_LOSS_MAX_FAULTS 16
 typedef struct dq_loss_cell {
@@ -141,7 +146,11 @@ typedef struct dq_loss_cell {
     uint64_t pending_end, early, early_fault, windows;
     int64_t window_us;
     char violation[160];           /* the first violation text, or "" */
-    const dq_trialrow *first;      /* the trial with the lowest repeat */
+    char no_verdict_why[128];      /* "trial N: <why>" of the first trial
+                                      with no verdict, or "" */
+    const dq_trialrow *first;      /* the trial with the lowest repeat
+                                      (with a verdict or not): its
+                                      timeline is drawn */
     const dq_rlog *first_log;      /* and its log */
 } dq_loss_cell;
 typedef struct dq_loss_table {
@@ -217,6 +226,9 @@ typedef struct dq_results {
     dq_rexp *exps;                 /* sorted by name */
     size_t nexps;
     int nincomplete;               /* runs skipped: no latest, complete=no */
+    int nno_trials;                /* latest runs skipped: an experiment.ini
+                                      copy but no trials.csv (damaged) */
+    char no_trials[4096];          /* the first one, "root/NAME/latest" */
     dq_perf bench;
     dq_probes probes;
 } dq_results;
@@ -230,9 +242,10 @@ typedef unsigned (*dq_logs_fn)(const dq_rexp *e);
 
 /* Loads every root/<name>/latest experiment run (sorted by name) with the
  * event logs logs(e) asks for, the bench and the probes, and counts the
- * incomplete runs skipped.  Returns the number of experiments, or -1 with
- * a one-line "file:line: what" in err when a file is malformed;
- * dq_results_free() in every case. */
+ * runs skipped: incomplete ones, and latest runs without trials.csv.
+ * Returns the number of experiments, or -1 with a one-line "file:line:
+ * what" in err when a file is malformed; dq_results_free() in every
+ * case. */
 int dq_results_load(const char *root, dq_logs_fn logs, dq_results *r,
                     char *err, size_t errlen);
 void dq_results_free(dq_results *r);
@@ -263,7 +276,9 @@ bool dq_trial_in_group(const dq_trialrow *t, const dq_rgroup *g);
 long dq_group_poll_ms(const dq_rgroup *g);
 /* A loss experiment: plots has loss, or meta faults.  The first of r
  * with its loss table, or NULL.  The cell at row, col, or NULL when no
- * trial ran it. */
+ * trial with a verdict ran it (a cell whose logs are all incomplete is
+ * NULL here: nothing was measured; lt->cells[row][col] still counts
+ * them). */
 bool dq_loss_is(const dq_rexp *e);
 const dq_rexp *dq_loss_experiment(const dq_results *r);
 const dq_loss_cell *dq_loss_cell_at(const dq_loss_table *lt, size_t row,

@@ -179,6 +179,13 @@ static int read_pool(dq_rexp *e, const dq_rgroup *g, dq_rpool *p, char *err,
             dq_check_file_lateness(path, c, &lat, err, errlen) != 0)
             return -1;
         e->logs[i].read = true;
+        if (dq_check_no_verdict(c) != NULL) {
+            /* Its undelivered tasks may only be unwritten records. */
+            e->logs[i].outcome = DQ_RECHECK_NO_VERDICT;
+            free(lat);
+            p->no_verdict++;
+            continue;
+        }
         if ((nl = realloc(p->lat, (p->n + c->lateness.n + 1) *
                                       sizeof *nl)) == NULL) {
             free(lat);
@@ -220,6 +227,8 @@ static int read_fault_log(dq_rexp *e, size_t i, char *err, size_t errlen)
                                           errlen)) == 0)
         rewind(f);
     l->read = true;
+    if (rc == 0 && dq_check_no_verdict(&l->check) != NULL)
+        l->outcome = DQ_RECHECK_NO_VERDICT;
     if (rc == 0 && (rc = tl_read(f, &l->tl)) != 0)
         snprintf(err, errlen, "out of memory reading %s", path);
     fclose(f);
@@ -252,18 +261,30 @@ static size_t find_or_add(char (*names)[64], size_t *n, size_t max,
     return (*n)++;
 }
 
-/* Adds trial t with its log l to its cell x. */
+/* Adds trial t with its log l to its cell x: to its counts when the log
+ * carries a verdict, else only to no_verdict_trials (with the first
+ * one's reason).  Either may be the cell's first (timeline) trial. */
 static void add_to_cell(dq_loss_cell *x, const dq_trialrow *t,
                         const dq_rlog *l)
 {
     const dq_strategy *s = dq_strategy_find(t->strategy);
     const dq_check *c = &l->check;
     const char *v[8];
-    size_t nv = dq_check_violations(c, s ? s->flags : 0, false, v, 8);
+    size_t nv;
     snprintf(x->strategy, sizeof x->strategy, "%s", t->strategy);
     x->flags = s ? s->flags : 0;
+    if (x->first == NULL || t->repeat < x->first->repeat) {
+        x->first = t;
+        x->first_log = l;
+    }
+    if (l->outcome == DQ_RECHECK_NO_VERDICT) {
+        if (x->no_verdict_trials++ == 0)
+            snprintf(x->no_verdict_why, sizeof x->no_verdict_why,
+                     "trial %zu: %s", t->trial, dq_check_no_verdict(c));
+        return;
+    }
+    nv = dq_check_violations(c, s ? s->flags : 0, false, v, 8);
     x->trials++;
-    x->no_verdict_trials += l->outcome == DQ_RECHECK_NO_VERDICT;
     x->enqueued += c->enqueued;
     x->lost += c->lost;
     x->lost_claimed += c->lost_claimed;
@@ -278,10 +299,6 @@ static void add_to_cell(dq_loss_cell *x, const dq_trialrow *t,
         x->window_us += c->faults[k].window_us;
     if (s != NULL && nv > 0 && x->violation_trials++ == 0)
         snprintf(x->violation, sizeof x->violation, "%s", v[0]);
-    if (x->first == NULL || t->repeat < x->first->repeat) {
-        x->first = t;
-        x->first_log = l;
-    }
 }
 
 /* The loss table of e from its checked logs.  0 or -1 with err. */

@@ -12,6 +12,8 @@
  *                     censored: a percentile is known only when its rank
  *                     (over every enqueued task) falls among the delivered
  *                     ones, otherwise it is shown as "> window".
+ * A trial whose log carries no verdict (incomplete) is left out of both,
+ * with one sentence saying how many.
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -75,6 +77,18 @@ static void pct_cell(char *buf, size_t len, const dq_rpool *p, double q,
         snprintf(buf, len, "undelivered");
     else
         snprintf(buf, len, "> %.0f s", window_ms / 1000.0);
+}
+
+/* One sentence naming the trials the pools left out (their log carries no
+ * verdict, dq_check_no_verdict), if any. */
+static void no_verdict_note(dq_md *o, const series *ls, size_t ns)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < ns; i++)
+        k += ls[i].p->no_verdict;
+    if (k > 0)
+        dq_put(o, "  No verdict for %zu trial log%s (log incomplete: no end "
+               "record), left out of these figures.", k, k == 1 ? "" : "s");
 }
 
 /* ---- lateness-cdf ------------------------------------------------------- */
@@ -144,6 +158,7 @@ static void cdf_table(dq_md *o, const dq_rexp *e, const series *ls,
                  "rank); a task not delivered at all counts as later than "
                  "any delivered one, shown as \"undelivered\" when it "
                  "decides the percentile.");
+    no_verdict_note(o, ls, ns);
     /* The arrival rate the run's parameters imply. */
     long tasks = strtol(dq_rexp_meta(e, "tasks"), NULL, 10), dmin, dmax;
     if (sscanf(dq_rexp_meta(e, "delay_ms"), "%ld:%ld", &dmin, &dmax) == 2 &&
@@ -341,7 +356,9 @@ static void backlog_table(dq_md *o, const dq_rexp *e, const series *ls,
     dq_put(o, "\"> N s\": the percentile falls among the tasks not "
                  "delivered within the observation window (grace_ms = %.0f "
                  "s after the last due time), so it is larger than the "
-                 "window.\n\n", window_ms / 1000.0);
+                 "window.", window_ms / 1000.0);
+    no_verdict_note(o, ls, ns);
+    dq_put(o, "\n\n");
 }
 
 /* What happened, per strategy and backlog; then the survivor bias note

@@ -5,10 +5,14 @@
  * The numbers are the loss table of the results model (results_logs.c):
  * each trial's event log re-checked, which splits the extra deliveries
  * into redelivered / duplicated after a fault / duplicated without one
- * and the missing tasks into lost / pending at the end.  The central
- * table: rows strategies (with what they declare), columns faults, each
- * cell "lost / duplicated / redelivered of N" summed over the repeats,
- * with a cross where dq_check_violations says the strategy broke a
+ * and the missing tasks into lost / pending at the end.  A log that can
+ * carry no verdict (incomplete: no clean end; checker.h
+ * dq_check_no_verdict) is left out of every count, shown as "no verdict:
+ * log incomplete" (never as ok or a violation) and listed with its
+ * reason under the table.  The central table: rows strategies (with what
+ * they declare), columns faults, each cell "lost / duplicated /
+ * redelivered of N" summed over the repeats, with a cross where
+ * dq_check_violations says the strategy broke a
  * guarantee it declares.  Under it, one paragraph per fault (the why is
  * written here once per fault kind; every figure in it is computed) and
  * its timeline: for the first repeat of each strategy, deliveries per
@@ -81,9 +85,9 @@ static const struct {
     {"kill-consumer", "A consumer process is killed with SIGKILL at a "
      "chosen point of a claim.  An at-most-once claim removes the task from "
      "Redis, so the killed consumer's task is gone; a lease (lua-lease, "
-     "list-reliable) keeps it, and it comes back with a higher attempt once "
-     "the lease runs out.  For the in-process heap the whole queue dies "
-     "with the process."},
+     "list-reliable, streams) keeps it, and it comes back with a higher "
+     "attempt once the lease runs out.  For the in-process heap the whole "
+     "queue dies with the process."},
     {"restart-redis", "The redis-server is killed and started again on the "
      "same directory.  Without persistence everything pending is gone; with "
      "AOF everysec up to about a second of acknowledged writes can be lost "
@@ -120,7 +124,54 @@ static const char *mechanism(const char *spec)
     return "";
 }
 
-/* The table and the crosses under it. */
+/* Cell text of lt->cells[r][c]: "lost / duplicated / redelivered of N
+ * [+P] [✗]", then the trials with no verdict beside it, or only them, or
+ * "-" when no trial ran it. */
+static void loss_cell(const dq_loss_table *lt, size_t r, size_t c,
+                      char *buf, size_t len)
+{
+    const dq_loss_cell *x = dq_loss_cell_at(lt, r, c), *raw = &lt->cells[r][c];
+    char pend[32] = "", nov[80] = "";
+    size_t k = raw->no_verdict_trials;
+    if (k > 0 && x != NULL)
+        snprintf(nov, sizeof nov, " (+%zu trial%s with no verdict: log "
+                 "incomplete)", k, k == 1 ? "" : "s");
+    else if (k > 0)
+        snprintf(nov, sizeof nov, "no verdict: log incomplete");
+    if (x != NULL && x->pending_end)
+        snprintf(pend, sizeof pend, " +%" PRIu64, x->pending_end);
+    if (x == NULL)
+        snprintf(buf, len, "%s", nov[0] ? nov : "-");
+    else
+        snprintf(buf, len, "%" PRIu64 " / %" PRIu64 " / %" PRIu64 " of %"
+                 PRIu64 "%s%s%s", x->lost, x->duplicated, x->redelivered,
+                 x->enqueued, pend, x->violation_trials ? " ✗" : "", nov);
+}
+
+/* The trials with no verdict (neither ok nor a violation): which, why. */
+static void no_verdict_list(dq_md *o, const dq_loss_table *lt)
+{
+    size_t n = 0;
+    for (size_t r = 0; r < lt->nrows; r++)
+        for (size_t c = 0; c < lt->nfaults; c++)
+            n += lt->cells[r][c].no_verdict_trials;
+    if (n == 0)
+        return;
+    dq_put(o, "No verdict for %zu trial log%s, left out of every count "
+           "above:", n, n == 1 ? "" : "s");
+    for (size_t r = 0; r < lt->nrows; r++)
+        for (size_t c = 0; c < lt->nfaults; c++) {
+            const dq_loss_cell *x = &lt->cells[r][c];
+            if (x->no_verdict_trials > 0)
+                dq_put(o, " %s under `%s`, %zu trial%s (%s).", lt->rows[r],
+                       lt->faults[c], x->no_verdict_trials,
+                       x->no_verdict_trials == 1 ? "" : "s",
+                       x->no_verdict_why);
+        }
+    dq_put(o, "\n\n");
+}
+
+/* The table, the trials with no verdict and the crosses under it. */
 static void loss_table(dq_md *o, const dq_loss_table *lt)
 {
     const char *head[DQ_LOSS_MAX_FAULTS + 2] = {"strategy", "declares"};
@@ -139,16 +190,7 @@ static void loss_table(dq_md *o, const dq_loss_table *lt)
         declared(flags, cell[1], sizeof cell[1]);
         for (size_t c = 0; c < lt->nfaults; c++) {
             const dq_loss_cell *x = dq_loss_cell_at(lt, r, c);
-            char pend[32] = "";
-            if (x != NULL && x->pending_end)
-                snprintf(pend, sizeof pend, " +%" PRIu64, x->pending_end);
-            if (x == NULL)
-                snprintf(cell[c + 2], sizeof cell[0], "-");
-            else
-                snprintf(cell[c + 2], sizeof cell[0], "%" PRIu64 " / %"
-                         PRIu64 " / %" PRIu64 " of %" PRIu64 "%s%s",
-                         x->lost, x->duplicated, x->redelivered, x->enqueued,
-                         pend, x->violation_trials ? " ✗" : "");
+            loss_cell(lt, r, c, cell[c + 2], sizeof cell[0]);
             marks += x != NULL && x->violation_trials;
         }
         for (size_t k = 0; k < lt->nfaults + 2; k++)
@@ -156,6 +198,7 @@ static void loss_table(dq_md *o, const dq_loss_table *lt)
         dq_cells(o, false, cells, lt->nfaults + 2);
     }
     dq_table_end(o);
+    no_verdict_list(o, lt);
     if (marks == 0) {
         dq_put(o, "No strategy broke a guarantee it declares in these "
                      "trials.\n\n");
@@ -400,8 +443,8 @@ static int64_t tl_bucket(const dq_loss_table *lt, size_t col)
 {
     int64_t span_us = 0, bucket_us = 100000;
     for (size_t r = 0; r < lt->nrows; r++) {
-        const dq_loss_cell *x = dq_loss_cell_at(lt, r, col);
-        const dq_timeline *l = x ? &x->first_log->tl : NULL;
+        const dq_loss_cell *x = &lt->cells[r][col];
+        const dq_timeline *l = x->first ? &x->first_log->tl : NULL;
         if (l != NULL && l->end_us - l->t0_us > span_us)
             span_us = l->end_us - l->t0_us;
     }
@@ -426,8 +469,8 @@ static int tl_figure(dq_md *o, const dq_rexp *e, const dq_loss_table *lt,
         goto done;
     fputs("# panel,t0_s,t1_s: the fault windows of each panel's trial\n", f);
     for (size_t r = 0; r < lt->nrows; r++) {
-        const dq_loss_cell *x = dq_loss_cell_at(lt, r, col);
-        const dq_timeline *l = x ? &x->first_log->tl : NULL;
+        const dq_loss_cell *x = &lt->cells[r][col];
+        const dq_timeline *l = x->first ? &x->first_log->tl : NULL;
         if (l == NULL)
             continue;
         panels++;

@@ -695,6 +695,11 @@ int64_t dq_now_ms(const dq_queue *q)
     return us >= 0 ? us / 1000 : -((-us + 999) / 1000);
 }
 
+int64_t dq_now_coarse_us(const dq_queue *q)
+{
+    return clock_us(CLOCK_REALTIME_COARSE) + (q ? q->cfg.clock_offset_us : 0);
+}
+
 int64_t dq_mono_us(void)
 {
     return clock_us(CLOCK_MONOTONIC);
@@ -721,4 +726,31 @@ void dq_sleep_us(int64_t us)
     req.tv_nsec = (long)(us % 1000000) * 1000;
     while (nanosleep(&req, &rem) != 0 && errno == EINTR)
         req = rem;
+}
+
+/* ---- Retries and dead letters -------------------------------------------- */
+
+int dq_nack(dq_queue *q, const dq_task *t, int64_t delay_ms)
+{
+    if (q == NULL)
+        return DQ_EINVAL;
+    if (q->s->nack == NULL)
+        return dq_fail(q, DQ_EUNSUPPORTED, "strategy '%s' has no nack",
+                       q->s->name);
+    if (t == NULL)
+        return dq_fail(q, DQ_EINVAL, "nack: task is NULL");
+    if (delay_ms < 0 || delay_ms > DQ_NACK_DELAY_MAX_MS)
+        return dq_fail(q, DQ_EINVAL, "nack %s: delay_ms %lld outside [0, "
+                       "2^52] ms", t->id, (long long)delay_ms);
+    return q->s->nack(q, t, delay_ms);
+}
+
+int64_t dq_dead_letters(dq_queue *q)
+{
+    if (q == NULL)
+        return DQ_EINVAL;
+    if (q->s->dead_letters == NULL)
+        return dq_fail(q, DQ_EUNSUPPORTED, "strategy '%s' has no "
+                       "dead-letter set", q->s->name);
+    return q->s->dead_letters(q);
 }

@@ -74,7 +74,10 @@ enum {
                                      get one task twice (naive) */
     DQ_G_DUE_ORDER = 1u << 8,     /* one consumer receives tasks in due order */
     DQ_G_SURVIVES_PROCESS_EXIT = 1u << 9, /* pending tasks outlive the
-                                     process (false for the in-process heap) */
+                                     process, also those a handle had taken
+                                     into a buffer but not handed out when
+                                     it is closed (false for the in-process
+                                     heap) */
 };
 
 /* Name of one guarantee flag ("at-most-once", "blocks", ...), or NULL. */
@@ -244,8 +247,9 @@ struct dq_strategy {
     /* Waits at most timeout_ms (0 .. DQ_CLAIM_TIMEOUT_MAX_MS, checked and
      * cut by the wrapper) for a task whose due time has come,
      * fills *out and returns DQ_OK; returns DQ_EMPTY when none came in
-     * time.  Never returns a task before its due time by this handle's
-     * clock. */
+     * time, at most one Redis round trip after timeout_ms (see
+     * dq_claim).  Never returns a task before its due time by this
+     * handle's clock. */
     int (*claim)(dq_queue *q, int64_t timeout_ms, dq_task *out);
     /* Tells the queue the task is done.  For at-most-once strategies this
      * may do nothing; for at-least-once ones it ends the lease. */
@@ -279,6 +283,20 @@ struct dq_strategy {
      * may be in the queue (a transaction's reply can be lost), so the
      * caller treats them all as unknown. */
     int (*enqueue_many)(dq_queue *q, const dq_enqueue_item *items, size_t n);
+
+    /* Optional (NULL when absent: the wrappers return DQ_EUNSUPPORTED).
+     * Added last so that initializers written before them stay valid.
+     * nack: gives back task t, claimed on this handle and not acked, to be
+     * delivered again at now + delay_ms (0 .. DQ_NACK_DELAY_MAX_MS, checked
+     * by the wrapper; t non-NULL), with the retry time written to Redis in
+     * the same atomic step that checks and ends the lease.  DQ_OK,
+     * DQ_ENOTFOUND when the lease is no longer ours (nothing changed),
+     * DQ_EINVAL for a token the strategy did not make, or a DQ_E* code.
+     * See dq_nack. */
+    int (*nack)(dq_queue *q, const dq_task *t, int64_t delay_ms);
+    /* Number of tasks in the dead-letter set (see max_attempts below),
+     * >= 0, or a DQ_E* code with q->err. */
+    int64_t (*dead_letters)(dq_queue *q);
 };
 
 /* ---- Registry (registry.c) ---------------------------------------------- */
@@ -335,7 +353,11 @@ int dq_enqueue_many(dq_queue *q, const dq_enqueue_item *items, size_t n);
  * with q->err.  dq_claim zeroes *out before the strategy fills it: clear a
  * task you got (dq_task_clear) before passing it again, or its payload
  * leaks.  A claim may overrun timeout_ms by one Redis round trip when
- * Redis is slow (a reply is never abandoned half-way). */
+ * Redis is slow (a reply is never abandoned half-way), and by no more:
+ * a strategy that blocks in Redis (BLPOP, BLMOVE, BZPOPMIN) keeps its own
+ * deadline on the client (rconn.h, dq_redis_block), because Redis 7.0
+ * answers a blocking command's timeout only when its event loop next
+ * wakes up -- up to 1000/hz ms (100 ms) late on an idle server. */
 int dq_claim(dq_queue *q, int64_t timeout_ms, dq_task *out);
 /* Ends the lease of task t, as filled by dq_claim on this handle (its id
  * and token are used; the payload is not).  Checks t != NULL (DQ_EINVAL).
@@ -410,6 +432,13 @@ int dq_opt_parse(const char *kv, dq_opt *o, char *err, size_t errlen);
 int64_t dq_wall_us(void);
 int64_t dq_now_us(const dq_queue *q);
 int64_t dq_now_ms(const dq_queue *q);
+/* CLOCK_REALTIME_COARSE plus the handle's offset: the time of the last
+ * kernel tick (resolution 1-10 ms, clock_getres), never ahead of
+ * dq_now_us() read after it, and about 7 times cheaper to read (vDSO, no
+ * clock source access).  So "due by the coarse clock" implies "due"; a
+ * strategy may hand a task out on it, but must re-check with dq_now_us()
+ * before saying a task is not yet due.  clock_gettime(2). */
+int64_t dq_now_coarse_us(const dq_queue *q);
 /* CLOCK_MONOTONIC in microseconds, for measuring intervals. */
 int64_t dq_mono_us(void);
 /* dq_mono_us() + timeout_ms * 1000, saturating at INT64_MAX instead of
@@ -418,5 +447,50 @@ int64_t dq_mono_us(void);
 int64_t dq_deadline_us(int64_t timeout_ms);
 /* Sleeps `us` microseconds (<= 0: returns at once), restarting on EINTR. */
 void dq_sleep_us(int64_t us);
+
+/* ---- Retries and dead letters (dq.c) -------------------------------------
+ * The optional ops nack and dead_letters of at-least-once strategies.
+ *
+ * max_attempts: a leased strategy may take the option max_attempts=N (an
+ * integer, 0 = unlimited, the default).  A task delivered N times without
+ * an ack (its lease ran out, or it was nacked) is not delivered an N+1th
+ * time: the claim that would deliver it moves it instead, in the same
+ * atomic step, to the queue's dead-letter set
+ *   dq:{Q}:dead  ZSet  member: task id, score: ms since the epoch when it
+ *                      was moved there
+ * and leaves its payload in the hash dq:{Q}:p and its delivery count in
+ * the hash dq:{Q}:a (id -> deliveries made), for a person or a tool to
+ * inspect or requeue; dq_purge deletes them with the rest of the queue.
+ * A dead task is neither pending (dq_pending) nor delivered again.  A
+ * strategy that declares the option also has dead_letters (the conformance
+ * suite finds both by name, never by the strategy's name). */
+
+/* Longest nack delay: 2^52 ms, so that now + delay_ms stays within
+ * DQ_DUE_MAX_MS (2^53) for any "now" before the year 140000. */
+#define DQ_NACK_DELAY_MAX_MS (INT64_C(1) << 52)
+
+/* Negative acknowledgement: gives task t (as filled by dq_claim on this
+ * handle, not acked since) back to the queue, to be delivered again no
+ * earlier than now + delay_ms (ms, 0 .. DQ_NACK_DELAY_MAX_MS; "now" by the
+ * strategy's clock: this handle's dq_now_ms, or Redis TIME with a
+ * clock=server option), as the next attempt (t->attempt + 1, counted
+ * against max_attempts).  The check that the lease is still ours and the
+ * new due time are one atomic step in Redis, so once dq_nack returns DQ_OK
+ * the retry survives the consumer's crash or exit, and a Redis restart as
+ * far as Redis's persistence keeps the write.  The payload is kept; the
+ * task's lease ends (a later dq_ack or dq_nack of t returns DQ_ENOTFOUND).
+ * Checks t non-NULL and the delay range (DQ_EINVAL, nothing sent).
+ * Returns DQ_OK; DQ_ENOTFOUND when the lease is no longer ours (it ran out
+ * and another consumer claimed the task, or the task was acked, nacked or
+ * cancelled): nothing changed; DQ_EUNSUPPORTED when the strategy has no
+ * nack; or the strategy's DQ_E* code with q->err.  After DQ_EIO the nack
+ * may or may not have happened; either way the task comes back (after
+ * delay_ms, or after its lease). */
+int dq_nack(dq_queue *q, const dq_task *t, int64_t delay_ms);
+
+/* Number of tasks in the queue's dead-letter set (dq:{Q}:dead), >= 0, or a
+ * negative DQ_E* code with q->err (DQ_EUNSUPPORTED when the strategy has
+ * no dead-letter set). */
+int64_t dq_dead_letters(dq_queue *q);
 
 #endif /* DQ_H */

@@ -29,16 +29,56 @@
  *            ready-list task costs 1 EVALSHA (LPOP ready + the same).
  *   ack      nothing (at-most-once: the task left Redis when claimed).
  *
- * Open: CONFIG GET notify-keyspace-events, and when 'E' (keyevent channel)
- * or 'x' (expired events; 'A' includes it) is missing, CONFIG SET it to the
- * old flags plus the missing ones, so whatever others enabled stays on.
- * This changes the server for everyone (setting Ex only adds messages
- * nobody else subscribed to).  When CONFIG is refused (renamed command,
- * ACL, managed Redis) open fails with DQ_EREDIS telling the operator to
- * enable 'Ex' on the server and open with config=0.  Then SUBSCRIBE to
- * the expired channel and dq:{Q}:wake on a second, dedicated connection,
- * waiting for both confirmations: events published before the
- * confirmation are not delivered to this handle.
+ * Open: a second, dedicated connection SUBSCRIBEs to the expired channel
+ * and dq:{Q}:wake, waiting for both confirmations: events published before
+ * the confirmation are not delivered to this handle.  Before that (option
+ * config=1, the default) it makes sure notify-keyspace-events holds 'E'
+ * (keyevent channel) and 'x' (expired events; 'A' includes it), adding the
+ * missing ones to the old flags so whatever others enabled stays on.
+ *
+ * Server setting: notify-keyspace-events is server-wide, so on a server
+ * that is not ours (--redis) dqlab must put back what it found, and only
+ * when no dqlab handle still needs it: consumers of several queues, in
+ * several processes, share it.  There is no lock to take (dqlab touches no
+ * key outside dq:{Q}:*, and CONFIG cannot run in a script), so each
+ * subscriber connection carries the record in its client name:
+ * "dqlab:<queue>:<consumer>:nke=<orig>,<set>" (rconn.h client names), orig
+ * the value before any dqlab changed it, set the value dqlab left (the
+ * server's spelling, from CONFIG GET; equal to orig when nothing had to
+ * change).  A record lives exactly as long as its connection: a killed
+ * consumer's vanishes with it.
+ *   open    name the connection "...:nke=?" (deciding), CLIENT ID; wait
+ *           (at most NKE_WAIT_MS) until no older connection (lower id) is
+ *           still deciding; CONFIG GET; take orig and set from another
+ *           subscriber's record if there is one (preferring one that
+ *           changed the value), else orig = set = the current value; if
+ *           'Ex' is missing, CONFIG SET it and read set back; rename the
+ *           connection "...:nke=<orig>,<set>"; SUBSCRIBE.  A reconnect
+ *           keeps the handle's record and only turns 'Ex' on again if it
+ *           is off (a restarted server: CONFIG SET is not persisted).
+ *   close   CLIENT LIST; if another connection anywhere is named
+ *           "...:nke=", it still needs the setting: leave it.  Else, if
+ *           CONFIG GET still shows set (nobody changed it since), CONFIG
+ *           SET orig; then CLIENT LIST again, and if a subscriber
+ *           appeared meanwhile, turn 'Ex' on again for it.
+ * Races accepted: (1) a handle opening while the last one closes can be
+ * subscribed for about a round trip while the closer has turned events off
+ * and not yet back on; a shadow key that expires in that moment is unheard
+ * (the closer's second CLIENT LIST bounds the gap).  (2) Two handles
+ * closing at once may each see the other and both leave the setting on;
+ * so may a handle that found 'Ex' on while another, opening at the same
+ * time on an older connection, was turning it on and had not yet written
+ * its record.  Left on is the safe side: no task depends on it being off.
+ * (3) A process killed with SIGKILL (or a handle never closed) restores
+ * nothing; its record disappears with its connection, and a later run
+ * that finds 'Ex' on with no record takes that as the original.  (4) A
+ * value someone else changed while dqlab ran is theirs: it is not
+ * restored.  Only subscribing handles touch the setting (a subscribe=0
+ * handle needs no events).  When CONFIG is refused (renamed command, ACL,
+ * managed Redis) open fails with DQ_EREDIS telling the operator to enable
+ * 'Ex' on the server and open with config=0; when CLIENT SETNAME is
+ * refused (ACL -client) and 'Ex' is off, open fails the same way, since
+ * the old value could not be restored.
  *
  * Guarantee: at-most-once (the claim script removes the task).  Several
  * concurrent subscribers never get one task twice (the HGET+HDEL script is
@@ -79,6 +119,9 @@
  *   https://redis.io/docs/manual/keyspace-notifications/ (events, timing)
  *   https://redis.io/commands/config-set/  https://redis.io/commands/set/
  *   https://redis.io/commands/subscribe/   https://redis.io/commands/eval/
+ *   https://redis.io/commands/client-setname/ (no spaces in a name)
+ *   https://redis.io/commands/client-list/ (id, name per connection; ids
+ *   grow with each new connection)
  */
 #include <errno.h>
 #include <limits.h>
@@ -91,6 +134,9 @@
 #include "rconn.h"
 
 #define EXP_KEY_MAX 256
+#define NKE_MAX 64          /* a notify-keyspace-events value (at most ~20) */
+#define NKE_TAG ":nke="     /* client-name field of an expiry subscriber */
+#define NKE_WAIT_MS 2000    /* how long an opener waits for deciding ones */
 
 /* Enqueue.  KEYS: p, d, s:<id>, ready.  ARGV: id, payload, due_ms, px,
  * wake channel.  px < 1: straight to the ready list. */
@@ -160,6 +206,11 @@ typedef struct exp_priv {
     redisContext *sub;  /* SUBSCRIBE mode only; NULL with subscribe=0 */
     bool subscribe;
     bool config;            /* option config=1: keep 'Ex' enabled */
+    bool nke_recorded;      /* sub's name carries nke_orig,nke_set */
+    char nke_orig[NKE_MAX]; /* notify-keyspace-events before dqlab */
+    char nke_set[NKE_MAX];  /* what dqlab left it at (the server's
+                               spelling; == nke_orig when unchanged) */
+    long long sub_id;       /* CLIENT ID of sub, -1 unknown */
     bool check_ready;   /* LPOP ready before waiting (set at open and by a
                            wake message, cleared when ready is empty) */
     dq_script enq, clm, cnl, rsc;  /* per handle: no shared mutable state */
@@ -180,9 +231,10 @@ static const dq_optdef exp_options[] = {
                   "1: subscribe at open (needed to claim); 0: producer-only "
                   "handle"),
     DQ_OPTDEF_INT("config", "1", 0, 1,
-                  "1: add 'Ex' to notify-keyspace-events with CONFIG at "
-                  "open; 0: leave the server config alone (enable Ex "
-                  "yourself)"),
+                  "1: a subscribing handle adds 'Ex' to "
+                  "notify-keyspace-events with CONFIG, and the last one "
+                  "to close puts the old value back; 0: leave the server "
+                  "config alone (enable Ex yourself)"),
     DQ_OPTDEF_END,
 };
 
@@ -266,8 +318,20 @@ static int defer_add(exp_priv *p, const char *id, int64_t due_ms)
 
 /* ---- connections -------------------------------------------------------- */
 
-/* Makes sure notify-keyspace-events holds 'E' and 'x' (or 'A'). */
-static int exp_config(dq_queue *q, redisContext *c)
+/* ---- notify-keyspace-events: enable, record, restore --------------------
+ * The protocol is described at the top of this file ("Server setting"). */
+
+/* True when flags make Redis publish __keyevent@<db>__:expired: 'E' and
+ * 'x' (or 'A', an alias for every class including 'x'). */
+static bool nke_has_ex(const char *flags)
+{
+    return strchr(flags, 'E') != NULL &&
+           (strchr(flags, 'x') != NULL || strchr(flags, 'A') != NULL);
+}
+
+/* CONFIG GET notify-keyspace-events into out (NKE_MAX bytes).  DQ_OK, or
+ * a DQ_E* code with q->err naming what to do when CONFIG is refused. */
+static int nke_get(dq_queue *q, redisContext *c, char *out)
 {
     char msg[sizeof(q->err)];
     int rc;
@@ -283,24 +347,25 @@ static int exp_config(dq_queue *q, redisContext *c)
                        msg);
     }
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-        r->element[1]->type != REDIS_REPLY_STRING) {
+        r->element[1]->type != REDIS_REPLY_STRING ||
+        r->element[1]->len >= NKE_MAX) {
         freeReplyObject(r);
         return dq_fail(q, DQ_EPROTO,
                        "expiry: unexpected reply to CONFIG GET "
                        "notify-keyspace-events");
     }
-    char flags[64];
-    snprintf(flags, sizeof(flags), "%s", r->element[1]->str);
+    snprintf(out, NKE_MAX, "%s", r->element[1]->str);
     freeReplyObject(r);
-    bool has_e = strchr(flags, 'E') != NULL;
-    bool has_x = strchr(flags, 'x') != NULL || strchr(flags, 'A') != NULL;
-    if (has_e && has_x)
-        return DQ_OK;
-    char want[80];
-    snprintf(want, sizeof(want), "%s%s%s", flags, has_e ? "" : "E",
-             has_x ? "" : "x");
-    r = dq_redis_cmdf(q, c, &rc, "CONFIG SET notify-keyspace-events %s",
-                      want);
+    return DQ_OK;
+}
+
+/* CONFIG SET notify-keyspace-events flags ("" allowed).  DQ_OK or DQ_E*. */
+static int nke_put(dq_queue *q, redisContext *c, const char *flags)
+{
+    char msg[sizeof(q->err)];
+    const char *argv[4] = {"CONFIG", "SET", "notify-keyspace-events", flags};
+    int rc;
+    redisReply *r = dq_redis_cmd(q, c, &rc, 4, argv, NULL);
     if (r == NULL) {
         if (rc != DQ_EREDIS)
             return rc;
@@ -313,14 +378,209 @@ static int exp_config(dq_queue *q, redisContext *c)
     return DQ_OK;
 }
 
-/* Connects p->sub and subscribes to the expired and wake channels, waiting
- * for both confirmations. */
+/* Adds 'E' and 'x' to the current flags (keeping whatever others enabled)
+ * and reads back the server's spelling of the result into set_out. */
+static int nke_enable(dq_queue *q, redisContext *c, const char *cur,
+                      char *set_out)
+{
+    char want[NKE_MAX + 2];
+    int rc;
+    snprintf(want, sizeof(want), "%s%s%s", cur,
+             strchr(cur, 'E') ? "" : "E",
+             strchr(cur, 'x') || strchr(cur, 'A') ? "" : "x");
+    if ((rc = nke_put(q, c, want)) != DQ_OK)
+        return rc;
+    return nke_get(q, c, set_out);
+}
+
+/* What CLIENT LIST shows of the other expiry subscribers (every dqlab
+ * process, every queue, every db: the setting is server-wide). */
+typedef struct nke_seen {
+    int others;     /* connections named ...:nke=..., other than self */
+    int pending;    /* of which still deciding (":nke=?") on a connection
+                       older than self (a lower client id) */
+    bool found;     /* a complete record was seen (one that changed the
+                       value, orig != set, preferred): */
+    char orig[NKE_MAX], set[NKE_MAX];
+} nke_seen;
+
+static int nke_scan(dq_queue *q, redisContext *c, long long self,
+                    nke_seen *out)
+{
+    int rc;
+    memset(out, 0, sizeof(*out));
+    redisReply *r = dq_redis_cmdf(q, c, &rc, "CLIENT LIST");
+    if (r == NULL)
+        return rc;
+    if (r->type != REDIS_REPLY_STRING) {
+        freeReplyObject(r);
+        return dq_fail(q, DQ_EPROTO, "expiry: unexpected reply to CLIENT LIST");
+    }
+    for (const char *l = r->str; *l;) {
+        size_t len = strcspn(l, "\n");
+        const char *id = l, *name = strstr(l, " name=");
+        long long cid = strncmp(id, "id=", 3) == 0 ? strtoll(id + 3, NULL, 10)
+                                                   : -1;
+        const char *rec = NULL;
+        if (name != NULL && name < l + len &&
+            strncmp(name + 6, DQ_CLIENT_NAME_PREFIX,
+                    strlen(DQ_CLIENT_NAME_PREFIX)) == 0) {
+            size_t nlen = strcspn(name + 6, " \n");
+            const char *m = strstr(name + 6, NKE_TAG);
+            if (m != NULL && m < name + 6 + nlen)
+                rec = m + strlen(NKE_TAG);
+        }
+        if (rec != NULL && cid != self) {
+            size_t rlen = strcspn(rec, " \n"), comma = strcspn(rec, ",");
+            out->others++;
+            if (rlen == 1 && rec[0] == '?') {
+                if (self < 0 || cid < self)
+                    out->pending++;
+            } else if ((!out->found || strcmp(out->orig, out->set) == 0) &&
+                       comma < rlen && comma < NKE_MAX &&
+                       rlen - comma - 1 < NKE_MAX) {
+                out->found = true;
+                snprintf(out->orig, NKE_MAX, "%.*s", (int)comma, rec);
+                snprintf(out->set, NKE_MAX, "%.*s", (int)(rlen - comma - 1),
+                         rec + comma + 1);
+            }
+        }
+        l += len + (l[len] == '\n');
+    }
+    freeReplyObject(r);
+    return DQ_OK;
+}
+
+/* Names the subscriber connection "<dqlab name>:nke=<v>" (v "?" while
+ * deciding, else "<orig>,<set>").  DQ_OK, DQ_EREDIS when refused. */
+static int nke_name(dq_queue *q, redisContext *c, const char *v)
+{
+    char name[DQ_CLIENT_NAME_MAX], suffix[2 * NKE_MAX + 16];
+    int rc;
+    snprintf(suffix, sizeof(suffix), "%s%s", NKE_TAG, v);
+    dq_redis_client_name(q, suffix, name, sizeof(name));
+    const char *argv[3] = {"CLIENT", "SETNAME", name};
+    redisReply *r = dq_redis_cmd(q, c, &rc, 3, argv, NULL);
+    if (r != NULL)
+        freeReplyObject(r);
+    return rc;
+}
+
+/* Before SUBSCRIBE on a new subscriber connection sub (config=1): makes
+ * sure 'Ex' is on, having recorded in sub's name what to restore.  The
+ * first call of a handle registers as deciding, waits (up to NKE_WAIT_MS)
+ * for other handles that are deciding, adopts the record of another
+ * expiry subscriber if there is one (its orig is the server's value
+ * before dqlab), else takes the current value as the original; later
+ * calls (a reconnect) reuse the handle's record. */
+static int nke_open(dq_queue *q, exp_priv *p, redisContext *sub)
+{
+    char cur[NKE_MAX], rec[2 * NKE_MAX + 2], refused[sizeof(q->err)] = "";
+    nke_seen seen;
+    int rc;
+    bool named;
+
+    if (p->nke_recorded) {
+        snprintf(rec, sizeof(rec), "%s,%s", p->nke_orig, p->nke_set);
+        if ((rc = nke_name(q, sub, rec)) != DQ_OK ||
+            (rc = nke_get(q, p->cmd, cur)) != DQ_OK || nke_has_ex(cur))
+            return rc;
+        /* Off again (a restarted server: CONFIG SET is not persisted). */
+        if ((rc = nke_enable(q, p->cmd, cur, p->nke_set)) != DQ_OK)
+            return rc;
+        snprintf(rec, sizeof(rec), "%s,%s", p->nke_orig, p->nke_set);
+        return nke_name(q, sub, rec);
+    }
+    rc = nke_name(q, sub, "?");
+    if (rc != DQ_OK && rc != DQ_EREDIS)
+        return rc;
+    named = rc == DQ_OK;
+    if (!named)
+        snprintf(refused, sizeof(refused), "%s", q->err);
+    memset(&seen, 0, sizeof(seen));
+    for (int64_t waited = 0; named; waited += 10) {
+        if ((rc = nke_scan(q, p->cmd, p->sub_id, &seen)) != DQ_OK)
+            return rc;
+        if (seen.pending == 0 || waited >= NKE_WAIT_MS)
+            break;
+        dq_sleep_us(10000);
+    }
+    if ((rc = nke_get(q, p->cmd, cur)) != DQ_OK)
+        return rc;
+    snprintf(p->nke_orig, NKE_MAX, "%s", seen.found ? seen.orig : cur);
+    snprintf(p->nke_set, NKE_MAX, "%s", seen.found ? seen.set : cur);
+    if (!nke_has_ex(cur)) {
+        if (!named)
+            return dq_fail(q, DQ_EREDIS,
+                           "expiry: notify-keyspace-events lacks 'Ex' and "
+                           "CLIENT SETNAME was refused (%s), so dqlab could "
+                           "not restore it after the run; enable 'Ex' on "
+                           "the server and open with config=0", refused);
+        if ((rc = nke_enable(q, p->cmd, cur, p->nke_set)) != DQ_OK)
+            return rc;
+    }
+    if (!named)
+        return DQ_OK;  /* nothing changed, nothing to restore */
+    p->nke_recorded = true;
+    snprintf(rec, sizeof(rec), "%s,%s", p->nke_orig, p->nke_set);
+    if ((rc = nke_name(q, sub, rec)) != DQ_OK ||
+        strcmp(p->nke_orig, p->nke_set) != 0)
+        return rc;
+    /* Found 'Ex' on and no record: unless a handle deciding at the same
+     * time is the one that turned it on; if its record is there by now,
+     * it knows the original. */
+    if (nke_scan(q, p->cmd, p->sub_id, &seen) != DQ_OK || !seen.found ||
+        strcmp(seen.orig, seen.set) == 0)
+        return DQ_OK;
+    snprintf(p->nke_orig, NKE_MAX, "%s", seen.orig);
+    snprintf(p->nke_set, NKE_MAX, "%s", seen.set);
+    snprintf(rec, sizeof(rec), "%s,%s", p->nke_orig, p->nke_set);
+    return nke_name(q, sub, rec);
+}
+
+/* At close: when this is the last expiry subscriber (no other connection
+ * named ...:nke=) and the value is still the one dqlab set, puts the
+ * original back; if a subscriber appeared meanwhile, turns 'Ex' on again
+ * for it.  Best effort: errors leave the setting as it is. */
+static void nke_restore(dq_queue *q, exp_priv *p)
+{
+    char cur[NKE_MAX], set[NKE_MAX];
+    nke_seen seen;
+
+    if (p == NULL || !p->nke_recorded || strcmp(p->nke_orig, p->nke_set) == 0 ||
+        p->cmd == NULL)
+        return;
+    if (nke_scan(q, p->cmd, p->sub_id, &seen) != DQ_OK || seen.others > 0 ||
+        nke_get(q, p->cmd, cur) != DQ_OK || strcmp(cur, p->nke_set) != 0 ||
+        nke_put(q, p->cmd, p->nke_orig) != DQ_OK)
+        return;
+    if (nke_scan(q, p->cmd, p->sub_id, &seen) == DQ_OK && seen.others > 0 &&
+        nke_get(q, p->cmd, cur) == DQ_OK && !nke_has_ex(cur))
+        (void)nke_enable(q, p->cmd, cur, set);
+}
+
+/* Connects p->sub, makes sure expired events are on (config=1, nke_open)
+ * and subscribes to the expired and wake channels, waiting for both
+ * confirmations. */
 static int exp_connect_sub(dq_queue *q, exp_priv *p)
 {
     redisContext *c = NULL;
     int rc = dq_redis_connect(q, NULL, DQ_SOCK_TIMEOUT_MS, &c);
     if (rc != DQ_OK)
         return rc;
+    if (p->config) {
+        /* Our own id, to tell this connection from the others in CLIENT
+         * LIST; refused (ACL -client): -1, and nke_open records nothing. */
+        redisReply *id = dq_redis_cmdf(q, c, &rc, "CLIENT ID");
+        if (id == NULL && rc != DQ_EREDIS)
+            goto close_conn;
+        p->sub_id = id != NULL && id->type == REDIS_REPLY_INTEGER
+                        ? id->integer : -1;
+        if (id != NULL)
+            freeReplyObject(id);
+        if ((rc = nke_open(q, p, c)) != DQ_OK)
+            goto close_conn;
+    }
     const char *argv[3] = {"SUBSCRIBE", p->chan_expired, p->chan_wake};
     if (redisAppendCommandArgv(c, 3, argv, NULL) != REDIS_OK)
         goto io_error;
@@ -365,15 +625,11 @@ close_conn:
  * lost, not just those that expired while nobody listened. */
 static int exp_ensure(dq_queue *q, exp_priv *p)
 {
-    int rc;
-
     if (!p->subscribe || (p->sub != NULL && p->sub->err == 0))
         return DQ_OK;
     if (p->sub != NULL)
         redisFree(p->sub);
     p->sub = NULL;
-    if (p->config && (rc = exp_config(q, p->cmd)) != DQ_OK)
-        return rc;
     return exp_connect_sub(q, p);
 }
 
@@ -501,20 +757,25 @@ static int exp_open(dq_queue *q)
     if (rc != DQ_OK)
         goto free_priv;
     p->config = cfg;
-    if (cfg && (rc = exp_config(q, p->cmd)) != DQ_OK)
-        goto free_priv;
     if (p->subscribe && (rc = exp_connect_sub(q, p)) != DQ_OK)
         goto free_priv;
     q->priv = p;
     return DQ_OK;
 
 free_priv:
+    if (p->nke_recorded) {  /* Ex set, but the subscription failed */
+        char msg[sizeof(q->err)];
+        snprintf(msg, sizeof(msg), "%s", q->err);
+        nke_restore(q, p);
+        snprintf(q->err, sizeof(q->err), "%s", msg);
+    }
     exp_free(p);
     return rc;
 }
 
 static void exp_close(dq_queue *q)
 {
+    nke_restore(q, q->priv);
     exp_free(q->priv);
     q->priv = NULL;
 }
@@ -795,7 +1056,8 @@ const dq_strategy dq_strategy_expiry = {
     .doc = "Payload and due time live in two hashes; a shadow key "
         "dq:{Q}:s:<id> with PX = due - now stands for the timer, and every "
         "consumer SUBSCRIBEs to __keyevent@<db>__:expired (open adds 'Ex' "
-        "to notify-keyspace-events).  When Redis deletes the shadow key, "
+        "to notify-keyspace-events; the last subscriber to close puts the "
+        "old value back).  When Redis deletes the shadow key, "
         "every subscriber gets the event and runs one script (HGET+HDEL "
         "of both hashes); the first wins.  Per task: 1 EVALSHA to enqueue, "
         "N messages and N claim scripts for N consumers.  At-most-once, no "

@@ -31,11 +31,13 @@
  * takes up to N due items under the same lock, keeps them in this handle
  * and returns one per dq_claim, so consumers take the mutex once per N
  * tasks.  The buffered tasks have left the shared heap: other handles
- * cannot take them, dq_pending counts them only in this handle, cancel and
- * reschedule no longer find them, and closing the handle drops them
- * (at-most-once, as lua's batch).  A batch stops at the first item not yet
- * due; a buffered task is handed out only once it is due by this handle's
- * clock (re-checked, in case the realtime clock stepped back).
+ * cannot take them, dq_pending counts them only in this handle, and cancel
+ * and reschedule no longer find them; closing the handle puts them back
+ * into the heap with their due time and insertion counter, as if never
+ * taken (lua's and zpopmin's batch do the same in Redis).  A batch stops
+ * at the first item not yet due; a buffered task is handed out only once
+ * it is due by this handle's clock (re-checked, in case the realtime clock
+ * stepped back).
  *
  * Waiting (java.util.concurrent.DelayQueue.poll(timeout, unit)): one mutex
  * and one condition variable.  A consumer finding the head not yet due
@@ -59,7 +61,7 @@
  *
  * Guarantee: at-most-once (removed when claimed), no duplicates, due order
  * for one consumer.  Failure modes: everything is lost when the process
- * exits (and a handle's batch buffer when it closes); no Redis involved.
+ * exits; no Redis involved.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -99,7 +101,7 @@ typedef struct heap_priv {
 static const dq_optdef heap_options[] = {
     DQ_OPTDEF_INT("batch", "1", 1, 1000,
                   "due tasks taken per lock and buffered in the handle "
-                  "(1..1000); buffered tasks are lost on close"),
+                  "(1..1000); close puts buffered tasks back"),
     DQ_OPTDEF_END,
 };
 
@@ -293,11 +295,43 @@ free_priv:
     return rc;
 }
 
-/* Frees the buffered tasks (at-most-once: they are lost). */
+/* Frees the buffered tasks (purge: they are gone). */
 static void drop_held(heap_priv *p)
 {
     for (size_t i = 0; i < p->count; i++)
         free(p->held[p->head + i].block);
+    p->head = p->count = 0;
+}
+
+static bool reserve(heap_shared *h, size_t more);
+
+/* Puts the buffered tasks back into the shared heap, each with its due
+ * time and its original insertion counter, so they come out as if never
+ * taken (ties with other tasks included).  Out of memory: dropped. */
+static void give_back_held(heap_priv *p)
+{
+    heap_shared *h = p->h;
+    bool head = false;
+
+    if (p->count == 0)
+        return;
+    pthread_mutex_lock(&h->mu);
+    if (!reserve(h, p->count)) {
+        pthread_mutex_unlock(&h->mu);
+        drop_held(p);
+        return;
+    }
+    for (size_t i = 0; i < p->count; i++) {
+        hent e = p->held[p->head + i];
+
+        sift_up(h, h->n++, e);
+        head |= h->a[0].seq == e.seq;
+    }
+    if (head) { /* whoever waits for the old head waits too long */
+        h->leader = NULL;
+        pthread_cond_signal(&h->available);
+    }
+    pthread_mutex_unlock(&h->mu);
     p->head = p->count = 0;
 }
 
@@ -307,7 +341,7 @@ static void heap_close(dq_queue *q)
 
     if (p == NULL)
         return;
-    drop_held(p);
+    give_back_held(p); /* tasks taken but never handed out */
     free(p->held);
     dq_local_put(q->cfg.local, p->name);
     free(p);
@@ -651,8 +685,8 @@ const dq_strategy dq_strategy_heap = {
         "enqueue of a new head wakes one, so N idle consumers wake once per "
         "task, not N times (claim C17).  No round trips at all; "
         "at-most-once, no duplicates, due order.  batch=N takes up to N due "
-        "tasks per lock into the handle's buffer (lost if the handle "
-        "closes).  Everything is lost when the process exits, and only "
+        "tasks per lock into the handle's buffer (closing the handle puts "
+        "them back).  Everything is lost when the process exits, and only "
         "threads of one process can share a queue.",
     .enqueue_many = heap_enqueue_many,
 };

@@ -29,10 +29,17 @@
  * returns DQ_EMPTY (lm_claim).  If that put-back fails, the task is lost
  * (at-most-once).
  *
- * Blocking timeouts: the remaining claim time is clamped by
- * dq_block_timeout() to [DQ_BLOCK_MIN_MS, DQ_BLOCK_MAX_MS], because a
- * BLPOP timeout of 0 blocks forever; claim(timeout 0) uses a plain LPOP.
- * The socket timeout (DQ_SOCK_TIMEOUT_MS) exceeds the longest BLPOP.
+ * Blocking timeouts: Redis 7.0 answers a BLPOP whose timeout ran out only
+ * when its event loop next wakes up, up to 1000/hz ms (100 ms) late on an
+ * idle server, so the claim keeps its own deadline: BLPOP goes through
+ * dq_redis_block (rconn.h), which asks the server for a little less than
+ * the time left and, if no reply has come by the deadline, wakes the
+ * server with a PING on the same connection (one more command per claim
+ * that times out while nothing else talks to Redis).  The timeout sent is
+ * clamped to [DQ_BLOCK_MIN_MS, DQ_BLOCK_MAX_MS] (a BLPOP timeout of 0
+ * blocks forever); claim(0), and a rest shorter than
+ * DQ_BLOCK_SHORTEST_MS, use one plain LPOP and then sleep.  The socket
+ * timeout (DQ_SOCK_TIMEOUT_MS) exceeds the longest BLPOP.
  *
  * Options: poll_cap_ms (longest mover sleep without a wake-up, default
  * 1000), move_batch (tasks per move script, default 100).

@@ -42,11 +42,17 @@
  *
  * list-reliable's reaper (lease_ms > 0) also runs in the mover, one script:
  * for each processing list named in dq:{Q}:procs, each item whose lease in
- * dq:{Q}:leases has run out goes back to the head of ready (LREM + ZREM +
- * LPUSH); an item with no lease at all (its consumer died between BLMOVE
- * and recording the lease) gets one of lease_ms from now.  The reaper runs
- * at the earliest lease expiry, and at least every min(poll_cap_ms,
- * lease_ms).
+ * dq:{Q}:leases has run out goes back to the TAIL of ready (LREM + ZREM +
+ * RPUSH), as if it fell due at its lease expiry: behind the tasks moved
+ * before it, ahead of those that fall due later.  Not the head: a task
+ * given back there is the next one any consumer takes, so a consumer
+ * whose work outlasts the lease (its late ack refused once the task was
+ * taken again) was handed the same task over and over, and with two such
+ * consumers two tasks were delivered dozens of times while the rest of
+ * the queue was never delivered at all.  An item with no lease at all (its
+ * consumer died between BLMOVE and recording the lease) gets one of
+ * lease_ms from now.  The reaper runs at the earliest lease expiry, and at
+ * least every min(poll_cap_ms, lease_ms).
  *
  * REAP_LUA breaks a documented rule: it reads and writes the processing
  * lists, whose names it takes from the procs set, not from KEYS.  Redis
@@ -123,7 +129,11 @@ static const char MOVE_LUA[] =
 /* KEYS: procs leases ready   ARGV: now_ms lease_ms
  * The processing lists are named in the procs set, not passed in KEYS
  * (against the EVAL rule; works because they share the queue's hash tag,
- * so the same slot: see the top comment).  Returns {items put back, earliest lease expiry or ""}. */
+ * so the same slot: see the top comment).  An item whose lease ran out
+ * goes to the TAIL of ready, behind every task already ready (see the top
+ * comment: at the head, a consumer whose work outlasts the lease would be
+ * handed the same task again and again).  Returns {items put back,
+ * earliest lease expiry or ""}. */
 static const char REAP_LUA[] =
     "local now = tonumber(ARGV[1])\n"
     "local back = 0\n"
@@ -135,7 +145,7 @@ static const char REAP_LUA[] =
     "    elseif tonumber(s) <= now then\n"
     "      redis.call('LREM', pk, 1, it)\n"
     "      redis.call('ZREM', KEYS[2], it)\n"
-    "      redis.call('LPUSH', KEYS[3], it)\n"
+    "      redis.call('RPUSH', KEYS[3], it)\n"
     "      back = back + 1\n"
     "    end\n"
     "  end\n"
@@ -609,13 +619,12 @@ int lm_claim(dq_queue *q, lm_base *b, const char *dst, int64_t timeout_ms,
     bool first = true;
 
     for (;;) {
-        int64_t left_us = deadline_us - dq_mono_us();
-        if (!first && left_us <= 0)
+        if (!first && deadline_us - dq_mono_us() <= 0)
             return DQ_EMPTY;
         redisReply *r;
         const char *item;
         size_t itemlen;
-        rc = lm_pop_item(q, b, dst, left_us, out, &r, &item, &itemlen);
+        rc = lm_pop_item(q, b, dst, deadline_us, out, &r, &item, &itemlen);
         first = false;
         if (rc == DQ_EMPTY)
             continue;
@@ -670,28 +679,29 @@ int lm_enqueue(dq_queue *q, const char *id, const void *payload,
     return DQ_OK;
 }
 
-int lm_pop_item(dq_queue *q, lm_base *b, const char *dst, int64_t left_us,
+int lm_pop_item(dq_queue *q, lm_base *b, const char *dst, int64_t deadline_us,
                 dq_task *out, redisReply **reply, const char **item,
                 size_t *itemlen)
 {
     redisContext *c = b->c;
     redisReply *r;
+    int64_t left_us = deadline_us - dq_mono_us();
     int rc;
 
     *reply = NULL;
-    if (left_us <= 0) {
-        /* claim(0): look once, never block. */
+    if (left_us < DQ_BLOCK_SHORTEST_MS * 1000) {
+        /* claim(0), or a wait too short for a blocking call (rconn.h):
+         * look once, then sleep the rest. */
         const char *argv[5] = {dst ? "LMOVE" : "LPOP", b->kready, dst,
                                "LEFT", "RIGHT"};
         r = dq_redis_cmd(q, c, &rc, dst ? 5 : 2, argv, NULL);
+        if (r != NULL && r->type == REDIS_REPLY_NIL)
+            dq_sleep_us(deadline_us - dq_mono_us());
     } else {
-        char tmo[32];
-        dq_block_timeout((left_us + 999) / 1000, tmo, sizeof(tmo));
-        const char *blpop[3] = {"BLPOP", b->kready, tmo};
-        const char *blmove[6] = {"BLMOVE", b->kready, dst, "LEFT", "RIGHT",
-                                 tmo};
-        r = dst ? dq_redis_cmd(q, c, &rc, 6, blmove, NULL)
-                : dq_redis_cmd(q, c, &rc, 3, blpop, NULL);
+        const char *blpop[2] = {"BLPOP", b->kready};
+        const char *blmove[5] = {"BLMOVE", b->kready, dst, "LEFT", "RIGHT"};
+        r = dst ? dq_redis_block(q, c, &rc, 5, blmove, NULL, deadline_us)
+                : dq_redis_block(q, c, &rc, 2, blpop, NULL, deadline_us);
     }
     if (r == NULL)
         return rc;

@@ -103,11 +103,15 @@ typedef struct lm_claim_ops {
 int lm_claim(dq_queue *q, lm_base *b, const char *dst, int64_t timeout_ms,
              dq_task *out, const lm_claim_ops *ops);
 
-/* One pop of a claim from the ready list.  dst NULL (list): LPOP ready
- * when left_us <= 0 (look once, never block), else BLPOP ready with
- * ceil(left_us / 1000) ms clamped by dq_block_timeout.  dst a key
- * (list-reliable's processing list): LMOVE / BLMOVE ready dst LEFT RIGHT
- * the same way.  Returns:
+/* One pop of a claim from the ready list, waiting until deadline_us (a
+ * dq_mono_us() time) at most.  dst NULL (list): when less than
+ * DQ_BLOCK_SHORTEST_MS is left (claim(0), or a short rest), LPOP ready
+ * once and, when it found nothing, sleep until the deadline; otherwise
+ * BLPOP ready through dq_redis_block, which returns about one round trip
+ * after the deadline at the latest (rconn.h: Redis 7.0 alone may answer a
+ * blocking timeout up to 1000/hz ms late) and may return nil up to
+ * DQ_BLOCK_EARLY_MS before it.  dst a key (list-reliable's processing
+ * list): LMOVE / BLMOVE ready dst LEFT RIGHT the same way.  Returns:
  *   DQ_OK     an item was popped and counted in q->counters.wakeups; *out
  *             is zeroed and then holds the item's id and due_ms; *reply is
  *             the reply (caller frees it with freeReplyObject) and
@@ -118,7 +122,7 @@ int lm_claim(dq_queue *q, lm_base *b, const char *dst, int64_t timeout_ms,
  *             reply" / "... BLMOVE reply", "claim: malformed item in
  *             <ready>"); *reply NULL.  With dst, a malformed item stays
  *             in dst (the reaper gives it back). */
-int lm_pop_item(dq_queue *q, lm_base *b, const char *dst, int64_t left_us,
+int lm_pop_item(dq_queue *q, lm_base *b, const char *dst, int64_t deadline_us,
                 dq_task *out, redisReply **reply, const char **item,
                 size_t *itemlen);
 

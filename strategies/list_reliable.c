@@ -11,14 +11,17 @@
  * and counts the delivery in dq:{Q}:a (id -> attempt).  Ack removes the
  * item from its processing list and the task's keys, in one script.  The
  * mover also runs a reaper (list_mover.c) that puts items whose lease ran
- * out back at the head of ready, from every processing list named in
+ * out back at the tail of ready, from every processing list named in
  * dq:{Q}:procs, so a crashed or stuck consumer's task is redelivered.
  *
  * Redis commands per task:
  *   enqueue: 1 script;  move: part of 1 script per batch
  *   claim:   BLMOVE, then 1 script (ZADD leases; SADD procs; HINCRBY a;
- *            HGET p) -- 2 round trips
- *   ack:     1 script (HGET a; LREM proc; ZREM leases; HDEL p; HDEL a)
+ *            HGET p) -- 2 round trips.  BLMOVE keeps a client-side
+ *            deadline as list.c's BLPOP does (dq_redis_block: one PING
+ *            more when it times out on an idle server)
+ *   ack:     1 script (HGET a; LREM proc -- or, late, LREM ready; ZREM
+ *            leases; HDEL p; HDEL a)
  *   reaper:  1 script per run for all consumers (O(tasks in flight))
  *
  * Guarantee: at-least-once.  A task is in exactly one of z, ready or a
@@ -27,11 +30,29 @@
  * lease_ms the reaper gives the task back and it is delivered again with
  * attempt + 1.  A consumer killed between BLMOVE and its lease script
  * leaves an item without a lease; the reaper gives it one of lease_ms.
- * Duplicates happen by design when work outlasts the lease (the task is
- * redelivered while the first consumer still works on it); ack then checks
- * the attempt in the token and returns DQ_ENOTFOUND for the stale one
- * instead of ending the new delivery's lease.  Without faults and with
- * work shorter than the lease no task is delivered twice.  A task that is
+ * Without faults and with work shorter than the lease no task is
+ * delivered twice.
+ *
+ * Work longer than the lease, and what it costs.  The reaper gives the
+ * task back at the TAIL of ready: it counts as due again at its lease
+ * expiry, behind every task already ready (at the head, the next claim of
+ * any consumer took it again, so consumers whose work always outlasted
+ * the lease were handed the same one or two tasks over and over while the
+ * rest of the queue was never delivered).  Then:
+ *   - nobody takes it before the holder acks (every other consumer busy,
+ *     or tasks ahead of it in ready): the late ack finds the item in ready
+ *     with its attempt unchanged, removes it and is accepted -- delivered
+ *     once, as lua-lease accepts a late ack;
+ *   - another consumer takes it first (it was idle, or reached it): the
+ *     task is processed twice, concurrently, and the first holder's ack
+ *     gets DQ_ENOTFOUND (the attempt in the token no longer matches)
+ *     instead of ending the new delivery's lease.  A task whose work
+ *     always outlasts the lease, with a consumer idle to take it, goes
+ *     round every lease_ms and is never acked (there is no retry limit or
+ *     dead-letter list); the rest of the queue still moves.
+ * So choose lease_ms above the longest work; processing must be
+ * idempotent anyway.  A redelivered task is also late by the backlog of
+ * ready tasks ahead of it.  A task that is
  * not due yet by this consumer's clock (moved by a mover whose clock runs
  * ahead) is waited for up to the claim timeout; if still early it goes
  * back to the head of ready with its lease and attempt undone (one more
@@ -75,11 +96,16 @@ static const char LEASE_LUA[] =
     "local n = redis.call('HINCRBY', KEYS[3], ARGV[1], 1)\n"
     "return {n, v}\n";
 
-/* KEYS: proc leases p a   ARGV: item id attempt
- * Returns 1 when acked, 0 when this delivery no longer holds the task. */
+/* KEYS: proc leases p a ready   ARGV: item id attempt
+ * Returns 1 when acked, 0 when this delivery no longer holds the task.
+ * The item is in our processing list, or -- a late ack after the reaper
+ * gave it back -- in ready, where LREM looks from the tail (the reaper
+ * RPUSHes it).  Found in ready with our attempt still counted, nobody has
+ * taken it again: the work was done once, and the ack ends it. */
 static const char ACK_LUA[] =
     "if redis.call('HGET', KEYS[4], ARGV[2]) ~= ARGV[3] then return 0 end\n"
-    "if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then return 0 end\n"
+    "if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 and\n"
+    "   redis.call('LREM', KEYS[5], -1, ARGV[1]) == 0 then return 0 end\n"
     "redis.call('ZREM', KEYS[2], ARGV[1])\n"
     "redis.call('HDEL', KEYS[3], ARGV[2])\n"
     "redis.call('HDEL', KEYS[4], ARGV[2])\n"
@@ -291,17 +317,17 @@ static int lr_ack(dq_queue *q, const dq_task *t)
         lm_format_item(item, sizeof(item), t->due_ms, t->id) < 0)
         return dq_fail(q, DQ_EINVAL, "ack: task %s was not claimed here",
                        t->id);
-    const char *args[7] = {s->kproc, s->kleases, s->b.kp, s->ka,
-                           item, t->id, t->token};
+    const char *args[8] = {s->kproc, s->kleases, s->b.kp, s->ka,
+                           s->b.kready, item, t->id, t->token};
     int64_t n;
-    int rc = dq_redis_eval_int(q, s->b.c, &s->ack_s, 4, 7, args, NULL,
+    int rc = dq_redis_eval_int(q, s->b.c, &s->ack_s, 5, 8, args, NULL,
                                "ack: unexpected reply", &n);
     if (rc != DQ_OK)
         return rc;
     if (n == 0)
         return dq_fail(q, DQ_ENOTFOUND,
-                       "ack: lease of %s (attempt %s) ran out; the task was "
-                       "given back for redelivery", t->id, t->token);
+                       "ack: lease of %s (attempt %s) ran out and the task "
+                       "was delivered again", t->id, t->token);
     return DQ_OK;
 }
 
@@ -327,9 +353,14 @@ const dq_strategy dq_strategy_list_reliable = {
         "BLMOVE (Redis 6.2), records a lease (ZSet item -> now + "
         "lease_ms) and the attempt in one script, and ack removes the item "
         "and the task's keys in another.  A reaper in the mover puts items "
-        "whose lease ran out back at the head of ready.  Per task: 1 "
-        "enqueue script, part of a move, BLMOVE + 1 script, 1 ack script.  "
-        "At-least-once: a consumer killed between claim and ack loses "
-        "nothing (redelivered with attempt + 1 after lease_ms); work that "
-        "outlasts the lease is delivered twice.",
+        "whose lease ran out back at the tail of ready, behind the tasks "
+        "already ready.  Per task: 1 enqueue script, part of a move, BLMOVE "
+        "+ 1 script, 1 ack script.  At-least-once: a consumer killed "
+        "between claim and ack loses nothing (redelivered with attempt + 1 "
+        "after lease_ms).  Work that outlasts the lease: a late ack is "
+        "accepted while nobody has taken the task again; once another "
+        "consumer has, the task is processed twice and the late ack is "
+        "refused, and a task that always outlasts its lease goes round "
+        "every lease_ms, never acked (no dead-letter limit), while the "
+        "other tasks still come out.",
 };

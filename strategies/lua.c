@@ -32,8 +32,14 @@
  *
  * Option batch=N (1..1000): claim up to N due tasks per script call, keep
  * them in this handle and return one per dq_claim.  Fewer round trips, but
- * the buffered tasks are already gone from Redis: a crash of the consumer
- * loses the whole buffer, and other consumers cannot take them meanwhile.
+ * the buffered tasks are already gone from Redis: other consumers cannot
+ * take them meanwhile, and a crash of the consumer loses the whole buffer.
+ * A graceful close (dq_close: a normal stop, a consumer restarted after an
+ * outage) gives the tasks it still holds back, as they were -- MULTI; HSET
+ * p id payload ...; ZADD z due id ...; EXEC with each task's original due
+ * time (dq_held_give_back, one round trip) -- so that pending tasks
+ * outlive the process as DQ_G_SURVIVES_PROCESS_EXIT declares; only a
+ * crash, or a connection lost at the close, loses them.
  * dq_pending of this handle counts its own buffer; others cannot see it.
  *
  * Option clock=client|server: whose "now" decides what is due.  client
@@ -106,7 +112,8 @@ DQ_ZH_PRIV_CHECK(lua_priv);
 
 static const dq_optdef lua_options[] = {
     DQ_OPTDEF_INT("batch", "1", 1, 1000,
-                  "tasks claimed per script call and buffered (1..1000)"),
+                  "tasks claimed per script call and buffered (1..1000); "
+                  "close gives the buffer back"),
     DQ_OPTDEF_CHOICE("clock", "client", "client|server",
                      "whose clock decides due: client (this handle) or "
                      "server (Redis TIME)"),
@@ -148,7 +155,11 @@ static void lua_close(dq_queue *q)
 
     if (p == NULL)
         return;
-    dq_zlua_close(&p->held, p->c); /* at-most-once: the buffer is lost */
+    /* Tasks claimed into the buffer but never handed out go back with
+     * their due time (best effort: close cannot fail). */
+    if (p->c != NULL)
+        dq_held_give_back(q, p->c, &p->held);
+    dq_zlua_close(&p->held, p->c);
     free(p);
     q->priv = NULL;
 }
@@ -269,7 +280,9 @@ const dq_strategy dq_strategy_lua = {
         "of polling blindly.  Per task: 2 round trips (enqueue, claim), "
         "fewer with batch > 1; ack sends nothing.  No duplicates without "
         "faults (claim C02); at-most-once, so a consumer that dies after "
-        "the claim loses the task (and with batch, its whole buffer).  "
+        "the claim loses the task (and with batch, its whole buffer; a "
+        "graceful close gives the buffer back with the original due "
+        "times).  "
         "clock=server decides due times by Redis TIME.",
     .enqueue_many = dq_zh_op_enqueue_many,
 };

@@ -8,17 +8,31 @@
  *   dq:{Q}:a  hash  id -> attempts so far (HINCRBY at every claim)
  *   dq:{Q}:d  hash  id -> original due ms (written at the first claim,
  *                   when the score stops being the due time)
+ *   dq:{Q}:dead ZSet id -> ms when dead-lettered (max_attempts, dq.h)
  *
  *   enqueue  MULTI; HSET p id payload; HDEL a id; HDEL d id; ZADD z due id;
  *            EXEC                                          (1 round trip)
- *   claim    EVALSHA <claim script> 4 z p a d <now|""> <lease_ms>
- *            (1 round trip).  The script takes the first id with score <=
- *            now (ZRANGEBYSCORE ... LIMIT 0 1) and, instead of removing it,
- *            re-scores it to now + lease_ms (ZADD z), HINCRBY a id 1,
- *            HSETNX-style keeps the original due in d, and returns
+ *   claim    EVALSHA <claim script> 5 z p a d dead <now|""> <lease_ms>
+ *            <max_attempts> (1 round trip).  The script takes the first id
+ *            with score <= now (ZRANGEBYSCORE ... LIMIT 0 1) and, instead
+ *            of removing it, re-scores it to now + lease_ms (ZADD z),
+ *            HINCRBY a id 1, HSETNX-style keeps the original due in d,
+ *            and returns
  *            {1, now, -, id, due, attempt, deadline, payload}.  When
  *            nothing is due it returns the head's score (as lua.c does) and
  *            the client sleeps min(head - now, poll_ms, time left).
+ *            With max_attempts=N > 0, a due task whose count a[id] is
+ *            already N is moved to the dead-letter set instead (ZREM z,
+ *            HDEL d, ZADD dead now id; payload and count stay in p and a)
+ *            and the script tries the next due task.
+ *   nack     EVALSHA <nack script> 2 z a <now|""> id attempt deadline delay
+ *            (1 round trip): under the ack script's test (the lease is
+ *            still ours), ZADD z now+delay id.  The task then waits in z
+ *            like a task whose lease ran out, and comes back at its retry
+ *            time with attempt + 1 and its original due_ms: the retry time
+ *            lives in Redis, so a consumer that crashes right after the
+ *            nack loses nothing (claim C26's "re-add with score now +
+ *            retry interval", done atomically with the lease check).
  *   ack      EVALSHA <ack script> 4 z p a d id attempt deadline
  *            (1 round trip): deletes the task (ZREM z, HDEL p a d) only
  *            when the lease is still ours: ZSCORE z id == the deadline we
@@ -61,6 +75,7 @@
  * Options: lease_ms (visibility timeout, default 30000: choose it longer
  * than the longest work time, and the trial's grace period longer than it
  * to see redeliveries), poll_ms (longest sleep when nothing is due),
+ * max_attempts (deliveries before the dead-letter set, 0 = unlimited),
  * clock=client|server.  clock=server takes "now" from redis.call('TIME')
  * inside the script (allowed since scripts replicate their effects; needs
  * Redis 5.0) so every consumer uses one clock for due times AND lease
@@ -72,12 +87,15 @@
  * Failure modes: a connection lost during the claim's EVALSHA returns
  * DQ_EIO; if the script ran, the task is leased to nobody and comes back
  * after lease_ms (not lost, only late).  A lost ack comes back the same
- * way (a duplicate delivery).  There is no retry limit or dead-letter set:
- * a task that always crashes its consumer is redelivered forever, attempt
- * growing.  cancel of a leased task removes it; the holder's ack then gets
- * DQ_ENOTFOUND.  With clock=client, consumers with skewed clocks disagree
- * on lease deadlines: a consumer whose clock runs ahead by more than
- * lease_ms takes over live leases (duplicates).
+ * way (a duplicate delivery).  Without max_attempts (the default, 0) a
+ * task that always crashes its consumer is redelivered forever, attempt
+ * growing; with max_attempts=N it is dead-lettered by the claim that
+ * would deliver it the N+1th time: until some claim finds it due, a task
+ * that has had its N deliveries is still in z, not yet in dead.  cancel of
+ * a leased task removes it; the holder's ack then gets DQ_ENOTFOUND.
+ * With clock=client, consumers with skewed clocks disagree on lease
+ * deadlines: a consumer whose clock runs ahead by more than lease_ms takes
+ * over live leases (duplicates).
  *
  * Redis behaviour relied on:
  *   EVALSHA / NOSCRIPT: https://redis.io/commands/evalsha/
@@ -94,15 +112,30 @@
 #include "rconn.h"
 #include "zlua.h"
 
-/* KEYS: z p a d.  ARGV: now ms ("" = server TIME), lease ms.
+/* KEYS: z p a d dead.  ARGV: now ms ("" = server TIME), lease ms,
+ * max_attempts (0: unlimited).
  * Returns {0, now, head score|false} or
- *         {1, now, false, id, due, attempt, deadline, payload|false}. */
+ *         {1, now, false, id, due, attempt, deadline, payload|false}.
+ * A due task already delivered max_attempts times is moved to the
+ * dead-letter set (ZREM z, HDEL d, ZADD dead now; payload and count stay)
+ * and the next due one is tried, at most DEAD_PER_CALL per call; after
+ * that the reply is "nothing due, head due now", so the client calls
+ * again at once. */
+#define DEAD_PER_CALL "100"
 static const char claim_src[] =
     DQ_ZLUA_NOW_SRC
+    "local max = tonumber(ARGV[3])\n"
+    "for _ = 1, " DEAD_PER_CALL " do\n"
     "local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nows,\n"
     "                       'WITHSCORES', 'LIMIT', 0, 1)\n"
     DQ_ZLUA_NONE_DUE_SRC
     "local id = due[1]\n"
+    "if max > 0 and\n"
+    "   tonumber(redis.call('HGET', KEYS[3], id) or '0') >= max then\n"
+    "  redis.call('ZREM', KEYS[1], id)\n"
+    "  redis.call('HDEL', KEYS[4], id)\n"
+    "  redis.call('ZADD', KEYS[5], nows, id)\n"
+    "else\n"
     "local deadline = string.format('%d', now + tonumber(ARGV[2]))\n"
     "redis.call('ZADD', KEYS[1], deadline, id)\n"
     "local attempt = redis.call('HINCRBY', KEYS[3], id, 1)\n"
@@ -112,7 +145,10 @@ static const char claim_src[] =
     "  redis.call('HSET', KEYS[4], id, orig)\n"
     "end\n"
     "return {1, nows, false, id, orig, attempt, deadline,\n"
-    "        redis.call('HGET', KEYS[2], id)}\n";
+    "        redis.call('HGET', KEYS[2], id)}\n"
+    "end\n"
+    "end\n"
+    "return {0, nows, nows}\n";
 
 /* KEYS: z p a d.  ARGV: id, attempt, deadline.  1 = acked, 0 = lease lost. */
 static const char ack_src[] =
@@ -128,6 +164,24 @@ static const char ack_src[] =
     "redis.call('HDEL', KEYS[4], ARGV[1])\n"
     "return 1\n";
 
+/* KEYS: z a.  ARGV: now ms ("" = server TIME), id, attempt, deadline,
+ * delay ms.  When the lease is still ours (the ack script's test), re-scores
+ * the task to now + delay (one ms later if that is our lease deadline
+ * itself, so that our token can never match again) and returns 1; the
+ * attempt count and the original due time stay.  0 = lease lost. */
+static const char nack_src[] =
+    DQ_ZLUA_NOW_SRC
+    "local s = redis.call('ZSCORE', KEYS[1], ARGV[2])\n"
+    "local a = redis.call('HGET', KEYS[2], ARGV[2])\n"
+    "if not s or not a or tonumber(s) ~= tonumber(ARGV[4]) or\n"
+    "   tonumber(a) ~= tonumber(ARGV[3]) then\n"
+    "  return 0\n"
+    "end\n"
+    "local at = now + tonumber(ARGV[5])\n"
+    "if at == tonumber(ARGV[4]) then at = at + 1 end\n"
+    "redis.call('ZADD', KEYS[1], string.format('%d', at), ARGV[2])\n"
+    "return 1\n";
+
 /* KEYS: z d.  ARGV: id, due.  1 = moved, 0 = not pending (absent, leased
  * or waiting for redelivery). */
 static const char resched_src[] =
@@ -140,11 +194,13 @@ static const char resched_src[] =
 
 typedef struct ll_priv {
     redisContext *c;
-    dq_script claim, ack, resched; /* per handle: sha written on first use */
+    dq_script claim, ack, resched, nack; /* per handle: sha written on
+                                            first use */
     int64_t lease_ms;
     int64_t poll_ms;
+    int64_t max_attempts;  /* 0: unlimited */
     bool server_clock;
-    char zkey[128], pkey[128], akey[128], dkey[128];
+    char zkey[128], pkey[128], akey[128], dkey[128], deadkey[128];
     dq_held held;  /* one slot: the task the claim script just leased to
                       us (clock=server: due by Redis, maybe not yet by us) */
 } ll_priv;
@@ -158,6 +214,9 @@ static const dq_optdef ll_options[] = {
     DQ_OPTDEF_CHOICE("clock", "client", "client|server",
                      "whose clock decides due times and lease deadlines: "
                      "client (this handle) or server (Redis TIME)"),
+    DQ_OPTDEF_INT("max_attempts", "0", 0, 1000000000,
+                  "deliveries before a task goes to the dead-letter set "
+                  "dq:{Q}:dead instead (0: unlimited)"),
     DQ_OPTDEF_END,
 };
 
@@ -172,8 +231,10 @@ static int ll_open(dq_queue *q)
     p->claim.src = claim_src;
     p->ack.src = ack_src;
     p->resched.src = resched_src;
+    p->nack.src = nack_src;
     if ((rc = dq_opt_i64(q, "lease_ms", &p->lease_ms)) != DQ_OK ||
-        (rc = dq_opt_i64(q, "poll_ms", &p->poll_ms)) != DQ_OK)
+        (rc = dq_opt_i64(q, "poll_ms", &p->poll_ms)) != DQ_OK ||
+        (rc = dq_opt_i64(q, "max_attempts", &p->max_attempts)) != DQ_OK)
         goto free_priv;
     /* "client" or "server": checked against ll_options by dq_open. */
     p->server_clock = strcmp(dq_opt_get(q, "clock"), "server") == 0;
@@ -181,6 +242,7 @@ static int ll_open(dq_queue *q)
     dq_redis_key(q, DQ_ZH_HASH, p->pkey, sizeof p->pkey);
     dq_redis_key(q, "a", p->akey, sizeof p->akey);
     dq_redis_key(q, "d", p->dkey, sizeof p->dkey);
+    dq_redis_key(q, "dead", p->deadkey, sizeof p->deadkey);
     rc = dq_zlua_open(q, p->server_clock, &p->held, 1, &p->c);
     if (rc != DQ_OK)
         goto free_priv;
@@ -264,8 +326,9 @@ static int ll_run_claim(dq_queue *q, int64_t *wait_us)
 {
     ll_priv *p = q->priv;
     dq_task *t = &p->held.tasks[0];
-    char now[32], lease[32];
-    const char *args[6] = {p->zkey, p->pkey, p->akey, p->dkey, now, lease};
+    char now[32], lease[32], max[32];
+    const char *args[8] = {p->zkey, p->pkey, p->akey, p->dkey, p->deadkey,
+                           now, lease, max};
     redisReply *r;
     int64_t n, srv_now;
     int rc;
@@ -273,7 +336,8 @@ static int ll_run_claim(dq_queue *q, int64_t *wait_us)
     *wait_us = -1;
     dq_zlua_now_arg(q, p->server_clock, now, sizeof now);
     snprintf(lease, sizeof lease, "%lld", (long long)p->lease_ms);
-    r = dq_redis_eval(q, p->c, &p->claim, &rc, 4, 6, args, NULL);
+    snprintf(max, sizeof max, "%lld", (long long)p->max_attempts);
+    r = dq_redis_eval(q, p->c, &p->claim, &rc, 5, 8, args, NULL);
     if (r == NULL)
         return rc;
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 ||
@@ -348,6 +412,51 @@ static int ll_ack(dq_queue *q, const dq_task *t)
                      "until %s ms): it expired and the task was claimed again, "
                      "or it was acked or cancelled", t->id, attempt, deadline);
     return rc;
+}
+
+/* nack: one script (nack_src) re-scores the task to now + delay_ms while
+ * the lease is still ours; the task then waits in z like a lease that ran
+ * out, and is redelivered with attempt + 1 and its original due time. */
+static int ll_nack(dq_queue *q, const dq_task *t, int64_t delay_ms)
+{
+    ll_priv *p = q->priv;
+    char now[32], attempt[24], deadline[24], delay[24];
+    const char *args[7] = {p->zkey, p->akey, now, t->id, attempt, deadline,
+                           delay};
+    int64_t ok = 0;
+    int rc;
+
+    if (!ll_parse_token(t->token, attempt, sizeof attempt, deadline,
+                        sizeof deadline))
+        return dq_fail(q, DQ_EINVAL, "nack %s: token '%.64s' is not a "
+                       "lua-lease token (attempt:deadline)", t->id, t->token);
+    dq_zlua_now_arg(q, p->server_clock, now, sizeof now);
+    snprintf(delay, sizeof delay, "%lld", (long long)delay_ms);
+    rc = dq_redis_eval_int(q, p->c, &p->nack, 2, 7, args, NULL,
+                           "nack script: unexpected reply", &ok);
+    if (rc == DQ_OK && ok != 1)
+        rc = dq_fail(q, DQ_ENOTFOUND, "nack %s: lease lost (attempt %s, "
+                     "lease until %s ms): it expired and the task was claimed "
+                     "again, or it was acked, nacked or cancelled", t->id,
+                     attempt, deadline);
+    return rc;
+}
+
+static int64_t ll_dead_letters(dq_queue *q)
+{
+    ll_priv *p = q->priv;
+    const char *argv[2] = {"ZCARD", p->deadkey};
+    redisReply *r;
+    int64_t n;
+    int rc;
+
+    r = dq_redis_cmd(q, p->c, &rc, 2, argv, NULL);
+    if (r == NULL)
+        return rc;
+    if (!dq_reply_int(r, &n))
+        n = dq_fail(q, DQ_EPROTO, "ZCARD: expected an integer");
+    freeReplyObject(r);
+    return n;
 }
 
 static int ll_cancel(dq_queue *q, const char *id)
@@ -455,6 +564,11 @@ const dq_strategy dq_strategy_lua_lease = {
         "not acked within lease_ms (consumer crashed, hung or too slow) "
         "comes back with attempt + 1, so a consumer crash loses nothing, "
         "but work that outlasts the lease is done twice and must be "
-        "idempotent (claims C12, C21).  No retry limit.",
+        "idempotent (claims C12, C21).  nack re-scores a claimed task to "
+        "now + delay while the lease is ours (a retry time kept in Redis, "
+        "C26); max_attempts=N moves a task delivered N times to the "
+        "dead-letter set dq:{Q}:dead instead of delivering it again.",
     .enqueue_many = ll_enqueue_many,
+    .nack = ll_nack,
+    .dead_letters = ll_dead_letters,
 };

@@ -1,6 +1,7 @@
 /* rconn.c -- Redis plumbing shared by the Redis strategies (see rconn.h).
  *
- * What it does: connect + AUTH + SELECT + version check + socket timeout;
+ * What it does: connect + AUTH + SELECT + client name + version check +
+ * socket timeout;
  * send one command, a pipeline, or a MULTI/EXEC block and turn hiredis's two
  * error channels (c->err for the transport, REDIS_REPLY_ERROR for a command)
  * into DQ_E* codes with one-line messages in the handle; run Lua scripts by
@@ -12,7 +13,8 @@
  * (REDIS_ERR_IO with EAGAIN), because a half-read reply may still be in
  * flight.  Rather than have every strategy rebuild its connection, each
  * helper reconnects a failed context before its next command
- * (redisReconnect keeps the host and port) and repeats AUTH and SELECT.
+ * (redisReconnect keeps the host and port) and repeats AUTH, SELECT and
+ * CLIENT SETNAME (so a reconnected connection keeps its dqlab name).
  * The failed call itself still returns DQ_EIO: its effect on the server is
  * unknown (Jepsen's "info"), and the caller must not assume either way.
  *
@@ -41,9 +43,13 @@
  *    missing key is harmless (https://redis.io/commands/unlink/, 4.0+).
  *  - A blocking timeout of 0 means "forever"; fractional seconds since 6.0
  *    (https://redis.io/commands/blpop/).
+ *  - Redis 7.0 notices a blocked client's timeout only when its event loop
+ *    wakes up (up to 1000/hz ms late); dq_redis_block wakes it (rconn.h).
  */
+#define _GNU_SOURCE /* ppoll */
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,8 +78,20 @@ static const char *host_of(const redisContext *c)
     return (c->tcp.host != NULL) ? c->tcp.host : "?";
 }
 
+/* A socket timeout reaches us as REDIS_ERR_IO with EAGAIN's text
+ * ("Resource temporarily unavailable"): said as a timeout, with the one
+ * the socket had (SO_RCVTIMEO), so a server that accepts but never answers
+ * is named as such. */
 static int transport_fail(dq_queue *q, redisContext *c)
 {
+    struct timeval tv;
+    socklen_t len = sizeof tv;
+
+    if (c->err == REDIS_ERR_IO && strcmp(c->errstr, strerror(EAGAIN)) == 0 &&
+        getsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len) == 0)
+        return dq_fail(q, DQ_EIO, "redis %s:%d: timed out: no reply within "
+                       "%lld ms", host_of(c), c->tcp.port,
+                       (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000);
     return dq_fail(q, DQ_EIO, "redis %s:%d: %s", host_of(c), c->tcp.port,
                    c->errstr[0] ? c->errstr : "connection error");
 }
@@ -92,7 +110,49 @@ static redisReply *raw_cmd(dq_queue *q, redisContext *c, int argc,
     return r;
 }
 
-/* AUTH and SELECT on a fresh connection, under the handshake timeout. */
+void dq_redis_client_prefix(const char *queue, char *buf, size_t buflen)
+{
+    snprintf(buf, buflen, "%s%s:", DQ_CLIENT_NAME_PREFIX, queue);
+}
+
+void dq_redis_client_name(const dq_queue *q, const char *suffix, char *buf,
+                          size_t buflen)
+{
+    const char *who = q->cfg.consumer ? q->cfg.consumer : "-";
+    size_t n;
+
+    if (buflen == 0)
+        return;
+    dq_redis_client_prefix(q->queue, buf, buflen);
+    n = strlen(buf);
+    /* A client name holds no spaces or control characters (CLIENT
+     * SETNAME); ':' separates the fields. */
+    for (const char *s = who; *s && n + 1 < buflen; s++, n++)
+        buf[n] = (*s > ' ' && *s <= '~' && *s != ':') ? *s : '_';
+    buf[n] = '\0';
+    if (suffix != NULL)
+        snprintf(buf + n, buflen - n, "%s", suffix);
+}
+
+/* CLIENT SETNAME dqlab:<queue>:<consumer> (rconn.h, client names).  An
+ * error reply (a user without CLIENT, ACL -client) leaves the connection
+ * unnamed and is not an error; a transport error is. */
+static int set_client_name(dq_queue *q, redisContext *c)
+{
+    char name[DQ_CLIENT_NAME_MAX];
+    const char *argv[3] = {"CLIENT", "SETNAME", name};
+    redisReply *r;
+
+    dq_redis_client_name(q, NULL, name, sizeof name);
+    r = raw_cmd(q, c, 3, argv, NULL);
+    if (r == NULL)
+        return DQ_EIO;
+    freeReplyObject(r);
+    return DQ_OK;
+}
+
+/* AUTH, SELECT and CLIENT SETNAME on a fresh connection, under the
+ * handshake timeout. */
 static int handshake(dq_queue *q, redisContext *c)
 {
     const dq_config *cfg = &q->cfg;
@@ -113,10 +173,11 @@ static int handshake(dq_queue *q, redisContext *c)
             return DQ_EIO;
         if (r->type == REDIS_REPLY_ERROR)
             /* The reply text (e.g. "WRONGPASS invalid username-password
-             * pair") never contains the password. */
-            rc = dq_fail(q, DQ_EAUTH, "redis %s:%d: AUTH%s%s failed: %s",
-                         host_of(c), c->tcp.port, cfg->redis_user ? " as " : "",
-                         cfg->redis_user ? cfg->redis_user : "", r->str);
+             * pair") never contains the password; the user name is not
+             * named either (with an unescaped ':' in a URL's password it
+             * is a piece of the password). */
+            rc = dq_fail(q, DQ_EAUTH, "redis %s:%d: AUTH failed: %s",
+                         host_of(c), c->tcp.port, r->str);
         freeReplyObject(r);
         if (rc != DQ_OK)
             return rc;
@@ -133,8 +194,10 @@ static int handshake(dq_queue *q, redisContext *c)
             rc = dq_fail(q, DQ_EREDIS, "redis %s:%d: SELECT %d: %s",
                          host_of(c), c->tcp.port, cfg->redis_db, r->str);
         freeReplyObject(r);
+        if (rc != DQ_OK)
+            return rc;
     }
-    return rc;
+    return set_client_name(q, c);
 }
 
 /* Parses "7.0.15" into a comparable number; -1 when malformed. */
@@ -543,6 +606,114 @@ void dq_block_timeout(int64_t wait_ms, char *buf, size_t buflen)
     if (wait_ms > DQ_BLOCK_MAX_MS)
         wait_ms = DQ_BLOCK_MAX_MS;
     snprintf(buf, buflen, "%.3f", (double)wait_ms / 1000.0);
+}
+
+/* Writes everything buffered in c's output buffer.  REDIS_OK/REDIS_ERR. */
+static int flush_output(redisContext *c)
+{
+    int done = 0;
+
+    do {
+        if (redisBufferWrite(c, &done) != REDIS_OK)
+            return REDIS_ERR;
+    } while (!done);
+    return REDIS_OK;
+}
+
+/* Waits until c's socket is readable or dq_mono_us() reaches until_us.
+ * 1: readable (or an error to be found by the read), 0: time is up. */
+static int wait_readable(redisContext *c, int64_t until_us)
+{
+    for (;;) {
+        int64_t left = until_us - dq_mono_us();
+        struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+        struct timespec ts;
+        int n;
+
+        if (left <= 0)
+            left = 0;
+        ts.tv_sec = (time_t)(left / 1000000);
+        ts.tv_nsec = (long)(left % 1000000) * 1000;
+        n = ppoll(&pfd, 1, &ts, NULL);
+        if (n > 0 || (n < 0 && errno != EINTR))
+            return 1;
+        if (n == 0)
+            return 0;
+    }
+}
+
+redisReply *dq_redis_block(dq_queue *q, redisContext *c, int *rc, int argc,
+                           const char **argv, const size_t *argvlen,
+                           int64_t deadline_us)
+{
+    static const char *ping[1] = {"PING"};
+    const char *av[9];
+    size_t al[9];
+    char tmo[32];
+    int64_t wait_ms, want_ms, wake_us, step_us = 2000;
+    int pings = 0;
+    void *r = NULL;
+
+    if (argc < 1 || argc > 8) {
+        *rc = dq_fail(q, DQ_EINVAL, "blocking command: %d arguments (1..8)",
+                      argc);
+        return NULL;
+    }
+    if ((*rc = ensure_connected(q, c)) != DQ_OK)
+        return NULL;
+    want_ms = (deadline_us - dq_mono_us()) / 1000 - DQ_BLOCK_EARLY_MS;
+    wait_ms = want_ms < DQ_BLOCK_MIN_MS   ? DQ_BLOCK_MIN_MS
+              : want_ms > DQ_BLOCK_MAX_MS ? DQ_BLOCK_MAX_MS
+                                          : want_ms;
+    dq_block_timeout(wait_ms, tmo, sizeof tmo);
+    for (int i = 0; i < argc; i++) {
+        av[i] = argv[i];
+        al[i] = argvlen ? argvlen[i] : strlen(argv[i]);
+    }
+    av[argc] = tmo;
+    al[argc] = strlen(tmo);
+    /* Unclamped, the server's timeout fires DQ_BLOCK_EARLY_MS (give or
+     * take its 1 ms rounding) before our deadline; clamped, that long
+     * after the timeout we sent. */
+    wake_us = wait_ms == want_ms
+                  ? deadline_us
+                  : dq_mono_us() + (wait_ms + DQ_BLOCK_EARLY_MS) * 1000;
+    q->counters.round_trips++;
+    if (redisAppendCommandArgv(c, argc + 1, av, al) != REDIS_OK ||
+        flush_output(c) != REDIS_OK)
+        goto lost;
+    /* Until the reply comes: at wake_us a PING wakes the server's event
+     * loop; if that was too early, a few more, further apart. */
+    while (!wait_readable(c, wake_us) && pings < DQ_BLOCK_WAKE_PINGS) {
+        q->counters.round_trips++;
+        if (redisAppendCommandArgv(c, 1, ping, NULL) != REDIS_OK ||
+            flush_output(c) != REDIS_OK)
+            goto lost;
+        pings++;
+        wake_us = dq_mono_us() + step_us;
+        step_us *= 2;
+    }
+    if (redisGetReply(c, &r) != REDIS_OK || r == NULL)
+        goto lost;
+    /* The PONGs.  A failure here leaves c failed (the next call
+     * reconnects) but does not undo the reply we hold. */
+    for (; pings > 0; pings--) {
+        void *pong = NULL;
+
+        if (redisGetReply(c, &pong) != REDIS_OK)
+            break;
+        freeReplyObject(pong);
+    }
+    if ((*rc = dq_reply_error(q, r, argv[0])) != DQ_OK) {
+        freeReplyObject(r);
+        return NULL;
+    }
+    return r;
+
+lost:
+    *rc = transport_fail(q, c);
+    mark_failed(c, "blocking command lost");
+    return NULL;
 }
 
 bool dq_reply_int(const redisReply *r, int64_t *out)

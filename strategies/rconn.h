@@ -16,7 +16,8 @@
 
 /* Connects to cfg's Redis (TCP, connect timeout 2000 ms), AUTHs when a
  * password is given (AUTH user pass when a user is given too), SELECTs the
- * db when non-zero, checks the server version against min_version (e.g.
+ * db when non-zero, names the connection (client names, below), checks
+ * the server version against min_version (e.g.
  * "6.2.0", NULL for any) and sets the socket timeout to sock_timeout_ms,
  * which must exceed the longest blocking call the caller will make, and
  * records it in q->redis_sock_timeout_ms (the largest given on q) for
@@ -26,10 +27,31 @@
 int dq_redis_connect(dq_queue *q, const char *min_version,
                      int64_t sock_timeout_ms, redisContext **out);
 
+/* Client names.  Every connection dq_redis_connect opens, and every
+ * reconnect of it, is named with CLIENT SETNAME "dqlab:<queue>:<consumer>"
+ * (consumer "-" when cfg.consumer is NULL; characters a client name cannot
+ * hold, and ':', become '_'), so that dqlab can tell its own connections
+ * in CLIENT LIST on a server it shares: the mover-stall fault kills only
+ * connections named with its queue's prefix, and expiry finds the other
+ * expiry subscribers (expiry.c).  One round trip per connect.  Best
+ * effort: when the server refuses CLIENT SETNAME (an ACL user with
+ * -client) the connection stays unnamed and the connect still succeeds;
+ * a transport error fails it.  See https://redis.io/commands/client-setname/
+ * and https://redis.io/commands/client-list/. */
+#define DQ_CLIENT_NAME_PREFIX "dqlab:"
+#define DQ_CLIENT_NAME_MAX 256
+/* "dqlab:<queue>:" into buf (buflen bytes): the prefix of every name of
+ * that queue's connections. */
+void dq_redis_client_prefix(const char *queue, char *buf, size_t buflen);
+/* The name dq_redis_connect gives q's connections, followed by suffix
+ * (NULL: none; it must hold no spaces), into buf (truncated to buflen). */
+void dq_redis_client_name(const dq_queue *q, const char *suffix, char *buf,
+                          size_t buflen);
+
 /* Reconnection: a transport error (connection lost, socket timeout) makes
  * a hiredis context unusable.  Every helper below that sends a command
  * first checks c->err and, when set, reconnects the same context
- * (redisReconnect), repeats AUTH and SELECT and restores the socket timeout
+ * (redisReconnect), repeats AUTH, SELECT and CLIENT SETNAME and restores the socket timeout
  * recorded in q->redis_sock_timeout_ms by dq_redis_connect (the version is
  * not checked again).  So the call that met the error returns DQ_EIO (its
  * outcome on the server is unknown), and the next call tries a fresh
@@ -158,6 +180,61 @@ int dq_redis_exists(dq_queue *q, redisContext *c);
  * dq_redis_connect unless you have a reason not to. */
 #define DQ_SOCK_TIMEOUT_MS (DQ_BLOCK_MAX_MS + 2000)
 void dq_block_timeout(int64_t wait_ms, char *buf, size_t buflen);
+
+/* A blocking command that returns on time.
+ *
+ * Why it is needed (Redis 7.0 source): blockClient() (src/blocked.c)
+ * enters a client with a timeout in server.clients_timeout_table, and only
+ * handleBlockedClientsTimeout() (src/timeout.c) answers the ones whose
+ * timeout has passed.  It is called from beforeSleep() (src/server.c),
+ * that is once per turn of the event loop, and aeProcessEvents() (src/ae.c)
+ * sleeps in epoll_wait until the earliest *time event* -- serverCron,
+ * every 1000/hz ms, 100 ms at the default hz 10 -- or until a socket is
+ * readable; the timeout table is not a time event.  So on an otherwise
+ * idle server a BLPOP with a 10 ms timeout answers after up to 100 ms and
+ * one of 250 ms after up to 300 ms (measured: ~100 ms and ~300 ms).
+ *
+ * What dq_redis_block does: it sends argv (argc <= 8 arguments, the
+ * blocking command WITHOUT its timeout, e.g. {"BLPOP", key}) with a
+ * server-side timeout DQ_BLOCK_EARLY_MS shorter than the time left until
+ * deadline_us (a dq_mono_us() time), clamped by dq_block_timeout, and
+ * waits for the reply on the socket itself.  When no reply has come by
+ * the deadline it sends a PING on the same connection: reading it wakes
+ * the event loop, whose beforeSleep() then finds our timeout passed and
+ * answers the blocked command (nil, or the item it served just before),
+ * and then the PING.  Should that PING arrive too early after all, more
+ * follow 2, 4, 8 ... ms later, DQ_BLOCK_WAKE_PINGS in all; after that it
+ * waits under the socket timeout as any command does.  The reply is never
+ * abandoned half-way, so nothing popped is lost, and the call returns
+ * about one round trip after the deadline.  The PONGs are read and
+ * dropped.  Cost: one PING per blocking call that times out on an idle
+ * server (counted in q->counters.round_trips).
+ *
+ * The server may also answer up to DQ_BLOCK_EARLY_MS before deadline_us
+ * (when other traffic wakes it on time); callers then look once more
+ * without blocking.  A wait shorter than DQ_BLOCK_SHORTEST_MS is not worth
+ * a blocking call: callers look once without blocking (LPOP, LMOVE,
+ * ZPOPMIN) and sleep the rest.
+ *
+ * Same return contract as dq_redis_cmd: the reply (caller frees; nil when
+ * the command timed out), or NULL with *rc = DQ_EIO (transport error:
+ * the context is marked failed and the next call reconnects) or DQ_EREDIS
+ * (error reply), q->err set.  Redis behaviour relied on: a blocked
+ * client's socket is still read, its query buffer "accumulated, and ...
+ * processed when the client is unblocked" (blockClient's comment,
+ * src/blocked.c), and replies on one connection come in command order.
+ *
+ * Why DQ_BLOCK_EARLY_MS is 2: getTimeoutFromObjectOrReply() (src/
+ * timeout.c) keeps the timeout as whole ms (seconds * 1000 truncated, plus
+ * mstime()) and handleBlockedClientsTimeout() unblocks only once mstime()
+ * is past it, so it fires up to about 1 ms after the nominal time; 2 ms
+ * makes sure the PING sent at our deadline finds it passed. */
+#define DQ_BLOCK_EARLY_MS 2
+#define DQ_BLOCK_SHORTEST_MS (DQ_BLOCK_MIN_MS + DQ_BLOCK_EARLY_MS)
+#define DQ_BLOCK_WAKE_PINGS 4
+redisReply *dq_redis_block(dq_queue *q, redisContext *c, int *rc, int argc,
+                           const char **argv, const size_t *argvlen,
+                           int64_t deadline_us);
 
 /* A malloc'd copy of a bulk-string reply's bytes, NUL-terminated for
  * convenience (*len bytes without the NUL); any other reply type (nil, r

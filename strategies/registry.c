@@ -12,9 +12,11 @@ extern const dq_strategy dq_strategy_zpopmin;
 extern const dq_strategy dq_strategy_lua;
 extern const dq_strategy dq_strategy_lua_lease;
 extern const dq_strategy dq_strategy_heap;
+extern const dq_strategy dq_strategy_wheel;
 extern const dq_strategy dq_strategy_expiry;
 extern const dq_strategy dq_strategy_list;
 extern const dq_strategy dq_strategy_list_reliable;
+extern const dq_strategy dq_strategy_streams;
 
 const dq_strategy *const dq_strategies[] = {
     &dq_strategy_naive,
@@ -23,9 +25,11 @@ const dq_strategy *const dq_strategies[] = {
     &dq_strategy_lua,
     &dq_strategy_lua_lease,
     &dq_strategy_heap,
+    &dq_strategy_wheel,
     &dq_strategy_expiry,
     &dq_strategy_list,
     &dq_strategy_list_reliable,
+    &dq_strategy_streams,
     NULL,
 };
 

@@ -40,6 +40,36 @@ void dq_held_free(dq_held *h)
     memset(h, 0, sizeof *h);
 }
 
+int dq_held_give_back(dq_queue *q, redisContext *c, dq_held *h)
+{
+    dq_enqueue_item *items;
+    int rc;
+
+    if (h->count == 0)
+        return DQ_OK;
+    items = calloc(h->count, sizeof *items);
+    if (items == NULL) {
+        rc = dq_fail(q, DQ_ENOMEM, "give back: out of memory (%zu buffered "
+                     "tasks lost)", h->count);
+        goto drop;
+    }
+    for (size_t i = 0; i < h->count; i++) {
+        const dq_task *t = &h->tasks[h->head + i];
+
+        items[i].id = t->id;
+        items[i].payload = t->payload;
+        items[i].payload_len = t->payload_len;
+        items[i].due_ms = t->due_ms;
+    }
+    rc = dq_zh_enqueue_many(q, c, items, h->count, NULL, 0);
+    if (rc == DQ_OK)
+        q->counters.putbacks += h->count;
+    free(items);
+drop:
+    dq_held_drop(h);
+    return rc;
+}
+
 int dq_zlua_open(dq_queue *q, bool server_clock, dq_held *h, size_t cap,
                  redisContext **c)
 {

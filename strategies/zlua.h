@@ -62,6 +62,17 @@ int dq_held_init(dq_queue *q, dq_held *h, size_t cap);
 void dq_held_drop(dq_held *h);
 /* dq_held_drop, then frees the slots.  Safe on a zeroed dq_held. */
 void dq_held_free(dq_held *h);
+/* Gives the held tasks back to a queue on the ZSet + hash layout (rconn.h)
+ * as they were before the claim took them: each task's id, payload and
+ * original due_ms, in one MULTI; HSET p ...; ZADD z ...; EXEC
+ * (dq_zh_enqueue_many) on c, counted in q->counters.putbacks.  For the
+ * graceful close of an at-most-once handle (lua, zpopmin with batch > 1),
+ * whose buffer was claimed from Redis but never handed out: without this
+ * a normal stop, or a consumer restarted by the harness, lost it.
+ * Returns DQ_OK (also with nothing held) or the DQ_E* code of
+ * dq_zh_enqueue_many with q->err (the tasks are then lost, or on DQ_EIO
+ * perhaps back).  The held tasks are cleared in every case. */
+int dq_held_give_back(dq_queue *q, redisContext *c, dq_held *h);
 
 /* Opening and closing a Lua strategy's handle, the part lua and lua-lease
  * share: dq_held_init(h, cap), then a connection (dq_redis_connect, which

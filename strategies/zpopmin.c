@@ -12,8 +12,13 @@
  *              counters.putbacks), then sleep until about the head's due
  *              time, at most poll_ms and never past the claim timeout
  *            - set empty:     sleep poll_ms, or with bzpopmin=1 block in
- *              BZPOPMIN z <timeout> (clamped by dq_block_timeout, so a wait
- *              below 1 ms never reaches the server as 0 = block forever)
+ *              BZPOPMIN z <timeout> through dq_redis_block (rconn.h): the
+ *              timeout sent is a little less than the time left, clamped
+ *              by dq_block_timeout (never 0 = block forever), and a PING
+ *              wakes the server at the claim deadline, because Redis 7.0
+ *              notices a blocking timeout only when its event loop next
+ *              wakes (up to 1000/hz = 100 ms late when idle); a rest
+ *              shorter than DQ_BLOCK_SHORTEST_MS is slept instead
  *   ack      nothing (the task left Redis at claim)
  *   cancel   MULTI; ZREM z id; HDEL p id; EXEC       (dq_zh_cancel)
  *   reschedule  MULTI; ZSCORE z id; ZADD z XX due id; EXEC (dq_zh_reschedule)
@@ -31,8 +36,12 @@
  * trips (+1 when a put-back was needed).  As with lua's batch, the buffer
  * is at-most-once: a consumer that dies loses it, and other consumers
  * cannot take those tasks meanwhile; a bigger batch also hides more
- * not-yet-due tasks between pop and put-back.  BZPOPMIN (bzpopmin=1) still
- * pops one.
+ * not-yet-due tasks between pop and put-back.  A graceful close (a normal
+ * stop, a consumer restarted after an outage) gives what the buffer still
+ * holds back with each task's original due time (dq_held_give_back: MULTI;
+ * HSET p ...; ZADD z ...; EXEC, one round trip), so pending tasks outlive
+ * the process as DQ_G_SURVIVES_PROCESS_EXIT declares.  BZPOPMIN
+ * (bzpopmin=1) still pops one.
  *
  * Batched enqueue (enqueue_many): one MULTI; HSET p id pl ...; ZADD z due
  * id ...; EXEC per 1000 tasks (dq_zh_enqueue_many).
@@ -66,8 +75,9 @@
  *     that window answers DQ_ENOTFOUND and the put-back keeps the old due.
  *   - bzpopmin=1: BZPOPMIN wakes when any task is added, due or not, so an
  *     idle consumer still pops a not-due task and puts it back; blocking
- *     only replaces the sleep while the set is empty.  The socket timeout is
- *     DQ_SOCK_TIMEOUT_MS, longer than any BZPOPMIN we send (at most
+ *     only replaces the sleep while the set is empty; a BZPOPMIN that
+ *     times out on an idle server costs one PING more.  The socket timeout
+ *     is DQ_SOCK_TIMEOUT_MS, longer than any BZPOPMIN we send (at most
  *     DQ_BLOCK_MAX_MS; a longer claim timeout blocks several times).
  *
  * Redis behaviour relied on: ZPOPMIN (5.0+) and BZPOPMIN (5.0+; a
@@ -108,7 +118,7 @@ static const dq_optdef zp_options[] = {
                   "not-yet-due head, in ms (1..60000)"),
     DQ_OPTDEF_INT("batch", "1", 1, 1000,
                   "members popped per ZPOPMIN and buffered; the not-yet-due "
-                  "ones go back in one ZADD (1..1000)"),
+                  "ones go back in one ZADD, the buffer at close (1..1000)"),
     DQ_OPTDEF_INT("bzpopmin", "0", 0, 1,
                   "1: block in BZPOPMIN while the set is empty instead of "
                   "sleeping poll_ms (needs Redis 6.0)"),
@@ -170,32 +180,40 @@ static void zp_close(dq_queue *q)
 
     if (p == NULL)
         return;
-    if (p->c != NULL)
+    /* Tasks popped into the buffer but never handed out go back with
+     * their due time (best effort: close cannot fail). */
+    if (p->c != NULL) {
+        dq_held_give_back(q, p->c, &p->held);
         redisFree(p->c);
-    dq_held_free(&p->held); /* at-most-once: buffered tasks are lost here */
+    }
+    dq_held_free(&p->held);
     free(p->pop);
     free(p);
     q->priv = NULL;
 }
 
-/* Pops up to p->batch members: ZPOPMIN z <batch> (block_ms < 0), or one
- * with BZPOPMIN and a clamped timeout.  Fills p->pop[0..*k-1] in score
- * order (ZPOPMIN's reply is lowest score first). */
-static int zp_pop(dq_queue *q, int64_t block_ms, size_t *k)
+/* Pops up to p->batch members: ZPOPMIN z <batch> (block_until_us < 0), or
+ * one with BZPOPMIN through dq_redis_block, which answers by
+ * block_until_us (a dq_mono_us() time) plus about one round trip even
+ * when Redis notices the blocking timeout late (rconn.h).  Fills
+ * p->pop[0..*k-1] in score order (ZPOPMIN's reply is lowest score
+ * first). */
+static int zp_pop(dq_queue *q, int64_t block_until_us, size_t *k)
 {
     zp_priv *p = q->priv;
+    bool block = block_until_us >= 0;
     redisReply *r;
-    char tmo[32], cnt[24];
+    char cnt[24];
     size_t first, step;
     int rc;
 
     *k = 0;
-    if (block_ms < 0) {
+    if (!block) {
         snprintf(cnt, sizeof cnt, "%lld", (long long)p->batch);
         r = dq_redis_cmdf(q, p->c, &rc, "ZPOPMIN %s %s", p->zkey, cnt);
     } else {
-        dq_block_timeout(block_ms, tmo, sizeof tmo);
-        r = dq_redis_cmdf(q, p->c, &rc, "BZPOPMIN %s %s", p->zkey, tmo);
+        const char *argv[2] = {"BZPOPMIN", p->zkey};
+        r = dq_redis_block(q, p->c, &rc, 2, argv, NULL, block_until_us);
     }
     if (r == NULL)
         return rc;
@@ -204,13 +222,13 @@ static int zp_pop(dq_queue *q, int64_t block_ms, size_t *k)
         goto free_reply; /* empty set / timed out */
     /* ZPOPMIN: member, score, member, score...; BZPOPMIN: key, member,
      * score. */
-    first = block_ms < 0 ? 0 : 1;
+    first = block ? 1 : 0;
     step = r->type == REDIS_REPLY_ARRAY ? (r->elements - first) / 2 : 0;
     if (r->type != REDIS_REPLY_ARRAY ||
-        (block_ms < 0 ? r->elements % 2 != 0 || step > (size_t)p->batch
-                      : r->elements != 3)) {
+        (!block ? r->elements % 2 != 0 || step > (size_t)p->batch
+                : r->elements != 3)) {
         rc = dq_fail(q, DQ_EPROTO, "%s: unexpected reply shape",
-                     block_ms < 0 ? "ZPOPMIN" : "BZPOPMIN");
+                     block ? "BZPOPMIN" : "ZPOPMIN");
         goto free_reply;
     }
     for (size_t i = 0; i < step; i++) {
@@ -334,7 +352,7 @@ static int zp_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
     zp_priv *p = q->priv;
     dq_held *h = &p->held;
     int64_t deadline_us = dq_deadline_us(timeout_ms);
-    int64_t block_ms = -1; /* < 0: ZPOPMIN; >= 0: BZPOPMIN for that long */
+    bool block = false; /* the next pop: BZPOPMIN until deadline_us */
     size_t k, d;
     int rc;
 
@@ -348,23 +366,25 @@ static int zp_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
                 h->head = 0;
             return DQ_OK;
         }
-        rc = zp_pop(q, block_ms, &k);
+        rc = zp_pop(q, block ? deadline_us : -1, &k);
         if (rc != DQ_OK)
             return rc;
-        if (block_ms >= 0)
+        if (block)
             q->counters.wakeups++;
-        block_ms = -1;
+        block = false;
 
         if (k == 0) {
-            int64_t left = zp_left_ms(deadline_us);
+            int64_t left_us = deadline_us - dq_mono_us();
 
             q->counters.empty_polls++;
-            if (left <= 0)
+            if (left_us <= 0)
                 return DQ_EMPTY;
-            if (p->bzpopmin) {
-                block_ms = left;
+            if (p->bzpopmin && left_us >= DQ_BLOCK_SHORTEST_MS * 1000) {
+                block = true;
             } else {
-                dq_sleep_us((left < p->poll_ms ? left : p->poll_ms) * 1000);
+                /* Polling, or a rest too short for a blocking call. */
+                dq_sleep_us(left_us < p->poll_ms * 1000 ? left_us
+                                                        : p->poll_ms * 1000);
                 q->counters.wakeups++;
             }
             continue;
@@ -455,6 +475,7 @@ const dq_strategy dq_strategy_zpopmin = {
         "filter by score: between pop and put-back the head is invisible "
         "to others, each early pop is a wasted write, and a consumer dying "
         "in that window loses a task that was not even due (claim C07).  "
-        "At-most-once.",
+        "At-most-once.  batch=N pops N at once and buffers the due ones; a "
+        "graceful close gives the buffer back, a crash loses it.",
     .enqueue_many = dq_zh_op_enqueue_many,
 };

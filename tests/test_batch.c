@@ -15,6 +15,10 @@
  *   mixed_due       half the tasks due now, half in 300 ms, in one batch
  *                   window: the due half comes at once, the rest not
  *                   early, nothing lost or duplicated.
+ *   close_gives_back  a consumer closes with tasks in its buffer: another
+ *                   one gets each of them once, with payload and due time
+ *                   (the producer closed too where the strategy declares
+ *                   DQ_G_SURVIVES_PROCESS_EXIT).
  * batch/every_batch_strategy_listed fails when a strategy declares a batch
  * option and is missing from BATCH_STRATEGIES below.
  */
@@ -141,20 +145,94 @@ static void check_mixed_due(const char *name)
     tl_teardown(&c);
 }
 
+/* A graceful close gives back what the handle's batch buffer holds.  40
+ * tasks due in the last few ms (payload = id); consumer A claims one, so
+ * its buffer holds up to 15 more, acks it and closes.  Those tasks were
+ * never handed out: a new consumer B must get every other task exactly
+ * once, with its payload and its original due time, and dq_pending must
+ * count them.  The producer is closed first when the strategy declares
+ * DQ_G_SURVIVES_PROCESS_EXIT (pending tasks outlive every handle); an
+ * in-process queue (heap) lives only while a handle is open, so there it
+ * stays open. */
+static void check_close_gives_back(const char *name)
+{
+    enum { N = 40 };
+    tl_ctx c;
+    tl_setup(&c, name, "bclose");
+    need_batch(&c, name);
+    bool survives = (c.s->flags & DQ_G_SURVIVES_PROCESS_EXIT) != 0;
+    dq_queue *prod = tl_open_as(&c, "producer");
+    int64_t due[N];
+    int64_t now = dq_wall_us() / 1000;
+    for (int i = 0; i < N; i++)
+        due[i] = now - N + i;
+    enqueue_all(prod, N, due);
+    if (survives) {
+        dq_close(prod);
+        prod = NULL;
+    }
+    dq_queue *a = tl_open_as(&c, "consumer-a");
+    tl_got first = tl_claim(a, 3000);
+    cr_assert_eq(first.rc, DQ_OK, "%s: consumer A found nothing in 3 s",
+                 name);
+    int fi = tl_task_index(first.id, N);
+    cr_assert_geq(fi, 0, "%s: unexpected id '%s'", name, first.id);
+    dq_close(a); /* a graceful close, with up to 15 tasks buffered */
+
+    dq_queue *b = tl_open_as(&c, "consumer-b");
+    if (c.s->pending != NULL) {
+        int64_t p = dq_pending(b);
+        cr_assert_eq(p, N - 1, "%s batch=" BATCH ": pending = %lld after "
+                     "A took 1 of %d and closed (%s)", name, (long long)p, N,
+                     p < 0 ? dq_errstr(b) : "");
+    }
+    int seen[N] = {0};
+    seen[fi] = 1;
+    for (int k = 0; k < N - 1; k++) {
+        unsigned char *pl = NULL;
+        size_t len = 0;
+        tl_got g = tl_claim_p(b, 3000, &pl, &len);
+        cr_assert_eq(g.rc, DQ_OK, "%s batch=" BATCH ": after A closed, B's "
+                     "claim %d of %d found nothing in 3 s (lost with A's "
+                     "buffer?)", name, k + 1, N - 1);
+        int i = tl_task_index(g.id, N);
+        cr_assert_geq(i, 0, "%s: unexpected id '%s'", name, g.id);
+        cr_assert_eq(seen[i], 0, "%s: %s delivered twice", name, g.id);
+        seen[i]++;
+        cr_assert(len == strlen(g.id) && memcmp(pl, g.id, len) == 0,
+                  "%s: %s came back with another payload", name, g.id);
+        free(pl);
+        cr_assert_eq(g.due_ms, due[i], "%s: %s came back due %lld, enqueued "
+                     "due %lld", name, g.id, (long long)g.due_ms,
+                     (long long)due[i]);
+    }
+    tl_got g = tl_claim(b, 200);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: extra delivery %s", name, g.id);
+    dq_close(b);
+    dq_close(prod);
+    tl_teardown(&c);
+}
+
 #define BATCH_TESTS(ident, name)                                              \
     Test(ident, four_consumers, .timeout = 120)                               \
     {                                                                         \
         check_four_consumers(name);                                           \
     }                                                                         \
     Test(ident, due_order, .timeout = 60) { check_due_order(name); }          \
-    Test(ident, mixed_due, .timeout = 60) { check_mixed_due(name); }
+    Test(ident, mixed_due, .timeout = 60) { check_mixed_due(name); }          \
+    Test(ident, close_gives_back, .timeout = 60)                              \
+    {                                                                         \
+        check_close_gives_back(name);                                         \
+    }
 
 /* Every strategy with a `batch` option.  ADD NEW ONES HERE: the test
  * batch/every_batch_strategy_listed fails until you do. */
 #define BATCH_STRATEGIES(X)                                                   \
     X(zpopmin, "zpopmin")                                                     \
     X(lua, "lua")                                                             \
-    X(heap, "heap")
+    X(heap, "heap")                                                           \
+    X(wheel, "wheel")                                                         \
+    X(streams, "streams")
 
 BATCH_STRATEGIES(BATCH_TESTS)
 

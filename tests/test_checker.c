@@ -16,12 +16,25 @@
  * in a skew window); the verdict_*.log files check how each outcome feeds
  * the exit code for real strategies' declared guarantees; lost_kill_due.log
  * and lost_rules.log which fault windows can explain a never-delivered id.
+ *
+ * Acks and the end of a log: lease_stale_ack.log (acks matched to the
+ * attempt they acknowledge, refused stale acks), verdict_no_end.log,
+ * verdict_torn.log, verdict_headers_only.log, verdict_interrupted.log and
+ * v1_clean.log (no verdict without "Z clean").  The log_run suite runs
+ * dqlab itself (real Redis from tests/run.sh, real signals, a real full
+ * disk) and checks what its logs say.
  */
+#define _GNU_SOURCE /* unshare */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -119,6 +132,9 @@ Test(checker, mixed_log_counts)
 Test(checker, malformed_logs)
 {
     check_bad("bad_magic.log", 1, "not a dqlab event log");
+    check_bad("bad_after_end.log", 4, "record after the end of the log");
+    check_bad("bad_z.log", 3, "Z record must say clean or interrupted");
+    check_bad("bad_v1_ack_attempt.log", 4, "A record needs 4 fields");
     check_bad("bad_fields.log", 4, "D record needs 5 fields");
     check_bad("bad_time.log", 3, "bad time '12x'");
     check_bad("bad_type.log", 3, "unknown record type 'X'");
@@ -169,10 +185,20 @@ Test(checker, eventlog_roundtrip)
     cr_assert_eq(dq_log_header(l, "strategy", "x"), 0);
     cr_assert_eq(dq_log_enqueue(l, 1000000, "a", 1000, "p0"), 0);
     cr_assert_eq(dq_log_deliver(l, 1003000, "a", "c0", 1), 0);
-    cr_assert_eq(dq_log_ack(l, 1004000, "a", "c0"), 0);
+    cr_assert_eq(dq_log_deliver(l, 1003500, "a", "c1", 2), 0);
+    cr_assert_eq(dq_log_ack_refused(l, 1004000, "a", "c0", 1, "ENOTFOUND"),
+                 0);
+    cr_assert_eq(dq_log_ack(l, 1004500, "a", "c1", 2), 0);
     cr_assert_eq(dq_log_fault(l, 1005000, "kill", "begin", ""), 0);
     cr_assert_eq(dq_log_enqueue(l, 1, "bad\tid", 1, "p0"), -1);
     cr_assert_eq(dq_log_deliver(l, 1, "a", "c\n0", 1), -1);
+    cr_assert_eq(dq_log_ack_refused(l, 1, "a", "c0", 1, ""), -1);
+    cr_assert_eq(dq_log_end(l, 1006000, "done"), -1);
+    cr_assert_eq(dq_log_end(l, 1006000, "clean"), 0);
+    /* Nothing may follow the end record. */
+    cr_assert_eq(dq_log_deliver(l, 1007000, "a", "c0", 1), -1);
+    cr_assert_eq(errno, EINVAL);
+    cr_assert_eq(dq_log_end(l, 1007000, "clean"), -1);
     dq_eventlog_close(l);
     cr_assert_null(dq_eventlog_create(path, err, sizeof err));
     cr_assert(strstr(err, "refusing to overwrite") != NULL, "%s", err);
@@ -181,6 +207,12 @@ Test(checker, eventlog_roundtrip)
     cr_assert_eq(c.enqueued, 1);
     cr_assert_eq(c.delivered, 1);
     cr_assert_eq(c.acked, 1);
+    cr_assert_eq(c.ack_refused, 1);
+    cr_assert_eq(c.redelivered, 1);
+    cr_assert_eq(c.log_version, 2);
+    cr_assert_eq(c.end, DQ_CHECK_END_CLEAN);
+    cr_assert_null(dq_check_no_verdict(&c));
+    cr_assert_eq(c.last_us, 1005000, "the Z time is not a record time");
     EQ_MS(c.lateness.p50_ms, 3.0);
     unlink(path);
     rmdir(dir);
@@ -202,7 +234,7 @@ Test(checker, one_million_tasks, .timeout = 60)
     cr_assert(fd >= 0);
     f = fdopen(fd, "w");
     cr_assert_not_null(f);
-    fputs("# dqlab event log v1\n", f);
+    fputs("# dqlab event log v2\n", f);
     for (long i = 0; i < n; i++) {
         long due = 1000000 + i;
         long t = due * 1000 + 1000 + (i % 50) * 1000; /* 1..50 ms late */
@@ -212,13 +244,14 @@ Test(checker, one_million_tasks, .timeout = 60)
             fprintf(f, "E\t%ld\tt%ld\t%ld\tp0\n", due * 1000 - 5000, i, due);
         if (i % 1000 != 999) {
             fprintf(f, "D\t%ld\tt%ld\tc%ld\t1\n", t, i, i % 8);
-            fprintf(f, "A\t%ld\tt%ld\tc%ld\n", t + 10, i, i % 8);
+            fprintf(f, "A\t%ld\tt%ld\tc%ld\t1\n", t + 10, i, i % 8);
             if (i % 10 == 0)
                 fprintf(f, "D\t%ld\tt%ld\tc1\t2\n", t + 2000, i);
         }
         if (before)
             fprintf(f, "E\t%ld\tt%ld\t%ld\tp0\n", due * 1000 - 5000, i, due);
     }
+    fputs("Z\t9999999999\tclean\n", f);
     cr_assert_eq(fclose(f), 0);
 
     clock_gettime(CLOCK_MONOTONIC, &a);
@@ -233,6 +266,7 @@ Test(checker, one_million_tasks, .timeout = 60)
     cr_assert_eq(c.duplicates, 100000);
     cr_assert_eq(c.early, 0);
     cr_assert_eq(c.unknown, 0);
+    cr_assert_eq(c.end, DQ_CHECK_END_CLEAN);
     EQ_MS(c.lateness.max_ms, 50.0);
     /* Generous (ASan, slow CI); about 1 s on a laptop without sanitizers. */
     cr_assert(secs < 20.0, "checking 1M tasks took %.1f s", secs);
@@ -292,6 +326,46 @@ Test(checker_faults, every_outcome)
     cr_assert_eq(r->dup_fault, 1);
     cr_assert_eq(s->early, 1);
     cr_assert_eq(s->lost + s->redelivered + s->dup_fault, 0);
+}
+
+/* An ack belongs to the delivery of its attempt: c0's accepted ack of
+ * attempt 3 does not make c1's attempt 2 (after c0's attempt 1 ran out of
+ * lease) a duplicate; R records acknowledge nothing. */
+Test(checker_acks, ack_matched_to_its_attempt)
+{
+    dq_check c;
+
+    check_ok("lease_stale_ack.log", &c);
+    cr_assert_eq(c.deliveries, 5);
+    cr_assert_eq(c.duplicates, 3);
+    cr_assert_eq(c.redelivered, 3, "redelivered = %" PRIu64, c.redelivered);
+    cr_assert_eq(c.dup_nofault, 0, "dup_nofault = %" PRIu64, c.dup_nofault);
+    cr_assert_eq(c.dup_fault, 0);
+    cr_assert_eq(c.acked, 2);
+    cr_assert_eq(c.ack_refused, 3);
+    cr_assert_eq(c.ack_failed, 0);
+    cr_assert_eq(c.unacked, 0);
+    cr_assert_eq(c.end, DQ_CHECK_END_CLEAN);
+    cr_assert_null(dq_check_no_verdict(&c));
+}
+
+/* A v1 log is still read (A without an attempt, matched by consumer), but
+ * never says how it ended: counts, no verdict.  A torn last line is not
+ * read and leaves the log incomplete. */
+Test(checker_acks, v1_and_torn_logs_read_without_verdict)
+{
+    dq_check c;
+
+    check_ok("v1_clean.log", &c);
+    cr_assert_eq(c.log_version, 1);
+    cr_assert_eq(c.enqueued, 3);
+    cr_assert_eq(c.acked, 3);
+    cr_assert_eq(c.end, DQ_CHECK_END_NONE);
+    cr_assert_not_null(dq_check_no_verdict(&c));
+    check_ok("verdict_torn.log", &c);
+    cr_assert(c.torn);
+    cr_assert_eq(c.acked, 1, "the lines before the torn one are read");
+    cr_assert_not_null(dq_check_no_verdict(&c));
 }
 
 /* A delivery after an ack of the same id is a duplicate, even with an
@@ -585,11 +659,30 @@ Test(check_verdict, kept_guarantees_exit_0)
 {
     /* naive declares its duplicates: counted, not a violation. */
     expect_check("verdict_dup_naive.log", 0, "verdict: ok\n");
-    /* Fewer E records than the tasks header: cut short, lost not judged. */
-    expect_check("verdict_cut_short.log", 0, "verdict: ok\n");
-    expect_check("verdict_cut_short.log", 0, "cut short");
-    /* An "H interrupted 1" record, written after the E records. */
-    expect_check("verdict_interrupted.log", 0, "verdict: ok\n");
+    /* lua-lease: redeliveries after a lease ran out, stale acks refused. */
+    expect_check("lease_stale_ack.log", 0, "verdict: ok\n");
+    expect_check("lease_stale_ack.log", 0, "3 refused as stale");
+}
+
+/* Only a log that ends with "Z clean" carries a verdict: exit 3, never 0
+ * or 1, for one that was interrupted, cut (at a line boundary or inside a
+ * line), left with its headers only, or written in v1 (which never
+ * recorded its end). */
+Test(check_verdict, no_clean_end_no_verdict_exit_3)
+{
+    expect_check("verdict_no_end.log", 3, "verdict: no verdict: log "
+                                          "incomplete: no end record");
+    expect_check("verdict_headers_only.log", 3, "verdict: no verdict: log "
+                                                "incomplete");
+    expect_check("verdict_torn.log", 3, "verdict: no verdict: log "
+                                        "incomplete: its last line is cut");
+    expect_check("verdict_interrupted.log", 3, "verdict: no verdict: trial "
+                                               "interrupted");
+    expect_check("v1_clean.log", 3, "verdict: no verdict: log incomplete: "
+                                    "a v1 event log");
+    /* The counts are still printed. */
+    expect_check("verdict_no_end.log", 3, "duplicates  0 redelivered");
+    expect_check("verdict_no_end.log", 3, "(v2, no end record)");
 }
 
 /* Faults: the exit code follows what each strategy declares. */
@@ -597,8 +690,8 @@ Test(check_verdict, faults_exit_codes)
 {
     /* lua-lease killed after a claim: redelivered with attempt 2, ok. */
     expect_check("verdict_kill_lease_ok.log", 0, "verdict: ok\n");
-    expect_check("verdict_kill_lease_ok.log", 0, "1 redelivered after a "
-                                                 "fault");
+    expect_check("verdict_kill_lease_ok.log", 0, "1 redelivered (a lease "
+                                                 "ran out, or after a fault)");
     /* lua-lease declares survives-consumer-crash: a lost task breaks it. */
     expect_check("verdict_kill_lease_lost.log", 1, "verdict: VIOLATION: "
                  "lost under kill-consumer");
@@ -626,13 +719,13 @@ Test(check_verdict, faults_exit_codes)
 
 Test(check_verdict, no_known_strategy_is_not_judged)
 {
-    expect_check("verdict_no_strategy.log", 0,
-                 "verdict: not computed: the log names no strategy");
+    expect_check("verdict_no_strategy.log", 3,
+                 "verdict: no verdict: the log names no strategy");
     /* clean.log and mixed.log name "hand-written"; mixed has early,
-     * unknown, duplicates and lost, and still exits 0. */
-    expect_check("clean.log", 0, "verdict: not computed: strategy "
+     * unknown, duplicates and lost, and still gets no verdict. */
+    expect_check("clean.log", 3, "verdict: no verdict: strategy "
                                  "'hand-written'");
-    expect_check("mixed.log", 0, "verdict: not computed");
+    expect_check("mixed.log", 3, "verdict: no verdict");
 }
 
 Test(check_verdict, json)
@@ -648,8 +741,14 @@ Test(check_verdict, json)
     cr_assert(strstr(out, "\"verdict\": \"ok\"") != NULL, "%s", out);
     cr_assert(strstr(out, "\"violations\": []") != NULL, "%s", out);
     cr_assert_eq(run_check("verdict_no_strategy.log", "--json", out,
-                           sizeof out, err, sizeof err), 0, "%s%s", out, err);
+                           sizeof out, err, sizeof err), 3, "%s%s", out, err);
     cr_assert(strstr(out, "\"verdict\": null") != NULL, "%s", out);
+    cr_assert_eq(run_check("verdict_no_end.log", "--json", out, sizeof out,
+                           err, sizeof err), 3, "%s%s", out, err);
+    cr_assert(strstr(out, "\"verdict\": null") != NULL, "%s", out);
+    cr_assert(strstr(out, "\"log_end\": null") != NULL, "%s", out);
+    cr_assert(strstr(out, "\"no_verdict\": \"log incomplete") != NULL, "%s",
+              out);
     /* The fault fields. */
     cr_assert_eq(run_check("verdict_kill_lease_ok.log", "--json", out,
                            sizeof out, err, sizeof err), 0, "%s%s", out, err);
@@ -659,6 +758,8 @@ Test(check_verdict, json)
               NULL, "%s", out);
     cr_assert(strstr(out, "\"name\": \"kill-consumer\"") != NULL, "%s", out);
     cr_assert(strstr(out, "\"pending_end\": 0") != NULL, "%s", out);
+    cr_assert(strstr(out, "\"log_end\": \"clean\"") != NULL, "%s", out);
+    cr_assert(strstr(out, "\"no_verdict\": null") != NULL, "%s", out);
 }
 
 /* Bad input: exit 2 and exactly one line on stderr. */
@@ -703,4 +804,450 @@ Test(checker_faults, dead_queue_and_open_skew_window)
                  c.lost_nofault);
     cr_assert_eq(c.dup_fault, 1, "dup_fault = %" PRIu64, c.dup_fault);
     cr_assert_eq(c.dup_nofault, 0, "dup_nofault = %" PRIu64, c.dup_nofault);
+}
+
+/* ---- log_run: what dqlab's own logs say -----------------------------------
+ * These run bin/dqlab (real Redis: the tests/run.sh server when
+ * DQ_TEST_REDIS_PORT is set, else dqlab's private one; real signals; a real
+ * full disk) and check its event logs with the checker. */
+
+/* A new temporary directory into buf. */
+static void temp_dir(char *buf, size_t len, const char *tag)
+{
+    snprintf(buf, len, "/tmp/dqlab-test-%s-XXXXXX", tag);
+    cr_assert_not_null(mkdtemp(buf), "mkdtemp: %s", strerror(errno));
+}
+
+static void rm_rf(const char *dir)
+{
+    char cmd[600];
+
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* Starts dqlab with args (NULL-terminated, without argv[0]), its stdout
+ * and stderr into the files out and err.  Returns its pid. */
+static pid_t spawn_dqlab(const char *const *args, const char *out,
+                         const char *err)
+{
+    char bin[600];
+    const char *argv[48];
+    size_t n = 0;
+    pid_t pid;
+
+    dqlab_path(bin, sizeof bin);
+    argv[n++] = bin;
+    while (*args != NULL && n < 47)
+        argv[n++] = *args++;
+    argv[n] = NULL;
+    pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fo < 0 || fe < 0)
+            _exit(126);
+        dup2(fo, 1);
+        dup2(fe, 2);
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Waits for pid; its exit status, 128 + signal when killed. */
+static int wait_exit(pid_t pid)
+{
+    int st;
+
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* The file at path into buf (NUL-terminated, truncated). */
+static void read_text(const char *path, char *buf, size_t len)
+{
+    int fd = open(path, O_RDONLY);
+
+    buf[0] = '\0';
+    if (fd >= 0)
+        slurp(fd, buf, len);
+}
+
+/* Waits (up to 20 s) until the file at path holds `what`. */
+static void wait_for_text(const char *path, const char *what)
+{
+    static char buf[65536];
+
+    for (int i = 0; i < 2000; i++) {
+        read_text(path, buf, sizeof buf);
+        if (strstr(buf, what) != NULL)
+            return;
+        usleep(10000);
+    }
+    cr_assert_fail("%s never held '%s'", path, what);
+}
+
+/* "--redis URL" for the tests/run.sh server, or nothing (dqlab starts
+ * its own): appends to args at *n. */
+static void add_redis(const char **args, size_t *n, char *url, size_t len)
+{
+    const char *port = getenv("DQ_TEST_REDIS_PORT");
+
+    if (port == NULL || *port == '\0')
+        return;
+    snprintf(url, len, "redis://127.0.0.1:%s", port);
+    args[(*n)++] = "--redis";
+    args[(*n)++] = url;
+}
+
+/* The defect's own command: work (1 s) far longer than the lease (200
+ * ms), so every task comes back to another consumer while its first
+ * holder still works, and that holder's ack is refused.  The run must say
+ * ok, the log must show the refused stale acks (R) and the redeliveries,
+ * no duplicate, and every task acked: the trial waited for the acks
+ * instead of stopping at the first delivery of each task. */
+Test(log_run, lease_redelivery_and_stale_ack, .timeout = 120)
+{
+    char dir[128], log[256], out[256], err[256], url[64], queue[64];
+    char text[65536], e[512];
+    const char *args[40];
+    size_t n = 0;
+    dq_check c;
+    int rc;
+
+    temp_dir(dir, sizeof dir, "lease");
+    snprintf(log, sizeof log, "%s/run/events.log", dir);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    snprintf(queue, sizeof queue, "test-stale-ack-%d", (int)getpid());
+    const char *fixed[] = {"run", "--strategy", "lua-lease", "--opt",
+                           "lease_ms=200", "--work-us", "1000000", "--tasks",
+                           "5", "--consumers", "3", "--delay-ms", "0:3000",
+                           "--grace-ms", "3000", "--quiet", "--queue", queue,
+                           "--fresh", "--out", NULL};
+    for (size_t i = 0; fixed[i] != NULL; i++)
+        args[n++] = fixed[i];
+    char outdir[200];
+    snprintf(outdir, sizeof outdir, "%s/run", dir);
+    args[n++] = outdir;
+    add_redis(args, &n, url, sizeof url);
+    args[n] = NULL;
+
+    rc = wait_exit(spawn_dqlab(args, out, err));
+    read_text(out, text, sizeof text);
+    cr_assert_eq(rc, 0, "dqlab run exit %d:\n%s", rc, text);
+    cr_assert(strstr(text, "verdict     ok") != NULL, "%s", text);
+    read_text(log, text, sizeof text);
+    cr_assert(strstr(text, "\tENOTFOUND\n") != NULL,
+              "no refused stale ack (R ... ENOTFOUND) in the log:\n%s", text);
+    cr_assert_eq(dq_check_file(log, &c, e, sizeof e), 0, "%s", e);
+    cr_assert_eq(c.end, DQ_CHECK_END_CLEAN);
+    cr_assert_geq(c.redelivered, 1);
+    cr_assert_geq(c.ack_refused, 1);
+    cr_assert_eq(c.dup_nofault, 0, "dup_nofault %" PRIu64 ":\n%s",
+                 c.dup_nofault, text);
+    cr_assert_eq(c.dup_fault, 0);
+    cr_assert_eq(c.unacked, 0, "%" PRIu64 " tasks never acked:\n%s",
+                 c.unacked, text);
+    rm_rf(dir);
+}
+
+/* The drain of a leased strategy: one task, two consumers, work (1 s)
+ * longer than the lease (300 ms).  "Every task delivered once" happens at
+ * the first claim; a trial that stopped there never saw c1 take the task
+ * over when the lease ran out.  The trial waits for an accepted ack
+ * (within the grace), so the log shows the redelivery, the first
+ * holder's ack refused as stale, and the task acked in the end. */
+Test(log_run, lease_run_waits_for_acks, .timeout = 60)
+{
+    char dir[128], log[256], out[256], err[256], url[64], queue[64];
+    char outdir[200], text[65536], e[512];
+    const char *args[40];
+    size_t n = 0;
+    dq_check c;
+    int rc;
+
+    temp_dir(dir, sizeof dir, "drain");
+    snprintf(outdir, sizeof outdir, "%s/run", dir);
+    snprintf(log, sizeof log, "%s/events.log", outdir);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    snprintf(queue, sizeof queue, "test-drain-%d", (int)getpid());
+    const char *fixed[] = {"run", "--strategy", "lua-lease", "--opt",
+                           "lease_ms=300", "--work-us", "1000000", "--tasks",
+                           "1", "--consumers", "2", "--delay-ms", "0:0",
+                           "--grace-ms", "1500", "--quiet", "--queue", queue,
+                           "--fresh", "--out", outdir, NULL};
+    for (size_t i = 0; fixed[i] != NULL; i++)
+        args[n++] = fixed[i];
+    add_redis(args, &n, url, sizeof url);
+    args[n] = NULL;
+
+    rc = wait_exit(spawn_dqlab(args, out, err));
+    read_text(out, text, sizeof text);
+    cr_assert_eq(rc, 0, "dqlab run exit %d:\n%s", rc, text);
+    cr_assert_eq(dq_check_file(log, &c, e, sizeof e), 0, "%s", e);
+    read_text(log, text, sizeof text);
+    cr_assert_geq(c.redelivered, 1, "no redelivery in the log:\n%s", text);
+    cr_assert_geq(c.ack_refused, 1, "no stale ack refused:\n%s", text);
+    cr_assert_eq(c.dup_nofault + c.dup_fault, 0, "%s", text);
+    cr_assert_eq(c.unacked, 0, "%s", text);
+    rm_rf(dir);
+}
+
+/* Starts a long heap run (tasks due over 20 s) with its log in dir/run,
+ * waits until the log holds its headers (written at once, unbuffered),
+ * then sends sig. Returns dqlab's exit status. */
+static int signal_run(const char *dir, int sig)
+{
+    char outdir[200], log[256], out[256], err[256];
+    const char *args[] = {"run", "--strategy", "heap", "--tasks", "300",
+                          "--consumers", "2", "--delay-ms", "0:20000",
+                          "--quiet", "--out", outdir, NULL};
+    pid_t pid;
+
+    snprintf(outdir, sizeof outdir, "%s/run", dir);
+    snprintf(log, sizeof log, "%s/events.log", outdir);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    pid = spawn_dqlab(args, out, err);
+    wait_for_text(log, "H\tstart_us\t");
+    usleep(300000); /* tasks enqueued, a few delivered */
+    cr_assert_eq(kill(pid, sig), 0);
+    return wait_exit(pid);
+}
+
+/* Ctrl-C: the run says "interrupted" (exit 130), and so does its log: it
+ * ends with "Z interrupted" and dqlab check gives no verdict (exit 3),
+ * not "VIOLATION: lost". */
+Test(log_run, sigint_log_says_interrupted, .timeout = 60)
+{
+    char dir[128], name[300], text[65536];
+    int rc;
+
+    temp_dir(dir, sizeof dir, "sigint");
+    rc = signal_run(dir, SIGINT);
+    cr_assert_eq(rc, 130, "dqlab run exit %d", rc);
+    setenv("DQ_TEST_LOGS", dir, 1);
+    expect_check("run/events.log", 3, "verdict: no verdict: trial "
+                                      "interrupted");
+    snprintf(name, sizeof name, "%s/run/events.log", dir);
+    read_text(name, text, sizeof text);
+    cr_assert(strlen(text) > 16 &&
+              strcmp(text + strlen(text) - strlen("\tinterrupted\n"),
+                     "\tinterrupted\n") == 0 &&
+              strstr(text, "\nZ\t") != NULL,
+              "the log does not end with Z interrupted:\n%s", text);
+    rm_rf(dir);
+}
+
+/* SIGKILL of a thread-mode run: its buffered records die with it, the
+ * log holds its headers and no end record: no verdict (exit 3), not
+ * "delivered 0 ... ok". */
+Test(log_run, sigkill_log_is_incomplete, .timeout = 60)
+{
+    char dir[128];
+    int rc;
+
+    temp_dir(dir, sizeof dir, "sigkill");
+    rc = signal_run(dir, SIGKILL);
+    cr_assert_eq(rc, 128 + SIGKILL, "dqlab run exit %d", rc);
+    setenv("DQ_TEST_LOGS", dir, 1);
+    expect_check("run/events.log", 3, "verdict: no verdict: log incomplete");
+    rm_rf(dir);
+}
+
+/* Runs body(dir, fd) in a child process with its own mount namespace, in
+ * which a tmpfs of `opts` ("size=8k": two pages) is mounted on a new
+ * directory dir: a real, tiny disk that fills up.  The mount dies with
+ * the child.  What body writes to fd ends up in buf. */
+static void with_tiny_disk(const char *opts, void (*body)(const char *, int),
+                           char *buf, size_t len)
+{
+    char dir[128];
+    int p[2];
+    pid_t pid;
+
+    temp_dir(dir, sizeof dir, "disk");
+    cr_assert_eq(pipe(p), 0);
+    pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        uid_t uid = getuid();
+        gid_t gid = getgid();
+        close(p[0]);
+        if (geteuid() == 0 ? unshare(CLONE_NEWNS)
+                           : unshare(CLONE_NEWUSER | CLONE_NEWNS)) {
+            dprintf(p[1], "SETUP: unshare: %s", strerror(errno));
+            _exit(1);
+        }
+        if (uid != 0) { /* map ourselves to root of the new namespace */
+            char m[64];
+            int fd;
+            snprintf(m, sizeof m, "0 %d 1", (int)uid);
+            if ((fd = open("/proc/self/setgroups", O_WRONLY)) >= 0) {
+                (void)!write(fd, "deny", 4);
+                close(fd);
+            }
+            if ((fd = open("/proc/self/uid_map", O_WRONLY)) >= 0) {
+                (void)!write(fd, m, strlen(m));
+                close(fd);
+            }
+            snprintf(m, sizeof m, "0 %d 1", (int)gid);
+            if ((fd = open("/proc/self/gid_map", O_WRONLY)) >= 0) {
+                (void)!write(fd, m, strlen(m));
+                close(fd);
+            }
+        }
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+            mount("tmpfs", dir, "tmpfs", 0, opts) != 0) {
+            dprintf(p[1], "SETUP: mount tmpfs on %s: %s", dir,
+                    strerror(errno));
+            _exit(1);
+        }
+        body(dir, p[1]);
+        umount2(dir, MNT_DETACH);
+        _exit(0);
+    }
+    close(p[1]);
+    slurp(p[0], buf, len);
+    waitpid(pid, NULL, 0);
+    rmdir(dir);
+    cr_assert(strncmp(buf, "SETUP:", 6) != 0, "%s", buf);
+}
+
+/* Records of 25 bytes after the 21-byte first line: one of them straddles
+ * the end of the 8 KiB disk, so write(2) first writes part of it and
+ * then fails. */
+static void fill_log(const char *dir, int fd)
+{
+    char path[256], err[256], id[16];
+    dq_eventlog *l;
+    int rc = 0, e = 0;
+
+    snprintf(path, sizeof path, "%s/events.log", dir);
+    l = dq_eventlog_create(path, err, sizeof err);
+    if (l == NULL) {
+        dprintf(fd, "SETUP: %s", err);
+        return;
+    }
+    for (int i = 0; i < 100000 && rc == 0; i++) {
+        snprintf(id, sizeof id, "x%05d", i);
+        rc = dq_log_enqueue(l, 1000000, id, 1000, "p0");
+        e = errno;
+    }
+    dq_eventlog_close(l);
+    dprintf(fd, "rc=%d errno=%d", rc, rc ? e : 0);
+}
+
+Test(log_run, full_disk_write_fails_with_enospc, .timeout = 30)
+{
+    char buf[512], want[64];
+
+    with_tiny_disk("size=8k", fill_log, buf, sizeof buf);
+    snprintf(want, sizeof want, "rc=-1 errno=%d", ENOSPC);
+    cr_assert_str_eq(buf, want, "expected ENOSPC (%d), EIO is %d", ENOSPC,
+                     EIO);
+}
+
+/* `dqlab run` whose log fills the disk: exit 2, one line naming the log
+ * file and "No space left on device". */
+static void run_on_full_disk(const char *dir, int fd)
+{
+    char outdir[256], out[256], err[256], text[4096];
+    const char *args[] = {"run", "--strategy", "heap", "--tasks", "100000",
+                          "--delay-ms", "0:0", "--quiet", "--out", outdir,
+                          NULL};
+    int rc;
+
+    snprintf(outdir, sizeof outdir, "%s/run", dir);
+    snprintf(out, sizeof out, "/tmp/dqlab-test-diskout-%d", (int)getpid());
+    snprintf(err, sizeof err, "/tmp/dqlab-test-diskerr-%d", (int)getpid());
+    rc = wait_exit(spawn_dqlab(args, out, err));
+    read_text(err, text, sizeof text);
+    unlink(out);
+    unlink(err);
+    dprintf(fd, "rc=%d\n%s", rc, text);
+}
+
+Test(log_run, full_disk_run_names_the_log, .timeout = 60)
+{
+    char buf[8192];
+
+    with_tiny_disk("size=8k", run_on_full_disk, buf, sizeof buf);
+    cr_assert(strncmp(buf, "rc=2\n", 5) == 0, "%s", buf);
+    cr_assert(strstr(buf, "No space left on device") != NULL, "%s", buf);
+    cr_assert(strstr(buf, "/run/events.log") != NULL,
+              "the message does not name the log: %s", buf);
+    cr_assert(strstr(buf, "Input/output error") == NULL, "%s", buf);
+}
+
+/* The report re-checks stored logs: a trial log that lost its end record
+ * is left out and shown as "no verdict: log incomplete", not counted. */
+Test(log_run, report_shows_incomplete_log_without_verdict, .timeout = 120)
+{
+    char dir[128], ini[256], out[256], err[256], url[64], res[256];
+    char log[400], text[65536], rep[400], scripts[600];
+    const char *args[16];
+    size_t n = 0;
+    FILE *f;
+    int rc;
+
+    temp_dir(dir, sizeof dir, "report");
+    snprintf(ini, sizeof ini, "%s/mini.ini", dir);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    snprintf(res, sizeof res, "%s/results", dir);
+    f = fopen(ini, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "[experiment]\nname = miniloss%d\ntitle = Mini loss\n"
+            "description = Two trials of lua without a fault.\n"
+            "plots = loss\nstrategies = lua\nfaults = none\nconsumers = 1\n"
+            "tasks = 5\ndelay_ms = 0:10\ngrace_ms = 500\nrepeats = 2\n"
+            "seed = 1\n", (int)getpid());
+    cr_assert_eq(fclose(f), 0);
+    args[n++] = "experiment";
+    args[n++] = ini;
+    args[n++] = "--results";
+    args[n++] = res;
+    add_redis(args, &n, url, sizeof url);
+    args[n] = NULL;
+    rc = wait_exit(spawn_dqlab(args, out, err));
+    read_text(err, text, sizeof text);
+    cr_assert_eq(rc, 0, "dqlab experiment exit %d: %s", rc, text);
+
+    /* Cut trial 1's log at a line boundary: drop its last line (Z). */
+    snprintf(log, sizeof log, "%s/miniloss%d/latest/logs/trial-001.log", res,
+             (int)getpid());
+    read_text(log, text, sizeof text);
+    size_t len = strlen(text);
+    cr_assert(len > 2 && text[len - 1] == '\n');
+    text[len - 1] = '\0';
+    char *last = strrchr(text, '\n');
+    cr_assert_not_null(last);
+    cr_assert(strncmp(last + 1, "Z\t", 2) == 0, "last line: %s", last + 1);
+    last[1] = '\0';
+    f = fopen(log, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    cr_assert_eq(fclose(f), 0);
+
+    /* The gnuplot scripts live in report/ beside tests/. */
+    const char *file = __FILE__, *slash = strrchr(file, '/');
+    snprintf(scripts, sizeof scripts, "%.*s/../report",
+             slash ? (int)(slash - file) : 1, slash ? file : ".");
+    snprintf(rep, sizeof rep, "%s/out", dir);
+    const char *rargs[] = {"report", res, "--out", rep, "--scripts", scripts,
+                           NULL};
+    rc = wait_exit(spawn_dqlab(rargs, out, err));
+    read_text(err, text, sizeof text);
+    cr_assert_eq(rc, 0, "dqlab report exit %d: %s", rc, text);
+    snprintf(rep, sizeof rep, "%s/out/REPORT.md", dir);
+    read_text(rep, text, sizeof text);
+    cr_assert(strstr(text, "no verdict: log incomplete") != NULL,
+              "REPORT.md does not say the log gave no verdict:\n%s", text);
+    cr_assert(strstr(text, "No verdict for 1 trial log") != NULL, "%s", text);
+    rm_rf(dir);
 }

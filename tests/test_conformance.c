@@ -16,7 +16,13 @@
  * duplicates > 0 for the documented bug DQ_G_DUPLICATES, waking on an
  * earlier task only for DQ_G_BLOCKS / DQ_G_POLLS.  A check whose flag is
  * missing skips with a message naming the flag; a missing Redis is a
- * failure, never a skip.
+ * failure, never a skip.  Likewise by optional op or option: cancel,
+ * reschedule, nack (nack, nack_not_ours) and max_attempts (which then
+ * needs the dead_letters op and lease_ms: a failure without them).
+ *
+ * Every check uses tests/run.sh's shared server except claim_timeout,
+ * which starts a private one (claim_srv: a busy server hides late
+ * blocking timeouts).
  *
  * every_strategy_instantiated fails when a strategy in registry.c has no
  * line in CONFORMANCE_STRATEGIES below, so a new strategy cannot slip in
@@ -32,6 +38,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../harness/redis_server.h"
 #include "../strategies/dq.h"
 #include "testlib.h"
 
@@ -348,6 +355,104 @@ static void check_empty_claim(const char *name)
                   "%s: 20 claims of 1 ms took %lld ms", name,
                   (long long)((dq_mono_us() / 1000) - t0));
     dq_close(q);
+    tl_teardown(&c);
+}
+
+/* How much longer than its timeout a claim on an empty queue may take in
+ * this suite.  dq.h allows one Redis round trip beyond the timeout; to a
+ * server on 127.0.0.1 that is well under a millisecond, a few under ASan.
+ * The rest is scheduling: on a shared 2-core machine a thread that asked
+ * to wake at time T may run a few ms after it.  20 ms covers both and is
+ * still far below what a server-side blocking timeout costs when Redis
+ * notices it only on its next cron tick (up to 1000/hz = 100 ms late at
+ * the default hz 10): the failure this check exists to catch. */
+#define CLAIM_OVERRUN_SLACK_MS 20
+/* Claims per timeout; the median is compared, so one descheduled sample
+ * on a busy machine does not decide the verdict. */
+#define CLAIM_SAMPLES 5
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Claims on q (an empty queue) with several timeouts and asserts that the
+ * median of CLAIM_SAMPLES claims per timeout came back within timeout +
+ * CLAIM_OVERRUN_SLACK_MS.  label names the run (strategy and options). */
+static void assert_claim_durations(dq_queue *q, const char *label)
+{
+    static const int64_t timeouts_ms[] = {0, 10, 50, 250};
+    for (size_t k = 0; k < sizeof timeouts_ms / sizeof timeouts_ms[0]; k++) {
+        int64_t tmo = timeouts_ms[k], took_us[CLAIM_SAMPLES];
+        char all[160] = "";
+        size_t used = 0;
+        for (int i = 0; i < CLAIM_SAMPLES; i++) {
+            int64_t t0 = dq_mono_us();
+            tl_got g = tl_claim(q, tmo);
+            took_us[i] = dq_mono_us() - t0;
+            cr_assert_eq(g.rc, DQ_EMPTY, "%s: claim(%lld ms) on an empty "
+                         "queue gave %s", label, (long long)tmo, g.id);
+            used += (size_t)snprintf(all + used, sizeof all - used, " %.1f",
+                                     (double)took_us[i] / 1000.0);
+        }
+        qsort(took_us, CLAIM_SAMPLES, sizeof took_us[0], cmp_i64);
+        int64_t median_us = took_us[CLAIM_SAMPLES / 2];
+        cr_log_info("%s: claim(%lld ms) on an empty queue: median %.1f ms "
+                    "(%s ms)", label, (long long)tmo,
+                    (double)median_us / 1000.0, all + 1);
+        cr_assert_leq(median_us, (tmo + CLAIM_OVERRUN_SLACK_MS) * 1000,
+                      "%s: claim(%lld ms) on an empty queue took %.1f ms "
+                      "(median of %d:%s ms); allowed: the timeout + %d ms",
+                      label, (long long)tmo, (double)median_us / 1000.0,
+                      CLAIM_SAMPLES, all, CLAIM_OVERRUN_SLACK_MS);
+    }
+}
+
+/* claim_timeout's own redis-server, for a strategy that needs Redis.  The
+ * late timeouts this check exists to catch show only on a quiet server:
+ * any other client's command wakes Redis's event loop, which then times a
+ * blocked claim out on time, so on tests/run.sh's shared server, busy
+ * with the other tests of a parallel run, they passed.  Only this test's
+ * own handles talk to this server.  Stopped by the test's .fini, which
+ * Criterion runs after a failed assertion too; when the test process dies
+ * instead (its .timeout, a crash) the server dies with it
+ * (PR_SET_PDEATHSIG, harness/redis_server.h). */
+static dq_redis_server claim_srv;
+
+static void claim_srv_stop(void)
+{
+    dq_redis_server_stop(&claim_srv);
+}
+
+/* dq.h: a claim waits at most timeout_ms, plus at most one Redis round
+ * trip -- every strategy, no exceptions, measured on a server nothing else
+ * uses (claim_srv).  A strategy with a bzpopmin option (a blocking claim
+ * instead of its default polling one) is measured a second time with
+ * bzpopmin=1. */
+static void check_claim_timeout(const char *name)
+{
+    tl_ctx c;
+    tl_setup(&c, name, "claim_timeout");
+    if (c.port != 0) {
+        dq_redis_server_opts so = {0};
+        char err[512] = "";
+        cr_assert_eq(dq_redis_server_start(&claim_srv, &so, err, sizeof err),
+                     0, "%s: starting a private redis-server: %s", name, err);
+        c.port = claim_srv.port;  /* every handle from here on, and the
+                                     purge in tl_teardown */
+    }
+    dq_queue *q = tl_open(&c);
+    assert_claim_durations(q, name);
+    dq_close(q);
+    if (tl_has_option(c.s, "bzpopmin")) {
+        char label[64];
+        snprintf(label, sizeof label, "%s bzpopmin=1", name);
+        tl_set_opt(&c, "bzpopmin", "1");
+        q = tl_open(&c);
+        assert_claim_durations(q, label);
+        dq_close(q);
+    }
     tl_teardown(&c);
 }
 
@@ -762,6 +867,145 @@ static void check_at_least_once(const char *name)
     tl_teardown(&c);
 }
 
+/* Sets lease_ms=lease_ms on ctx, or fails: a strategy declaring
+ * DQ_G_AT_LEAST_ONCE must have the knob its redelivery is tested with. */
+static void set_lease(tl_ctx *c, int lease_ms)
+{
+    if (!tl_has_option(c->s, "lease_ms")) {
+        tl_teardown(c);
+        cr_assert_fail("%s declares DQ_G_AT_LEAST_ONCE but has no lease_ms "
+                       "option", c->s->name);
+    }
+    char lease[32];
+    snprintf(lease, sizeof(lease), "%d", lease_ms);
+    tl_set_opt(c, "lease_ms", lease);
+}
+
+/* Enqueues task-0 .. task-<n-1> through q, due 1 ms apart in the last few
+ * ms (task-0 earliest), payload = id. */
+static void enqueue_due_now(dq_queue *q, int n)
+{
+    int64_t now = dq_wall_us() / 1000;
+    for (int i = 0; i < n; i++) {
+        char id[32];
+        snprintf(id, sizeof(id), "task-%d", i);
+        tl_enqueue(q, id, id, strlen(id), now - n + i);
+    }
+}
+
+/* Claims (3 s at most) and expects task `want`; returns the task (the
+ * caller acks and clears it). */
+static dq_task claim_expect(dq_queue *q, const char *want, const char *why)
+{
+    dq_task t;
+    memset(&t, 0, sizeof(t));
+    int rc = dq_claim(q, 3000, &t);
+    cr_assert_eq(rc, DQ_OK, "%s: claim %s: %s: %s", q->s->name, why,
+                 dq_result_name(rc), rc == DQ_EMPTY ? "nothing in 3 s"
+                                                    : dq_errstr(q));
+    cr_assert_str_eq(t.id, want, "%s: claim %s gave %s, expected %s",
+                     q->s->name, why, t.id, want);
+    return t;
+}
+
+/* DQ_G_AT_LEAST_ONCE with DQ_G_DUE_ORDER: a task whose lease ran out
+ * counts as due again at its lease expiry, so it comes back AFTER the
+ * tasks that were due before that -- not ahead of them, where a holder
+ * that always outlasts its lease would be handed the same task over and
+ * over while the others wait.  Consumer X takes task-0 and sits on it
+ * past the lease; consumer Y then gets task-1, task-2, and only then
+ * task-0 (attempt 2).  X's late ack is refused: the task was redelivered. */
+static void check_redelivery_order(const char *name)
+{
+    enum { LEASE_MS = 200 };
+    tl_ctx c;
+    tl_setup_need_flag(&c, name, "redelivery_order", DQ_G_AT_LEAST_ONCE,
+                       "DQ_G_AT_LEAST_ONCE");
+    if (!(c.s->flags & DQ_G_DUE_ORDER)) {
+        tl_teardown(&c);
+        cr_skip_test("%s does not declare DQ_G_DUE_ORDER", name);
+    }
+    set_lease(&c, LEASE_MS);
+    dq_queue *prod = tl_open_as(&c, "producer");
+    enqueue_due_now(prod, 3);
+    dq_queue *x = tl_open_as(&c, "consumer-x");
+    dq_queue *y = tl_open_as(&c, "consumer-y");
+    dq_task held = claim_expect(x, "task-0", "by X");
+    /* Past the lease, with room for the reaper (list-reliable) to run. */
+    dq_sleep_us((LEASE_MS + 200) * 1000);
+    static const char *const want[] = {"task-1", "task-2", "task-0"};
+    for (int k = 0; k < 3; k++) {
+        char why[64];
+        snprintf(why, sizeof why, "%d of 3 by Y after X's lease ran out",
+                 k + 1);
+        dq_task t = claim_expect(y, want[k], why);
+        if (k == 2 && t.attempt != 0)
+            cr_assert_geq(t.attempt, 2, "%s: redelivered task-0 has attempt "
+                          "%d", name, t.attempt);
+        int rc = dq_ack(y, &t);
+        cr_assert_eq(rc, DQ_OK, "%s: Y's ack of %s = %s: %s", name, t.id,
+                     dq_result_name(rc), dq_errstr(y));
+        dq_task_clear(&t);
+    }
+    int rc = dq_ack(x, &held);
+    cr_assert_eq(rc, DQ_ENOTFOUND, "%s: X's ack of task-0 after Y got and "
+                 "acked it again = %s (expected DQ_ENOTFOUND)", name,
+                 dq_result_name(rc));
+    dq_task_clear(&held);
+    tl_got g = tl_claim(y, LEASE_MS + 300);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: delivery after every ack: %s", name,
+                 g.id);
+    dq_close(y);
+    dq_close(x);
+    dq_close(prod);
+    tl_teardown(&c);
+}
+
+/* DQ_G_AT_LEAST_ONCE: work longer than the lease does not stall the queue.
+ * One consumer takes each of 4 tasks and works LEASE_MS + 100 ms on it
+ * before acking.  Nobody else took the task meanwhile, so the late ack is
+ * accepted (dq.h: DQ_ENOTFOUND only once the task was redelivered) and
+ * the next claim gets the next task: every task once, in due order. */
+static void check_long_work(const char *name)
+{
+    enum { LEASE_MS = 200, WORK_MS = LEASE_MS + 100, N = 4 };
+    tl_ctx c;
+    tl_setup_need_flag(&c, name, "long_work", DQ_G_AT_LEAST_ONCE,
+                       "DQ_G_AT_LEAST_ONCE");
+    set_lease(&c, LEASE_MS);
+    dq_queue *q = tl_open_as(&c, "consumer");
+    enqueue_due_now(q, N);
+    int seen[N] = {0};
+    for (int i = 0; i < N; i++) {
+        dq_task t;
+        memset(&t, 0, sizeof t);
+        int rc = dq_claim(q, 3000, &t);
+        cr_assert_eq(rc, DQ_OK, "%s: claim %d of %d (each task worked %d "
+                     "ms, lease %d ms) = %s: %s", name, i + 1, N, WORK_MS,
+                     LEASE_MS, dq_result_name(rc),
+                     rc == DQ_EMPTY ? "nothing in 3 s" : dq_errstr(q));
+        int k = tl_task_index(t.id, N);
+        cr_assert_geq(k, 0, "%s: unexpected id '%s'", name, t.id);
+        cr_assert_eq(seen[k], 0, "%s: %s delivered again after its late "
+                     "ack, before task(s) never delivered", name, t.id);
+        seen[k]++;
+        if (c.s->flags & DQ_G_DUE_ORDER)
+            cr_assert_eq(k, i, "%s: claim %d gave %s (due order: task-%d)",
+                         name, i + 1, t.id, i);
+        dq_sleep_us(WORK_MS * 1000);
+        rc = dq_ack(q, &t);
+        cr_assert_eq(rc, DQ_OK, "%s: ack of %s %d ms after the claim (lease "
+                     "%d ms, nobody else claimed it) = %s: %s", name, t.id,
+                     WORK_MS, LEASE_MS, dq_result_name(rc), dq_errstr(q));
+        dq_task_clear(&t);
+    }
+    tl_got g = tl_claim(q, LEASE_MS + 300);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: delivery after every ack: %s", name,
+                 g.id);
+    dq_close(q);
+    tl_teardown(&c);
+}
+
 /* DQ_G_AT_MOST_ONCE: a task claimed by a consumer that dies before acking
  * is never delivered again (with one consumer also for DQ_G_DUPLICATES),
  * not even 1.5 s later with a lease_ms option (if any) set to 300. */
@@ -821,6 +1065,219 @@ static void check_survives_exit(const char *name)
     tl_got g = tl_claim(b, 300);
     cr_assert_eq(g.rc, DQ_EMPTY, "%s: extra delivery %s", name, g.id);
     dq_close(b);
+    tl_teardown(&c);
+}
+
+/* ---- Retries and dead letters (the optional ops nack, dead_letters and
+ * the option max_attempts, found by name: dq.h) -------------------------- */
+
+/* Claims task-0 on q within timeout_ms and returns it in *t (caller
+ * clears); aborts the test when nothing comes. */
+static void claim_task0(const char *name, dq_queue *q, int64_t timeout_ms,
+                        dq_task *t, const char *what)
+{
+    memset(t, 0, sizeof(*t));
+    int rc = dq_claim(q, timeout_ms, t);
+    cr_assert_eq(rc, DQ_OK, "%s: %s: claim(%lld ms) = %s: %s", name, what,
+                 (long long)timeout_ms, dq_result_name(rc),
+                 rc == DQ_EMPTY ? "nothing" : dq_errstr(q));
+    cr_assert_str_eq(t->id, "task-0", "%s: %s gave '%s'", name, what, t->id);
+}
+
+/* nack: a claimed task given back with a delay of NACK_MS is delivered
+ * again no earlier than NACK_MS after the call, after the nacking handle
+ * closed (and, with DQ_G_SURVIVES_PROCESS_EXIT, every handle: the retry
+ * time is in Redis), with its payload and attempt + 1.  The lease is made
+ * long, so only the nack can bring the task back in time.  The given-back
+ * delivery can be neither nacked nor acked again; bad arguments are
+ * refused. */
+static void check_nack(const char *name)
+{
+    enum { NACK_MS = 400 };
+    tl_ctx c;
+    tl_setup(&c, name, "nack");
+    unsigned f = c.s->flags;
+    if (c.s->nack == NULL) {
+        tl_teardown(&c);
+        cr_skip_test("%s has no nack operation", name);
+    }
+    if (tl_has_option(c.s, "lease_ms"))
+        tl_set_opt(&c, "lease_ms", "60000");
+    dq_queue *prod = tl_open_as(&c, "producer");
+    dq_queue *a = tl_open_as(&c, "consumer-a");
+    tl_enqueue(prod, "task-0", crash_payload, CRASH_PAYLOAD_LEN,
+               dq_wall_us() / 1000);
+    dq_task t;
+    claim_task0(name, a, 3000, &t, "first delivery");
+    int rc = dq_nack(a, NULL, 0);
+    cr_assert_eq(rc, DQ_EINVAL, "%s: nack(NULL) = %s", name,
+                 dq_result_name(rc));
+    rc = dq_nack(a, &t, -1);
+    cr_assert_eq(rc, DQ_EINVAL, "%s: nack(delay -1) = %s", name,
+                 dq_result_name(rc));
+    rc = dq_nack(a, &t, DQ_NACK_DELAY_MAX_MS + 1);
+    cr_assert_eq(rc, DQ_EINVAL, "%s: nack(delay 2^52 + 1) = %s", name,
+                 dq_result_name(rc));
+    /* Due times are whole ms: "now" at the nack is at least this ms. */
+    int64_t nack_ms = dq_wall_us() / 1000;
+    rc = dq_nack(a, &t, NACK_MS);
+    cr_assert_eq(rc, DQ_OK, "%s: nack(%d ms) = %s: %s", name, NACK_MS,
+                 dq_result_name(rc), dq_errstr(a));
+    rc = dq_nack(a, &t, 0);
+    cr_assert_eq(rc, DQ_ENOTFOUND, "%s: a second nack of the same delivery "
+                 "= %s", name, dq_result_name(rc));
+    rc = dq_ack(a, &t);
+    cr_assert_eq(rc, DQ_ENOTFOUND, "%s: ack after nack = %s", name,
+                 dq_result_name(rc));
+    dq_close(a);
+    if (f & DQ_G_SURVIVES_PROCESS_EXIT) {
+        dq_close(prod); /* no handle left: the retry lives in Redis */
+        prod = NULL;
+    }
+    dq_queue *b = tl_open_as(&c, "consumer-b");
+    dq_task u;
+    claim_task0(name, b, NACK_MS + 3000, &u, "the nacked task");
+    int64_t back_us = dq_wall_us();
+    cr_assert_geq(back_us, (nack_ms + NACK_MS) * 1000, "%s: nacked at %lld "
+                  "ms with a delay of %d ms, delivered again %.1f ms later",
+                  name, (long long)nack_ms, NACK_MS,
+                  (double)back_us / 1e3 - (double)nack_ms);
+    cr_assert(u.payload_len == CRASH_PAYLOAD_LEN &&
+                  memcmp(u.payload, crash_payload, CRASH_PAYLOAD_LEN) == 0,
+              "%s: payload after the nack differs (%zu bytes, enqueued %zu)",
+              name, u.payload_len, CRASH_PAYLOAD_LEN);
+    if (t.attempt != 0)
+        cr_assert_eq(u.attempt, t.attempt + 1, "%s: attempt %d after a nack "
+                     "of attempt %d", name, u.attempt, t.attempt);
+    rc = dq_nack(b, &t, 0);
+    cr_assert_eq(rc, DQ_ENOTFOUND, "%s: nack of the first (given back) "
+                 "delivery on another handle = %s", name, dq_result_name(rc));
+    rc = dq_ack(b, &u);
+    cr_assert_eq(rc, DQ_OK, "%s: ack of the retry = %s: %s", name,
+                 dq_result_name(rc), dq_errstr(b));
+    rc = dq_nack(b, &u, 0);
+    cr_assert_eq(rc, DQ_ENOTFOUND, "%s: nack after ack = %s", name,
+                 dq_result_name(rc));
+    tl_got g = tl_claim(b, 300);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: delivery after the ack: %s", name,
+                 g.id);
+    dq_task_clear(&t);
+    dq_task_clear(&u);
+    dq_close(b);
+    dq_close(prod);
+    tl_teardown(&c);
+}
+
+/* nack when the lease is no longer ours: consumer A's lease (300 ms) runs
+ * out, B claims the task; A's nack and ack are refused (DQ_ENOTFOUND) and
+ * leave B's lease alone: B acks, and the task does not come back. */
+static void check_nack_not_ours(const char *name)
+{
+    enum { LEASE_MS = 300 };
+    tl_ctx c;
+    tl_setup(&c, name, "nack_not_ours");
+    if (c.s->nack == NULL) {
+        tl_teardown(&c);
+        cr_skip_test("%s has no nack operation", name);
+    }
+    if (!tl_has_option(c.s, "lease_ms")) {
+        tl_teardown(&c);
+        cr_skip_test("%s has no lease_ms option: a lease cannot run out",
+                     name);
+    }
+    char lease[32];
+    snprintf(lease, sizeof(lease), "%d", LEASE_MS);
+    tl_set_opt(&c, "lease_ms", lease);
+    dq_queue *a = tl_open_as(&c, "consumer-a");
+    dq_queue *b = tl_open_as(&c, "consumer-b");
+    tl_enqueue(a, "task-0", "n", 1, dq_wall_us() / 1000);
+    dq_task t, u;
+    claim_task0(name, a, 3000, &t, "consumer A");
+    claim_task0(name, b, LEASE_MS + 3000, &u, "consumer B after A's lease");
+    int rc = dq_nack(a, &t, 0);
+    cr_assert_eq(rc, DQ_ENOTFOUND, "%s: A's nack after B took the task = "
+                 "%s: %s", name, dq_result_name(rc), dq_errstr(a));
+    rc = dq_ack(a, &t);
+    cr_assert_eq(rc, DQ_ENOTFOUND, "%s: A's ack after B took the task = %s",
+                 name, dq_result_name(rc));
+    rc = dq_ack(b, &u);
+    cr_assert_eq(rc, DQ_OK, "%s: B's ack after A's refused nack = %s: %s",
+                 name, dq_result_name(rc), dq_errstr(b));
+    tl_got g = tl_claim(a, LEASE_MS + 1000);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: delivered again after B's ack: %s",
+                 name, g.id);
+    dq_task_clear(&t);
+    dq_task_clear(&u);
+    dq_close(b);
+    dq_close(a);
+    tl_teardown(&c);
+}
+
+/* max_attempts=2: a task delivered twice without an ack -- the first
+ * delivery's lease (300 ms) runs out, the second is nacked when the
+ * strategy has nack, else its lease runs out too -- is not delivered a
+ * third time: it lands in the dead-letter set (dead_letters() == 1) and is
+ * no longer pending.  A task acked at its first delivery stays out of it. */
+static void check_max_attempts(const char *name)
+{
+    enum { LEASE_MS = 300 };
+    tl_ctx c;
+    tl_setup(&c, name, "max_attempts");
+    if (!tl_has_option(c.s, "max_attempts")) {
+        tl_teardown(&c);
+        cr_skip_test("%s has no max_attempts option", name);
+    }
+    if (c.s->dead_letters == NULL || !tl_has_option(c.s, "lease_ms")) {
+        tl_teardown(&c);
+        cr_assert_fail("%s takes max_attempts but has no %s", name,
+                       c.s->dead_letters == NULL ? "dead_letters operation"
+                                                 : "lease_ms option");
+    }
+    char lease[32];
+    snprintf(lease, sizeof(lease), "%d", LEASE_MS);
+    tl_set_opt(&c, "lease_ms", lease);
+    tl_set_opt(&c, "max_attempts", "2");
+    dq_queue *prod = tl_open_as(&c, "producer");
+    int first = claim_and_crash(&c, prod);
+    if (first != 0)
+        cr_assert_eq(first, 1, "%s: first delivery has attempt %d", name,
+                     first);
+    dq_queue *b = tl_open_as(&c, "consumer-b");
+    dq_task t;
+    claim_task0(name, b, LEASE_MS + 3000, &t, "second delivery");
+    if (t.attempt != 0 || first != 0)
+        cr_assert_eq(t.attempt, 2, "%s: second delivery has attempt %d",
+                     name, t.attempt);
+    if (c.s->nack != NULL) {
+        int rc = dq_nack(b, &t, 0);
+        cr_assert_eq(rc, DQ_OK, "%s: nack of the second delivery = %s: %s",
+                     name, dq_result_name(rc), dq_errstr(b));
+    }
+    dq_task_clear(&t);
+    tl_got g = tl_claim(b, LEASE_MS + 1500);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: max_attempts=2 but %s was delivered a "
+                 "third time", name, g.id);
+    int64_t dead = dq_dead_letters(b);
+    cr_assert_eq(dead, 1, "%s: dead_letters = %lld after 2 failed "
+                 "deliveries with max_attempts=2 (%s)", name,
+                 (long long)dead, dead < 0 ? dq_errstr(b) : "");
+    if (c.s->pending != NULL) {
+        int64_t p = dq_pending(b);
+        cr_assert_eq(p, 0, "%s: pending = %lld with the only task dead",
+                     name, (long long)p);
+    }
+    tl_enqueue(prod, "task-1", "ok", 2, dq_wall_us() / 1000);
+    g = tl_claim(b, 3000); /* acked at once */
+    cr_assert_eq(g.rc, DQ_OK, "%s: task-1 did not come", name);
+    cr_assert_str_eq(g.id, "task-1", "%s: got %s, not task-1", name, g.id);
+    g = tl_claim(b, LEASE_MS + 500);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s: delivery after task-1's ack: %s", name,
+                 g.id);
+    dead = dq_dead_letters(b);
+    cr_assert_eq(dead, 1, "%s: dead_letters = %lld after an acked task",
+                 name, (long long)dead);
+    dq_close(b);
+    dq_close(prod);
     tl_teardown(&c);
 }
 
@@ -954,6 +1411,10 @@ Test(list_reliable, early_put_back, .timeout = 30)
         check_equal_payloads(name);                                           \
     }                                                                         \
     Test(ident, empty_claim, .timeout = 30) { check_empty_claim(name); }      \
+    Test(ident, claim_timeout, .timeout = 30, .fini = claim_srv_stop)         \
+    {                                                                         \
+        check_claim_timeout(name);                                            \
+    }                                                                         \
     Test(ident, concurrent, .timeout = 120) { check_concurrent(name); }       \
     Test(ident, past_due, .timeout = 30) { check_past_due(name); }            \
     Test(ident, far_future, .timeout = 30) { check_far_future(name); }        \
@@ -974,10 +1435,21 @@ Test(list_reliable, early_put_back, .timeout = 30)
         check_at_least_once(name);                                            \
     }                                                                         \
     Test(ident, at_most_once, .timeout = 30) { check_at_most_once(name); }    \
+    Test(ident, redelivery_order, .timeout = 30)                              \
+    {                                                                         \
+        check_redelivery_order(name);                                         \
+    }                                                                         \
+    Test(ident, long_work, .timeout = 30) { check_long_work(name); }          \
     Test(ident, survives_exit, .timeout = 30)                                 \
     {                                                                         \
         check_survives_exit(name);                                            \
-    }
+    }                                                                         \
+    Test(ident, nack, .timeout = 30) { check_nack(name); }                    \
+    Test(ident, nack_not_ours, .timeout = 30)                                 \
+    {                                                                         \
+        check_nack_not_ours(name);                                            \
+    }                                                                         \
+    Test(ident, max_attempts, .timeout = 30) { check_max_attempts(name); }
 
 /* Every strategy in strategies/registry.c, as (C identifier, name).
  * ADD NEW STRATEGIES HERE, e.g. X(my_new, "my-new") -- the
@@ -989,9 +1461,11 @@ Test(list_reliable, early_put_back, .timeout = 30)
     X(lua, "lua")                                                             \
     X(lua_lease, "lua-lease")                                                 \
     X(heap, "heap")                                                           \
+    X(wheel, "wheel")                                                         \
     X(expiry, "expiry")                                                       \
     X(list, "list")                                                           \
-    X(list_reliable, "list-reliable")
+    X(list_reliable, "list-reliable")                                         \
+    X(streams, "streams")
 
 CONFORMANCE_STRATEGIES(CONFORMANCE)
 

@@ -429,10 +429,14 @@ Test(experiment, redis_password_is_redacted)
     char out[256];
     dq_redact_redis_urls("--redis redis://:s3cret@127.0.0.1:6390/3 x", out,
                          sizeof out);
-    cr_assert_str_eq(out, "--redis redis://:***@127.0.0.1:6390/3 x");
+    cr_assert_str_eq(out, "--redis redis://***@127.0.0.1:6390/3 x");
+    /* The whole userinfo: with an unescaped ':' in a password, what looks
+     * like the user name ("alice", "pa") is a piece of it. */
     dq_redact_redis_urls("redis://alice:p@ss/w@h:1 rediss://bob:x@h", out,
                          sizeof out);
-    cr_assert_str_eq(out, "redis://alice:***@h:1 rediss://bob:***@h");
+    cr_assert_str_eq(out, "redis://***@h:1 rediss://***@h");
+    dq_redact_redis_urls("redis://pa:ss@h/2", out, sizeof out);
+    cr_assert_str_eq(out, "redis://***@h/2");
     dq_redact_redis_urls("redis://secret@h/0", out, sizeof out);
     cr_assert_str_eq(out, "redis://***@h/0");
     dq_redact_redis_urls("redis://127.0.0.1:6379/0 and redis://", out,
@@ -445,7 +449,7 @@ Test(experiment, redis_password_is_redacted)
                     "redis://:s3cret@127.0.0.1:6390/3", NULL};
     dq_experiment_command_line(4, argv, out, sizeof out);
     cr_assert_str_eq(out, "bin/dqlab experiment x.ini --redis "
-                          "redis://:***@127.0.0.1:6390/3");
+                          "redis://***@127.0.0.1:6390/3");
 }
 
 /* ---- Faults and consumer mode (faults issue) ----------------------------- */
@@ -548,7 +552,7 @@ Test(experiment, fault_errors)
                  "faults: ");
     expect_error("[experiment]\nname = x\nstrategies = lua\nconsumers = 1\n"
                  "faults = none, restart-redis:off, none\n", false, 5,
-                 "'none' listed twice");
+                 "faults: 'none' listed twice");
     expect_error("[experiment]\nname = x\nstrategies = lua\nconsumers = 1\n"
                  "faults = kill-consumer:after-claim:1\n"
                  "faults = none\n", false, 6, "faults given twice");
@@ -597,4 +601,143 @@ Test(experiment, enqueue_batch_key)
                  "enqueue_batch = 10001\n", false, 4, "out of range");
     expect_error("[experiment]\nname = x\nstrategies = lua\n"
                  "enqueue_batch = many\n", false, 4, "not an integer");
+}
+
+/* ---- Files that are not what they seem, and vague messages ------------- */
+
+Test(experiment, a_directory_is_named_as_such)
+{
+    char dir[] = "/tmp/dqlab-exp-dir-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    dq_experiment e;
+    char err[1024] = "";
+    int rc = dq_experiment_load(dir, false, &e, err, sizeof err);
+    rmdir(dir);
+    cr_assert_eq(rc, -1);
+    cr_assert(strstr(err, "is a directory") != NULL, "%s", err);
+    cr_assert(strstr(err, "no [experiment] section") == NULL, "%s", err);
+    cr_assert(strncmp(err, dir, strlen(dir)) == 0, "%s", err);
+}
+
+Test(experiment, an_empty_file_says_so)
+{
+    expect_error("", false, 1, "no [experiment] section (the file is empty)");
+}
+
+Test(experiment, a_utf8_bom_is_skipped)
+{
+    char *path = write_tmp("\xef\xbb\xbf[experiment]\nname = bom\n"
+                           "strategies = heap\nconsumers = 1\n");
+    dq_experiment e;
+    char err[1024] = "";
+    cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_str_eq(e.name, "bom");
+    remove_tmp(path);
+    /* Only at the start of line 1. */
+    expect_error("[experiment]\n\xef\xbb\xbfname = x\n", false, 2,
+                 "unknown key");
+}
+
+Test(experiment, an_indented_line_continues_the_key_above)
+{
+    /* After a one-value key: not "given twice", but what inih does. */
+    expect_error("[experiment]\nname = x\nstrategies = heap\nconsumers = 1\n"
+                 "tasks = 10\n  20\n", false, 6,
+                 "tasks: this indented line continues tasks from line 5, but "
+                 "only description and faults take continuation lines");
+    /* An indented key is a continuation too, even after a comment. */
+    expect_error("[experiment]\nname = x\nstrategies = heap\ntasks = 10\n"
+                 "; note\n  consumers = 2\n", false, 6,
+                 "continues tasks from line 4");
+    expect_error("[experiment]\nname = x\nstrategies = heap\nconsumers = 1,\n"
+                 "\t2\n", false, 5, "continues consumers from line 4");
+    expect_error("[experiment]\nname = x\nstrategies = lua\nconsumers = 1\n"
+                 "[opts.lua]\npoll_ms = 10\n  100\n", false, 7,
+                 "[opts.lua]: poll_ms: this indented line continues poll_ms "
+                 "from line 6");
+    /* A new section starts afresh: its first key may be indented. */
+    char *path = write_tmp("[experiment]\nname = x\n  description = a\n"
+                           "    b\nstrategies = heap\nconsumers = 1\n"
+                           "[quick]\n  tasks = 5\n");
+    dq_experiment e;
+    char err[1024] = "";
+    cr_assert_eq(dq_experiment_load(path, true, &e, err, sizeof err), -1);
+    cr_assert(strstr(err, ":3: name: this indented line continues name")
+              != NULL, "%s", err);
+    remove_tmp(path);
+    path = write_tmp("[experiment]\nname = x\ndescription = a\n    b\n"
+                     "strategies = heap\nconsumers = 1\n[quick]\n"
+                     "  tasks = 5\n");
+    cr_assert_eq(dq_experiment_load(path, true, &e, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_str_eq(e.description, "a b");
+    cr_assert_eq(e.tasks, 5);
+    remove_tmp(path);
+    /* A second description line that is not indented is given twice. */
+    expect_error("[experiment]\nname = x\ndescription = a\ndescription = b\n",
+                 false, 4, "description given twice");
+}
+
+Test(experiment, a_repeated_value_in_any_list_is_refused_alike)
+{
+    /* Each text follows "[experiment]\nname = x\n"; the repeat is on line
+     * `line`. */
+    static const struct {
+        const char *text;
+        int line;
+        const char *msg;
+    } cases[] = {
+        {"strategies = heap\nconsumers = 1, 1\n", 4,
+         "consumers: '1' listed twice"},
+        {"strategies = heap\nconsumers = 1, 2, 01\n", 4,
+         "consumers: '01' listed twice"},
+        {"strategies = heap\nproducers = 2 2\n", 4,
+         "producers: '2' listed twice"},
+        {"strategies = heap\nwork_us = 0, 100, 100\n", 4,
+         "work_us: '100' listed twice"},
+        {"strategies = heap\nbacklog = 10, 10\n", 4,
+         "backlog: '10' listed twice"},
+        {"claims = C01 C01\n", 3, "claims: 'C01' listed twice"},
+        {"plots = loss, loss\n", 3, "plots: 'loss' listed twice"},
+        {"strategies = lua, lua\n", 3, "strategies: 'lua' listed twice"},
+        {"faults = none, none\n", 3, "faults: 'none' listed twice"},
+        {"strategies = lua\n[opts.lua]\npoll_ms = 10, 10\n", 5,
+         "[opts.lua]: poll_ms: '10' listed twice"},
+        {"strategies = lua\n[opts.lua]\nclock = server, server\n", 5,
+         "[opts.lua]: clock: 'server' listed twice"},
+        {"strategies = heap\n[quick]\nconsumers = 4, 4\n", 5,
+         "consumers: '4' listed twice"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "[experiment]\nname = x\n%s",
+                 cases[i].text);
+        expect_error(text, false, cases[i].line, cases[i].msg);
+    }
+}
+
+Test(experiment, a_huge_matrix_is_refused_with_its_size)
+{
+    /* 16^4 x 550 repeats = 36,044,800 trials. */
+    expect_error("[experiment]\nname = x\nstrategies = heap\n"
+                 "producers = 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n"
+                 "consumers = 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n"
+                 "work_us = 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n"
+                 "backlog = 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n"
+                 "repeats = 550\n", false, 1,
+                 "the matrix holds 36044800 trials (1 strategy variant and "
+                 "fault cells x 16 producers x 16 consumers x 16 work_us x 16 "
+                 "backlog x 550 repeats), more than the 10000 one run may "
+                 "hold");
+    /* The cap itself is allowed. */
+    char *path = write_tmp("[experiment]\nname = x\nstrategies = heap\n"
+                           "consumers = 1 2 3 4 5 6 7 8 9 10\n"
+                           "repeats = 1000\n");
+    dq_experiment e;
+    char err[1024] = "";
+    cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_eq(dq_experiment_ntrials(&e), DQ_EXP_MAX_TRIALS);
+    remove_tmp(path);
 }

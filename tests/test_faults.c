@@ -21,7 +21,17 @@
  *   - restart-redis:off loses every task pending at the crash; with AOF
  *     appendfsync always nothing acknowledged is lost;
  *   - clock-skew:+500 makes a client-clock strategy deliver early; lua
- *     clock=server reads Redis's TIME and does not.
+ *     clock=server reads Redis's TIME and does not;
+ *   - a subscriber outage stops every consumer, also the heap's consumer
+ *     threads inside its one process (no delivery well inside the window);
+ *   - mover-stall acts only on connections dqlab named for its queue
+ *     (rconn.h client names), fails when Redis refuses its commands, and
+ *     is refused for a strategy whose consumers poll;
+ *   - expiry puts notify-keyspace-events back when its last subscriber
+ *     closes, and not while another dqlab handle still subscribes.
+ * The tests that need a server of their own (an ACL user, foreign clients,
+ * a config value to compare) start a private redis-server with
+ * harness/redis_server.c and pass it as --redis.
  * The spawn test calls harness/spawn.c directly (no Redis).
  */
 #include <criterion/criterion.h>
@@ -33,7 +43,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <hiredis/hiredis.h>
+
+#include "../harness/experiment.h"
+#include "../harness/redis_server.h"
 #include "../harness/spawn.h"
+#include "../strategies/dq.h"
 
 typedef struct outcome {
     int status;      /* exit code */
@@ -267,4 +282,326 @@ Test(spawn, closes_inherited_descriptors)
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     close(pfd[0]);
     close(leak);
+}
+
+/* ---- Helpers: a private server, stderr, the event log ------------------- */
+
+/* The test's own redis-server (stopped by .fini = own_stop, which runs
+ * after a failed assertion too). */
+static dq_redis_server own;
+
+static void own_stop(void)
+{
+    dq_redis_server_stop(&own);
+}
+
+/* Starts `own` and returns a connection to it (caller frees). */
+static redisContext *own_start(void)
+{
+    dq_redis_server_opts so = {0};
+    char err[512] = "";
+    struct timeval tv = {5, 0};
+    redisContext *c;
+
+    cr_assert_eq(dq_redis_server_start(&own, &so, err, sizeof err), 0, "%s",
+                 err);
+    c = redisConnectWithTimeout("127.0.0.1", own.port, tv);
+    cr_assert(c != NULL && c->err == 0, "connect to the private server");
+    return c;
+}
+
+/* One command on c whose reply must not be an error; returns the reply
+ * (caller frees). */
+static redisReply *cmd(redisContext *c, const char *fmt, const char *arg)
+{
+    redisReply *r = redisCommand(c, fmt, arg);
+    cr_assert_not_null(r, "%s: %s", fmt, c->errstr);
+    cr_assert_neq(r->type, REDIS_REPLY_ERROR, "%s: %s", fmt, r->str);
+    return r;
+}
+
+/* notify-keyspace-events as the server spells it, into out. */
+static void nke(redisContext *c, char *out, size_t len)
+{
+    redisReply *r = cmd(c, "CONFIG GET notify-keyspace-events", NULL);
+    cr_assert(r->type == REDIS_REPLY_ARRAY && r->elements == 2);
+    snprintf(out, len, "%s", r->element[1]->str);
+    freeReplyObject(r);
+}
+
+/* Runs `$DQLAB run --quiet ARGS` (no --json) and returns its exit code,
+ * with its stderr in err. */
+static int run_stderr(const char *args, char *err, size_t errlen)
+{
+    char path[] = "/tmp/dqlab-ft-XXXXXX", cmdline[2048];
+    const char *d = getenv("DQLAB");
+    int fd = mkstemp(path), st;
+    ssize_t n;
+
+    cr_assert(d != NULL && fd >= 0);
+    snprintf(cmdline, sizeof cmdline, "'%s' run --quiet %s >/dev/null 2>'%s'",
+             d, args, path);
+    st = system(cmdline);
+    n = read(fd, err, errlen - 1);
+    err[n > 0 ? n : 0] = '\0';
+    close(fd);
+    unlink(path);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* A fresh directory for --out DIR/run; the caller removes it with
+ * rm_out(). */
+static void out_dir(char *dir, size_t len)
+{
+    char t[] = "/tmp/dqlab-ft-XXXXXX";
+    cr_assert_not_null(mkdtemp(t));
+    snprintf(dir, len, "%s", t);
+}
+
+static void rm_out(const char *dir)
+{
+    char c[300];
+    snprintf(c, sizeof c, "rm -rf '%s'", dir);
+    cr_assert_eq(system(c), 0);
+}
+
+/* ---- Subscriber outage ---------------------------------------------------- */
+
+/* In process mode the heap lives in one child process with its producers
+ * and consumers: an outage must stop its consumer threads too.  Tasks
+ * fall due all through a 2 s window; a consumer busy in a claim when the
+ * window opens may still deliver one (claim timeout 100 ms), so only the
+ * part of the window from 1 s after its start must have no delivery.
+ * The tasks due in the window are delivered after it, none lost. */
+Test(heap, process_outage_stops_consumers, .timeout = 60)
+{
+    char dir[64], args[512], path[128], line[512];
+    long long begin = 0, end = 0, inside = 0;
+    FILE *f;
+    outcome o;
+
+    out_dir(dir, sizeof dir);
+    snprintf(args, sizeof args, "--strategy heap --consumer-mode process "
+             "--consumers 2 --tasks 200 --delay-ms 0:2500 --grace-ms 1000 "
+             "--fault subscriber-outage:2000:300 --out %s/run", dir);
+    o = run(args);
+    cr_assert_eq(o.status, 0, "exit %d", o.status);
+    cr_assert_eq(num(&o, "enqueued"), 200);
+    cr_assert_eq(num(&o, "lost"), 0);
+    cr_assert_eq(num(&o, "delivered"), 200);
+    json_decref(o.j);
+    snprintf(path, sizeof path, "%s/run/events.log", dir);
+    f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    while (fgets(line, sizeof line, f) != NULL) {
+        long long t;
+        char what[32], phase[16];
+        if (sscanf(line, "F\t%lld\t%31[^\t]\t%15[^\t\n]", &t, what, phase) == 3 &&
+            strcmp(what, "subscriber-outage") == 0)
+            *(strcmp(phase, "begin") == 0 ? &begin : &end) = t;
+    }
+    cr_assert(begin > 0 && end > begin + 1500000, "window %lld..%lld", begin,
+              end);
+    rewind(f);
+    while (fgets(line, sizeof line, f) != NULL) {
+        long long t;
+        if (sscanf(line, "D\t%lld\t", &t) == 1 && t >= begin + 1000000 &&
+            t < end)
+            inside++;
+    }
+    fclose(f);
+    rm_out(dir);
+    cr_assert_eq(inside, 0, "%lld deliveries in the outage window "
+                 "(from 1 s after its start)", inside);
+}
+
+/* ---- mover-stall ---------------------------------------------------------- */
+
+/* A subscriber and a BLPOP client that are not this trial's (one of them
+ * named like another dqlab queue's connection) are still connected after
+ * a mover-stall trial on the same server; the trial's own mover and
+ * consumers were dropped and reconnected (nothing lost). */
+Test(list, mover_stall_spares_other_clients, .timeout = 60, .fini = own_stop)
+{
+    redisContext *admin = own_start(), *sub, *blk;
+    struct timeval tv = {5, 0};
+    char args[512], dir[64], path[128], line[512];
+    redisReply *r;
+    void *v = NULL;
+    bool killed_own = false;
+    FILE *f;
+    outcome o;
+
+    sub = redisConnectWithTimeout("127.0.0.1", own.port, tv);
+    blk = redisConnectWithTimeout("127.0.0.1", own.port, tv);
+    cr_assert(sub != NULL && !sub->err && blk != NULL && !blk->err);
+    freeReplyObject(cmd(sub, "CLIENT SETNAME dqlab:another-queue:c0", NULL));
+    freeReplyObject(cmd(sub, "SUBSCRIBE %s", "app-events"));
+    /* BLPOP sent, its reply read after the trial. */
+    cr_assert_eq(redisAppendCommand(blk, "BLPOP app-jobs 0"), REDIS_OK);
+    for (int done = 0; !done;)
+        cr_assert_eq(redisBufferWrite(blk, &done), REDIS_OK);
+
+    out_dir(dir, sizeof dir);
+    snprintf(args, sizeof args, "--strategy list --redis redis://127.0.0.1:%d "
+             "--tasks 50 --consumers 2 --delay-ms 100:800 --grace-ms 2000 "
+             "--fault mover-stall:300 --out %s/run", own.port, dir);
+    o = run(args);
+    cr_assert_eq(o.status, 0, "exit %d", o.status);
+    cr_assert_eq(num(&o, "lost"), 0);
+    cr_assert_eq(num(&o, "fault_windows"), 1);
+    json_decref(o.j);
+    snprintf(path, sizeof path, "%s/run/events.log", dir);
+    f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    while (fgets(line, sizeof line, f) != NULL)
+        if (strstr(line, "\tmover-stall\tend\tpubsub=") != NULL &&
+            strstr(line, "pubsub=0,") == NULL)
+            killed_own = true;
+    fclose(f);
+    rm_out(dir);
+    cr_assert(killed_own, "the trial's own subscriptions were not dropped");
+
+    /* The subscriber still receives, the BLPOP client still gets its job. */
+    r = cmd(admin, "PUBLISH app-events %s", "hello");
+    cr_assert_eq(r->integer, 1, "the other subscriber was disconnected");
+    freeReplyObject(r);
+    freeReplyObject(cmd(admin, "LPUSH app-jobs %s", "job-1"));
+    cr_assert_eq(redisGetReply(blk, &v), REDIS_OK,
+                 "the BLPOP client was disconnected: %s", blk->errstr);
+    r = v;
+    cr_assert(r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+              strcmp(r->element[1]->str, "job-1") == 0);
+    freeReplyObject(r);
+    redisFree(sub);
+    redisFree(blk);
+    redisFree(admin);
+}
+
+/* A user without CLIENT (ACL -client) cannot drop connections: the trial
+ * fails before it starts (exit 2, the refusal named); one that may list
+ * but not kill (-client|kill) fails at the fault.  Neither ends "ok". */
+Test(list, mover_stall_refused_by_acl_fails, .timeout = 60, .fini = own_stop)
+{
+    redisContext *admin = own_start();
+    char args[512], err[2048];
+    int rc;
+
+    freeReplyObject(cmd(admin, "ACL SETUSER noclient on >pw ~* &* +@all "
+                        "-client", NULL));
+    freeReplyObject(cmd(admin, "ACL SETUSER nokill on >pw ~* &* +@all "
+                        "-client|kill", NULL));
+    snprintf(args, sizeof args, "--strategy list --redis "
+             "redis://noclient:pw@127.0.0.1:%d --tasks 30 --delay-ms 100:500 "
+             "--fault mover-stall:200", own.port);
+    rc = run_stderr(args, err, sizeof err);
+    cr_assert_eq(rc, 2, "exit %d: %s", rc, err);
+    cr_assert(strstr(err, "mover-stall") != NULL && strstr(err, "NOPERM"),
+              "%s", err);
+    snprintf(args, sizeof args, "--strategy list --redis "
+             "redis://nokill:pw@127.0.0.1:%d --tasks 30 --delay-ms 100:500 "
+             "--fault mover-stall:200", own.port);
+    rc = run_stderr(args, err, sizeof err);
+    cr_assert_eq(rc, 2, "exit %d: %s", rc, err);
+    cr_assert(strstr(err, "CLIENT KILL") != NULL && strstr(err, "NOPERM"),
+              "%s", err);
+    redisFree(admin);
+}
+
+/* mover-stall acts on subscribed or blocked connections: a strategy
+ * whose consumers poll has none, so `run` refuses it and an experiment
+ * skips the combination. */
+Test(faults, mover_stall_needs_a_blocking_strategy, .timeout = 30)
+{
+    char err[2048], path[] = "/tmp/dqlab-ft-XXXXXX";
+    const char *text = "[experiment]\nname = m\nstrategies = lua, list\n"
+                       "consumers = 1\nfaults = none, mover-stall\n";
+    dq_experiment e;
+    int fd, rc;
+
+    rc = run_stderr("--strategy lua --fault mover-stall", err, sizeof err);
+    cr_assert_eq(rc, 2, "exit %d: %s", rc, err);
+    cr_assert(strstr(err, "mover-stall") && strstr(err, "lua"), "%s", err);
+    fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    rc = dq_experiment_load(path, false, &e, err, sizeof err);
+    unlink(path);
+    cr_assert_eq(rc, 0, "%s", err);
+    /* lua: none; list: none and mover-stall. */
+    cr_assert_eq(dq_experiment_ntrials(&e), 3);
+}
+
+/* ---- expiry and notify-keyspace-events -------------------------------------- */
+
+/* After an expiry trial the server's notify-keyspace-events is what it was
+ * before: "" (Redis's default) and a value someone else set ("Kg"), with
+ * consumers as threads and as processes. */
+Test(expiry, restores_notify_keyspace_events, .timeout = 90,
+     .fini = own_stop)
+{
+    redisContext *c = own_start();
+    const char *values[] = {"", "Kg"};
+    const char *modes[] = {"thread", "process"};
+
+    for (size_t i = 0; i < 2; i++)
+        for (size_t m = 0; m < 2; m++) {
+            char before[64], after[64], args[512];
+            outcome o;
+
+            freeReplyObject(cmd(c, "CONFIG SET notify-keyspace-events %s",
+                                values[i]));
+            nke(c, before, sizeof before);
+            snprintf(args, sizeof args, "--strategy expiry --redis "
+                     "redis://127.0.0.1:%d --tasks 30 --consumers 3 "
+                     "--consumer-mode %s --delay-ms 100:400 --grace-ms 2000 "
+                     "--seed %zu", own.port, modes[m], 1 + 2 * i + m);
+            o = run(args);
+            cr_assert_eq(o.status, 0, "exit %d", o.status);
+            cr_assert_eq(num(&o, "lost"), 0);
+            json_decref(o.j);
+            nke(c, after, sizeof after);
+            cr_assert_str_eq(after, before, "%s mode, was '%s'", modes[m],
+                             values[i]);
+        }
+    redisFree(c);
+}
+
+/* A dqlab expiry handle that is still open (here, the test's own) keeps
+ * the events on after a trial's handles close; once it closes too, the
+ * original value is back. */
+Test(expiry, keeps_events_while_another_handle_subscribes, .timeout = 60,
+     .fini = own_stop)
+{
+    redisContext *c = own_start();
+    char v[64], args[512], err[256] = "";
+    dq_config cfg;
+    dq_queue *q = NULL;
+    outcome o;
+
+    freeReplyObject(cmd(c, "CONFIG SET notify-keyspace-events %s", ""));
+    memset(&cfg, 0, sizeof cfg);
+    cfg.queue = "t-expiry-keeps-other";
+    cfg.redis_host = "127.0.0.1";
+    cfg.redis_port = own.port;
+    cfg.consumer = "watcher";
+    cr_assert_eq(dq_open(dq_strategy_find("expiry"), &cfg, &q, err,
+                         sizeof err), DQ_OK, "%s", err);
+    nke(c, v, sizeof v);
+    cr_assert(strchr(v, 'E') && strchr(v, 'x'), "open left '%s'", v);
+    snprintf(args, sizeof args, "--strategy expiry --redis "
+             "redis://127.0.0.1:%d --tasks 30 --consumers 2 --delay-ms "
+             "100:400 --grace-ms 2000", own.port);
+    o = run(args);
+    cr_assert_eq(o.status, 0, "exit %d", o.status);
+    cr_assert_eq(num(&o, "lost"), 0);
+    json_decref(o.j);
+    nke(c, v, sizeof v);
+    cr_assert(strchr(v, 'E') && strchr(v, 'x'),
+              "turned off under an open subscriber: '%s'", v);
+    dq_close(q);
+    nke(c, v, sizeof v);
+    cr_assert_str_eq(v, "");
+    redisFree(c);
 }

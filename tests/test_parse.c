@@ -1,7 +1,8 @@
 /* test_parse.c -- strict number/range parsing (harness/parse.c) and the
  * --redis URL parser (harness/redis_url.c): negative, overflow, garbage,
- * MIN > MAX, user:password, db, bad port, and the password never showing
- * up in an error message or the redacted form.  No Redis needed.
+ * MIN > MAX, user:password, db, bad port, and no part of the userinfo
+ * (user or password, escaped or not) ever showing up in an error message
+ * or the redacted form.  No Redis needed.
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -144,8 +145,9 @@ Test(redis_url, user_password)
     cr_assert_eq(t.port, 6390);
     cr_assert_eq(t.db, 2);
     dq_redis_url_redacted(&t, buf, sizeof buf);
-    cr_assert_str_eq(buf, "redis://alice:***@h:6390/2");
+    cr_assert_str_eq(buf, "redis://***@h:6390/2");
     cr_assert(strstr(buf, "Se@cret") == NULL);
+    cr_assert(strstr(buf, "alice") == NULL, "user name shown: %s", buf);
 
     /* Password only; an '@' inside the password is taken up to the last
      * '@' before the host. */
@@ -154,6 +156,59 @@ Test(redis_url, user_password)
     cr_assert_str_eq(t.user, "");
     cr_assert_str_eq(t.password, "p@ss");
     cr_assert_str_eq(t.host, "127.0.0.1");
+}
+
+/* Unescaped '/' and ':' in a password: the userinfo runs to the URL's last
+ * '@', so neither is taken for the path or the port. */
+Test(redis_url, unescaped_slash_and_colon_in_password)
+{
+    dq_redis_target t;
+    char err[256] = "", buf[512];
+
+    cr_assert_eq(dq_redis_url_parse("redis://:pa/ss:wd@h:6390/2", &t, err,
+                                    sizeof err), 0, "%s", err);
+    cr_assert_str_eq(t.user, "");
+    cr_assert_str_eq(t.password, "pa/ss:wd");
+    cr_assert_str_eq(t.host, "h");
+    cr_assert_eq(t.port, 6390);
+    cr_assert_eq(t.db, 2);
+    cr_assert_eq(dq_redis_url_parse("redis://bob:a/b@c@[::1]/3", &t, err,
+                                    sizeof err), 0, "%s", err);
+    cr_assert_str_eq(t.user, "bob");
+    cr_assert_str_eq(t.password, "a/b@c");
+    cr_assert_str_eq(t.host, "::1");
+    cr_assert_eq(t.db, 3);
+    dq_redis_url_redacted(&t, buf, sizeof buf);
+    cr_assert_str_eq(buf, "redis://***@[::1]:6379/3");
+}
+
+/* A URL whose userinfo holds "hunt", "er2" and "s3cr" in its pieces
+ * (user, password, or text that looks like a port or path) is refused
+ * for something after it, and the message quotes none of them. */
+static void url_bad_secret(const char *url, const char *what)
+{
+    static const char *const pieces[] = {"hunt", "er2", "s3cr", NULL};
+    dq_redis_target t;
+    char err[256] = "";
+
+    cr_assert_eq(dq_redis_url_parse(url, &t, err, sizeof err), -1,
+                 "'%s' was accepted", url);
+    cr_assert(strstr(err, what) != NULL, "expected '%s' in '%s'", what, err);
+    for (size_t i = 0; pieces[i] != NULL; i++)
+        cr_assert(strstr(err, pieces[i]) == NULL, "%s: '%s' quoted: %s", url,
+                  pieces[i], err);
+}
+
+Test(redis_url, messages_quote_no_userinfo)
+{
+    url_bad_secret("redis://hunt:er2@h:99999", "port");
+    url_bad_secret("redis://hunt:er2/s3cr@h:x", "port");
+    url_bad_secret("redis://:hunt/er2@h:1/x", "db");
+    url_bad_secret("redis://:hunt:er2/s3cr@h/abc", "db");
+    /* Without '@' there is no userinfo, but a password typed without its
+     * host looks like a port or a path: still not quoted. */
+    url_bad_secret("redis://hunt:er2s3cr", "port");
+    url_bad_secret("redis://h/hunter2s3cr", "db");
 }
 
 /* The URL is rejected and the message names what is wrong but never holds
@@ -174,12 +229,13 @@ Test(redis_url, rejects)
 {
     url_bad("http://h:1", "redis://");
     url_bad("", "missing value");
-    url_bad("redis://:hunter2@h:99999", "out of range");
-    url_bad("redis://:hunter2@h:0", "out of range");
-    url_bad("redis://:hunter2@h:port", "not an integer");
-    url_bad("redis://:hunter2@h:-1", "out of range");
-    url_bad("redis://:hunter2@h:6379/x", "--redis db");
-    url_bad("redis://:hunter2@h:6379/-1", "--redis db");
+    url_bad("redis://:hunter2@h:99999", "port is not a number in 1..65535");
+    url_bad("redis://:hunter2@h:0", "port is not a number");
+    url_bad("redis://:hunter2@h:port", "port is not a number");
+    url_bad("redis://:hunter2@h:-1", "port is not a number");
+    url_bad("redis://:hunter2@h:", "port is not a number");
+    url_bad("redis://:hunter2@h:6379/x", "db after '/' is not a number");
+    url_bad("redis://:hunter2@h:6379/-1", "db after '/' is not a number");
     url_bad("redis://:hunter2@:6379", "missing host");
     url_bad("redis://u:hunter2%zz@h", "bad or too long password");
     url_bad("redis://hunter2@h", "user:password");

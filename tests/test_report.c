@@ -149,3 +149,86 @@ Test(report_files, probes_csv_quoting, .timeout = 60)
     snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.err'", root, root);
     sh(cmd);
 }
+
+/* A run root/NAME (latest -> run) with meta.txt lines meta and one lua
+ * trial per log in logs[0..n-1] (logs/trial-NNN.log, trials.csv rows
+ * from the writer's code). */
+static void make_logged_run(const char *root, const char *name,
+                            const char *meta, const char *const *logs,
+                            size_t n)
+{
+    char run[PATH_MAX], path[PATH_MAX + 64], cmd[3 * PATH_MAX];
+    snprintf(run, sizeof run, "%s/%s/run", root, name);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/logs' && ln -s run '%s/%s/"
+             "latest'", run, root, name);
+    cr_assert_eq(sh(cmd), 0);
+    snprintf(path, sizeof path, "%s/meta.txt", run);
+    put(path, meta);
+    snprintf(path, sizeof path, "%s/trials.csv", run);
+    FILE *f = fopen(path, "w");
+    cr_assert(f != NULL, "%s", path);
+    dq_trialrow_header(f);
+    for (size_t i = 0; i < n; i++) {
+        dq_trialrow row = {
+            .experiment = name, .trial = i + 1, .strategy = "lua",
+            .options = "", .producers = 1, .consumers = 2, .tasks = 2,
+            .delay_max_ms = 100, .repeat = (int)i + 1, .enqueued = 2,
+            .delivered = 2, .deliveries = 2, .redis_commands = -1,
+            .redis_cpu_ms = -1, .fault = "", .consumer_mode = "thread",
+        };
+        dq_trialrow_write(f, &row);
+        snprintf(path, sizeof path, "%s/logs/trial-%03zu.log", run, i + 1);
+        put(path, logs[i]);
+    }
+    fclose(f);
+}
+
+#define LOG_HEAD "# dqlab event log v2\nH\tstrategy\tlua\nH\ttasks\t2\n"
+#define LOG_BODY                                                             \
+    "E\t900000\tt1\t1000\tp0\nE\t900001\tt2\t1000\tp0\n"                     \
+    "D\t1000500\tt1\tc0\t0\nA\t1000600\tt1\tc0\t0\n"                         \
+    "D\t1000700\tt2\tc1\t0\nA\t1000800\tt2\tc1\t0\n"
+#define LOG_END "H\tend_us\t3000000\nZ\t3000100\tclean\n"
+
+/* A log without its Z record carries no verdict: the loss table leaves
+ * its trial out of every count, marks its cell and names it with the
+ * reason; the lateness figures leave it out with one sentence. */
+Test(report_files, log_without_end_has_no_verdict, .timeout = 60)
+{
+    char root[PATH_MAX], cmd[4 * PATH_MAX];
+    const char *loss[] = {
+        LOG_HEAD LOG_BODY LOG_END,
+        LOG_HEAD "H\tfault\tkill-consumer:after-claim:1\n" LOG_BODY,
+    };
+    const char *lat[] = {LOG_HEAD LOG_BODY LOG_END, LOG_HEAD LOG_BODY};
+    snprintf(root, sizeof root, "/tmp/dqlab-report-noverdict-%ld",
+             (long)getpid());
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    sh(cmd);
+    make_logged_run(root, "loss", "name = loss\ncomplete = yes\nplots = loss"
+                    "\nfaults = none, kill-consumer:after-claim:1\n", loss, 2);
+    make_logged_run(root, "lat", "name = lat\ncomplete = yes\nplots = "
+                    "lateness-cdf\n", lat, 2);
+    report(root);
+    snprintf(cmd, sizeof cmd, "grep -q '^| lua | at-most-once.* | 0 / 0 / 0 "
+             "of 2 | no verdict: log incomplete |$' '%s/out/REPORT.md'", root);
+    cr_expect_eq(sh(cmd), 0, "the loss cell is not marked 'no verdict'");
+    snprintf(cmd, sizeof cmd, "grep -qF 'No verdict for 1 trial log, left "
+             "out of every count above: lua under `kill-consumer:after-"
+             "claim:1`, 1 trial (trial 2: log incomplete: no end record' "
+             "'%s/out/REPORT.md'", root);
+    cr_expect_eq(sh(cmd), 0, "the trial with no verdict is not listed");
+    snprintf(cmd, sizeof cmd, "grep -q 'No strategy broke a guarantee' "
+             "'%s/out/REPORT.md'", root);
+    cr_expect_eq(sh(cmd), 0, "an incomplete log was judged");
+    snprintf(cmd, sizeof cmd, "grep -q '^| lua | 2 | 1 | 2 | 2 | 0 | 0 |' "
+             "'%s/out/REPORT.md'", root);
+    cr_expect_eq(sh(cmd), 0, "the lateness table counts the incomplete log");
+    snprintf(cmd, sizeof cmd, "grep -qF 'No verdict for 1 trial log (log "
+             "incomplete: no end record), left out of these figures.' "
+             "'%s/out/REPORT.md'", root);
+    cr_expect_eq(sh(cmd), 0, "the lateness section does not say it left "
+                 "a trial out");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.err'", root, root);
+    sh(cmd);
+}

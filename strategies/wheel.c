@@ -1,0 +1,940 @@
+/* wheel.c -- an in-process delay queue on a hierarchical timing wheel
+ * (Varghese and Lauck, "Hashed and Hierarchical Timing Wheels: Data
+ * Structures for the Efficient Implementation of a Timer Facility", SOSP
+ * 1987, scheme 7), beside the heap (heap.c): the same sharing, waiting
+ * and options, so that the two differ only in the structure that orders
+ * the tasks.
+ *
+ * How it works: one wheel per queue name, shared by every handle of this
+ * process through the dq_local space (name "wheel:<queue>").  Time is
+ * counted in ticks of tick_ms (option, default 1): a task due at d ms
+ * belongs to tick floor(d / tick_ms).  The wheel keeps its own current
+ * tick `now`, which claims move forward to the claiming handle's clock
+ * (never back).  A task whose tick is <= now is *ready*: it waits in a
+ * small binary min-heap ordered by (due_ms, insertion counter).  Every
+ * other task sits in one slot of the wheel: 11 levels of 64 slots, the
+ * slots of level k 64^k ticks wide (at 1 ms: level 0 1 ms, level 1 64 ms,
+ * level 2 4.1 s, level 3 4.4 min, level 4 4.7 h, level 5 12.4 days...).
+ * Written in base 64, a task's tick agrees with `now` on every digit
+ * above some k and is larger at digit k: the task goes to level k, slot
+ * (its digit k).  So a level never holds two turns of its wheel at once,
+ * and there is no round counter (Netty's remainingRounds) and no overflow
+ * list: 11 levels of 6 bits cover every 64-bit tick, so every due time
+ * dq.h allows (+-2^53 ms) fits.
+ *
+ * Advancing: when `now` moves from a to b, every level whose digits above
+ * it changed empties the slots that time passed (digits a_k+1 .. b_k, or
+ * the whole level when a higher digit changed too) and re-places their
+ * tasks against b; a task from level k lands in the ready heap or a level
+ * below k.  That is the cascade of Kafka's TimingWheel (apache/kafka,
+ * server-common/src/main/java/org/apache/kafka/server/util/timer/
+ * TimingWheel.java: each level's tick is the interval of the level below,
+ * a bucket expires at its beginning and its tasks are reinserted into the
+ * finer wheels), except that the non-empty slots are found with one 64-bit
+ * bitmap per level, as the Linux kernel's timer wheel keeps its
+ * pending_map (kernel/time/timer.c, also 64 buckets per level), instead of
+ * a DelayQueue of buckets: an advance over empty time costs a few bit
+ * operations however far it jumps, and no thread ticks.
+ *
+ * Layout: each task is one malloc: payload bytes, a NUL, the id and its
+ * NUL, then (8-byte aligned) the node header with the slot link, tick, due
+ * time and counter.  The block is handed to the claimer as dq_task.payload
+ * (dq_task_clear frees it), so a task costs one malloc and one free, as in
+ * the heap.  Slots are singly linked lists (order inside a slot does not
+ * matter: the ready heap orders).  The ready heap's array is kept as large
+ * as the number of tasks, so moving tasks into it never fails half-way.
+ *
+ * Costs: enqueue O(1) (a task already ready: O(log r), r the ready tasks);
+ * claim O(log r) plus cascades, and a task moves at most once per level
+ * below the one it started in (at most 10 times, in practice once or
+ * twice); cancel and reschedule find the id by a linear scan, O(n), as in
+ * the heap.  A cascade moves a whole slot at once: when `now` enters a new
+ * 4.7-hour block at 1 ms ticks, the claim that crosses it re-places every
+ * task due in that block.
+ *
+ * Delivery precision: a task is never handed out before its due time by
+ * the claiming handle's clock (the ready heap's head is checked against
+ * it, so a handle whose clock runs behind the one that advanced the wheel
+ * still waits).  A waiting consumer wakes at the last millisecond of the
+ * earliest tick that holds work, when every task of that tick is due, so
+ * when consumers keep up a task is delivered at most tick_ms - 1 ms late
+ * plus the wake-up latency: exact to the millisecond at the default
+ * tick_ms=1.  A consumer that arrives mid-tick takes any task already due.
+ * Larger ticks trade that lateness for fewer wake-ups (one per tick that
+ * holds tasks instead of one per distinct due millisecond), as Netty's
+ * HashedWheelTimer does (netty/netty, common/src/main/java/io/netty/util/
+ * HashedWheelTimer.java: "approximated", the tick duration sets the
+ * accuracy, a timeout runs at the first tick after its deadline).
+ *
+ * Option batch=N (1..1000, default 1), as in the heap: a claim that finds
+ * a due task takes up to N due tasks under the same lock into the handle's
+ * buffer and hands out one per dq_claim; buffered tasks have left the
+ * shared wheel (other handles, cancel, reschedule and pending of other
+ * handles no longer see them); a graceful close puts them back into the
+ * ready heap with their due times and insertion counters, a crash of the
+ * process loses them with everything else.
+ *
+ * Waiting (java.util.concurrent.DelayQueue.poll's leader-follower, as in
+ * heap.c): one mutex, one condition variable on CLOCK_MONOTONIC.  A
+ * consumer that finds nothing due becomes the leader if there is none and
+ * its timeout reaches the next wake-up time (above); it waits timed for
+ * that, everyone else waits untimed for its own timeout.  An enqueue whose
+ * wake-up time is earlier than the leader's (or, with no leader, earlier
+ * than anything queued) clears the leader and signals one waiter; a
+ * consumer leaving claim with no leader and tasks left signals one.  The
+ * leader also wakes when a higher level's slot must cascade (at most once
+ * per level per task).  counters.wakeups counts every return from a wait.
+ * Due decisions use the handle's skewed realtime clock; waits are
+ * recomputed from it after every wake-up.  A claim compares the ready
+ * head with the coarse clock first (dq_now_coarse_us: never ahead of the
+ * precise one, 3 ns instead of 21 here) and reads dq_now_us only when that
+ * says "not yet" -- profiled with `perf record` on `dqlab opcost`, the
+ * precise clock_gettime was 22% of an enqueue+claim pair.
+ *
+ * Guarantee: at-most-once (removed when claimed), no duplicates, due order
+ * for one consumer: every task in a slot has a larger tick than every
+ * ready task, so the ready heap's head is the earliest task of all; equal
+ * due times come out in insertion order.  Failure modes: everything is
+ * lost when the process exits; no Redis involved.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dq.h"
+
+#define LVL_BITS 6
+#define LVL_SLOTS (1 << LVL_BITS)
+#define LVL_MASK (LVL_SLOTS - 1)
+#define LEVELS 11                 /* 11 * 6 = 66 >= 64 bits of tick */
+#define TICK_BIAS (UINT64_C(1) << 63) /* int64 tick -> ordered uint64 */
+
+/* The header of a task, at the end of its block (see node_block). */
+typedef struct wnode {
+    struct wnode *next;      /* in a slot's list */
+    uint64_t tick;           /* biased tick of due_ms */
+    int64_t due_ms;
+    uint64_t seq;            /* insertion counter, breaks due-time ties */
+    size_t payload_len;
+    size_t id_len;
+} wnode;
+
+/* One ready-heap entry: the ordering key inline, the task behind it. */
+typedef struct rent {
+    int64_t due_ms;
+    uint64_t seq;
+    wnode *node;
+} rent;
+
+typedef struct wheel_shared {
+    pthread_mutex_t mu;
+    pthread_cond_t available;     /* on CLOCK_MONOTONIC */
+    int64_t tick_ms;
+    bool started;                 /* `now` set (first enqueue or claim) */
+    uint64_t now;                 /* biased current tick */
+    uint64_t map[LEVELS];         /* bit s: slot[k][s] is not empty */
+    wnode *slot[LEVELS][LVL_SLOTS];
+    size_t in_wheel;              /* tasks in slots */
+    rent *ready;                  /* binary min-heap by (due_ms, seq) */
+    size_t nready, cap;           /* cap >= nready + in_wheel */
+    uint64_t seq;
+    const dq_queue *leader;       /* the handle waiting timed, or NULL */
+    int64_t leader_wake_ms;       /* what it waits for (realtime ms) */
+    int waiters;                  /* threads in a wait */
+} wheel_shared;
+
+typedef struct wheel_priv {
+    wheel_shared *h;
+    wnode **held;                 /* batch buffer: held[head..head+count) */
+    size_t batch, head, count;
+    char name[80];                /* "wheel:<queue>" in the dq_local */
+} wheel_priv;
+
+static const dq_optdef wheel_options[] = {
+    DQ_OPTDEF_INT("tick_ms", "1", 1, 60000,
+                  "slot width and wake-up granularity in ms (1..60000): a "
+                  "waiting consumer wakes once per tick, so a task may be "
+                  "up to tick_ms - 1 ms late; every handle of a queue must "
+                  "use the same"),
+    DQ_OPTDEF_INT("batch", "1", 1, 1000,
+                  "due tasks taken per lock and buffered in the handle "
+                  "(1..1000); close puts buffered tasks back"),
+    DQ_OPTDEF_END,
+};
+
+/* ---- Ticks --------------------------------------------------------------- */
+
+static inline int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+/* The biased tick of a due time: order-preserving in uint64_t. */
+static inline uint64_t tick_of(const wheel_shared *h, int64_t ms)
+{
+    int64_t t = h->tick_ms == 1 ? ms : floor_div(ms, h->tick_ms);
+
+    return (uint64_t)t ^ TICK_BIAS;
+}
+
+/* The last millisecond of biased tick t: every task of that tick is due
+ * then.  Ticks come from due times within +-2^53 ms, so no overflow. */
+static inline int64_t tick_last_ms(const wheel_shared *h, uint64_t t)
+{
+    return ((int64_t)(t ^ TICK_BIAS) + 1) * h->tick_ms - 1;
+}
+
+/* Level of a task with tick t > now: the base-64 digit where they differ
+ * first, from the top. */
+static inline int level_of(uint64_t t, uint64_t now)
+{
+    return (63 - __builtin_clzll(t ^ now)) / LVL_BITS;
+}
+
+/* The first tick of level k's slot s (in the current turn of level k). */
+static inline uint64_t slot_start(uint64_t now, int k, int s)
+{
+    int up = (k + 1) * LVL_BITS;
+    uint64_t hi = up >= 64 ? 0 : (now >> up) << up;
+
+    return hi | ((uint64_t)s << (k * LVL_BITS));
+}
+
+/* ---- Nodes --------------------------------------------------------------- */
+
+static inline size_t node_offset(size_t payload_len, size_t id_len)
+{
+    size_t a = _Alignof(wnode);
+
+    return (payload_len + 1 + id_len + 1 + a - 1) / a * a;
+}
+
+static inline unsigned char *node_block(const wnode *n)
+{
+    return (unsigned char *)n - node_offset(n->payload_len, n->id_len);
+}
+
+static inline const char *node_id(const wnode *n)
+{
+    return (const char *)node_block(n) + n->payload_len + 1;
+}
+
+/* A new task block; its node's tick and seq are set when inserted.  NULL
+ * when out of memory. */
+static wnode *node_new(const char *id, const void *payload,
+                       size_t payload_len, int64_t due_ms)
+{
+    /* The wrapper checked 1 <= strlen(id) < DQ_ID_MAX. */
+    size_t id_len = strlen(id), off = node_offset(payload_len, id_len);
+    unsigned char *b = malloc(off + sizeof(wnode));
+    wnode *n;
+
+    if (b == NULL)
+        return NULL;
+    if (payload_len > 0)
+        memcpy(b, payload, payload_len);
+    b[payload_len] = '\0';
+    memcpy(b + payload_len + 1, id, id_len + 1);
+    n = (wnode *)(b + off);
+    n->next = NULL;
+    n->due_ms = due_ms;
+    n->payload_len = payload_len;
+    n->id_len = id_len;
+    return n;
+}
+
+/* ---- The ready heap ------------------------------------------------------ */
+
+static inline bool rent_less(const rent *x, const rent *y)
+{
+    if (x->due_ms != y->due_ms)
+        return x->due_ms < y->due_ms;
+    return x->seq < y->seq;
+}
+
+static void ready_sift_up(wheel_shared *h, size_t i, rent e)
+{
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!rent_less(&e, &h->ready[parent]))
+            break;
+        h->ready[i] = h->ready[parent];
+        i = parent;
+    }
+    h->ready[i] = e;
+}
+
+static void ready_sift_down(wheel_shared *h, size_t i, rent e)
+{
+    size_t n = h->nready;
+
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && rent_less(&h->ready[c + 1], &h->ready[c]))
+            c++;
+        if (!rent_less(&h->ready[c], &e))
+            break;
+        h->ready[i] = h->ready[c];
+        i = c;
+    }
+    h->ready[i] = e;
+}
+
+/* Room was reserved (cap >= every task). */
+static void ready_push(wheel_shared *h, wnode *n)
+{
+    rent e = {n->due_ms, n->seq, n};
+
+    ready_sift_up(h, h->nready++, e);
+}
+
+/* Removes entry i and returns its task. */
+static wnode *ready_remove_at(wheel_shared *h, size_t i)
+{
+    wnode *n = h->ready[i].node;
+
+    if (i < --h->nready) {
+        rent last = h->ready[h->nready];
+        ready_sift_down(h, i, last);
+        if (h->ready[i].node == last.node) /* did not move down: maybe up */
+            ready_sift_up(h, i, last);
+    }
+    return n;
+}
+
+/* Keeps the ready array as large as every task plus `more`, so that an
+ * advance can move all of them into it without allocating.  Called with
+ * h->mu held.  False when out of memory. */
+static bool reserve(wheel_shared *h, size_t more)
+{
+    size_t need = h->nready + h->in_wheel + more, cap = h->cap ? h->cap : 64;
+    rent *a;
+
+    if (need <= h->cap)
+        return true;
+    while (cap < need)
+        cap *= 2;
+    a = realloc(h->ready, cap * sizeof *a);
+    if (a == NULL)
+        return false;
+    h->ready = a;
+    h->cap = cap;
+    return true;
+}
+
+/* ---- The wheel ----------------------------------------------------------- */
+
+/* Puts n (tick set) into the ready heap or its slot against h->now. */
+static void place(wheel_shared *h, wnode *n)
+{
+    int k, s;
+
+    if (n->tick <= h->now) {
+        ready_push(h, n);
+        return;
+    }
+    k = level_of(n->tick, h->now);
+    s = (int)((n->tick >> (k * LVL_BITS)) & LVL_MASK);
+    n->next = h->slot[k][s];
+    h->slot[k][s] = n;
+    h->map[k] |= UINT64_C(1) << s;
+    h->in_wheel++;
+}
+
+/* Moves `now` forward to b (> now) and re-places the tasks of every slot
+ * time passed.  Levels go upwards, so a task re-placed into a lower level
+ * is never looked at twice; it lands in a slot after b's digit there. */
+static void advance(wheel_shared *h, uint64_t b)
+{
+    uint64_t a = h->now;
+
+    h->now = b;
+    for (int k = 0; k < LEVELS; k++) {
+        uint64_t pa = a >> (k * LVL_BITS), pb = b >> (k * LVL_BITS), mask, bits;
+
+        if (pa == pb)
+            break;                /* this level and those above unchanged */
+        if ((pa >> LVL_BITS) != (pb >> LVL_BITS)) {
+            mask = ~UINT64_C(0);  /* a higher digit changed: all passed */
+        } else {                  /* digits (pa, pb] of this level */
+            int lo = (int)(pa & LVL_MASK), hi = (int)(pb & LVL_MASK);
+            mask = (hi == 63 ? ~UINT64_C(0) : (UINT64_C(1) << (hi + 1)) - 1) &
+                   ~((UINT64_C(1) << (lo + 1)) - 1);
+        }
+        bits = h->map[k] & mask;
+        h->map[k] &= ~bits;
+        while (bits != 0) {
+            int s = __builtin_ctzll(bits);
+            wnode *n = h->slot[k][s];
+
+            bits &= bits - 1;
+            h->slot[k][s] = NULL;
+            while (n != NULL) {
+                wnode *next = n->next;
+                h->in_wheel--;
+                place(h, n);
+                n = next;
+            }
+        }
+    }
+}
+
+/* Sets or advances `now` to the tick of now_ms.  Called with h->mu held. */
+static void sync_now(wheel_shared *h, int64_t now_ms)
+{
+    uint64_t t = tick_of(h, now_ms);
+
+    if (!h->started) {
+        h->now = t;
+        h->started = true;
+    } else if (t > h->now) {
+        advance(h, t);
+    }
+}
+
+/* The realtime ms at which a waiting consumer should look again: the last
+ * ms of the earliest tick holding work (the ready head's tick, else the
+ * first tick of the earliest non-empty slot, which then cascades), or
+ * INT64_MAX when the queue is empty. */
+static int64_t next_wake_ms(const wheel_shared *h)
+{
+    if (h->nready > 0)
+        return tick_last_ms(h, tick_of(h, h->ready[0].due_ms));
+    for (int k = 0; k < LEVELS; k++)
+        if (h->map[k] != 0)
+            return tick_last_ms(h, slot_start(h->now, k,
+                                              __builtin_ctzll(h->map[k])));
+    return INT64_MAX;
+}
+
+/* The wake-up time node n (tick set, not yet placed) would add. */
+static int64_t node_wake_ms(const wheel_shared *h, const wnode *n)
+{
+    int k;
+
+    if (n->tick <= h->now)
+        return tick_last_ms(h, tick_of(h, n->due_ms));
+    k = level_of(n->tick, h->now);
+    return tick_last_ms(h, slot_start(h->now, k,
+                                      (int)((n->tick >> (k * LVL_BITS)) &
+                                            LVL_MASK)));
+}
+
+/* After adding work that wants a wake-up at wake_ms: wakes one waiter if
+ * that is earlier than the leader's wait, or, with no leader, earlier
+ * than everything queued before (before_ms). */
+static void wake_for(wheel_shared *h, int64_t wake_ms, int64_t before_ms)
+{
+    if (h->waiters == 0)
+        return;
+    if (h->leader != NULL ? wake_ms < h->leader_wake_ms : wake_ms < before_ms) {
+        h->leader = NULL;
+        pthread_cond_signal(&h->available);
+    }
+}
+
+/* Frees every task in the slots and the ready heap. */
+static void free_all(wheel_shared *h)
+{
+    for (size_t i = 0; i < h->nready; i++)
+        free(node_block(h->ready[i].node));
+    h->nready = 0;
+    for (int k = 0; k < LEVELS; k++) {
+        for (int s = 0; s < LVL_SLOTS; s++) {
+            wnode *n = h->slot[k][s];
+            while (n != NULL) {
+                wnode *next = n->next;
+                free(node_block(n));
+                n = next;
+            }
+            h->slot[k][s] = NULL;
+        }
+        h->map[k] = 0;
+    }
+    h->in_wheel = 0;
+}
+
+static void *wheel_create(void *arg)
+{
+    wheel_shared *h;
+    pthread_condattr_t ca;
+    pthread_mutexattr_t ma;
+
+    h = calloc(1, sizeof *h);
+    if (h == NULL)
+        return NULL;
+    h->tick_ms = *(const int64_t *)arg;
+    /* Adaptive, as in heap.c: the critical sections are a few hundred ns,
+     * so spinning a little beats sleeping in futex(2) under contention. */
+    if (pthread_mutexattr_init(&ma) != 0)
+        goto free_h;
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+    if (pthread_mutex_init(&h->mu, &ma) != 0) {
+        pthread_mutexattr_destroy(&ma);
+        goto free_h;
+    }
+    pthread_mutexattr_destroy(&ma);
+    if (pthread_condattr_init(&ca) != 0)
+        goto destroy_mutex;
+    if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
+        pthread_cond_init(&h->available, &ca) != 0) {
+        pthread_condattr_destroy(&ca);
+        goto destroy_mutex;
+    }
+    pthread_condattr_destroy(&ca);
+    return h;
+
+destroy_mutex:
+    pthread_mutex_destroy(&h->mu);
+free_h:
+    free(h);
+    return NULL;
+}
+
+static void wheel_destroy(void *obj)
+{
+    wheel_shared *h = obj;
+
+    free_all(h);
+    free(h->ready);
+    pthread_cond_destroy(&h->available);
+    pthread_mutex_destroy(&h->mu);
+    free(h);
+}
+
+/* ---- Ops ----------------------------------------------------------------- */
+
+static int wheel_open(dq_queue *q)
+{
+    wheel_priv *p;
+    int64_t batch, tick_ms;
+    int rc;
+
+    if (q->cfg.local == NULL)
+        return dq_fail(q, DQ_EINVAL, "wheel needs a dq_local");
+    if ((rc = dq_opt_i64(q, "batch", &batch)) != DQ_OK ||
+        (rc = dq_opt_i64(q, "tick_ms", &tick_ms)) != DQ_OK)
+        return rc;
+    p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return dq_fail(q, DQ_ENOMEM, "wheel: out of memory");
+    p->batch = (size_t)batch;
+    p->held = malloc(p->batch * sizeof *p->held);
+    if (p->held == NULL) {
+        rc = dq_fail(q, DQ_ENOMEM, "wheel: out of memory");
+        goto free_priv;
+    }
+    snprintf(p->name, sizeof p->name, "wheel:%s", q->queue);
+    p->h = dq_local_get(q->cfg.local, p->name, wheel_create, &tick_ms,
+                        wheel_destroy);
+    if (p->h == NULL) {
+        rc = dq_fail(q, DQ_ENOMEM, "wheel: cannot create shared wheel");
+        goto free_held;
+    }
+    /* tick_ms is fixed when the first handle creates the wheel. */
+    if (p->h->tick_ms != tick_ms) {
+        rc = dq_fail(q, DQ_EINVAL, "wheel: option tick_ms=%lld: queue '%s' "
+                     "is already open with tick_ms=%lld", (long long)tick_ms,
+                     q->queue, (long long)p->h->tick_ms);
+        dq_local_put(q->cfg.local, p->name);
+        goto free_held;
+    }
+    q->priv = p;
+    return DQ_OK;
+
+free_held:
+    free(p->held);
+free_priv:
+    free(p);
+    return rc;
+}
+
+/* Frees the buffered tasks (purge: they are gone). */
+static void drop_held(wheel_priv *p)
+{
+    for (size_t i = 0; i < p->count; i++)
+        free(node_block(p->held[p->head + i]));
+    p->head = p->count = 0;
+}
+
+/* Puts the buffered tasks back into the ready heap (they were due when
+ * taken, and the wheel's tick only moves forward, so they belong there),
+ * each with its due time and insertion counter, so they come out as if
+ * never taken; wakes a waiter, since a due task is now ready.  Out of
+ * memory: dropped. */
+static void give_back_held(wheel_priv *p)
+{
+    wheel_shared *h = p->h;
+
+    if (p->count == 0)
+        return;
+    pthread_mutex_lock(&h->mu);
+    if (!reserve(h, p->count)) {
+        pthread_mutex_unlock(&h->mu);
+        drop_held(p);
+        return;
+    }
+    for (size_t i = 0; i < p->count; i++)
+        ready_push(h, p->held[p->head + i]);
+    h->leader = NULL;
+    pthread_cond_signal(&h->available);
+    pthread_mutex_unlock(&h->mu);
+    p->head = p->count = 0;
+}
+
+static void wheel_close(dq_queue *q)
+{
+    wheel_priv *p = q->priv;
+
+    if (p == NULL)
+        return;
+    give_back_held(p); /* tasks taken but never handed out */
+    free(p->held);
+    dq_local_put(q->cfg.local, p->name);
+    free(p);
+    q->priv = NULL;
+}
+
+/* Inserts nodes[0..n) (made, not yet placed) under one lock with at most
+ * one signal.  False (nothing inserted) when out of memory. */
+static bool insert(dq_queue *q, wnode **nodes, size_t n)
+{
+    wheel_shared *h = ((wheel_priv *)q->priv)->h;
+    int64_t wake = INT64_MAX, before = INT64_MAX;
+
+    pthread_mutex_lock(&h->mu);
+    if (!reserve(h, n)) {
+        pthread_mutex_unlock(&h->mu);
+        return false;
+    }
+    if (!h->started) {
+        h->now = tick_of(h, dq_now_ms(q));
+        h->started = true;
+    }
+    if (h->waiters > 0 && h->leader == NULL)
+        before = next_wake_ms(h);
+    for (size_t i = 0; i < n; i++) {
+        nodes[i]->tick = tick_of(h, nodes[i]->due_ms);
+        nodes[i]->seq = h->seq++;
+        if (h->waiters > 0) {
+            int64_t w = node_wake_ms(h, nodes[i]);
+            if (w < wake)
+                wake = w;
+        }
+        place(h, nodes[i]);
+    }
+    wake_for(h, wake, before);
+    pthread_mutex_unlock(&h->mu);
+    return true;
+}
+
+static int wheel_enqueue(dq_queue *q, const char *id, const void *payload,
+                         size_t payload_len, int64_t due_ms)
+{
+    wnode *n = node_new(id, payload, payload_len, due_ms);
+
+    if (n == NULL || !insert(q, &n, 1)) {
+        if (n != NULL)
+            free(node_block(n));
+        return dq_fail(q, DQ_ENOMEM, "enqueue %s: out of memory", id);
+    }
+    return DQ_OK;
+}
+
+/* Batched enqueue: the blocks are made outside the lock, then one lock for
+ * all n items and at most one signal.  All or nothing (out of memory adds
+ * none). */
+static int wheel_enqueue_many(dq_queue *q, const dq_enqueue_item *items,
+                              size_t n)
+{
+    wnode *local[64];
+    wnode **ns = n <= 64 ? local : malloc(n * sizeof *ns);
+    size_t made = 0;
+
+    if (ns == NULL)
+        return dq_fail(q, DQ_ENOMEM, "enqueue_many: out of memory");
+    for (; made < n; made++) {
+        ns[made] = node_new(items[made].id, items[made].payload,
+                            items[made].payload_len, items[made].due_ms);
+        if (ns[made] == NULL)
+            goto nomem;
+    }
+    if (!insert(q, ns, n))
+        goto nomem;
+    if (ns != local)
+        free(ns);
+    return DQ_OK;
+
+nomem:
+    for (size_t i = 0; i < made; i++)
+        free(node_block(ns[i]));
+    if (ns != local)
+        free(ns);
+    return dq_fail(q, DQ_ENOMEM, "enqueue_many: out of memory");
+}
+
+static struct timespec mono_ts(int64_t mono_us)
+{
+    struct timespec ts;
+
+    ts.tv_sec = (time_t)(mono_us / 1000000);
+    ts.tv_nsec = (long)(mono_us % 1000000) * 1000;
+    return ts;
+}
+
+/* Moves task n into *out: its block becomes the payload. */
+static void hand_out(const wnode *n, dq_task *out)
+{
+    memcpy(out->id, node_id(n), n->id_len + 1);
+    out->payload = node_block(n);  /* ownership moves to the task */
+    out->payload_len = n->payload_len;
+    out->due_ms = n->due_ms;
+    out->attempt = 0;
+}
+
+/* Hands out the next buffered task when it is due by this handle's clock;
+ * else waits for that (only after a realtime clock step back) until the
+ * claim's deadline.  DQ_OK or DQ_EMPTY.  p->count > 0. */
+static int claim_held(dq_queue *q, wheel_priv *p, int64_t timeout_ms,
+                      dq_task *out)
+{
+    int64_t deadline_us = -1;
+
+    for (;;) {
+        wnode *n = p->held[p->head];
+        int64_t early_us = n->due_ms * 1000 - dq_now_us(q), left_us;
+
+        if (early_us <= 0) {
+            hand_out(n, out);
+            p->head++;
+            if (--p->count == 0)
+                p->head = 0;
+            return DQ_OK;
+        }
+        if (deadline_us < 0)
+            deadline_us = dq_deadline_us(timeout_ms);
+        left_us = deadline_us - dq_mono_us();
+        if (left_us <= 0)
+            return DQ_EMPTY;
+        dq_sleep_us(early_us < left_us ? early_us : left_us);
+        q->counters.wakeups++;
+    }
+}
+
+/* One timed wait of a claim that found nothing due: as the leader until
+ * wake_ms (realtime, this handle's clock) when there is no leader and the
+ * claim's deadline reaches it, else as a follower until the deadline.
+ * Called with h->mu held; returns with it held. */
+static void wait_once(dq_queue *q, wheel_shared *h, int64_t wake_ms,
+                      int64_t now_us, int64_t deadline_us, int64_t left_us)
+{
+    int64_t delay_us = wake_ms == INT64_MAX ? INT64_MAX
+                                            : wake_ms * 1000 - now_us;
+    struct timespec ts;
+
+    h->waiters++;
+    if (delay_us == INT64_MAX || left_us < delay_us || h->leader != NULL) {
+        ts = mono_ts(deadline_us);
+        pthread_cond_timedwait(&h->available, &h->mu, &ts);
+    } else {
+        h->leader = q;
+        h->leader_wake_ms = wake_ms;
+        ts = mono_ts(dq_mono_us() + delay_us);
+        pthread_cond_timedwait(&h->available, &h->mu, &ts);
+        if (h->leader == q)
+            h->leader = NULL;
+    }
+    h->waiters--;
+    q->counters.wakeups++;
+}
+
+static int wheel_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
+{
+    wheel_priv *p = q->priv;
+    wheel_shared *h = p->h;
+    int64_t deadline_us = -1;
+    bool got = false;
+
+    if (p->count > 0)
+        return claim_held(q, p, timeout_ms, out);
+    pthread_mutex_lock(&h->mu);
+    for (;;) {
+        /* The coarse clock first: it is never ahead, so a head due by it
+         * is due; only "not due" needs the precise clock (dq.h). */
+        int64_t now_us = dq_now_coarse_us(q), left_us;
+
+        sync_now(h, floor_div(now_us, 1000));
+        if (h->nready == 0 || h->ready[0].due_ms * 1000 > now_us) {
+            now_us = dq_now_us(q);
+            sync_now(h, floor_div(now_us, 1000));
+        }
+        /* due*1000 <= now_us  <=>  dq_now_ms(q) >= due */
+        if (h->nready > 0 && h->ready[0].due_ms * 1000 <= now_us) {
+            hand_out(ready_remove_at(h, 0), out);
+            got = true;
+            /* batch > 1: take more due tasks under this lock. */
+            while (p->count + 1 < p->batch && h->nready > 0 &&
+                   h->ready[0].due_ms * 1000 <= now_us)
+                p->held[p->count++] = ready_remove_at(h, 0);
+            break;
+        }
+        if (deadline_us < 0)
+            deadline_us = dq_deadline_us(timeout_ms);
+        left_us = deadline_us - dq_mono_us();
+        if (left_us <= 0)
+            break;
+        wait_once(q, h, next_wake_ms(h), now_us, deadline_us, left_us);
+    }
+    if (h->leader == NULL && h->waiters > 0 && h->nready + h->in_wheel > 0)
+        pthread_cond_signal(&h->available);
+    pthread_mutex_unlock(&h->mu);
+    return got ? DQ_OK : DQ_EMPTY;
+}
+
+static int wheel_ack(dq_queue *q, const dq_task *t)
+{
+    (void)q;
+    (void)t;
+    return DQ_OK;
+}
+
+/* Finds task id and takes it out of the ready heap or its slot.  Called
+ * with h->mu held.  NULL when no such pending task. */
+static wnode *detach(wheel_shared *h, const char *id)
+{
+    for (size_t i = 0; i < h->nready; i++)
+        if (strcmp(node_id(h->ready[i].node), id) == 0)
+            return ready_remove_at(h, i);
+    for (int k = 0; k < LEVELS; k++) {
+        for (uint64_t bits = h->map[k]; bits != 0; bits &= bits - 1) {
+            int s = __builtin_ctzll(bits);
+            for (wnode **pp = &h->slot[k][s]; *pp != NULL;
+                 pp = &(*pp)->next) {
+                wnode *n = *pp;
+                if (strcmp(node_id(n), id) != 0)
+                    continue;
+                *pp = n->next;
+                if (h->slot[k][s] == NULL)
+                    h->map[k] &= ~(UINT64_C(1) << s);
+                h->in_wheel--;
+                return n;
+            }
+        }
+    }
+    return NULL;
+}
+
+static int wheel_cancel(dq_queue *q, const char *id)
+{
+    wheel_shared *h = ((wheel_priv *)q->priv)->h;
+    wnode *n;
+
+    pthread_mutex_lock(&h->mu);
+    n = detach(h, id);
+    if (n != NULL && h->leader != NULL) {
+        /* The leader may wait for a task that is gone: let it re-read. */
+        h->leader = NULL;
+        pthread_cond_signal(&h->available);
+    }
+    pthread_mutex_unlock(&h->mu);
+    if (n == NULL)
+        return dq_fail(q, DQ_ENOTFOUND, "cancel %s: no such pending task", id);
+    free(node_block(n));
+    return DQ_OK;
+}
+
+static int wheel_reschedule(dq_queue *q, const char *id, int64_t due_ms)
+{
+    wheel_shared *h = ((wheel_priv *)q->priv)->h;
+    int64_t before = INT64_MAX;
+    wnode *n;
+
+    pthread_mutex_lock(&h->mu);
+    n = detach(h, id);
+    if (n == NULL) {
+        pthread_mutex_unlock(&h->mu);
+        return dq_fail(q, DQ_ENOTFOUND, "reschedule %s: no such pending task",
+                       id);
+    }
+    if (h->waiters > 0 && h->leader == NULL)
+        before = next_wake_ms(h);
+    n->due_ms = due_ms;          /* keeps its insertion counter */
+    n->tick = tick_of(h, due_ms);
+    wake_for(h, node_wake_ms(h, n), before);
+    place(h, n);
+    pthread_mutex_unlock(&h->mu);
+    return DQ_OK;
+}
+
+/* Tasks in the shared wheel plus this handle's batch buffer. */
+static int64_t wheel_pending(dq_queue *q)
+{
+    wheel_priv *p = q->priv;
+    wheel_shared *h = p->h;
+    int64_t n;
+
+    pthread_mutex_lock(&h->mu);
+    n = (int64_t)(h->nready + h->in_wheel);
+    pthread_mutex_unlock(&h->mu);
+    return n + (int64_t)p->count;
+}
+
+static int wheel_purge(dq_queue *q)
+{
+    wheel_priv *p = q->priv;
+    wheel_shared *h = p->h;
+
+    drop_held(p);
+    pthread_mutex_lock(&h->mu);
+    free_all(h);
+    pthread_mutex_unlock(&h->mu);
+    return DQ_OK;
+}
+
+static int wheel_exists(dq_queue *q)
+{
+    return wheel_pending(q) > 0 ? 1 : 0;
+}
+
+const dq_strategy dq_strategy_wheel = {
+    .name = "wheel",
+    .summary = "in-process hierarchical timing wheel (11 levels x 64 slots, "
+               "tick_ms) with the heap's leader-follower wait; no Redis, "
+               "lost on process exit",
+    .flags = DQ_G_AT_MOST_ONCE | DQ_G_BLOCKS | DQ_G_NO_DUP_CONCURRENT |
+             DQ_G_DUE_ORDER,
+    .min_redis = NULL,
+    .options = wheel_options,
+    .open = wheel_open,
+    .enqueue = wheel_enqueue,
+    .claim = wheel_claim,
+    .ack = wheel_ack,
+    .close = wheel_close,
+    .cancel = wheel_cancel,
+    .reschedule = wheel_reschedule,
+    .pending = wheel_pending,
+    .purge = wheel_purge,
+    .exists = wheel_exists,
+    .doc = "No Redis: a hierarchical timing wheel per queue name in this "
+        "process (Varghese and Lauck 1987; the cascading levels of Kafka's "
+        "TimingWheel, with a bitmap per level to skip empty slots): 11 "
+        "levels of 64 slots, level k's slots 64^k ticks of tick_ms wide.  "
+        "An enqueue drops the task into a slot in O(1) whatever the "
+        "backlog; as time passes, slots cascade into finer levels and then "
+        "into a small heap of ready tasks, which hands them out in due "
+        "order.  A task is never delivered before its due time by the "
+        "consumer's clock, and when consumers keep up at most tick_ms - 1 "
+        "ms late plus the wake-up latency (a waiting consumer wakes once "
+        "per tick; exact at the default tick_ms=1).  The same "
+        "leader-follower wait as the heap (one consumer waits timed), "
+        "batch=N as the heap; at-most-once, no duplicates, due order.  "
+        "Cancel and reschedule scan, O(n).  Everything is lost when the "
+        "process exits.",
+    .enqueue_many = wheel_enqueue_many,
+};
