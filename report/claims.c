@@ -1,11 +1,12 @@
 /* claims.c -- the claims table and the rules that decide them.
  *
  * CLAIMS.md (the lab's brief) lists what tutorials and interview guides say
- * about delay queues on Redis.  This file restates each claim in dqlab's
- * own words under the same id and, where an experiment measures it, gives a
- * rule that reads the loaded results (results.h) and returns a verdict with
- * the numbers behind it.  Rules never hard-code a figure: every number in
- * an evidence text is computed from the results, and a comparison with a
+ * about delay queues on Redis.  text/claims.md restates each claim in
+ * dqlab's own words under the same id, with what would decide it; where an
+ * experiment measures it, a rule here reads the loaded results (results.h)
+ * and returns a verdict with the numbers behind it, in the sentences of
+ * text/claims.md.  Rules never hard-code a figure: every number in an
+ * evidence text is computed from the results, and a comparison with a
  * bound is made on the values as printed.  A rule looks for the data it
  * needs in any experiment (not one by name), so a later experiment that
  * measures the same thing adds evidence without touching the rule.
@@ -48,14 +49,19 @@ const char *dq_verdict_name(dq_verdict v)
 
 /* ---- Helpers ----------------------------------------------------------- */
 
-/* Appends to the evidence ev (evlen bytes) at *off. */
-#define SAY(...) dq_append(ev, evlen, off, __VA_ARGS__)
-
-static dq_verdict none(char *ev, size_t evlen, const char *why)
-{
-    snprintf(ev, evlen, "%s", why);
-    return DQ_VERDICT_NOT_MEASURED;
-}
+/* Appends to the evidence: printf (SAY), a text of claims.md (TSAY); a
+ * text into the char array b (TBUF). */
+#define SAY(...) dq_append(ev->buf, ev->len, &ev->off, __VA_ARGS__)
+#define TSAY(id, ...)                                                        \
+    dq_tcat(ev->t, ev->buf, ev->len, &ev->off, DQ_T_claims_##id, __VA_ARGS__)
+#define TBUF(b, id, ...)                                                     \
+    dq_tcat(ev->t, b, sizeof b, &(size_t){strlen(b)}, DQ_T_claims_##id,      \
+            __VA_ARGS__)
+/* The evidence starts over with text id: a rule that finds out late that
+ * it cannot decide. */
+#define NONE(id, ...)                                                        \
+    (ev->off = 0, ev->buf[0] = '\0', TSAY(id, __VA_ARGS__),                 \
+     DQ_VERDICT_NOT_MEASURED)
 
 /* The group of strategy (with poll_ms = poll when poll > 0) in e with
  * backlog 0, or NULL. */
@@ -146,149 +152,119 @@ typedef struct probe_read {
 struct dq_claim_args {
     /* rule_tally: the strategy and the wording / verdict of the claim */
     const char *strategy;
-    dq_verdict (*say)(const tally *t, const char *where,
-                      char *ev, size_t evlen);
+    dq_verdict (*say)(dq_ev *ev, const tally *t, const char *where);
     /* rule_probes: the readings (v[k][i] = keys[i] of reads[k]), judged */
     probe_read reads[5];
-    dq_verdict (*judge)(const dq_results *r, int64_t v[5][6], char *ev,
-                        size_t evlen);
+    dq_verdict (*judge)(dq_ev *ev, const dq_results *r, int64_t v[5][6]);
 };
 
 /* ---- Duplicate tallies: C01, C02, C03, C13 ------------------------------ */
 
 /* "<strategy> delivered N duplicate deliveries in a of b trials with 2 to
- * c consumers" into ev; returns its length. */
-static size_t dups_seen(const tally *t, const char *s, char *ev,
-                        size_t evlen)
+ * c consumers" into b. */
+static void dups_seen(dq_ev *ev, const tally *t, const char *s, char *b,
+                      size_t len)
 {
-    size_t off = 0;
-    dq_append(ev, evlen, &off, "%s delivered %" PRIu64 " duplicate "
-              "deliveries in %zu of %zu trials with 2 to %d consumers", s,
-              t->duplicates, t->dup_trials, t->trials, t->max_consumers);
-    return off;
+    dq_tcat(ev->t, b, len, &(size_t){0}, DQ_T_claims_dups_seen, "strategy=%s "
+            "n=%" PRIu64 " trials=%zu of=%zu max_c=%d", s, t->duplicates,
+            t->dup_trials, t->trials, t->max_consumers);
 }
 
 /* "<strategy> delivered no duplicate in n trials with 2 to c consumers
- * [(d deliveries)]<where>" into ev; returns its length. */
-static size_t dups_none(const tally *t, const char *s,
-                        bool deliveries, const char *w, char *ev,
-                        size_t evlen)
+ * [(d deliveries)]<where>" into b. */
+static void dups_none(dq_ev *ev, const tally *t, const char *s,
+                      bool deliveries, const char *w, char *b, size_t len)
 {
     size_t off = 0;
-    dq_append(ev, evlen, &off, "%s delivered no duplicate in %zu trial%s "
-              "with 2 to %d consumers", s, t->trials,
-              t->trials == 1 ? "" : "s", t->max_consumers);
+    dq_tcat(ev->t, b, len, &off, DQ_T_claims_dups_none, "strategy=%s "
+            "trials=%zu s=%s max_c=%d", s, t->trials,
+            t->trials == 1 ? "" : "s", t->max_consumers);
     if (deliveries)
-        dq_append(ev, evlen, &off, " (%" PRIu64 " deliveries)",
-                  t->deliveries);
-    dq_append(ev, evlen, &off, "%s", w);
-    return off;
+        dq_tcat(ev->t, b, len, &off, DQ_T_claims_dups_deliveries, " n=%"
+                PRIu64, t->deliveries);
+    dq_append(b, len, &off, "%s", w);
 }
 
 /* C01: naive (ZRANGEBYSCORE then ZREM) with 2+ consumers duplicates. */
-static dq_verdict say_c01(const tally *t, const char *w, char *ev,
-                          size_t evlen)
+static dq_verdict say_c01(dq_ev *ev, const tally *t, const char *w)
 {
-    size_t off;
+    char b[1024];
     if (t->duplicates > 0) {
-        off = dups_seen(t, "naive", ev, evlen);
-        dq_append(ev, evlen, &off, ", at most %" PRIu64 " in one trial%s.",
-                  t->dup_max, w);
+        dups_seen(ev, t, "naive", b, sizeof b);
+        TSAY(c01_holds, "seen=%s max=%" PRIu64 " where=%s", b, t->dup_max, w);
         return DQ_VERDICT_HOLDS;
     }
-    off = dups_none(t, "naive", false, w, ev, evlen);
-    dq_append(ev, evlen, &off, ": the race exists but was not observed here "
-              "(more consumers, more tasks or a longer work time widen "
-              "it).");
+    dups_none(ev, t, "naive", false, w, b, sizeof b);
+    TSAY(c01_not, "none=%s", b);
     return DQ_VERDICT_DOES_NOT_HOLD;
 }
 
 /* C02: a Lua claim script does not duplicate, however many consumers. */
-static dq_verdict say_c02(const tally *t, const char *w, char *ev,
-                          size_t evlen)
+static dq_verdict say_c02(dq_ev *ev, const tally *t, const char *w)
 {
-    size_t off;
+    char b[1024], few[128] = "";
     if (t->duplicates > 0) {
-        off = dups_seen(t, "lua", ev, evlen);
-        dq_append(ev, evlen, &off, "%s.", w);
+        dups_seen(ev, t, "lua", b, sizeof b);
+        SAY("%s%s.", b, w);
         return DQ_VERDICT_DOES_NOT_HOLD;
     }
-    off = dups_none(t, "lua", true, w, ev, evlen);
-    dq_append(ev, evlen, &off, ".  %sNo faults were injected; the script "
-              "removes the task as it returns it, so a consumer that dies "
-              "afterwards loses it instead (at-most-once, see C12).",
-              t->max_consumers < 4 ? "Only measured with few consumers.  "
-                                   : "");
+    dups_none(ev, t, "lua", true, w, b, sizeof b);
+    if (t->max_consumers < 4)
+        TBUF(few, c02_few, "  ");
+    TSAY(c02_holds, "none=%s few=%s", b, few);
     return t->max_consumers >= 4 ? DQ_VERDICT_HOLDS
                                  : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
 }
 
 /* C03: ZREM's reply as the claim: no duplicates, lost races cost. */
-static dq_verdict say_c03(const tally *t, const char *w, char *ev,
-                          size_t evlen)
+static dq_verdict say_c03(dq_ev *ev, const tally *t, const char *w)
 {
-    size_t off;
+    char b[1024];
+    double d = (double)t->delivered;
     if (t->duplicates > 0) {
-        off = dups_seen(t, "naive-checked", ev, evlen);
-        dq_append(ev, evlen, &off, "%s.", w);
+        dups_seen(ev, t, "naive-checked", b, sizeof b);
+        SAY("%s%s.", b, w);
         return DQ_VERDICT_DOES_NOT_HOLD;
     }
-    off = dups_none(t, "naive-checked", true, w, ev, evlen);
+    dups_none(ev, t, "naive-checked", true, w, b, sizeof b);
     if (t->lost_races == 0) {
-        dq_append(ev, evlen, &off, ", but no race was lost either (ZREM "
-                  "never returned 0), so the cost side was not observed.");
+        TSAY(c03_no_race, "none=%s", b);
         return DQ_VERDICT_HOLDS_WITH_CONDITIONS;
     }
-    dq_append(ev, evlen, &off, ", while it lost %" PRIu64 " races (ZREM "
-              "returned 0: another consumer removed the task between its "
-              "ZRANGEBYSCORE and its ZREM), %.3f per delivery; each lost "
-              "race costs 2 round trips, and the trials made %.2f round "
-              "trips per delivery in all.", t->lost_races,
-              t->delivered ? (double)t->lost_races / (double)t->delivered
-                           : 0.0,
-              t->delivered ? (double)t->round_trips / (double)t->delivered
-                           : 0.0);
+    TSAY(c03_holds, "none=%s races=%" PRIu64 " per=%.3f rt=%.2f", b,
+         t->lost_races, d ? (double)t->lost_races / d : 0.0,
+         d ? (double)t->round_trips / d : 0.0);
     return DQ_VERDICT_HOLDS;
 }
 
 /* C13: "single-threaded Redis makes everything atomic". */
-static dq_verdict say_c13(const tally *t, const char *w, char *ev,
-                          size_t evlen)
+static dq_verdict say_c13(dq_ev *ev, const tally *t, const char *w)
 {
     if (t->duplicates > 0) {
-        snprintf(ev, evlen, "Redis ran every command on its one thread, yet "
-                 "naive's claim -- two commands, ZRANGEBYSCORE then ZREM -- "
-                 "handed the same task to two consumers %" PRIu64 " times "
-                 "in %zu of %zu trials%s.  Each command is atomic; a "
-                 "sequence of commands from one client is not.",
-                 t->duplicates, t->dup_trials, t->trials, w);
+        TSAY(c13_not, "n=%" PRIu64 " dup_trials=%zu trials=%zu where=%s",
+             t->duplicates, t->dup_trials, t->trials, w);
         return DQ_VERDICT_DOES_NOT_HOLD;
     }
-    snprintf(ev, evlen, "naive showed no duplicate in %zu trial%s%s, so "
-             "these runs do not refute the claim; they do not prove it "
-             "either (the interleaving may simply not have occurred).",
-             t->trials, t->trials == 1 ? "" : "s", w);
+    TSAY(c13_none, "trials=%zu s=%s where=%s", t->trials,
+         t->trials == 1 ? "" : "s", w);
     return DQ_VERDICT_NOT_MEASURED;
 }
 
 /* The duplicate tally rule: args->strategy over the trials with 2+
  * consumers, worded and judged by args->say. */
 static dq_verdict rule_tally(const dq_claim_def *c, const dq_results *r,
-                             char *ev, size_t evlen)
+                             dq_ev *ev)
 {
     tally t;
-    char w[512];
+    char w[512] = "";
     tally_of(r, c->args->strategy, &t);
-    if (t.trials == 0) {
-        snprintf(ev, evlen, "No trial ran %s with 2 or more consumers; the "
-                 "concurrency experiment decides it.", c->args->strategy);
-        return DQ_VERDICT_NOT_MEASURED;
-    }
+    if (t.trials == 0)
+        return NONE(tally_none, "strategy=%s", c->args->strategy);
     if (t.fig[0])
-        snprintf(w, sizeof w, " (experiment %s, figure `%s`)", t.exps, t.fig);
+        TBUF(w, tally_where_fig, " exps=%s fig=%s", t.exps, t.fig);
     else
-        snprintf(w, sizeof w, " (experiment %s)", t.exps);
-    return c->args->say(&t, w, ev, evlen);
+        TBUF(w, tally_where, " exps=%s", t.exps);
+    return c->args->say(ev, &t, w);
 }
 
 /* ---- Probe readings: C06, C07, C08, C09, C20 ---------------------------
@@ -297,27 +273,21 @@ static dq_verdict rule_tally(const dq_claim_def *c, const dq_results *r,
  * verdict_input column of probes.csv, then the row's judge decides. */
 
 static dq_verdict rule_probes(const dq_claim_def *c, const dq_results *r,
-                              char *ev, size_t evlen)
+                              dq_ev *ev)
 {
     const dq_probes *p = &r->probes;
     int64_t v[5][6];
-    if (!p->present) {
-        snprintf(ev, evlen, "No probe run under `%s/probes/`: run `bin/dqlab "
-                 "probes` (a few seconds; `make report` does).", r->root);
-        return DQ_VERDICT_NOT_MEASURED;
-    }
+    if (!p->present)
+        return NONE(probes_none, "root=%s", r->root);
     for (size_t k = 0; k < 5 && c->args->reads[k].probe; k++) {
         const probe_read *rd = &c->args->reads[k];
         const dq_probe_row *row = dq_probes_find(p, c->id, rd->probe);
         for (size_t i = 0; rd->keys[i] != NULL; i++)
-            if (!dq_probe_int(row, rd->keys[i], &v[k][i])) {
-                snprintf(ev, evlen, "The probe run in `%s` lacks %s %s (%s): "
-                         "rerun `bin/dqlab probes`.", p->dir, c->id,
-                         rd->probe, rd->keys[i]);
-                return DQ_VERDICT_NOT_MEASURED;
-            }
+            if (!dq_probe_int(row, rd->keys[i], &v[k][i]))
+                return NONE(probes_lacks, "dir=%s id=%s probe=%s key=%s",
+                            p->dir, c->id, rd->probe, rd->keys[i]);
     }
-    return c->args->judge(r, v, ev, evlen);
+    return c->args->judge(ev, r, v);
 }
 
 /* The Redis version of the probe run, or "?". */
@@ -337,47 +307,37 @@ static void utc_date(int64_t s, char *buf, size_t len)
 
 /* C06: ms [exact, n, lo, hi], us [exact, n], ns [exact, n, max_err],
  * first inexact integer, first inexact ms x 4096. */
-static dq_verdict judge_c06(const dq_results *r, int64_t v[5][6], char *ev,
-                            size_t evlen)
+static dq_verdict judge_c06(dq_ev *ev, const dq_results *r, int64_t v[5][6])
 {
     const int64_t *ms = v[0], *us = v[1], *ns = v[2], first = v[3][0];
     const int64_t x4096 = v[4][0];
-    char lo[32], hi[32], lms[32], lus[32], lns[32], xd[32];
-    size_t off = 0;
-    dq_verdict verdict = ms[0] == ms[1] ? DQ_VERDICT_HOLDS
-                                        : DQ_VERDICT_DOES_NOT_HOLD;
+    char lo[32], hi[32], lms[32], lus[32], lns[32], xd[32], pk[128] = "";
+    bool holds = ms[0] == ms[1];
     utc_date(ms[2] / 1000, lo, sizeof lo);
     utc_date(ms[3] / 1000, hi, sizeof hi);
-    dq_append(ev, evlen, &off, "ZADD then ZSCORE (probes, Redis %s): %"
-              PRId64 " of %" PRId64 " ms epoch timestamps from %s to %s came "
-              "back exact; microseconds over the same range: %" PRId64 " of %"
-              PRId64 "; nanoseconds near now: %" PRId64 " of %" PRId64
-              " (errors up to %" PRId64 " ns).", probe_redis(r), ms[0],
-              ms[1], lo, hi, us[0], us[1], ns[0], ns[1], ns[2]);
+    TSAY(c06_scores, "redis=%s ms_exact=%" PRId64 " ms_n=%" PRId64 " lo=%s "
+         "hi=%s us_exact=%" PRId64 " us_n=%" PRId64 " ns_exact=%" PRId64
+         " ns_n=%" PRId64 " ns_err=%" PRId64, probe_redis(r), ms[0], ms[1],
+         lo, hi, us[0], us[1], ns[0], ns[1], ns[2]);
     if (first > 0) {
         utc_date((first - 1) / 1000, lms, sizeof lms);
         utc_date((first - 1) / 1000000, lus, sizeof lus);
         utc_date((first - 1) / 1000000000, lns, sizeof lns);
-        dq_append(ev, evlen, &off, "  The first integer that does not "
-                  "round-trip is %" PRId64 " (the double's 53-bit "
-                  "significand), so ms timestamps stay exact until %s, "
-                  "microseconds until %s, and nanosecond timestamps stopped "
-                  "being exact on %s.", first, lms, lus, lns);
+        TSAY(c06_first, "  first=%" PRId64 " ms=%s us=%s ns=%s", first, lms,
+             lus, lns);
     }
     if (x4096 > 0) {
         utc_date(x4096 / 1000, xd, sizeof xd);
-        dq_append(ev, evlen, &off, "  A ms timestamp times 4096 plus a 12-bit "
-                  "sequence stays exact only until %s (first inexact ms %"
-                  PRId64 ").", xd, x4096);
+        TSAY(c06_x4096, "  date=%s ms=%" PRId64, xd, x4096);
+        TBUF(pk, c06_packed, "%s", " ");
     } else {
-        dq_append(ev, evlen, &off, "  ms x 4096 plus a 12-bit sequence "
-                  "stayed exact through %s.", hi);
+        TSAY(c06_x4096_ok, "  date=%s", hi);
     }
-    dq_append(ev, evlen, &off, "  So the claim %s for milliseconds, and not "
-              "for nanoseconds%s.", verdict == DQ_VERDICT_HOLDS ? "holds"
-              : "fails even", x4096 > 0 ? " or packed ms x 4096 ids beyond "
-              "that date" : "");
-    return verdict;
+    if (holds)
+        TSAY(c06_holds, "  packed=%s", pk);
+    else
+        TSAY(c06_fails, "  packed=%s", pk);
+    return holds ? DQ_VERDICT_HOLDS : DQ_VERDICT_DOES_NOT_HOLD;
 }
 
 /* The strategies and faults of an experiment file's [experiment], each
@@ -400,7 +360,9 @@ static int ini_on_key(void *user, const char *section, const char *name,
     return 1;
 }
 
-static void c07_loss(const dq_results *r, char *buf, size_t len)
+/* C07's loss part: what the loss experiment says of zpopmin's consumers
+ * killed, into loss ("" when nothing). */
+static void c07_loss(dq_ev *ev, const dq_results *r, char loss[512])
 {
     const dq_rexp *e = dq_loss_experiment(r);
     const dq_loss_table *lt = e ? e->loss : NULL;
@@ -408,7 +370,6 @@ static void c07_loss(const dq_results *r, char *buf, size_t len)
     size_t cells = 0;
     char path[4200];
     exp_lists x = {"", ""};
-    buf[0] = '\0';
     if (lt == NULL)
         return;
     for (size_t c = 0; c < lt->nfaults; c++)
@@ -422,9 +383,8 @@ static void c07_loss(const dq_results *r, char *buf, size_t len)
             }
         }
     if (cells > 0) {
-        snprintf(buf, len, "; in the loss experiment (%s) the zpopmin "
-                 "strategy lost %" PRIu64 " of %" PRIu64 " tasks when "
-                 "consumers were killed", e->name, lost, enq);
+        dq_tcat(ev->t, loss, 512, &(size_t){0}, DQ_T_claims_c07_loss, "exp=%s "
+                "lost=%" PRIu64 " n=%" PRIu64, e->name, lost, enq);
         return;
     }
     const char *copy = dq_rexp_meta(e, "file_copy");
@@ -433,90 +393,69 @@ static void c07_loss(const dq_results *r, char *buf, size_t len)
     if (ini_parse(path, ini_on_key, &x) >= 0 &&
         strstr(x.strategies, "zpopmin") != NULL &&
         strstr(x.faults, "kill-consumer") != NULL)
-        snprintf(buf, len, "; this loss run did not kill zpopmin's "
-                 "consumers, the full form of `%s` (without --quick) does",
-                 dq_rexp_meta(e, "file")[0] ? dq_rexp_meta(e, "file")
-                                            : "experiments/loss.ini");
+        dq_tcat(ev->t, loss, 512, &(size_t){0}, DQ_T_claims_c07_loss_quick,
+                "file=%s", dq_rexp_meta(e, "file")[0]
+                ? dq_rexp_meta(e, "file") : "experiments/loss.ini");
 }
 
 /* C07: atomic [duplicates, missing, popped, n, threads], pop-then-die
  * [lost, n]. */
-static dq_verdict judge_c07(const dq_results *r, int64_t v[5][6], char *ev,
-                            size_t evlen)
+static dq_verdict judge_c07(dq_ev *ev, const dq_results *r, int64_t v[5][6])
 {
     const int64_t *a = v[0], *d = v[1];
-    size_t off = 0;
+    char loss[512] = "";
     dq_verdict verdict = a[0] > 0   ? DQ_VERDICT_DOES_NOT_HOLD
                          : d[0] > 0 ? DQ_VERDICT_HOLDS_WITH_CONDITIONS
                                     : DQ_VERDICT_HOLDS;
-    dq_append(ev, evlen, &off, "Probes (Redis %s): %" PRId64 " threads "
-              "popping a %" PRId64 "-member set with ZPOPMIN made %" PRId64
-              " pops with %" PRId64 " duplicates and %" PRId64 " members "
-              "missed: the pop is atomic.  A consumer process that ZPOPMINed "
-              "a task not yet due and died before putting it back lost %"
-              PRId64 " of %" PRId64 " (the set no longer held it).",
-              probe_redis(r), a[4], a[3], a[2], a[0], a[1], d[0], d[1]);
+    TSAY(c07, "redis=%s threads=%" PRId64 " members=%" PRId64 " pops=%"
+         PRId64 " dups=%" PRId64 " missed=%" PRId64 " lost=%" PRId64 " n=%"
+         PRId64, probe_redis(r), a[4], a[3], a[2], a[0], a[1], d[0], d[1]);
     if (verdict == DQ_VERDICT_HOLDS_WITH_CONDITIONS) {
-        char loss[512];
-        c07_loss(r, loss, sizeof loss);
-        dq_append(ev, evlen, &off, "  Atomic, but not a correct delay-queue "
-                  "claim on its own: a popped task that is not yet due must "
-                  "be put back, and between the pop and the put-back (or the "
-                  "work) only that consumer holds it (at-most-once%s).",
-                  loss);
+        c07_loss(ev, r, loss);
+        TSAY(c07_conditions, "  loss=%s", loss);
     }
     return verdict;
 }
 
 /* C08: [members, due_first, delivered, tasks] of both layouts. */
-static dq_verdict judge_c08(const dq_results *r, int64_t v[5][6], char *ev,
-                            size_t evlen)
+static dq_verdict judge_c08(dq_ev *ev, const dq_results *r, int64_t v[5][6])
 {
     const int64_t *pm = v[0], *im = v[1];
-    snprintf(ev, evlen, "Probes (Redis %s): %" PRId64 " tasks with equal "
-             "payloads and different due times.  Payload as member: %" PRId64
-             " member(s); when the first task fell due %" PRId64 " was due, "
-             "and in the end a consumer found %" PRId64 " (the second ZADD "
-             "re-scored the first).  Task id as member, payload in a hash "
-             "(dqlab's layout): %" PRId64 " members, %" PRId64 " due at the "
-             "first due time, %" PRId64 " in the end.", probe_redis(r),
-             pm[3], pm[0], pm[1], pm[2], im[0], im[1], im[2]);
+    TSAY(c08, "redis=%s tasks=%" PRId64 " pm_members=%" PRId64 " pm_due=%"
+         PRId64 " pm_found=%" PRId64 " im_members=%" PRId64 " im_due=%"
+         PRId64 " im_found=%" PRId64, probe_redis(r), pm[3], pm[0], pm[1],
+         pm[2], im[0], im[1], im[2]);
     return pm[0] < pm[3] && im[0] == im[3] ? DQ_VERDICT_HOLDS
                                            : DQ_VERDICT_DOES_NOT_HOLD;
 }
 
 /* C09: [lost, n, ttl_ms, delay_ms] shorter and longer TTL, [leftovers,
  * before, n]. */
-static dq_verdict judge_c09(const dq_results *r, int64_t v[5][6], char *ev,
-                            size_t evlen)
+static dq_verdict judge_c09(dq_ev *ev, const dq_results *r, int64_t v[5][6])
 {
     const int64_t *s = v[0], *l = v[1], *left = v[2];
-    snprintf(ev, evlen, "Probes (Redis %s): payload TTL %" PRId64 " ms, due "
-             "in %" PRId64 " ms: %" PRId64 " of %" PRId64 " tasks had lost "
-             "their payload when claimed.  TTL %" PRId64 " ms, same delay: %"
-             PRId64 " of %" PRId64 " lost.  Of %" PRId64 " payloads left "
-             "unprocessed, %" PRId64 " still existed right after the claim "
-             "and %" PRId64 " after their TTL (no leftovers).",
-             probe_redis(r), s[2], s[3], s[0], s[1], l[2], l[0], l[1],
-             left[2], left[1], left[0]);
+    TSAY(c09, "redis=%s s_ttl=%" PRId64 " s_delay=%" PRId64 " s_lost=%"
+         PRId64 " s_n=%" PRId64 " l_ttl=%" PRId64 " l_lost=%" PRId64 " l_n=%"
+         PRId64 " left_n=%" PRId64 " left_before=%" PRId64 " left=%" PRId64,
+         probe_redis(r), s[2], s[3], s[0], s[1], l[2], l[0], l[1], left[2],
+         left[1], left[0]);
     return s[0] == 0                   ? DQ_VERDICT_DOES_NOT_HOLD
            : l[0] == 0 && left[0] == 0 ? DQ_VERDICT_HOLDS
                                        : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
 }
 
 /* C20: zadd-maxlen [rejected, zcard], xadd-maxlen [xlen, added, maxlen]. */
-static dq_verdict judge_c20(const dq_results *r, int64_t v[5][6], char *ev,
-                            size_t evlen)
+static dq_verdict judge_c20(dq_ev *ev, const dq_results *r, int64_t v[5][6])
 {
     const int64_t *z = v[0], *x = v[1];
     const dq_probe_row *row = dq_probes_find(&r->probes, "C20",
                                              "zadd-maxlen");
-    snprintf(ev, evlen, "Probes (Redis %s): `ZADD key MAXLEN 10 1 a` -> "
-             "`%s`%s.  On a stream, XADD MAXLEN %" PRId64 " after %" PRId64
-             " entries left XLEN %" PRId64 ": MAXLEN is a Streams option; a "
-             "sorted set is capped only by trimming it yourself "
-             "(ZREMRANGEBYRANK).", probe_redis(r), row ? row->observed : "?",
-             z[0] == 1 ? ": rejected, nothing added" : "", x[2], x[1], x[0]);
+    char rej[128] = "";
+    if (z[0] == 1)
+        TBUF(rej, c20_rejected, "");
+    TSAY(c20, "redis=%s observed=%s rejected=%s maxlen=%" PRId64 " added=%"
+         PRId64 " xlen=%" PRId64, probe_redis(r), row ? row->observed : "?",
+         rej, x[2], x[1], x[0]);
     return z[0] == 1 && z[1] == 0 ? DQ_VERDICT_DOES_NOT_HOLD
                                   : DQ_VERDICT_HOLDS;
 }
@@ -531,14 +470,13 @@ typedef struct c10_bound {    /* the polling variants against the interval */
 
 /* C10's lateness part: each polling variant's p99 and max against its
  * interval, strictly, on the values as printed (0.1 ms). */
-static void c10_lateness(const dq_rexp *lat, c10_bound *b, char *ev,
-                         size_t *off, size_t evlen)
+static void c10_lateness(dq_ev *ev, const dq_rexp *lat, c10_bound *b)
 {
     for (size_t i = 0; lat != NULL && i < lat->ngroups; i++) {
         const dq_rgroup *g = &lat->groups[i];
         long pm = dq_group_poll_ms(g);
         double mx, p99, d = (double)pm;
-        char name[300];
+        char name[300] = "";
         if (pm <= 0)
             continue;
         p99 = round(worst_p99(lat, g, &mx) * 10) / 10;
@@ -550,13 +488,15 @@ static void c10_lateness(const dq_rexp *lat, c10_bound *b, char *ev,
         if (g->options[0])
             snprintf(name, sizeof name, "%s %s", g->strategy, g->options);
         else
-            snprintf(name, sizeof name, "%s (poll_ms %ld)", g->strategy, pm);
-        SAY("%s%s: p99%s %.1f ms, max %.1f ms", *off ? "; " : "", name,
-            g->n > 1 ? " (worst trial)" : "", p99, mx);
+            TBUF(name, c10_poll, "strategy=%s ms=%ld", g->strategy, pm);
+        dq_tcat(ev->t, ev->buf, ev->len, &ev->off, g->n > 1
+                ? DQ_T_claims_c10_variant_worst : DQ_T_claims_c10_variant,
+                "%sname=%s p99=%.1f max=%.1f", ev->off ? "; " : "", name,
+                p99, mx);
         if (p99 > d)
-            SAY(" (p99 %.1f ms beyond)", p99 - d);
+            TSAY(c10_p99_beyond, " ms=%.1f", p99 - d);
         else if (mx > d)
-            SAY(" (max %.1f ms beyond)", mx - d);
+            TSAY(c10_max_beyond, " ms=%.1f", mx - d);
         b->worst99 = p99 > d && p99 - d > b->worst99 ? p99 - d : b->worst99;
         b->worstmx = mx - d > b->worstmx ? mx - d : b->worstmx;
     }
@@ -566,8 +506,8 @@ static void c10_lateness(const dq_rexp *lat, c10_bound *b, char *ev,
  * poll_ms of each polling strategy while idle.  Returns whether any was
  * measured; *grows: each shorter interval caused more commands; *agrees:
  * the CPU moved with them. */
-static bool c10_cost(const dq_rexp *idle, bool *grows, bool *agrees,
-                     char *ev, size_t *off, size_t evlen)
+static bool c10_cost(dq_ev *ev, const dq_rexp *idle, bool *grows,
+                     bool *agrees)
 {
     bool known = false;
     *grows = *agrees = true;
@@ -575,6 +515,7 @@ static bool c10_cost(const dq_rexp *idle, bool *grows, bool *agrees,
         const dq_rgroup *a = &idle->groups[i], *b = NULL;
         long pa = dq_group_poll_ms(a), px;
         bool shortest = pa > 0;
+        char against[256] = "";
         for (size_t j = 0; shortest && j < idle->ngroups; j++) {
             const dq_rgroup *x = &idle->groups[j];
             if (strcmp(x->strategy, a->strategy) != 0 ||
@@ -591,56 +532,45 @@ static bool c10_cost(const dq_rexp *idle, bool *grows, bool *agrees,
         known = true;
         *grows &= more;
         *agrees &= !(more && !cpu);
-        SAY("Idle, %d consumers, %s: poll_ms %ld -> %.0f commands/s, %.1f ms "
-            "server CPU/s; %ld -> %.1f commands/s, %.1f ms/s (experiment "
-            "%s)%s. ", a->consumers, a->strategy, pa, a->cmds_per_s_median,
-            a->cpu_ms_per_s_median, dq_group_poll_ms(b),
-            b->cmds_per_s_median, b->cpu_ms_per_s_median, idle->name,
-            more && !cpu ? " -- CPU against the commands (whole-process "
-            "figure: other load shows up)" : "");
+        if (more && !cpu)
+            TBUF(against, c10_against, "%s", " ");
+        TSAY(c10_idle, "consumers=%d strategy=%s pa=%ld ca=%.0f ua=%.1f "
+             "pb=%ld cb=%.1f ub=%.1f exp=%s against=%s ", a->consumers,
+             a->strategy, pa, a->cmds_per_s_median, a->cpu_ms_per_s_median,
+             dq_group_poll_ms(b), b->cmds_per_s_median,
+             b->cpu_ms_per_s_median, idle->name, against);
     }
     return known;
 }
 
 /* C10's verdict after the numbers. */
-static dq_verdict c10_conclude(const c10_bound *b, bool cost, bool grows,
-                               bool agrees, char *ev, size_t *off,
-                               size_t evlen)
+static dq_verdict c10_conclude(dq_ev *ev, const c10_bound *b, bool cost,
+                               bool grows, bool agrees)
 {
     if (b->early) {
-        SAY("Some polling strategy delivered a task early, below the claimed "
-            "lower bound of 0.");
+        TSAY(c10_early, "");
         return DQ_VERDICT_DOES_NOT_HOLD;
     }
     if (b->nbound_p99 < b->npoll) {
-        SAY("Compared strictly (no slack), %zu of %zu polling variants had "
-            "p99 beyond their poll interval (by up to %.1f ms; marked "
-            "above): at least 1%% of their tasks waited longer than the "
-            "interval.", b->npoll - b->nbound_p99, b->npoll, b->worst99);
+        TSAY(c10_beyond, "n=%zu of=%zu by=%.1f", b->npoll - b->nbound_p99,
+             b->npoll, b->worst99);
         return DQ_VERDICT_DOES_NOT_HOLD;
     }
     if (!cost) {
-        SAY("p99 within the poll interval (compared strictly) for every "
-            "polling variant; the cost side needs the idle experiment with "
-            "two poll_ms values.");
+        TSAY(c10_no_cost, "");
         return DQ_VERDICT_HOLDS_WITH_CONDITIONS;
     }
     if (!grows) {
-        SAY("A shorter interval did not cause more Redis commands here.");
+        TSAY(c10_not_grows, "");
         return DQ_VERDICT_DOES_NOT_HOLD;
     }
     if (b->nbound_max == b->npoll)
-        SAY("Every task of all %zu polling variants was delivered within its "
-            "poll interval (compared strictly), and a shorter interval "
-            "caused more Redis commands.", b->npoll);
+        TSAY(c10_all_within, "n=%zu", b->npoll);
     else
-        SAY("p99 within the poll interval (compared strictly) for all %zu "
-            "polling variants, but the maximum exceeded it in %zu (by up to "
-            "%.1f ms); a shorter interval caused more Redis commands.",
-            b->npoll, b->npoll - b->nbound_max, b->worstmx);
+        TSAY(c10_max_exceeded, "n=%zu of=%zu by=%.1f", b->npoll,
+             b->npoll - b->nbound_max, b->worstmx);
     if (!agrees)
-        SAY("  The CPU part rests on the command counts: the measured server "
-            "CPU did not follow them everywhere.");
+        TSAY(c10_cpu_note, "%s", "  ");
     return b->nbound_max == b->npoll && agrees
                ? DQ_VERDICT_HOLDS : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
 }
@@ -651,38 +581,38 @@ static dq_verdict c10_conclude(const c10_bound *b, bool cost, bool grows,
  * disagree.  The cost side compares Redis commands (what the interval
  * drives); when the server CPU moves against them the text says so and
  * the verdict is at most "holds with conditions". */
-static dq_verdict rule_c10(const dq_claim_def *c, const dq_results *r, char *ev,
-                       size_t evlen)
+static dq_verdict rule_c10(const dq_claim_def *c, const dq_results *r,
+                           dq_ev *ev)
 {
     const dq_rexp *lat = dq_results_with_plot(r, "lateness-cdf");
     /* the numbers leave the last 320 bytes to the conclusion */
-    size_t o = 0, *off = &o, dlen = evlen > 960 ? evlen - 320 : evlen;
+    size_t evlen = ev->len, dlen = evlen > 960 ? evlen - 320 : evlen;
     c10_bound b = {0};
     bool grows, agrees, cost;
     (void)c;
-    c10_lateness(lat, &b, ev, off, dlen);
-    if (b.npoll == 0)
-        return none(ev, evlen, "No lateness experiment ran a polling "
-                    "strategy; experiments/lateness.ini (lateness CDF vs "
-                    "poll_ms) and experiments/idle.ini (idle cost vs poll_ms) "
-                    "decide it.");
-    dq_append(ev, dlen, off, " (experiment %s, figure `%s-lateness-cdf`). ",
-              lat->name, lat->name);
-    cost = c10_cost(dq_results_with_plot(r, "idle-cost"), &grows, &agrees,
-                    ev, off, dlen);
-    if (o >= dlen) {   /* numbers cut short: end at the last sentence */
-        size_t k = strlen(ev);
-        while (k > 1 && !(ev[k - 2] == '.' && ev[k - 1] == ' '))
-            k--;
-        ev[o = k > 1 ? k - 1 : strlen(ev)] = '\0';
-        SAY(" (More in the tables above.) ");
+    ev->len = dlen;
+    c10_lateness(ev, lat, &b);
+    if (b.npoll == 0) {
+        ev->len = evlen;
+        return NONE(c10_none, "");
     }
-    return c10_conclude(&b, cost, grows, agrees, ev, off, evlen);
+    TSAY(c10_where, " exp=%s ", lat->name);
+    cost = c10_cost(ev, dq_results_with_plot(r, "idle-cost"), &grows,
+                    &agrees);
+    ev->len = evlen;
+    if (ev->off >= dlen) {   /* numbers cut short: end at the last sentence */
+        size_t k = strlen(ev->buf);
+        while (k > 1 && !(ev->buf[k - 2] == '.' && ev->buf[k - 1] == ' '))
+            k--;
+        ev->buf[ev->off = k > 1 ? k - 1 : strlen(ev->buf)] = '\0';
+        TSAY(c10_more, "%s ", " ");
+    }
+    return c10_conclude(ev, &b, cost, grows, agrees);
 }
 
 /* C11: sleeping ~100 ms keeps CPU low without much lateness. */
-static dq_verdict rule_c11(const dq_claim_def *c, const dq_results *r, char *ev,
-                       size_t evlen)
+static dq_verdict rule_c11(const dq_claim_def *c, const dq_results *r,
+                           dq_ev *ev)
 {
     const dq_rexp *idle = dq_results_with_plot(r, "idle-cost");
     const dq_rexp *lat = dq_results_with_plot(r, "lateness-cdf");
@@ -691,44 +621,38 @@ static dq_verdict rule_c11(const dq_claim_def *c, const dq_results *r, char *ev,
     const dq_rgroup *base = find_group(idle, "heap", 0);
     const dq_rgroup *l100 = find_group(lat, "naive", 100);
     const dq_rgroup *lu = find_group(lat, "lua", 100);
-    size_t o = 0, *off = &o, ncounts = 0, k;
+    size_t ncounts = 0, k;
     double p99 = -1;
     int counts[8];
     (void)c;
     if (i100 == NULL || i100->cpu_ms_per_s_median < 0)
-        return none(ev, evlen, "Needs naive at poll_ms = 100 in the idle "
-                    "experiment (experiments/idle.ini) for the idle cost, and "
-                    "the lateness experiment for the lateness at 100 ms.");
-    SAY("Idle, %d consumers of naive at poll_ms = 100: %.1f Redis commands/s "
-        "and %.1f ms of server CPU per second", i100->consumers,
-        i100->cmds_per_s_median, i100->cpu_ms_per_s_median);
+        return NONE(c11_none, "");
+    TSAY(c11_idle, "consumers=%d cmds=%.1f cpu=%.1f", i100->consumers,
+         i100->cmds_per_s_median, i100->cpu_ms_per_s_median);
     if (i10 != NULL)
-        SAY(" (poll_ms = 10: %.0f commands/s, %.1f ms/s)",
-            i10->cmds_per_s_median, i10->cpu_ms_per_s_median);
+        TSAY(c11_idle10, " cmds=%.0f cpu=%.1f", i10->cmds_per_s_median,
+             i10->cpu_ms_per_s_median);
     if (base != NULL && base->cpu_ms_per_s_median >= 0)
-        SAY("; the server alone used %.1f ms/s", base->cpu_ms_per_s_median);
-    SAY(" (experiment %s). ", idle->name);
+        TSAY(c11_base, "cpu=%.1f", base->cpu_ms_per_s_median);
+    TSAY(exp, " exp=%s ", idle->name);
     if (l100 != NULL) {
         p99 = worst_p99(lat, l100, NULL);
-        SAY("The price in lateness: naive at poll_ms = 100 had p50 %.1f ms, "
-            "p99 %.1f ms (experiment %s)", l100->p50_median, p99, lat->name);
+        TSAY(c11_price, "p50=%.1f p99=%.1f exp=%s", l100->p50_median, p99,
+             lat->name);
         if (lu != NULL)
-            SAY("; lua, which sleeps until the head's due time (at most 100 "
-                "ms) instead of blindly, had p50 %.1f ms, p99 %.1f ms",
-                lu->p50_median, worst_p99(lat, lu, NULL));
+            TSAY(c11_lua, "p50=%.1f p99=%.1f", lu->p50_median,
+                 worst_p99(lat, lu, NULL));
         SAY(". ");
     } else {
-        SAY("Lateness at poll_ms = 100 not measured "
-            "(experiments/lateness.ini). ");
+        TSAY(c11_no_lateness, " ");
     }
     bool cheap = i100->cpu_ms_per_s_median < 10.0; /* < 1% of one core */
     if (cheap && p99 >= 0)
-        SAY("Under 1%% of one core: cheap, as long as a lateness of about the "
-            "interval is acceptable (p99 %.1f ms for blind polling here).",
-            p99);
+        TSAY(c11_cheap_p99, "p99=%.1f", p99);
+    else if (cheap)
+        TSAY(c11_cheap, "");
     else
-        SAY("%s", cheap ? "Under 1% of one core: cheap."
-                        : "At least 1% of one core.");
+        TSAY(c11_not_cheap, "");
     /* only one consumer count measured: the scaling is an expectation */
     for (size_t i = 0; i < idle->ngroups; i++) {
         const dq_rgroup *g = &idle->groups[i];
@@ -740,9 +664,7 @@ static dq_verdict rule_c11(const dq_claim_def *c, const dq_results *r, char *ev,
             counts[ncounts++] = g->consumers;
     }
     if (ncounts == 1)
-        SAY("  Each consumer polls on its own, so the cost is expected to "
-            "grow with the number of consumers; not measured here (the idle "
-            "experiment ran %d consumers only).", counts[0]);
+        TSAY(c11_one_count, "  consumers=%d", counts[0]);
     return cheap ? DQ_VERDICT_HOLDS_WITH_CONDITIONS : DQ_VERDICT_DOES_NOT_HOLD;
 }
 
@@ -751,38 +673,31 @@ static dq_verdict rule_c11(const dq_claim_def *c, const dq_results *r, char *ev,
  * busy machine it can jump while the commands stay few; a handful of
  * commands per second cannot cost 10 ms/s, so then the commands decide
  * and the text says why. */
-static bool c04_idle(const dq_rexp *idle, char *ev, size_t *off,
-                     size_t evlen)
+static bool c04_idle(dq_ev *ev, const dq_rexp *idle)
 {
     const dq_rgroup *i1000 = find_group(idle, "naive", 1000);
     const dq_rgroup *base = find_group(idle, "heap", 0);
     if (i1000 == NULL || i1000->cpu_ms_per_s_median < 0) {
-        SAY("The idle cost of polling once a second is not measured "
-            "(experiments/idle.ini). ");
+        TSAY(c04_idle_none, " ");
         return true;
     }
     bool cheap = i1000->cpu_ms_per_s_median < 10.0;
     bool noisy = !cheap && i1000->cmds_per_s_median >= 0 &&
                  i1000->cmds_per_s_median < 20.0;
-    SAY("Idle, %d consumers polling once a second (naive, poll_ms = 1000): "
-        "%.1f commands/s, %.1f ms server CPU/s", i1000->consumers,
-        i1000->cmds_per_s_median, i1000->cpu_ms_per_s_median);
+    TSAY(c04_idle, "consumers=%d cmds=%.1f cpu=%.1f", i1000->consumers,
+         i1000->cmds_per_s_median, i1000->cpu_ms_per_s_median);
     if (base != NULL && base->cpu_ms_per_s_median >= 0)
-        SAY(" against %.1f ms/s for the server alone",
-            base->cpu_ms_per_s_median);
-    SAY(" (experiment %s). ", idle->name);
+        TSAY(c04_base, " cpu=%.1f", base->cpu_ms_per_s_median);
+    TSAY(exp, " exp=%s ", idle->name);
     if (noisy)
-        SAY("That CPU figure does not follow from %.1f commands/s (it is the "
-            "whole redis-server process, so other load on the machine shows "
-            "up in it): the commands decide here; rerun the idle experiment "
-            "on a quiet machine for the CPU. ", i1000->cmds_per_s_median);
+        TSAY(c04_noisy, "cmds=%.1f ", i1000->cmds_per_s_median);
     return cheap || noisy;
 }
 
 /* C04's bench part: one lua claim at 100k pending (or the largest backlog
  * when 100k was not run) against the smallest, when the largest reaches
  * 100k; returns whether it stays easy, -1 when not measured. */
-static int c04_bench(const dq_perf *p, char *ev, size_t *off, size_t evlen)
+static int c04_bench(dq_ev *ev, const dq_perf *p)
 {
     const dq_perf_bl *lo = NULL, *hi = NULL, *b;
     if (p->present)
@@ -794,27 +709,23 @@ static int c04_bench(const dq_perf *p, char *ev, size_t *off, size_t evlen)
                                           : hi;
     double r99 = b->claim_us_p99 / lo->claim_us_p99;
     bool ok = r99 <= 3.0 && b->claim_us_p99 < 10000;
-    SAY("One lua claim with %" PRId64 " pending: p50 %.0f us, p99 %.0f us, "
-        "against p99 %.0f us with %" PRId64 " pending (x%.2f); %.0f bytes of "
-        "Redis memory per pending task (`dqlab bench`, figure "
-        "`bench-backlog`; the growth up to 1M is C05). ", b->backlog,
-        b->claim_us_p50, b->claim_us_p99, lo->claim_us_p99, lo->backlog, r99,
-        b->bytes_per_task);
+    TSAY(c04_bench, "n=%" PRId64 " p50=%.0f p99=%.0f lo_p99=%.0f lo_n=%"
+         PRId64 " x=%.2f bytes=%.0f ", b->backlog, b->claim_us_p50,
+         b->claim_us_p99, lo->claim_us_p99, lo->backlog, r99,
+         b->bytes_per_task);
     if (!ok)
-        SAY("The claim p99 grew more than 3x or passed 10 ms at that "
-            "backlog. ");
+        TSAY(c04_bench_grew, " ");
     return ok;
 }
 
 /* C04 (partly): polling once a second is cheap; 100k pending is easy. */
-static dq_verdict rule_c04(const dq_claim_def *c, const dq_results *r, char *ev,
-                       size_t evlen)
+static dq_verdict rule_c04(const dq_claim_def *c, const dq_results *r,
+                           dq_ev *ev)
 {
     const dq_rexp *idle = dq_results_with_plot(r, "idle-cost");
     const dq_rexp *bl = dq_results_with_plot(r, "backlog-lateness");
     const dq_rgroup *i1000 = find_group(idle, "naive", 1000), *big = NULL;
     const dq_perf_bl *lo = NULL, *hi = NULL;
-    size_t o = 0, *off = &o;
     bool easy = true;
     (void)c;
     for (size_t i = 0; bl != NULL && i < bl->ngroups; i++)
@@ -827,39 +738,31 @@ static dq_verdict rule_c04(const dq_claim_def *c, const dq_results *r, char *ev,
                  hi->backlog >= 100000;
     if ((i1000 == NULL || i1000->cpu_ms_per_s_median < 0) && big == NULL &&
         !bench)
-        return none(ev, evlen, "Needs naive at poll_ms = 1000 in the idle "
-                    "experiment and lua with a 100k backlog (experiments/"
-                    "expiry-scale.ini); the O(log N) claim cost (C05) is not "
-                    "measured.");
-    bool cheap = c04_idle(idle, ev, off, evlen);
+        return NONE(c04_none, "");
+    bool cheap = c04_idle(ev, idle);
     if (big != NULL) {
         double p99 = worst_p99(bl, big, NULL);
         easy = big->lost_max == 0 && p99 < 100.0;
-        SAY("With %" PRId64 " pending tasks in the sorted set, lua delivered "
-            "a stream of %" PRIu64 " tasks with p50 %.1f ms and p99 %.1f ms "
-            "lateness, %" PRIu64 " not delivered (experiment %s). ",
-            big->backlog, big->enqueued_sum, big->p50_median, p99,
-            big->lost_max, bl->name);
+        TSAY(c04_backlog, "n=%" PRId64 " tasks=%" PRIu64 " p50=%.1f p99=%.1f "
+             "lost=%" PRIu64 " exp=%s ", big->backlog, big->enqueued_sum,
+             big->p50_median, p99, big->lost_max, bl->name);
     } else if (!bench) {
-        SAY("The 100k-pending part is not measured (needs "
-            "experiments/expiry-scale.ini or `make bench`). ");
+        TSAY(c04_backlog_none, " ");
     }
     if (!cheap)
-        SAY("Polling once a second cost 10 ms of server CPU per second or "
-            "more: not almost nothing. ");
+        TSAY(c04_not_cheap, " ");
     if (!easy)
-        SAY("At the largest backlog lua lost tasks or had a p99 of 100 ms or "
-            "more. ");
-    int ok = bench ? c04_bench(&r->bench, ev, off, evlen) : -1;
+        TSAY(c04_not_easy, " ");
+    int ok = bench ? c04_bench(ev, &r->bench) : -1;
     if (ok < 0)
-        SAY("Not measured: claim latency vs backlog (`make bench`, C05).");
+        TSAY(c04_bench_none, "");
     return !cheap || !easy || ok == 0 ? DQ_VERDICT_DOES_NOT_HOLD
                                       : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
 }
 
 /* C16: list (Redisson design) avoids blind polling and is on time. */
-static dq_verdict rule_c16(const dq_claim_def *c, const dq_results *r, char *ev,
-                       size_t evlen)
+static dq_verdict rule_c16(const dq_claim_def *c, const dq_results *r,
+                           dq_ev *ev)
 {
     const dq_rexp *idle = dq_results_with_plot(r, "idle-cost");
     const dq_rexp *lat = dq_results_with_plot(r, "lateness-cdf");
@@ -868,52 +771,44 @@ static dq_verdict rule_c16(const dq_claim_def *c, const dq_results *r, char *ev,
     const dq_rgroup *lu = find_group(lat, "lua", 100);
     const dq_rgroup *il = find_group(idle, "list", 0);
     const dq_rgroup *in = find_group(idle, "naive", 100);
-    size_t o = 0, *off = &o;
     int ok = 0, known = 0;
     double mx;
     (void)c;
     if (ll == NULL && il == NULL)
-        return none(ev, evlen, "Needs list in the lateness experiment "
-                    "(lateness p99) and in the idle experiment (idle "
-                    "commands/s).");
+        return NONE(c16_none, "");
     if (ll != NULL) {
         double p99l = worst_p99(lat, ll, &mx);
-        SAY("Lateness p99 of list: %.1f ms (max %.1f)", p99l, mx);
+        TSAY(c16_list, "p99=%.1f max=%.1f", p99l, mx);
         if (ln != NULL) {
             double p99n = worst_p99(lat, ln, NULL);
-            SAY("; naive polling every 100 ms: %.1f ms", p99n);
+            TSAY(c16_naive, "p99=%.1f", p99n);
             known++;
             ok += p99l < p99n;
         }
         if (lu != NULL)
-            SAY("; lua (sleeps until the head is due, at most 100 ms): %.1f "
-                "ms", worst_p99(lat, lu, NULL));
-        SAY(" (experiment %s). ", lat->name);
+            TSAY(c16_lua, "p99=%.1f", worst_p99(lat, lu, NULL));
+        TSAY(exp, " exp=%s ", lat->name);
     }
     if (il != NULL && il->cmds_per_s_median >= 0) {
-        SAY("Idle, %d consumers: list %.1f Redis commands/s (BLPOP with the "
-            "claim timeout plus the mover's wake-ups)", il->consumers,
-            il->cmds_per_s_median);
+        TSAY(c16_idle, "consumers=%d cmds=%.1f", il->consumers,
+             il->cmds_per_s_median);
         if (in != NULL && in->cmds_per_s_median >= 0) {
-            SAY(", naive at poll_ms = 100 %.1f", in->cmds_per_s_median);
+            TSAY(c16_idle_naive, "cmds=%.1f", in->cmds_per_s_median);
             known++;
             ok += il->cmds_per_s_median < in->cmds_per_s_median;
         }
-        SAY(" (experiment %s). ", idle->name);
+        TSAY(exp, " exp=%s ", idle->name);
     }
     if (known == 0) {
-        SAY("No polling strategy to compare with.");
+        TSAY(c16_nothing, "");
         return DQ_VERDICT_NOT_MEASURED;
     }
     if (ok == known && known == 2)
-        SAY("list was both more punctual than blind polling and cheaper "
-            "while idle.  No faults were injected: a lost wake-up message is "
-            "bounded by poll_cap_ms.");
+        TSAY(c16_both, "");
     else if (ok > 0)
-        SAY("list won %d of the %d comparisons with blind polling (one "
-            "experiment missing or lost).", ok, known);
+        TSAY(c16_some, "ok=%d known=%d", ok, known);
     else
-        SAY("list won neither comparison.");
+        TSAY(c16_neither, "");
     return ok == known && known == 2 ? DQ_VERDICT_HOLDS
            : ok > 0 ? DQ_VERDICT_HOLDS_WITH_CONDITIONS
                     : DQ_VERDICT_DOES_NOT_HOLD;
@@ -932,9 +827,8 @@ static double log_ratio(int64_t hi, int64_t lo)
  * many were measured at two backlogs, with their p50 ratios in r50s (at
  * most 32), in *faster those above 1.25x the ratio of the logarithms, and
  * the smallest and largest backlog. */
-static size_t backlog_growth(const dq_perf *p, char *ev, size_t *off,
-                             size_t evlen, double *r50s, size_t *faster,
-                             int64_t *lo_n, int64_t *hi_n)
+static size_t backlog_growth(dq_ev *ev, const dq_perf *p, double *r50s,
+                             size_t *faster, int64_t *lo_n, int64_t *hi_n)
 {
     const char *seen[32];
     size_t ns = 0, n = 0, j;
@@ -958,10 +852,10 @@ static size_t backlog_growth(const dq_perf *p, char *ev, size_t *off,
         r50s[n] = r50;
         *lo_n = *lo_n == 0 || lo->backlog < *lo_n ? lo->backlog : *lo_n;
         *hi_n = hi->backlog > *hi_n ? hi->backlog : *hi_n;
-        SAY("%s%s p50 %.0f -> %.0f us (x%.2f), p99 %.0f -> %.0f us (x%.2f)",
-            n++ ? "; " : "", name, lo->claim_us_p50, hi->claim_us_p50, r50,
-            lo->claim_us_p99, hi->claim_us_p99,
-            hi->claim_us_p99 / lo->claim_us_p99);
+        TSAY(c05_growth, "%sname=%s p50_lo=%.0f p50_hi=%.0f x50=%.2f "
+             "p99_lo=%.0f p99_hi=%.0f x99=%.2f", n++ ? "; " : "", name,
+             lo->claim_us_p50, hi->claim_us_p50, r50, lo->claim_us_p99,
+             hi->claim_us_p99, hi->claim_us_p99 / lo->claim_us_p99);
     }
     return n;
 }
@@ -970,26 +864,20 @@ static size_t backlog_growth(const dq_perf *p, char *ev, size_t *off,
  * strategy claims from the same sorted set, so the verdict follows the
  * median strategy: one run disturbed by other load on a shared machine
  * does not decide it alone. */
-static dq_verdict rule_c05(const dq_claim_def *c, const dq_results *r, char *ev,
-                       size_t evlen)
+static dq_verdict rule_c05(const dq_claim_def *c, const dq_results *r,
+                           dq_ev *ev)
 {
-    size_t o = 0, *off = &o, faster, n, m;
+    size_t faster, n, m;
     int64_t lo, hi;
     double r50s[32], med, lr;
     (void)c;
     if (!r->bench.present)
-        return none(ev, evlen, "Needs the backlog scaling of `make bench` "
-                    "(results/bench/latest/backlog.csv).");
-    SAY("One claim call timed on its own, due tasks at the head of a sorted "
-        "set holding N tasks due an hour ahead (`dqlab bench`, figure "
-        "`bench-backlog`): ");
-    if ((n = backlog_growth(&r->bench, ev, off, evlen, r50s, &faster, &lo,
-                            &hi)) == 0)
-        return none(ev, evlen, "The bench measured no Redis strategy at two "
-                    "backlogs or more.");
+        return NONE(c05_none, "");
+    TSAY(c05_intro, " ");
+    if ((n = backlog_growth(ev, &r->bench, r50s, &faster, &lo, &hi)) == 0)
+        return NONE(c05_no_strategy, "");
     lr = log_ratio(hi, lo);
-    SAY(", from %" PRId64 " to %" PRId64 " pending, while log N grows "
-        "x%.2f.  ", lo, hi, lr);
+    TSAY(c05_range, "lo=%" PRId64 " hi=%" PRId64 " x=%.2f  ", lo, hi, lr);
     m = n < 32 ? n : 32;
     for (size_t i = 1; i < m; i++)
         for (size_t j = i; j > 0 && r50s[j - 1] > r50s[j]; j--) {
@@ -999,63 +887,52 @@ static dq_verdict rule_c05(const dq_claim_def *c, const dq_results *r, char *ev,
         }
     med = m % 2 ? r50s[m / 2] : (r50s[m / 2 - 1] + r50s[m / 2]) / 2;
     if (med > 1.25 * lr) {
-        SAY("The median strategy's p50 grew x%.2f, faster than log N (above "
-            "1.25x the ratio of the logarithms; %zu of %zu strategies did).",
-            med, faster, n);
+        TSAY(c05_faster, "x=%.2f n=%zu of=%zu", med, faster, n);
         return DQ_VERDICT_DOES_NOT_HOLD;
     }
     if (faster > 0)
-        SAY("%zu of %zu strategies grew faster than log N in this run, but "
-            "the median strategy's p50 grew x%.2f: on a shared machine one "
-            "disturbed run can do that; rerun `make bench` to see whether it "
-            "repeats.  ", faster, n, med);
-    SAY("The median strategy's p50 did not grow faster than log N: the skip "
-        "list's O(log N) descent is small next to a round trip, which "
-        "dominates the claim time.%s", hi < 1000000 ? "  Measured only up to "
-        "this backlog (`make bench FULL=1` goes to 1,000,000)." : "");
+        TSAY(c05_some_faster, "n=%zu of=%zu x=%.2f  ", faster, n, med);
+    TSAY(c05_holds, "");
+    if (hi < 1000000)
+        TSAY(c05_only_to, "%s", "  ");
     return hi >= 1000000 ? DQ_VERDICT_HOLDS
                          : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
 }
 
-/* C17's O(log n) part from the bench's heap backlog rows.  A claim p50
- * below the clock's 1 us resolution (dq_now_us) at either end cannot show
- * growth: not resolvable, and it does not count toward the verdict.
- * Resolvable and within 1.25x of log n's growth, it supports the claim;
- * beyond, it conditions it.  Returns 1 ok, -1 not, 0 undecided. */
-static int c17_logn(const dq_perf *p, char *logn, size_t len)
+/* C17's O(log n) part from the bench's heap backlog rows, into logn.  A
+ * claim p50 below the clock's 1 us resolution (dq_now_us) at either end
+ * cannot show growth: not resolvable, and it does not count toward the
+ * verdict.  Resolvable and within 1.25x of log n's growth, it supports
+ * the claim; beyond, it conditions it.  Returns 1 ok, -1 not, 0
+ * undecided. */
+static int c17_logn(dq_ev *ev, const dq_perf *p, char logn[768])
 {
     const dq_perf_bl *lo = NULL, *hi = NULL;
     char enq[256] = "";
+    size_t off = 0;
     if (p->present)
         dq_perf_backlog_range(p, "heap", &lo, &hi);
     if (lo == NULL || hi == lo) {
-        snprintf(logn, len, "The O(log n) part is not yet measured (`make "
-                 "bench`: heap claim time vs n).");
+        dq_tcat(ev->t, logn, 768, &off, DQ_T_claims_c17_logn_none, "");
         return 0;
     }
     double lr = log_ratio(hi->backlog, lo->backlog);
     double g = hi->claim_us_p50 / lo->claim_us_p50;
     if (lo->enqueue_us_mean > 0 && hi->enqueue_us_mean > 0)
-        snprintf(enq, sizeof enq, "  Enqueue mean %.2f -> %.2f us (x%.2f), "
-                 "information only: a mean of calls each below the clock's "
-                 "resolution, and not the claim's cost.", lo->enqueue_us_mean,
-                 hi->enqueue_us_mean,
-                 hi->enqueue_us_mean / lo->enqueue_us_mean);
+        TBUF(enq, c17_enqueue, "  lo=%.2f hi=%.2f x=%.2f",
+             lo->enqueue_us_mean, hi->enqueue_us_mean,
+             hi->enqueue_us_mean / lo->enqueue_us_mean);
     if (lo->claim_us_p50 < 1.0 || hi->claim_us_p50 < 1.0) {
-        snprintf(logn, len, "O(log n): not resolvable with a 1 us clock -- "
-                 "one heap claim took p50 %.1f us with %" PRId64 " pending "
-                 "and %.1f us with %" PRId64 " (`dqlab bench`), below the "
-                 "clock's resolution, so this run does not decide that "
-                 "part.%s", lo->claim_us_p50, lo->backlog, hi->claim_us_p50,
-                 hi->backlog, enq);
+        dq_tcat(ev->t, logn, 768, &off, DQ_T_claims_c17_unresolvable, "lo=%.1f "
+                "lo_n=%" PRId64 " hi=%.1f hi_n=%" PRId64 " enq=%s",
+                lo->claim_us_p50, lo->backlog, hi->claim_us_p50, hi->backlog,
+                enq);
         return 0;
     }
-    snprintf(logn, len, "O(log n): one heap claim took p50 %.1f us with %"
-             PRId64 " pending and %.1f us with %" PRId64 " (x%.2f; `dqlab "
-             "bench`) while log n grows x%.2f: %s.%s", lo->claim_us_p50,
-             lo->backlog, hi->claim_us_p50, hi->backlog, g, lr,
-             g <= lr * 1.25 ? "no faster than log n" : "faster than log n",
-             enq);
+    dq_tcat(ev->t, logn, 768, &off, g <= lr * 1.25 ? DQ_T_claims_c17_logn
+            : DQ_T_claims_c17_logn_faster, "lo=%.1f lo_n=%" PRId64 " hi=%.1f "
+            "hi_n=%" PRId64 " x=%.2f lr=%.2f enq=%s", lo->claim_us_p50,
+            lo->backlog, hi->claim_us_p50, hi->backlog, g, lr, enq);
     return g <= lr * 1.25 ? 1 : -1;
 }
 
@@ -1102,22 +979,21 @@ static double heap_wakeups(const dq_results *r, int c)
  * consumers - 1); the rule calls it a herd at a consumer count when its
  * wake-ups per delivery reach half that count, and at least 2.  Each count
  * is held to its own threshold, and the text states both. */
-static dq_verdict rule_c17(const dq_claim_def *c, const dq_results *r, char *ev,
-                       size_t evlen)
+static dq_verdict rule_c17(const dq_claim_def *c, const dq_results *r,
+                           dq_ev *ev)
 {
     tally t;
-    char per[512] = "", verdict[400], logn[768];
-    size_t o = 0, ncs = 0;
+    char per[512] = "", verdict[400] = "", logn[768] = "", how[64] = "";
+    char few[128] = "";
+    size_t ncs = 0, o = 0;
     double worst = 0, worst_limit = 0, herd_ratio = 0, herd_limit = 0;
     int worst_c = 0, herd_c = 0, cs[64];
     (void)c;
     tally_of(r, "heap", &t);
     if (t.trials == 0 || t.deliveries == 0 || t.wakeups == 0) {
-        snprintf(ev, evlen, "%s  Needs: heap inserts/removes per second vs n "
-                 "(O(log n)), and wake-ups per delivery with many "
-                 "consumers.", t.trials == 0 ? "No trial ran heap with 2 or "
-                 "more consumers." : "The heap trials recorded no wake-ups.");
-        return DQ_VERDICT_NOT_MEASURED;
+        dq_tcat(ev->t, how, sizeof how, &(size_t){0}, t.trials == 0
+                ? DQ_T_claims_c17_no_heap : DQ_T_claims_c17_no_wakeups, "");
+        return NONE(c17_none, "why=%s", how);
     }
     ncs = heap_counts(r, cs, 64);
     for (size_t k = 0; k < ncs; k++) {
@@ -1129,26 +1005,24 @@ static dq_verdict rule_c17(const dq_claim_def *c, const dq_results *r, char *ev,
             worst = ratio, worst_c = cs[k], worst_limit = limit;
         if (ratio >= limit && herd_c == 0)
             herd_c = cs[k], herd_ratio = ratio, herd_limit = limit;
-        dq_append(per, sizeof per, &o, "%s%.2f at %d consumers",
-                  o ? ", " : "", ratio, cs[k]);
+        dq_tcat(ev->t, per, sizeof per, &o, DQ_T_claims_c17_at, "%sratio=%.2f "
+                "consumers=%d", o ? ", " : "", ratio, cs[k]);
     }
-    if (herd_c > 0)
-        snprintf(verdict, sizeof verdict, "At %d consumers, %.2f wake-ups per "
-                 "delivery reach the herd threshold of %.1f (half the "
-                 "consumers, at least 2): more consumers, more wake-ups per "
-                 "delivery.", herd_c, herd_ratio, herd_limit);
-    else
-        snprintf(verdict, sizeof verdict, "%s (the largest, %.2f, at %d "
-                 "consumers, below the herd threshold there of %.1f: half the "
-                 "consumers, at least 2): no thundering herd%s.", worst <= 1.0
-                 ? "At most one wake-up per delivery" : worst <= 1.5
-                 ? "About one wake-up per delivery"
-                 : "A few wake-ups per delivery", worst, worst_c,
-                 worst_limit, cs[ncs - 1] < 4 ? ", though with at most 3 "
-                 "consumers a herd has few threads to wake" : "");
-    int logn_state = c17_logn(&r->bench, logn, sizeof logn);
-    snprintf(ev, evlen, "Wake-ups per delivery for heap: %s (experiment %s)."
-             "  %s  %s", per, t.exps, verdict, logn);
+    if (herd_c > 0) {
+        TBUF(verdict, c17_herd, "consumers=%d ratio=%.2f limit=%.1f", herd_c,
+             herd_ratio, herd_limit);
+    } else {
+        dq_tcat(ev->t, how, sizeof how, &(size_t){0}, worst <= 1.0
+                ? DQ_T_claims_c17_at_most_one : worst <= 1.5
+                ? DQ_T_claims_c17_about_one : DQ_T_claims_c17_a_few, "");
+        if (cs[ncs - 1] < 4)
+            TBUF(few, c17_few, "");
+        TBUF(verdict, c17_no_herd, "how=%s worst=%.2f consumers=%d "
+             "limit=%.1f few=%s", how, worst, worst_c, worst_limit, few);
+    }
+    int logn_state = c17_logn(ev, &r->bench, logn);
+    TSAY(c17, "per=%s exps=%s verdict=%s logn=%s", per, t.exps, verdict,
+         logn);
     /* without a resolvable O(log n) measurement only the wake-up half is
      * decided: at best "holds with conditions" */
     return herd_c > 0 ? DQ_VERDICT_DOES_NOT_HOLD
@@ -1209,30 +1083,29 @@ static void fault_total(const dq_loss_table *lt, const char *fault,
     }
 }
 
-/* The loss experiment's table (its name in *exp); NULL with ev saying
- * what the claim needs when there is none. */
-static const dq_loss_table *loss_table(const dq_results *r, char *ev,
-                                       size_t evlen, const char *needs,
-                                       const char **exp)
+/* The loss experiment's table (its name in *exp); NULL with the evidence
+ * saying what the claim needs (text needs) when there is none. */
+static const dq_loss_table *loss_table(dq_ev *ev, const dq_results *r,
+                                       dq_text_id needs, const char **exp)
 {
     const dq_rexp *e = dq_loss_experiment(r);
-    if (e == NULL)
-        snprintf(ev, evlen, "No loss experiment in the results.  Needs: %s "
-                 "(experiments/loss.ini).", needs);
+    char what[256] = "";
+    if (e == NULL) {
+        dq_tcat(ev->t, what, sizeof what, &(size_t){0}, needs, "");
+        (void)NONE(loss_none, "needs=%s", what);
+    }
     *exp = e ? e->name : "";
     return e ? e->loss : NULL;
 }
 
 /* C12: a consumer dying after the claim loses the task, unless leased. */
-static dq_verdict rule_c12(const dq_claim_def *c, const dq_results *r, char *ev,
-                       size_t evlen)
+static dq_verdict rule_c12(const dq_claim_def *c, const dq_results *r,
+                           dq_ev *ev)
 {
     const char *exp;
-    const dq_loss_table *lt = loss_table(r, ev, evlen, "kill-consumer "
-                                         "trials", &exp);
+    const dq_loss_table *lt = loss_table(ev, r, DQ_T_claims_c12_needs, &exp);
     fault_sum amo, lease;
-    char points[160];
-    size_t o = 0, *off = &o;
+    char points[160], clean[600] = "", by[600] = "";
     (void)c;
     if (lt == NULL)
         return DQ_VERDICT_NOT_MEASURED;
@@ -1241,29 +1114,28 @@ static dq_verdict rule_c12(const dq_claim_def *c, const dq_results *r, char *ev,
     fault_total(lt, "kill-consumer", NULL,
                 (cell_filter){DQ_G_SURVIVES_CONSUMER_CRASH, NULL, false},
                 &lease);
-    dq_kill_points(lt->faults, lt->nfaults, points, sizeof points);
-    if (amo.cells == 0 || lease.cells == 0) {
-        snprintf(ev, evlen, "The loss experiment (%s) has no kill-consumer "
-                 "trial of both an at-most-once and a leased strategy.", exp);
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    SAY("Consumers killed with SIGKILL %s (experiment %s): at-most-once "
-        "strategies lost %" PRIu64 " of %" PRIu64 " tasks (%s%s%s); leased "
-        "strategies lost %" PRIu64 " of %" PRIu64 "%s%s%s and redelivered %"
-        PRIu64 ".  ", points[0] ? points : "at a point of a claim", exp,
-        amo.lost, amo.enqueued, amo.lost_by[0] ? amo.lost_by : "none lost",
-        amo.clean[0] && amo.lost_by[0] ? "; nothing lost: " : "",
-        amo.lost_by[0] ? amo.clean : "", lease.lost, lease.enqueued,
-        lease.lost_by[0] ? " (" : "", lease.lost_by,
-        lease.lost_by[0] ? ")" : "", lease.redelivered);
+    dq_kill_points(ev->t, lt->faults, lt->nfaults, points, sizeof points);
+    if (amo.cells == 0 || lease.cells == 0)
+        return NONE(c12_none, "exp=%s", exp);
+    if (points[0] == '\0')
+        TBUF(points, c12_point, "");
+    if (amo.lost_by[0] == '\0')
+        TBUF(amo.lost_by, c12_none_lost, "");
+    else if (amo.clean[0])
+        TBUF(clean, c12_clean, " "), strcat(clean, amo.clean);
+    if (lease.lost_by[0])
+        snprintf(by, sizeof by, " (%s)", lease.lost_by);
+    TSAY(c12, "points=%s exp=%s amo_lost=%" PRIu64 " amo_n=%" PRIu64
+         " amo_by=%s amo_clean=%s lease_lost=%" PRIu64 " lease_n=%" PRIu64
+         " lease_by=%s red=%" PRIu64 "  ", points, exp, amo.lost,
+         amo.enqueued, amo.lost_by, clean, lease.lost, lease.enqueued, by,
+         lease.redelivered);
     if (lease.lost > 0)
-        SAY("A lease did not keep every killed consumer's task.");
+        TSAY(c12_lease_lost, "");
     else if (amo.lost == 0)
-        SAY("No at-most-once task was lost: the kills did not hit a claimed, "
-            "unacked task in these runs.");
+        TSAY(c12_no_amo_lost, "");
     else
-        SAY("The task a dead consumer held is gone when the claim removed "
-            "it, and comes back after the lease when it was only re-scored.");
+        TSAY(c12_holds, "");
     return lease.lost > 0 ? DQ_VERDICT_DOES_NOT_HOLD
            : amo.lost == 0 ? DQ_VERDICT_HOLDS_WITH_CONDITIONS
                            : DQ_VERDICT_HOLDS;
@@ -1272,15 +1144,14 @@ static dq_verdict rule_c12(const dq_claim_def *c, const dq_results *r, char *ev,
 /* C14: AOF everysec keeps delayed tasks across a crash, losing ~1 s.  For
  * the Redis strategies whose tasks wait in Redis data; expiry's wait on a
  * notification nobody hears during the restart (C18): apart. */
-static dq_verdict rule_c14(const dq_claim_def *c, const dq_results *r, char *ev,
-                       size_t evlen)
+static dq_verdict rule_c14(const dq_claim_def *c, const dq_results *r,
+                           dq_ev *ev)
 {
     const char *exp;
-    const dq_loss_table *lt = loss_table(r, ev, evlen, "restart-redis "
-                                         "trials", &exp);
+    const dq_loss_table *lt = loss_table(ev, r, DQ_T_claims_c14_needs, &exp);
     const cell_filter others = {DQ_G_NEEDS_REDIS, "expiry", false};
     fault_sum no, every, always, ex;
-    size_t o = 0, *off = &o;
+    char none[64] = "";
     (void)c;
     if (lt == NULL)
         return DQ_VERDICT_NOT_MEASURED;
@@ -1289,53 +1160,48 @@ static dq_verdict rule_c14(const dq_claim_def *c, const dq_results *r, char *ev,
     fault_total(lt, "restart-redis", "always", others, &always);
     fault_total(lt, "restart-redis", "everysec",
                 (cell_filter){DQ_G_NEEDS_REDIS, "expiry", true}, &ex);
-    SAY("redis-server killed and restarted mid-trial (experiment %s), tasks "
-        "lost by the Redis strategies:", exp);
+    TBUF(none, c18_nobody, "");
+    TSAY(c14_intro, "exp=%s", exp);
     if (no.cells)
-        SAY(" no persistence %" PRIu64 " of %" PRIu64 ";", no.lost,
-            no.enqueued);
+        TSAY(c14_off, " lost=%" PRIu64 " n=%" PRIu64, no.lost, no.enqueued);
     if (every.cells)
-        SAY(" AOF everysec %" PRIu64 " of %" PRIu64 " (%s);", every.lost,
-            every.enqueued, every.lost_by[0] ? every.lost_by : "none");
+        TSAY(c14_everysec, " lost=%" PRIu64 " n=%" PRIu64 " by=%s",
+             every.lost, every.enqueued, every.lost_by[0] ? every.lost_by
+             : none);
     if (always.cells)
-        SAY(" AOF always %" PRIu64 " of %" PRIu64 ";", always.lost,
-            always.enqueued);
+        TSAY(c14_always, " lost=%" PRIu64 " n=%" PRIu64, always.lost,
+             always.enqueued);
     if (ex.cells)
-        SAY(" (expiry, apart: %" PRIu64 " of %" PRIu64 " with AOF everysec "
-            "-- its keys expire while no subscriber listens, see C18);",
-            ex.lost, ex.enqueued);
+        TSAY(c14_expiry, " lost=%" PRIu64 " n=%" PRIu64, ex.lost,
+             ex.enqueued);
     if (every.cells == 0) {
-        SAY(" no restart with AOF everysec was run.");
+        TSAY(c14_no_everysec, "%s", " ");
         return DQ_VERDICT_NOT_MEASURED;
     }
     double fe = every.enqueued ? (double)every.lost / (double)every.enqueued
                                : 0;
     double fo = no.enqueued ? (double)no.lost / (double)no.enqueued : 1;
     if (every.lost == 0) {
-        SAY(" With AOF everysec every task survived the restart here.");
+        TSAY(c14_all_kept, "%s", " ");
         return DQ_VERDICT_HOLDS;
     }
     if (no.cells && fe < fo / 2) {
-        SAY(" AOF everysec kept most tasks (%.1f%% lost against %.1f%% "
-            "without persistence): the writes of the last second before the "
-            "kill can be lost.", 100 * fe, 100 * fo);
+        TSAY(c14_most_kept, " fe=%.1f fo=%.1f", 100 * fe, 100 * fo);
         return DQ_VERDICT_HOLDS_WITH_CONDITIONS;
     }
-    SAY(" AOF everysec lost %.1f%% of the tasks, not much less than without "
-        "persistence.", 100 * fe);
+    TSAY(c14_not, " fe=%.1f", 100 * fe);
     return DQ_VERDICT_DOES_NOT_HOLD;
 }
 
 /* C21: at-least-once consumers do get tasks twice under faults. */
-static dq_verdict rule_c21(const dq_claim_def *c, const dq_results *r, char *ev,
-                       size_t evlen)
+static dq_verdict rule_c21(const dq_claim_def *c, const dq_results *r,
+                           dq_ev *ev)
 {
     const char *exp;
-    const dq_loss_table *lt = loss_table(r, ev, evlen, "at-least-once "
-                                         "strategies under faults", &exp);
+    const dq_loss_table *lt = loss_table(ev, r, DQ_T_claims_c21_needs, &exp);
     uint64_t red = 0, enq = 0, dup_amo = 0;
-    size_t cells = 0, o = 0, *off = &o, lb = 0, la = 0;
-    char by[512] = "", amo_by[512] = "";
+    size_t cells = 0, lb = 0, la = 0;
+    char by[512] = "", amo_by[512] = "", list[600] = "";
     (void)c;
     if (lt == NULL)
         return DQ_VERDICT_NOT_MEASURED;
@@ -1349,33 +1215,29 @@ static dq_verdict rule_c21(const dq_claim_def *c, const dq_results *r, char *ev,
                 red += x->redelivered;
                 enq += x->enqueued;
                 if (x->redelivered)
-                    dq_append(by, sizeof by, &lb, "%s%s under %s: %" PRIu64,
-                              lb ? ", " : "", lt->rows[row], lt->faults[f],
-                              x->redelivered);
+                    dq_tcat(ev->t, by, sizeof by, &lb, DQ_T_claims_c21_item,
+                            "%srow=%s fault=%s n=%" PRIu64, lb ? ", " : "",
+                            lt->rows[row], lt->faults[f], x->redelivered);
             } else if (x != NULL && !(x->flags & DQ_G_DUPLICATES) && rep) {
                 /* naive's repeats are its documented race (C01) */
                 dup_amo += rep;
-                dq_append(amo_by, sizeof amo_by, &la, "%s%s under %s: %"
-                          PRIu64, la ? ", " : "", lt->rows[row],
-                          lt->faults[f], rep);
+                dq_tcat(ev->t, amo_by, sizeof amo_by, &la,
+                        DQ_T_claims_c21_item, "%srow=%s fault=%s n=%" PRIu64,
+                        la ? ", " : "", lt->rows[row], lt->faults[f], rep);
             }
         }
-    if (cells == 0) {
-        snprintf(ev, evlen, "The loss experiment (%s) ran no at-least-once "
-                 "strategy under a fault.", exp);
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    SAY("At-least-once strategies under faults (experiment %s) delivered %"
-        PRIu64 " tasks a second time out of %" PRIu64 "%s%s%s.", exp, red,
-        enq, by[0] ? " (" : "", by, by[0] ? ")" : "");
+    if (cells == 0)
+        return NONE(c21_none, "exp=%s", exp);
+    if (by[0])
+        snprintf(list, sizeof list, " (%s)", by);
+    TSAY(c21, "exp=%s red=%" PRIu64 " n=%" PRIu64 " by=%s", exp, red, enq,
+         list);
     if (dup_amo > 0)
-        SAY("  At-most-once strategies repeated tasks too when a fault struck "
-            "(%s).", amo_by);
+        TSAY(c21_amo, "  by=%s", amo_by);
     if (red > 0 || dup_amo > 0)
-        SAY("  A consumer must expect the same task twice: make processing "
-            "idempotent.");
+        TSAY(c21_idempotent, "%s", "  ");
     else
-        SAY("  No task came back twice in these runs.");
+        TSAY(c21_no_repeat, "%s", "  ");
     return red > 0 || dup_amo > 0 ? DQ_VERDICT_HOLDS
                                   : DQ_VERDICT_NOT_MEASURED;
 }
@@ -1384,26 +1246,23 @@ static dq_verdict rule_c21(const dq_claim_def *c, const dq_results *r, char *ev,
 
 /* C18's outage part: expiry's losses under a subscriber outage beside the
  * other strategies'.  -1 when not measured, else expiry's lost count. */
-static int64_t c18_outage(const dq_results *r, char *ev, size_t *off,
-                          size_t evlen)
+static int64_t c18_outage(dq_ev *ev, const dq_results *r)
 {
-    const char *exp;
-    char why[512];
-    const dq_loss_table *lt = loss_table(r, why, sizeof why, "", &exp);
+    const dq_rexp *e = dq_loss_experiment(r);
+    char none[64] = "";
     fault_sum all, ex;
-    if (lt == NULL)
+    if (e == NULL)
         return -1;
-    fault_total(lt, "subscriber-outage", NULL, (cell_filter){0, NULL, false},
-                &all);
-    fault_total(lt, "subscriber-outage", NULL,
+    fault_total(e->loss, "subscriber-outage", NULL,
+                (cell_filter){0, NULL, false}, &all);
+    fault_total(e->loss, "subscriber-outage", NULL,
                 (cell_filter){0, "expiry", true}, &ex);
     if (ex.cells == 0)
         return -1;
-    SAY("  Under a subscriber outage (every consumer down for a while; "
-        "experiment %s) expiry lost %" PRIu64 " of %" PRIu64 " tasks; lost "
-        "by all strategies: %s; nothing lost: %s.", exp, ex.lost,
-        ex.enqueued, all.lost_by[0] ? all.lost_by : "none",
-        all.clean[0] ? all.clean : "none");
+    TBUF(none, c18_nobody, "");
+    TSAY(c18_outage, "  exp=%s lost=%" PRIu64 " n=%" PRIu64 " by=%s "
+         "clean=%s", e->name, ex.lost, ex.enqueued, all.lost_by[0]
+         ? all.lost_by : none, all.clean[0] ? all.clean : none);
     return (int64_t)ex.lost;
 }
 
@@ -1418,8 +1277,8 @@ static double delivered_frac(const dq_rgroup *g)
  * were not delivered, the p50 of those that were is survivor biased (the
  * keys the expire cycle reached first), so it is neither quoted as a
  * trend nor used.  Returns whether lateness grew with the keys. */
-static bool c18_backlog(const dq_rexp *bl, const dq_rgroup **gs, size_t n,
-                        char *ev, size_t *off, size_t evlen)
+static bool c18_backlog(dq_ev *ev, const dq_rexp *bl, const dq_rgroup **gs,
+                        size_t n)
 {
     const dq_rgroup *a = gs[0], *b = gs[n - 1];
     double fa = delivered_frac(a), fb = delivered_frac(b);
@@ -1427,45 +1286,36 @@ static bool c18_backlog(const dq_rexp *bl, const dq_rgroup **gs, size_t n,
     bool later = a->delivered_sum == a->enqueued_sum &&
                  b->delivered_sum == b->enqueued_sum &&
                  b->p50_median > 2 * a->p50_median;
-    SAY("expiry, a stream of tasks due %s ms after enqueue, behind a backlog "
-        "of pending shadow keys, observed until %s ms after the last due "
-        "time:", dq_rexp_meta(bl, "delay_ms"), dq_rexp_meta(bl, "grace_ms"));
+    char bias[512] = "";
+    TSAY(c18_stream, "delay=%s grace=%s", dq_rexp_meta(bl, "delay_ms"),
+         dq_rexp_meta(bl, "grace_ms"));
     for (size_t i = 0; i < n; i++) {
-        SAY("%s %" PRId64 " pending -> %.1f%% delivered within the window",
-            i ? ";" : "", gs[i]->backlog, 100 * delivered_frac(gs[i]));
+        TSAY(c18_at, "%s n=%" PRId64 " pct=%.1f", i ? ";" : "",
+             gs[i]->backlog, 100 * delivered_frac(gs[i]));
         if (gs[i]->delivered_sum == gs[i]->enqueued_sum)
-            SAY(", p50 %.0f ms", gs[i]->p50_median);
+            TSAY(c18_p50, "ms=%.0f", gs[i]->p50_median);
     }
-    SAY(" (experiment %s, figure `%s-backlog-lateness`). ", bl->name,
-        bl->name);
+    TSAY(c18_where, " exp=%s ", bl->name);
+    if (falls && fb < 0.5)
+        TBUF(bias, c18_bias, "%s", "  ");
     if (falls)
-        SAY("The more keys with a TTL, the fewer of the stream's events came "
-            "within the window (%.1f%% at %" PRId64 " pending, %.1f%% at %"
-            PRId64 "): Redis publishes `expired` when its sampling expire "
-            "cycle finds the key, not when the TTL runs out.%s", 100 * fa,
-            a->backlog, 100 * fb, b->backlog, fb < 0.5 ? "  Where most tasks "
-            "were not delivered, the p50 of those that were is not "
-            "comparable (survivor bias: the keys the cycle reached first), "
-            "so it is not quoted." : "");
+        TSAY(c18_falls, "fa=%.1f a=%" PRId64 " fb=%.1f b=%" PRId64 " bias=%s",
+             100 * fa, a->backlog, 100 * fb, b->backlog, bias);
     else if (later)
-        SAY("Every task was delivered at both ends, and the p50 rose from "
-            "%.0f ms to %.0f ms: Redis publishes `expired` when its sampling "
-            "expire cycle finds the key, not when the TTL runs out.",
-            a->p50_median, b->p50_median);
+        TSAY(c18_later, "a=%.0f b=%.0f", a->p50_median, b->p50_median);
     else
-        SAY("Neither the delivered fraction fell (by 10%% or more) nor the "
-            "p50 doubled with the number of keys here.");
+        TSAY(c18_neither, "");
     return falls || later;
 }
 
 /* C18: expiry events come later as keys pile up (expiry-scale), and are
  * lost while no subscriber listens (loss, subscriber-outage). */
-static dq_verdict rule_c18(const dq_claim_def *c, const dq_results *r, char *ev,
-                       size_t evlen)
+static dq_verdict rule_c18(const dq_claim_def *c, const dq_results *r,
+                           dq_ev *ev)
 {
     const dq_rexp *bl = dq_results_with_plot(r, "backlog-lateness");
     const dq_rgroup *gs[32], *t;
-    size_t n = 0, o = 0, *off = &o;
+    size_t n = 0;
     bool grows = false;
     (void)c;
     for (size_t i = 0; bl != NULL && i < bl->ngroups && n < 32; i++)
@@ -1475,19 +1325,16 @@ static dq_verdict rule_c18(const dq_claim_def *c, const dq_results *r, char *ev,
         for (size_t j = i; j > 0 && gs[j - 1]->backlog > gs[j]->backlog; j--)
             t = gs[j], gs[j] = gs[j - 1], gs[j - 1] = t;
     if (n < 2)
-        SAY("The lateness part needs expiry at two or more backlogs "
-            "(experiments/expiry-scale.ini).");
+        TSAY(c18_backlog_none, "");
     else
-        grows = c18_backlog(bl, gs, n, ev, off, evlen);
-    int64_t ol = c18_outage(r, ev, off, evlen);
+        grows = c18_backlog(ev, bl, gs, n);
+    int64_t ol = c18_outage(ev, r);
     if (ol < 0 && n < 2) {
-        SAY("  The loss part needs expiry under subscriber-outage "
-            "(experiments/loss.ini).");
+        TSAY(c18_loss_none, "%s", "  ");
         return DQ_VERDICT_NOT_MEASURED;
     }
     if (ol < 0)
-        SAY("  Not measured: the loss of tasks whose key expires while no "
-            "subscriber listens (experiments/loss.ini, subscriber-outage).");
+        TSAY(c18_loss_unmeasured, "%s", "  ");
     return grows && ol > 0 ? DQ_VERDICT_HOLDS
            : grows || ol > 0 ? DQ_VERDICT_HOLDS_WITH_CONDITIONS
                              : DQ_VERDICT_DOES_NOT_HOLD;
@@ -1499,110 +1346,64 @@ static dq_verdict rule_c18(const dq_claim_def *c, const dq_results *r, char *ev,
 #define PROBES(fn, ...)                                                      \
     &(const struct dq_claim_args){.judge = fn, .reads = {__VA_ARGS__}}
 #define READ(probe, ...) {probe, {__VA_ARGS__, NULL}}
+/* A row: the id, its texts in claims.md ("c01_text", "c01_decide"). */
+#define CLAIM(n, ...)                                                        \
+    {"C" #n, DQ_T_claims_c##n##_text, DQ_T_claims_c##n##_decide, __VA_ARGS__}
 
 const dq_claim_def dq_claims[] = {
-    {"C01", "Finding due tasks with ZRANGEBYSCORE and removing them with a "
-     "separate ZREM lets two consumers take the same task.",
-     "naive with 2 or more consumers: duplicates > 0", rule_tally,
-     TALLY("naive", say_c01)},
-    {"C02", "Wrapping find-due and remove in one Lua script makes the claim "
-     "atomic: no task is processed twice.",
-     "lua with many consumers: duplicates = 0", rule_tally,
-     TALLY("lua", say_c02)},
-    {"C03", "Treating ZREM's reply (1: I removed it) as the claim also stops "
-     "duplicates, at the cost of round trips wasted on lost races.",
-     "naive-checked with many consumers: duplicates = 0, lost races counted",
-     rule_tally, TALLY("naive-checked", say_c03)},
-    {"C04", "Polling a sorted set once a second costs Redis almost nothing, "
-     "and 100,000 pending tasks are no problem.",
-     "idle and backlog experiments: commands/s, CPU, claim latency at 100k "
-     "pending", rule_c04, NULL},
-    {"C05", "A claim costs O(log N) in the number of pending tasks.",
-     "backlog scaling from 1k to 1M pending tasks", rule_c05, NULL},
-    {"C06", "A sorted-set score (a double) stores a millisecond Unix "
-     "timestamp exactly.",
-     "exact round trip of scores; where it stops (us, ns, large ms)",
-     rule_probes, PROBES(judge_c06,
-                         READ("ms-epoch", "exact", "n", "lo", "hi"),
-                         READ("us-epoch", "exact", "n"),
-                         READ("ns-epoch", "exact", "n", "max_err"),
-                         READ("first-inexact", "first_inexact"),
-                         READ("ms-x4096", "first_inexact_ms"))},
-    {"C07", "ZPOPMIN pops atomically, so it alone is a correct claim.",
-     "zpopmin: what happens to tasks not yet due; loss when a consumer dies "
-     "between pop and put-back", rule_probes,
-     PROBES(judge_c07, READ("zpopmin-atomic", "duplicates", "missing",
-                            "popped", "n", "threads"),
-            READ("pop-then-die", "lost", "n"))},
-    {"C08", "The set member should be a task id with the payload stored "
-     "apart; using the payload as the member merges equal payloads into "
-     "one task.", "equal-payload test on both layouts", rule_probes,
-     PROBES(judge_c08, READ("payload-member", "members", "due_first",
-                            "delivered", "tasks"),
-            READ("id-member", "members", "due_first", "delivered",
-                 "tasks"))},
-    {"C09", "A TTL on the payload key avoids leftovers, but a TTL shorter "
-     "than the delay (or the wait in a backlog) loses the task.",
-     "payload TTL shorter than the delay: lost count", rule_probes,
-     PROBES(judge_c09, READ("ttl-shorter", "lost", "n", "ttl_ms",
-                            "delay_ms"),
-            READ("ttl-longer", "lost", "n", "ttl_ms", "delay_ms"),
-            READ("leftovers", "leftovers", "before", "n"))},
-    {"C10", "With polling, lateness lies between 0 and the poll interval, "
-     "and a shorter interval costs more CPU.",
-     "lateness distribution vs poll_ms; idle cost vs poll_ms", rule_c10,
-     NULL},
-    {"C11", "Sleeping about 100 ms when nothing is due keeps CPU low without "
-     "much harm to lateness.", "idle cost and lateness at poll_ms=100",
-     rule_c11, NULL},
-    {"C12", "A consumer that dies between taking a task and finishing it "
-     "loses the task, unless the task is re-added with a retry time (a "
-     "lease).", "kill-consumer: lost > 0 for at-most-once strategies, 0 "
-     "for leased ones", rule_c12, NULL},
-    {"C13", "Redis runs commands on one thread, so everything done against "
-     "it is atomic and concurrency is no concern.",
-     "naive duplicates: single commands are atomic, sequences are not",
-     rule_tally, TALLY("naive", say_c13)},
-    {"C14", "With AOF (appendfsync everysec) delayed tasks survive a Redis "
-     "crash, losing at most about one second of writes.",
-     "restart-redis with AOF everysec / always / off: lost counts",
-     rule_c14, NULL},
-    {"C15", "A primary/replica failover can lose a few recent tasks "
-     "(replication is asynchronous); WAIT narrows the window.",
-     "failover experiment with a replica", NULL, NULL},
-    {"C16", "The Redisson design (sorted set, ready list, Pub/Sub; consumers "
-     "block in BLPOP) avoids blind polling and delivers on time.",
-     "list: idle commands/s and lateness p99", rule_c16, NULL},
-    {"C17", "An in-process min-heap (like Java's DelayQueue) inserts and "
-     "removes in O(log n), and leader-follower waiting wakes one thread, "
-     "not a herd.", "heap: ops/s vs n; wake-ups per delivery", rule_c17,
-     NULL},
-    {"C18", "Keyspace expiry events can drive a delay queue, but they are "
-     "fire-and-forget (lost while no subscriber listens) and fire when "
-     "Redis gets round to deleting the key, not at the TTL.",
-     "expiry: loss during a subscriber outage; lateness vs number of keys",
-     rule_c18, NULL},
-    {"C19", "Splitting one big sorted set into buckets (by time or hash), or "
-     "sharding on Redis Cluster, raises throughput for very large queues.",
-     "bucketed/sharded variant on a local Cluster vs one key", NULL, NULL},
-    {"C20", "A sorted set can be capped with MAXLEN like a stream.",
-     "Redis's reply to ZADD with MAXLEN (a Streams-only option)", rule_probes,
-     PROBES(judge_c20, READ("zadd-maxlen", "rejected", "zcard"),
-            READ("xadd-maxlen", "xlen", "added", "maxlen"))},
-    {"C21", "Since a consumer can still get a task twice (retries, "
-     "redelivery), processing must be idempotent and re-check the business "
-     "state.", "at-least-once strategies under faults: redelivered > 0",
-     rule_c21, NULL},
-    {NULL, NULL, NULL, NULL, NULL},
+    CLAIM(01, rule_tally, TALLY("naive", say_c01)),
+    CLAIM(02, rule_tally, TALLY("lua", say_c02)),
+    CLAIM(03, rule_tally, TALLY("naive-checked", say_c03)),
+    CLAIM(04, rule_c04, NULL),
+    CLAIM(05, rule_c05, NULL),
+    CLAIM(06, rule_probes, PROBES(judge_c06,
+                                  READ("ms-epoch", "exact", "n", "lo", "hi"),
+                                  READ("us-epoch", "exact", "n"),
+                                  READ("ns-epoch", "exact", "n", "max_err"),
+                                  READ("first-inexact", "first_inexact"),
+                                  READ("ms-x4096", "first_inexact_ms"))),
+    CLAIM(07, rule_probes, PROBES(judge_c07, READ("zpopmin-atomic",
+                                  "duplicates", "missing", "popped", "n",
+                                  "threads"),
+                                  READ("pop-then-die", "lost", "n"))),
+    CLAIM(08, rule_probes, PROBES(judge_c08, READ("payload-member",
+                                  "members", "due_first", "delivered",
+                                  "tasks"),
+                                  READ("id-member", "members", "due_first",
+                                       "delivered", "tasks"))),
+    CLAIM(09, rule_probes, PROBES(judge_c09, READ("ttl-shorter", "lost", "n",
+                                                  "ttl_ms", "delay_ms"),
+                                  READ("ttl-longer", "lost", "n", "ttl_ms",
+                                       "delay_ms"),
+                                  READ("leftovers", "leftovers", "before",
+                                       "n"))),
+    CLAIM(10, rule_c10, NULL),
+    CLAIM(11, rule_c11, NULL),
+    CLAIM(12, rule_c12, NULL),
+    CLAIM(13, rule_tally, TALLY("naive", say_c13)),
+    CLAIM(14, rule_c14, NULL),
+    CLAIM(15, NULL, NULL),
+    CLAIM(16, rule_c16, NULL),
+    CLAIM(17, rule_c17, NULL),
+    CLAIM(18, rule_c18, NULL),
+    CLAIM(19, NULL, NULL),
+    CLAIM(20, rule_probes, PROBES(judge_c20, READ("zadd-maxlen", "rejected",
+                                                  "zcard"),
+                                  READ("xadd-maxlen", "xlen", "added",
+                                       "maxlen"))),
+    CLAIM(21, rule_c21, NULL),
+    {NULL, 0, 0, NULL, NULL},
 };
 
 dq_verdict dq_claim_decide(const dq_claim_def *c, const dq_results *r,
-                           char *ev, size_t evlen)
+                           dq_texts *t, char *buf, size_t len)
 {
-    if (c->rule == NULL) {
-        snprintf(ev, evlen, "No experiment measures it yet.  Would decide "
-                 "it: %s.", c->decide);
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    return c->rule(c, r, ev, evlen);
+    char decide[512] = "";
+    dq_ev e = {t, buf, len, 0}, *ev = &e;
+    buf[0] = '\0';
+    if (c->rule != NULL)
+        return c->rule(c, r, ev);
+    dq_tcat(t, decide, sizeof decide, &(size_t){0}, c->decide, "");
+    TSAY(unmeasured, "decide=%s", decide);
+    return DQ_VERDICT_NOT_MEASURED;
 }

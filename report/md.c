@@ -21,10 +21,11 @@
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
-int dq_md_open(dq_md *o, const char *dir, const char *scripts, char *err,
-               size_t errlen)
+int dq_md_open(dq_md *o, const char *dir, const char *scripts,
+               dq_texts *texts, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
+    o->texts = texts;
     o->dir = dir;
     o->scripts = scripts;
     o->md = open_memstream(&o->mdbuf, &o->mdlen);
@@ -61,6 +62,17 @@ void dq_put(dq_md *o, const char *fmt, ...)
     va_start(ap, fmt);
     vfprintf(o->hmd, fmt, ap);
     va_end(ap);
+}
+
+void dq_text(dq_md *o, dq_text_id id, const char *fmt, ...)
+{
+    char buf[32768];
+    size_t off = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    dq_vtcat(o->texts, buf, sizeof buf, &off, id, fmt, ap);
+    va_end(ap);
+    dq_put(o, "%s", off > 0 ? buf : "");
 }
 
 static void html_escape(FILE *f, const char *s)
@@ -211,7 +223,7 @@ void dq_raw(dq_md *o, const char *dir, const char *files)
         if (n > 1 && strncmp(dir, cwd, n) == 0 && dir[n] == '/')
             dir += n + 1;
     }
-    dq_put(o, "Raw results: `%s` (%s).\n\n", dir, files);
+    dq_text(o, DQ_T_generic_raw, "dir=%s files=%s\n\n", dir, files);
 }
 
 FILE *dq_mem_open(char **buf, size_t *len, char *err, size_t errlen)

@@ -16,24 +16,32 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "text.h"
+
 typedef struct dq_md {
     const char *dir;           /* the output directory (data/, figures/) */
     const char *scripts;       /* where the .gp files are */
     FILE *md, *hmd;            /* REPORT.md; the same for cmark */
     char *mdbuf, *hmdbuf;      /* their text after dq_md_close() */
     size_t mdlen, hmdlen;
+    dq_texts *texts;           /* the prose templates (text.h) */
 } dq_md;
 
-/* Opens both texts in memory: 0, or -1 with err.  dq_md_close ends them
- * (safe twice); dq_md_free frees them. */
-int dq_md_open(dq_md *o, const char *dir, const char *scripts, char *err,
-               size_t errlen);
+/* Opens both texts in memory, with texts for dq_text (not owned): 0, or
+ * -1 with err.  dq_md_close ends them (safe twice); dq_md_free frees
+ * them. */
+int dq_md_open(dq_md *o, const char *dir, const char *scripts,
+               dq_texts *texts, char *err, size_t errlen);
 void dq_md_close(dq_md *o);
 void dq_md_free(dq_md *o);
 
 /* printf to both texts. */
 void dq_put(dq_md *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Template id of o->texts rendered with the values of fmt (text.h,
+ * dq_tcat: "  n=%d s=%s\n\n") to both texts. */
+void dq_text(dq_md *o, dq_text_id id, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Tables of plain-text cells: a head row from cells separated by '|'
  * ("strategy|consumers"), body rows from printf(fmt, ...) split at

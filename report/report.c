@@ -107,11 +107,12 @@ static int parse_args(int argc, char **argv, const char **root,
 }
 
 /* Everything that can be checked before anything is written: the results
- * dir and the scripts.  0, or 2 after the message. */
-static int check_inputs(const char *root, const char *scripts)
+ * dir, the scripts and the text templates (read into t).  0, or 2 after
+ * the message. */
+static int check_inputs(const char *root, const char *scripts, dq_texts *t)
 {
     struct stat st;
-    char path[PATH_MAX];
+    char path[PATH_MAX], err[1024];
     if (stat(root, &st) != 0) {
         if (errno == ENOENT)
             fprintf(stderr, "dqlab report: results dir %s does not exist "
@@ -131,6 +132,11 @@ static int check_inputs(const char *root, const char *scripts)
         fprintf(stderr, "dqlab report: %s: %s (run dqlab report from the "
                 "dqlab directory, or pass --scripts DIR)\n", path,
                 strerror(errno));
+        return 2;
+    }
+    snprintf(path, sizeof path, "%s/text", scripts);
+    if (dq_texts_load(t, path, err, sizeof err) != 0) {
+        fprintf(stderr, "dqlab report: %s\n", err);
         return 2;
     }
     return 0;
@@ -205,20 +211,8 @@ static int write_report(dq_md *o, const dq_results *r, int n, char *err,
     struct tm tm;
     localtime_r(&t, &tm);
     strftime(now, sizeof now, "%Y-%m-%d %H:%M:%S %z", &tm);
-    dq_put(o, "# dqlab report\n\n");
-    dq_put(o, "Delay-queue strategies on Redis, run side by side and "
-                 "checked from their event logs.  Generated %s from `%s/` "
-                 "(%d experiment%s).\n\n", now, r->root, n,
-                 n == 1 ? "" : "s");
-    dq_put(o, "Regenerate: `make report` (runs every "
-                 "`experiments/*.ini` with `--quick`, then this report; "
-                 "`make report FULL=1` for the full suite), or from stored "
-                 "results only: `bin/dqlab report %s`.\n\n", r->root);
-    dq_put(o, "Terms: a *duplicate* is an extra delivery of a task "
-                 "already delivered; *lost* tasks were enqueued and never "
-                 "delivered; *early* deliveries came before the task's due "
-                 "time; *lateness* is first delivery minus due time.  "
-                 "Medians are over the repeats of each cell.\n\n");
+    dq_text(o, DQ_T_report_head, "now=%s root=%s n=%d s=%s\n\n", now,
+            r->root, n, n == 1 ? "" : "s");
     dq_section_environment(o, r);
     for (size_t i = 0; i < r->nexps; i++)
         if (dq_section_experiment(o, r, &r->exps[i], err, errlen) != 0)
@@ -228,6 +222,10 @@ static int write_report(dq_md *o, const dq_results *r, int n, char *err,
     dq_section_probes(o, r);
     dq_section_claims(o, r);
     dq_section_strategies(o);
+    if (o->texts->err[0] != '\0') {
+        snprintf(err, errlen, "internal error: %s", o->texts->err);
+        return -1;
+    }
     return 0;
 }
 
@@ -288,24 +286,23 @@ int dq_cmd_report(int argc, char **argv)
     const char *root = NULL, *outdir = "report/out", *scripts = "report";
     char err[1024], stage[PATH_MAX] = "", old[PATH_MAX];
     dq_results r;
+    dq_texts texts;
     dq_md o;
     int rc = parse_args(argc, argv, &root, &outdir, &scripts), n;
-    if (rc >= 0 || (rc = check_inputs(root, scripts)) != 0)
+    if (rc >= 0 || (rc = check_inputs(root, scripts, &texts)) != 0)
         return rc;
     if ((n = dq_results_load(root, dq_section_logs, &r, err,
                              sizeof err)) < 0) {
         fprintf(stderr, "dqlab report: %s\n", err);
-        dq_results_free(&r);
-        return 2;
+        rc = 2;
+        goto free_results;
     }
-    if ((rc = check_loaded(&r, n)) != 0) {
-        dq_results_free(&r);
-        return rc;
-    }
+    if ((rc = check_loaded(&r, n)) != 0)
+        goto free_results;
     rc = 2;
     memset(&o, 0, sizeof o);
     if (make_stage(outdir, stage, old, sizeof stage, err, sizeof err) != 0 ||
-        dq_md_open(&o, stage, scripts, err, sizeof err) != 0 ||
+        dq_md_open(&o, stage, scripts, &texts, err, sizeof err) != 0 ||
         write_report(&o, &r, n, err, sizeof err) != 0 ||
         write_files(&o, stage, err, sizeof err) != 0 ||
         swap_in(stage, outdir, old, err, sizeof err) != 0) {
@@ -318,6 +315,8 @@ int dq_cmd_report(int argc, char **argv)
         rc = 0;
     }
     dq_md_free(&o);
+free_results:
     dq_results_free(&r);
+    dq_texts_free(&texts);
     return rc;
 }

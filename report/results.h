@@ -283,14 +283,17 @@ bool dq_loss_is(const dq_rexp *e);
 const dq_rexp *dq_loss_experiment(const dq_results *r);
 const dq_loss_cell *dq_loss_cell_at(const dq_loss_table *lt, size_t row,
                                     size_t col);
-/* What fault spec does, in words from the spec ("kill-consumer:during-
- * work:2" -> "consumers killed with SIGKILL during the work (2 kills per
- * trial, each replaced)"; "none" -> "no fault (the baseline)"). */
-void dq_fault_phrase(const char *spec, char *buf, size_t len);
+/* What fault spec does, in words (text/faults.md) from the spec
+ * ("kill-consumer:during-work:2" -> "consumers killed with SIGKILL during
+ * the work (2 kills per trial, each replaced)"; "none" -> "no fault (the
+ * baseline)"), into buf. */
+struct dq_texts;
+void dq_fault_phrase(struct dq_texts *t, const char *spec, char *buf,
+                     size_t len);
 /* The kill points of the kill-consumer specs among faults[0..n-1] ("during
  * the work", "after a claim and before the ack"); "" when none. */
-void dq_kill_points(const char faults[][64], size_t n, char *buf,
-                    size_t len);
+void dq_kill_points(struct dq_texts *t, const char faults[][64], size_t n,
+                    char *buf, size_t len);
 /* The variant label of a throughput row: "lua", or its strategy and
  * options with ';' as ' ' ("lua batch=16 enqueue_batch=64"). */
 void dq_perf_tp_label(const dq_perf_tp *t, char *buf, size_t len);

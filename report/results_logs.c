@@ -24,6 +24,7 @@
 #include "../harness/faults.h"
 #include "../strategies/dq.h"
 #include "results.h"
+#include "text.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -372,45 +373,52 @@ const dq_loss_cell *dq_loss_cell_at(const dq_loss_table *lt, size_t row,
 
 /* ---- Words for fault specs (parsed as the harness does, faults.h) ------ */
 
-static const char *const point_words[] = {
-    [DQ_KILL_AFTER_CLAIM] = "after a claim",
-    [DQ_KILL_DURING_WORK] = "during the work",
-    [DQ_KILL_BEFORE_ACK] = "before the ack",
+static const dq_text_id point_words[] = {
+    [DQ_KILL_AFTER_CLAIM] = DQ_T_faults_after_claim,
+    [DQ_KILL_DURING_WORK] = DQ_T_faults_during_work,
+    [DQ_KILL_BEFORE_ACK] = DQ_T_faults_before_ack,
 };
 
-void dq_fault_phrase(const char *spec, char *buf, size_t len)
+void dq_fault_phrase(dq_texts *t, const char *spec, char *buf, size_t len)
 {
+    static const dq_text_id aof[] = {DQ_T_faults_aof_off,
+                                     DQ_T_faults_aof_everysec,
+                                     DQ_T_faults_aof_always};
+    char w[64] = "", e[8];
+    size_t off = 0, wo = 0;
     dq_fault f;
-    char e[8];
+    bool ok = strcmp(spec, "none") != 0 &&
+              dq_fault_parse(spec, &f, e, sizeof e) == 0;
+    if (ok && f.kind == DQ_FAULT_KILL_CONSUMER)
+        dq_tcat(t, w, sizeof w, &wo, point_words[f.point], "");
+    else if (ok && f.kind == DQ_FAULT_RESTART_REDIS)
+        dq_tcat(t, w, sizeof w, &wo, aof[strcmp(f.mode, "off") == 0 ? 0
+                : strcmp(f.mode, "everysec") == 0 ? 1 : 2], "");
     if (strcmp(spec, "none") == 0)
-        snprintf(buf, len, "no fault (the baseline)");
-    else if (dq_fault_parse(spec, &f, e, sizeof e) != 0)
-        snprintf(buf, len, "`%s`", spec);
+        dq_tcat(t, buf, len, &off, DQ_T_faults_none, "");
+    else if (!ok)
+        dq_tcat(t, buf, len, &off, DQ_T_faults_unparsed, "spec=%s", spec);
     else if (f.kind == DQ_FAULT_KILL_CONSUMER)
-        snprintf(buf, len, "consumers killed with SIGKILL %s (%d kill%s per "
-                 "trial, each replaced)", point_words[f.point], f.count,
-                 f.count == 1 ? "" : "s");
+        dq_tcat(t, buf, len, &off, DQ_T_faults_kill, "point=%s n=%d s=%s", w,
+                f.count, f.count == 1 ? "" : "s");
     else if (f.kind == DQ_FAULT_RESTART_REDIS)
-        snprintf(buf, len, "the redis-server killed and restarted with %s",
-                 strcmp(f.mode, "off") == 0        ? "no persistence"
-                 : strcmp(f.mode, "everysec") == 0 ? "AOF everysec"
-                                                   : "AOF always");
+        dq_tcat(t, buf, len, &off, DQ_T_faults_restart, "persistence=%s", w);
     else if (f.kind == DQ_FAULT_PAUSE_REDIS)
-        snprintf(buf, len, "the redis-server paused with SIGSTOP for %" PRId64
-                 " ms", f.ms);
+        dq_tcat(t, buf, len, &off, DQ_T_faults_pause, "ms=%" PRId64, f.ms);
     else if (f.kind == DQ_FAULT_SUBSCRIBER_OUTAGE)
-        snprintf(buf, len, "every consumer down for %" PRId64 " ms", f.ms);
+        dq_tcat(t, buf, len, &off, DQ_T_faults_outage, "ms=%" PRId64, f.ms);
     else if (f.kind == DQ_FAULT_CLOCK_SKEW)
-        snprintf(buf, len, "one consumer's clock %" PRId64 " ms %s",
-                 f.ms < 0 ? -f.ms : f.ms, f.ms < 0 ? "behind" : "ahead");
+        dq_tcat(t, buf, len, &off, f.ms < 0 ? DQ_T_faults_skew_behind
+                : DQ_T_faults_skew_ahead, "ms=%" PRId64, f.ms < 0 ? -f.ms
+                : f.ms);
     else
-        snprintf(buf, len, "the Pub/Sub and blocked connections killed");
+        dq_tcat(t, buf, len, &off, DQ_T_faults_stall, "");
 }
 
-void dq_kill_points(const char faults[][64], size_t n, char *buf,
-                    size_t len)
+void dq_kill_points(dq_texts *t, const char faults[][64], size_t n,
+                    char *buf, size_t len)
 {
-    const char *seen[8];
+    dq_text_id seen[8];
     size_t ns = 0, off = 0, k;
     dq_fault f;
     char e[8];
@@ -425,7 +433,6 @@ void dq_kill_points(const char faults[][64], size_t n, char *buf,
     }
     buf[0] = '\0';
     for (k = 0; k < ns; k++)
-        off += (size_t)snprintf(buf + off, off < len ? len - off : 0,
-                                "%s%s", k == 0 ? ""
-                                : k + 1 == ns ? " and " : ", ", seen[k]);
+        dq_tcat(t, buf, len, &off, seen[k], "%s", k == 0 ? ""
+                : k + 1 == ns ? " and " : ", ");
 }

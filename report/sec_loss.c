@@ -30,37 +30,32 @@
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
-void dq_loss_describe(const dq_rexp *e, char *buf, size_t len)
+void dq_loss_describe(dq_texts *t, const dq_rexp *e, char *buf, size_t len)
 {
-    char specs[DQ_LOSS_MAX_FAULTS][64], list[256], delay[64];
-    size_t n = 0, off = 0;
-    bool baseline = false;
+    char specs[DQ_LOSS_MAX_FAULTS][64], list[256], delay[64], ph[2048] = "";
+    char base[128] = "";
+    size_t n = 0, off = 0, bo = 0;
     snprintf(list, sizeof list, "%s", dq_rexp_meta(e, "faults"));
-    for (char *save = NULL, *t = strtok_r(list, ", ", &save); t != NULL;
-         t = strtok_r(NULL, ", ", &save)) {
-        if (strcmp(t, "none") == 0)
-            baseline = true;
-        else if (n < DQ_LOSS_MAX_FAULTS)
-            snprintf(specs[n++], sizeof specs[0], "%s", t);
+    for (char *save = NULL, *f = strtok_r(list, ", ", &save); f != NULL;
+         f = strtok_r(NULL, ", ", &save)) {
+        if (strcmp(f, "none") == 0 && bo == 0)
+            dq_tcat(t, base, sizeof base, &bo, DQ_T_loss_baseline, "");
+        else if (strcmp(f, "none") != 0 && n < DQ_LOSS_MAX_FAULTS)
+            snprintf(specs[n++], sizeof specs[0], "%s", f);
     }
     snprintf(delay, sizeof delay, "%s", dq_rexp_meta(e, "delay_ms"));
     if (strchr(delay, ':') != NULL)
         *strchr(delay, ':') = '-';     /* "0:500" -> "0-500" */
-    dq_append(buf, len, &off, "Injects one fault per trial into a stream of "
-              "tasks due %s ms after enqueue.  Faults in this run: ",
-              delay[0] ? delay : "?");
     if (n == 0)
-        dq_append(buf, len, &off, "none");
+        dq_tcat(t, ph, sizeof ph, &off, DQ_T_loss_no_faults, "");
     for (size_t i = 0; i < n; i++) {
-        char ph[160];
-        dq_fault_phrase(specs[i], ph, sizeof ph);
-        dq_append(buf, len, &off, "%s%s (`%s`)", i ? "; " : "", ph,
-                  specs[i]);
+        dq_append(ph, sizeof ph, &off, "%s", i ? "; " : "");
+        dq_fault_phrase(t, specs[i], ph + off, sizeof ph - off);
+        off += strlen(ph + off);
+        dq_append(ph, sizeof ph, &off, " (`%s`)", specs[i]);
     }
-    dq_append(buf, len, &off, "%s.  The checker tells, from the event log "
-              "and the fault windows in it, lost tasks from duplicates, "
-              "redeliveries and tasks still pending when the trial ended.",
-              baseline ? "; and a baseline with no fault" : "");
+    dq_tcat(t, buf, len, &(size_t){0}, DQ_T_loss_describe, "delay=%s "
+            "faults=%s baseline=%s", delay[0] ? delay : "?", ph, base);
 }
 
 /* What a strategy declares, in a few words. */
@@ -77,107 +72,101 @@ static void declared(unsigned flags, char *buf, size_t len)
              flags & DQ_G_NEEDS_REDIS ? "" : ", in-process (no Redis)");
 }
 
-/* Why a fault does what it does, once per fault kind.  Numbers are added
- * by the caller; this text holds none. */
+/* Why a fault does what it does, once per fault kind (the text holds no
+ * measured number). */
 static const struct {
-    const char *fault, *why;
+    const char *fault;
+    dq_text_id why;
 } mechanisms[] = {
-    {"kill-consumer", "A consumer process is killed with SIGKILL at a "
-     "chosen point of a claim.  An at-most-once claim removes the task from "
-     "Redis, so the killed consumer's task is gone; a lease (lua-lease, "
-     "list-reliable, streams) keeps it, and it comes back with a higher "
-     "attempt once the lease runs out.  For the in-process heap the whole "
-     "queue dies with the process."},
-    {"restart-redis", "The redis-server is killed and started again on the "
-     "same directory.  Without persistence everything pending is gone; with "
-     "AOF everysec up to about a second of acknowledged writes can be lost "
-     "(enqueues, and claims that come back as repeats); with AOF always "
-     "every acknowledged write is on disk before the reply."},
-    {"pause-redis", "The server is stopped (SIGSTOP) and resumed: nothing is "
-     "lost inside Redis, but replies that time out on the client side can "
-     "make a claim vanish (at-most-once) or a task come back; tasks falling "
-     "due meanwhile are delivered late, in a burst."},
-    {"subscriber-outage", "Every consumer is down for the window, then "
-     "back.  Polling and list strategies find the tasks that fell due in "
-     "the meantime and deliver them in a burst; keyspace notifications are "
-     "fire-and-forget, so expiry loses every task whose key expired while "
-     "no subscriber listened."},
-    {"clock-skew", "One consumer's clock runs ahead or behind.  A strategy "
-     "that compares due times with the client's clock delivers early "
-     "(ahead) or late (behind); clock=server strategies and Redis-side "
-     "expiry do not move.  The checker judges with the true clock."},
-    {"mover-stall", "The connections that move or wake tasks (Pub/Sub "
-     "subscriptions, blocked BLPOP/BLMOVE/BZPOPMIN clients) are killed with "
-     "CLIENT KILL; the strategy must reconnect and resubscribe.  Events "
-     "published while a subscriber is away are lost."},
-    {"none", "No fault: the baseline.  Any loss or duplicate here is the "
-     "strategy's own (naive's documented race)."},
+    {"kill-consumer", DQ_T_loss_mech_kill_consumer},
+    {"restart-redis", DQ_T_loss_mech_restart_redis},
+    {"pause-redis", DQ_T_loss_mech_pause_redis},
+    {"subscriber-outage", DQ_T_loss_mech_subscriber_outage},
+    {"clock-skew", DQ_T_loss_mech_clock_skew},
+    {"mover-stall", DQ_T_loss_mech_mover_stall},
+    {"none", DQ_T_loss_mech_none},
 };
 
-static const char *mechanism(const char *spec)
+/* The mechanism of spec's fault appended to buf; nothing when unknown.
+ * The leased strategies are those of the registry that survive a
+ * consumer crash. */
+static void mechanism(dq_texts *t, const char *spec, char *buf, size_t len,
+                      size_t *off)
 {
-    size_t n = strcspn(spec, ":,");
+    size_t n = strcspn(spec, ":,"), lo = 0;
+    char leased[256] = "";
+    for (size_t i = 0; dq_strategies[i] != NULL; i++)
+        if (dq_strategies[i]->flags & DQ_G_SURVIVES_CONSUMER_CRASH)
+            dq_append(leased, sizeof leased, &lo, "%s%s", lo ? ", " : "",
+                      dq_strategies[i]->name);
     for (size_t i = 0; i < sizeof mechanisms / sizeof mechanisms[0]; i++)
         if (strlen(mechanisms[i].fault) == n &&
-            strncmp(mechanisms[i].fault, spec, n) == 0)
-            return mechanisms[i].why;
-    return "";
+            strncmp(mechanisms[i].fault, spec, n) == 0 && i == 0)
+            dq_tcat(t, buf, len, off, mechanisms[i].why, "leased=%s", leased);
+        else if (strlen(mechanisms[i].fault) == n &&
+                 strncmp(mechanisms[i].fault, spec, n) == 0)
+            dq_tcat(t, buf, len, off, mechanisms[i].why, "");
 }
 
 /* Cell text of lt->cells[r][c]: "lost / duplicated / redelivered of N
  * [+P] [✗]", then the trials with no verdict beside it, or only them, or
  * "-" when no trial ran it. */
-static void loss_cell(const dq_loss_table *lt, size_t r, size_t c,
-                      char *buf, size_t len)
+static void loss_cell(dq_texts *t, const dq_loss_table *lt, size_t r,
+                      size_t c, char *buf, size_t len)
 {
-    const dq_loss_cell *x = dq_loss_cell_at(lt, r, c), *raw = &lt->cells[r][c];
-    char pend[32] = "", nov[80] = "";
-    size_t k = raw->no_verdict_trials;
-    if (k > 0 && x != NULL)
-        snprintf(nov, sizeof nov, " (+%zu trial%s with no verdict: log "
-                 "incomplete)", k, k == 1 ? "" : "s");
-    else if (k > 0)
-        snprintf(nov, sizeof nov, "no verdict: log incomplete");
+    const dq_loss_cell *x = dq_loss_cell_at(lt, r, c);
+    size_t k = lt->cells[r][c].no_verdict_trials, off = 0;
+    char pend[32] = "";
     if (x != NULL && x->pending_end)
         snprintf(pend, sizeof pend, " +%" PRIu64, x->pending_end);
-    if (x == NULL)
-        snprintf(buf, len, "%s", nov[0] ? nov : "-");
-    else
-        snprintf(buf, len, "%" PRIu64 " / %" PRIu64 " / %" PRIu64 " of %"
-                 PRIu64 "%s%s%s", x->lost, x->duplicated, x->redelivered,
-                 x->enqueued, pend, x->violation_trials ? " ✗" : "", nov);
+    if (x != NULL)
+        dq_append(buf, len, &off, "%" PRIu64 " / %" PRIu64 " / %" PRIu64
+                  " of %" PRIu64 "%s%s", x->lost, x->duplicated,
+                  x->redelivered, x->enqueued, pend,
+                  x->violation_trials ? " ✗" : "");
+    if (k > 0 && x != NULL)
+        dq_tcat(t, buf, len, &off, DQ_T_loss_cell_also_no_verdict, " n=%zu "
+                "s=%s", k, k == 1 ? "" : "s");
+    else if (k > 0)
+        dq_tcat(t, buf, len, &off, DQ_T_loss_cell_no_verdict, "");
+    else if (x == NULL)
+        snprintf(buf, len, "-");
 }
 
-/* The trials with no verdict (neither ok nor a violation): which, why. */
-static void no_verdict_list(dq_md *o, const dq_loss_table *lt)
+/* The cells of lt with trials of no verdict (nov) or with a cross (else):
+ * one item each, and their count in *n. */
+static void cell_items(dq_texts *t, const dq_loss_table *lt, bool nov,
+                       char *buf, size_t len, size_t *n)
 {
-    size_t n = 0;
-    for (size_t r = 0; r < lt->nrows; r++)
-        for (size_t c = 0; c < lt->nfaults; c++)
-            n += lt->cells[r][c].no_verdict_trials;
-    if (n == 0)
-        return;
-    dq_put(o, "No verdict for %zu trial log%s, left out of every count "
-           "above:", n, n == 1 ? "" : "s");
+    size_t off = 0;
+    *n = 0;
+    buf[0] = '\0';
     for (size_t r = 0; r < lt->nrows; r++)
         for (size_t c = 0; c < lt->nfaults; c++) {
             const dq_loss_cell *x = &lt->cells[r][c];
-            if (x->no_verdict_trials > 0)
-                dq_put(o, " %s under `%s`, %zu trial%s (%s).", lt->rows[r],
-                       lt->faults[c], x->no_verdict_trials,
-                       x->no_verdict_trials == 1 ? "" : "s",
-                       x->no_verdict_why);
+            if (nov && x->no_verdict_trials > 0)
+                dq_tcat(t, buf, len, &off, DQ_T_loss_no_verdict_item, " row=%s "
+                        "fault=%s n=%zu s=%s why=%s", lt->rows[r],
+                        lt->faults[c], x->no_verdict_trials,
+                        x->no_verdict_trials == 1 ? "" : "s",
+                        x->no_verdict_why);
+            else if (!nov && x->trials > 0 && x->violation_trials)
+                dq_tcat(t, buf, len, &off, DQ_T_loss_cross_item, " row=%s "
+                        "fault=%s n=%zu trials=%zu s=%s violation=%s",
+                        lt->rows[r], lt->faults[c], x->violation_trials,
+                        x->trials, x->trials == 1 ? "" : "s", x->violation);
+            *n += nov ? x->no_verdict_trials : x->trials > 0 &&
+                                                 x->violation_trials > 0;
         }
-    dq_put(o, "\n\n");
 }
 
 /* The table, the trials with no verdict and the crosses under it. */
 static void loss_table(dq_md *o, const dq_loss_table *lt)
 {
     const char *head[DQ_LOSS_MAX_FAULTS + 2] = {"strategy", "declares"};
-    char cell[DQ_LOSS_MAX_FAULTS + 2][160];
+    char cell[DQ_LOSS_MAX_FAULTS + 2][160], items[4096];
     const char *cells[DQ_LOSS_MAX_FAULTS + 2];
-    size_t marks = 0;
+    size_t n;
     for (size_t c = 0; c < lt->nfaults; c++)
         head[c + 2] = lt->faults[c];
     dq_cells(o, true, head, lt->nfaults + 2);
@@ -188,33 +177,22 @@ static void loss_table(dq_md *o, const dq_loss_table *lt)
                 flags = dq_loss_cell_at(lt, r, c)->flags;
         snprintf(cell[0], sizeof cell[0], "%s", lt->rows[r]);
         declared(flags, cell[1], sizeof cell[1]);
-        for (size_t c = 0; c < lt->nfaults; c++) {
-            const dq_loss_cell *x = dq_loss_cell_at(lt, r, c);
-            loss_cell(lt, r, c, cell[c + 2], sizeof cell[0]);
-            marks += x != NULL && x->violation_trials;
-        }
+        for (size_t c = 0; c < lt->nfaults; c++)
+            loss_cell(o->texts, lt, r, c, cell[c + 2], sizeof cell[0]);
         for (size_t k = 0; k < lt->nfaults + 2; k++)
             cells[k] = cell[k];
         dq_cells(o, false, cells, lt->nfaults + 2);
     }
     dq_table_end(o);
-    no_verdict_list(o, lt);
-    if (marks == 0) {
-        dq_put(o, "No strategy broke a guarantee it declares in these "
-                     "trials.\n\n");
-        return;
-    }
-    dq_put(o, "Crosses (declared guarantee broken):");
-    for (size_t r = 0; r < lt->nrows; r++)
-        for (size_t c = 0; c < lt->nfaults; c++) {
-            const dq_loss_cell *x = dq_loss_cell_at(lt, r, c);
-            if (x != NULL && x->violation_trials)
-                dq_put(o, " %s under `%s`, %zu of %zu trial%s: %s.",
-                             lt->rows[r], lt->faults[c], x->violation_trials,
-                             x->trials, x->trials == 1 ? "" : "s",
-                             x->violation);
-        }
-    dq_put(o, "\n\n");
+    cell_items(o->texts, lt, true, items, sizeof items, &n);
+    if (n > 0)
+        dq_text(o, DQ_T_loss_no_verdict, "n=%zu s=%s list=%s\n\n", n,
+                n == 1 ? "" : "s", items);
+    cell_items(o->texts, lt, false, items, sizeof items, &n);
+    if (n == 0)
+        dq_text(o, DQ_T_loss_no_crosses, "\n\n");
+    else
+        dq_text(o, DQ_T_loss_crosses, "list=%s\n\n", items);
 }
 
 /* "a (3 of 150), b (1 of 150)" of the rows whose value (0 lost, 1
@@ -240,9 +218,9 @@ static void list_rows(const dq_loss_table *lt, size_t col, int what,
 /* The paragraph of fault column c. */
 static void fault_paragraph(dq_md *o, const dq_loss_table *lt, size_t c)
 {
-    static const char *const what[4] = {"lost tasks", "duplicated",
-                                        "redelivered", "early"};
-    char list[4][1024], buf[2048];
+    static const dq_text_id what[4] = {DQ_T_loss_lost, DQ_T_loss_duplicated,
+                                       DQ_T_loss_redelivered, DQ_T_loss_early};
+    char list[4][1024], buf[4096];
     size_t n[4], off = 0, ran = 0, any = 0;
     uint64_t win_us = 0, windows = 0;
     for (int k = 0; k < 4; k++) {
@@ -257,23 +235,23 @@ static void fault_paragraph(dq_md *o, const dq_loss_table *lt, size_t c)
             ran++;
         }
     }
-    dq_append(buf, sizeof buf, &off, "**`%s`**", lt->faults[c]);
+    dq_tcat(o->texts, buf, sizeof buf, &off, DQ_T_loss_fault, "fault=%s",
+            lt->faults[c]);
     if (windows > 0)
-        dq_append(buf, sizeof buf, &off, " (%" PRIu64 " fault window%s in "
-                  "the log, %.0f ms on average)", windows,
-                  windows == 1 ? "" : "s",
-                  (double)win_us / 1000.0 / (double)windows);
+        dq_tcat(o->texts, buf, sizeof buf, &off, DQ_T_loss_windows, " n=%"
+                PRIu64 " s=%s ms=%.0f", windows, windows == 1 ? "" : "s",
+                (double)win_us / 1000.0 / (double)windows);
     dq_append(buf, sizeof buf, &off, ": ");
     if (any == 0)
-        dq_append(buf, sizeof buf, &off, "no strategy lost, repeated, "
-                  "redelivered or delivered early any task.  ");
+        dq_tcat(o->texts, buf, sizeof buf, &off, DQ_T_loss_nothing, "  ");
     for (int k = 0; k < 4; k++)
         if (n[k])
-            dq_append(buf, sizeof buf, &off, "%s: %s.  ", what[k], list[k]);
+            dq_tcat(o->texts, buf, sizeof buf, &off, what[k], "list=%s  ",
+                    list[k]);
     if (any && ran > n[0])
-        dq_append(buf, sizeof buf, &off, "%zu of %zu strateg%s lost "
-                  "nothing.  ", ran - n[0], ran, ran == 1 ? "y" : "ies");
-    dq_append(buf, sizeof buf, &off, "%s", mechanism(lt->faults[c]));
+        dq_tcat(o->texts, buf, sizeof buf, &off, DQ_T_loss_clean, "n=%zu "
+                "ran=%zu ies=%s  ", ran - n[0], ran, ran == 1 ? "y" : "ies");
+    mechanism(o->texts, lt->faults[c], buf, sizeof buf, &off);
     dq_put(o, "%s\n\n", buf);
 }
 
@@ -342,48 +320,43 @@ static void tl_kills(const dq_timeline *l, size_t *kills, size_t *back,
 }
 
 /* What one trial's timeline shows, one list item appended to buf. */
-static void tl_describe(const dq_timeline *l, const char *label, char *buf,
-                        size_t len, size_t *off)
+static void tl_describe(dq_texts *t, const dq_timeline *l, const char *label,
+                        char *buf, size_t len, size_t *off)
 {
     size_t due_in, undelivered, kills, back;
-    int64_t caught, back_max;
-    bool never;
+    int64_t caught, back_max, stall;
+    bool never, s;
     dq_append(buf, len, off, "- **%s**: ", label);
     if (l->nwin == 0) {
-        dq_append(buf, len, off, "no fault window in the log");
+        dq_tcat(t, buf, len, off, DQ_T_loss_tl_no_window, "");
         return;
     }
-    int64_t stall = tl_stall(l, &never);
-    bool s = stall >= 1000000;
+    stall = tl_stall(l, &never);
+    s = stall >= 1000000;
     if (stall > 0)
-        dq_append(buf, len, off, "longest gap between deliveries across a "
-                  "window %.*f %s%s", s ? 2 : 0, (double)stall /
-                  (s ? 1e6 : 1e3), s ? "s" : "ms", never ? " (deliveries "
-                  "never resume before the trial ends)" : "");
+        dq_tcat(t, buf, len, off, never ? DQ_T_loss_tl_gap_end
+                : DQ_T_loss_tl_gap, "gap=%.*f %s", s ? 2 : 0,
+                (double)stall / (s ? 1e6 : 1e3), s ? "s" : "ms");
     else
-        dq_append(buf, len, off, "no delivery at all");
+        dq_tcat(t, buf, len, off, DQ_T_loss_tl_no_delivery, "");
     tl_due_in(l, &due_in, &undelivered, &caught);
     /* (tasks delivered before their window closed are not news) */
-    if (due_in > 0 && (caught >= 0 || undelivered > 0)) {
-        dq_append(buf, len, off, "; %zu task%s fell due inside the "
-                  "window%s", due_in, due_in == 1 ? "" : "s",
-                  l->nwin == 1 ? "" : "s");
-        if (caught >= 0)
-            dq_append(buf, len, off, ", the last delivered %.0f ms after it "
-                      "closed", (double)caught / 1e3);
-        if (undelivered > 0)
-            dq_append(buf, len, off, ", %zu never delivered", undelivered);
-    }
+    if (due_in > 0 && (caught >= 0 || undelivered > 0))
+        dq_tcat(t, buf, len, off, DQ_T_loss_tl_due_in, "n=%zu s=%s ws=%s",
+                due_in, due_in == 1 ? "" : "s", l->nwin == 1 ? "" : "s");
+    if (due_in > 0 && caught >= 0)
+        dq_tcat(t, buf, len, off, DQ_T_loss_tl_caught, "ms=%.0f",
+                (double)caught / 1e3);
+    if (due_in > 0 && undelivered > 0)
+        dq_tcat(t, buf, len, off, DQ_T_loss_tl_undelivered, "n=%zu",
+                undelivered);
     tl_kills(l, &kills, &back, &back_max);
     if (kills > 0 && back == 0)
-        dq_append(buf, len, off, "; the task%s held by the killed "
-                  "consumer%s never came back (%zu kill%s)",
-                  kills == 1 ? "" : "s", kills == 1 ? "" : "s", kills,
-                  kills == 1 ? "" : "s");
+        dq_tcat(t, buf, len, off, DQ_T_loss_tl_kills_lost, "s=%s n=%zu",
+                kills == 1 ? "" : "s", kills);
     else if (kills > 0)
-        dq_append(buf, len, off, "; %zu of the %zu killed consumers' tasks "
-                  "came back, the last %.2f s after its kill", back, kills,
-                  (double)back_max / 1e6);
+        dq_tcat(t, buf, len, off, DQ_T_loss_tl_kills_back, "back=%zu n=%zu "
+                "secs=%.2f", back, kills, (double)back_max / 1e6);
 }
 
 /* "kill-consumer:during-work:2" -> "kill-consumer-during-work-2" */
@@ -486,7 +459,7 @@ static int tl_figure(dq_md *o, const dq_rexp *e, const dq_loss_table *lt,
         }
         if (toff > 0)
             dq_append(text, sizeof text, &toff, "\n");
-        tl_describe(l, lt->rows[r], text, sizeof text, &toff);
+        tl_describe(o->texts, l, lt->rows[r], text, sizeof text, &toff);
     }
     fprintf(f, "0,0,0\n"); /* keeps block 0 non-empty */
     fclose(fb);
@@ -496,12 +469,10 @@ static int tl_figure(dq_md *o, const dq_rexp *e, const dq_loss_table *lt,
     f = NULL;
     tl_slug(lt->faults[col], slug, sizeof slug);
     if (panels > 0)
-        dq_put(o, "**`%s`, over time** (the first repeat of each "
-                     "strategy; shaded: the fault windows of that trial, "
-                     "drawn at least 1%% of the axis wide; bars: deliveries "
-                     "per %" PRId64 " ms; line: share of the enqueued tasks "
-                     "delivered so far):\n\n%s\n\n", lt->faults[col],
-                     bucket_us / 1000, text);
+        dq_text(o, DQ_T_loss_timeline, "fault=%s bucket=%" PRId64 "\n\n",
+                lt->faults[col], bucket_us / 1000);
+    if (panels > 0)
+        dq_put(o, "%s\n\n", text);
     rc = panels ? dq_sec_figure(o, e, "loss", slug, csv, csvlen, err,
                                 errlen) : 0;
 done:
@@ -521,20 +492,9 @@ int dq_sec_loss(dq_md *o, const dq_results *r, const dq_rexp *e, char *err,
     (void)r;
     if (lt == NULL || lt->nrows == 0)
         return 1;           /* no trial: the generic section */
-    dq_put(o, "Each cell: **lost / duplicated / redelivered of N "
-                 "tasks**, summed over the repeats, from the event logs.  "
-                 "*Lost*: enqueued and never delivered though due before the "
-                 "trial ended, or delivered only to a consumer that was "
-                 "killed before it acked (with no lease to bring it back).  "
-                 "*Duplicated*: delivered again after an ack, or with no "
-                 "redelivery to explain it.  *Redelivered*: delivered again "
-                 "after a fault or a lease expiry while nobody had acked it "
-                 "(at-least-once behaviour).  Tasks still pending when the "
-                 "trial ended are not counted as lost (shown as +P).  A "
-                 "cross marks a cell where the strategy broke a guarantee "
-                 "it declares (`dqlab check` would exit 1).\n\n");
+    dq_text(o, DQ_T_loss_intro, "\n\n");
     loss_table(o, lt);
-    dq_put(o, "### What each fault did\n\n");
+    dq_text(o, DQ_T_loss_each_fault, "\n\n");
     for (size_t c = 0; c < lt->nfaults; c++) {
         fault_paragraph(o, lt, c);
         if (strcmp(lt->faults[c], "none") != 0 &&

@@ -215,45 +215,45 @@ static const char *plural(const char *count)
 /* The heading, description and parameters of e's section. */
 static void heading(dq_md *o, const dq_rexp *e)
 {
-    const char *quick = strcmp(META("quick"), "yes") == 0 ? " (quick form)"
-                                                          : "";
-    char text[2048];
+    char text[2048], quick[64] = "";
+    size_t qo = 0;
+    if (strcmp(META("quick"), "yes") == 0)
+        dq_tcat(o->texts, quick, sizeof quick, &qo, DQ_T_generic_quick, "");
     dq_put(o, "## %s (`%s`)\n\n", META("title")[0] ? META("title") : e->name,
            e->name);
     if (dq_loss_is(e) && META("faults")[0]) {
         /* the specs the run used, not the file's (full form) description */
-        dq_loss_describe(e, text, sizeof text);
+        dq_loss_describe(o->texts, e, text, sizeof text);
         dq_put(o, "%s\n\n", text);
     } else if (META("description")[0]) {
         dq_put(o, "%s\n\n", META("description"));
     }
     if (strcmp(META("tasks"), "0") == 0)
-        dq_put(o, "Parameters: strategies %s; consumers %s; idle mode: no "
-               "task, consumers claim for %s ms with a claim timeout of %s "
-               "ms; %s repeat%s; seed %s%s.  ", META("strategies"),
-               META("consumers"), META("idle_ms"), META("claim_timeout_ms"),
-               META("repeats"), plural(META("repeats")), META("seed"), quick);
+        dq_text(o, DQ_T_generic_params_idle, "strategies=%s consumers=%s "
+                "idle_ms=%s claim_timeout_ms=%s repeats=%s s=%s seed=%s "
+                "quick=%s%s", META("strategies"), META("consumers"),
+                META("idle_ms"), META("claim_timeout_ms"), META("repeats"),
+                plural(META("repeats")), META("seed"), qo ? " " : "", quick);
     else
-        dq_put(o, "Parameters: strategies %s; consumers %s; producers %s; %s "
-               "tasks per trial, due %s ms after enqueue; work %s us per "
-               "task; %s repeat%s; seed %s%s.  ", META("strategies"),
-               META("consumers"), META("producers"), META("tasks"),
-               META("delay_ms"), META("work_us"), META("repeats"),
-               plural(META("repeats")), META("seed"), quick);
+        dq_text(o, DQ_T_generic_params, "strategies=%s consumers=%s "
+                "producers=%s tasks=%s delay_ms=%s work_us=%s repeats=%s s=%s "
+                "seed=%s quick=%s%s", META("strategies"), META("consumers"),
+                META("producers"), META("tasks"), META("delay_ms"),
+                META("work_us"), META("repeats"), plural(META("repeats")),
+                META("seed"), qo ? " " : "", quick);
     if (META("backlog")[0] && strcmp(META("backlog"), "0") != 0)
-        dq_put(o, "Backlog before the measured tasks: %s tasks due %s ms "
-               "ahead; observation window: %s ms (grace) after the last due "
-               "time.  ", META("backlog"), META("backlog_delay_ms"),
-               META("grace_ms"));
+        dq_text(o, DQ_T_generic_backlog, "  backlog=%s delay_ms=%s "
+                "grace_ms=%s", META("backlog"), META("backlog_delay_ms"),
+                META("grace_ms"));
     /* Redacted again: a meta.txt written before dqlab masked --redis
      * passwords may still hold one.  Older runs also wrote "dqlab ..." for
      * the binary, which is bin/dqlab in this tree. */
     dq_redact_redis_urls(META("command"), text, sizeof text);
-    dq_put(o, "Run: `%s%s` (%s trial%s, %s).", strncmp(text, "dqlab ", 6)
-           == 0 ? "bin/" : "", text, META("trials_done"),
-           plural(META("trials_done")), META("date"));
+    dq_text(o, DQ_T_generic_run, "  command=%s%s trials=%s s=%s date=%s",
+            strncmp(text, "dqlab ", 6) == 0 ? "bin/" : "", text,
+            META("trials_done"), plural(META("trials_done")), META("date"));
     if (META("claims")[0])
-        dq_put(o, "  Bears on claims %s.", META("claims"));
+        dq_text(o, DQ_T_generic_claims, "  claims=%s", META("claims"));
     dq_put(o, "\n\n");
 }
 
@@ -288,14 +288,7 @@ static void cell_table(dq_md *o, const dq_rexp *e)
                g->p99_median, cmds, rt);
     }
     dq_table_end(o);
-    dq_put(o, "Redis cmds/task is the server's count (INFO commandstats "
-           "delta) per delivered task.  It includes the commands run inside "
-           "Lua scripts (each redis.call() counts, and so does the EVALSHA) "
-           "and every command of a MULTI/EXEC block or pipeline, so script "
-           "and transaction strategies show more commands than round trips."
-           "  Round trips/task counts the requests the producers and "
-           "consumers sent and waited for (a pipeline, transaction or "
-           "script call is one).  n/a: the strategy does not use Redis.\n\n");
+    dq_text(o, DQ_T_generic_cmds_note, "\n\n");
 }
 
 /* What happened, part 1: duplicates with 2+ consumers, per strategy. */
@@ -316,16 +309,16 @@ static void said_duplicates(dq_md *o, const dq_rexp *e, char names[][32],
             }
         }
         if (n > 0 && dup > 0)
-            dq_put(o, "%s delivered %" PRIu64 " duplicate%s in %zu of %zu "
-                   "trials with 2+ consumers. ", names[s], dup,
-                   dup == 1 ? "" : "s", nd, n);
+            dq_text(o, DQ_T_generic_dups, "strategy=%s n=%" PRIu64 " s=%s "
+                    "trials=%zu of=%zu ", names[s], dup, dup == 1 ? "" : "s",
+                    nd, n);
         else if (n > 0)
             clean[nclean++] = s;
     }
     if (nclean > 0) {
         dq_join_and(names, clean, nclean, list, sizeof list);
-        dq_put(o, "%s delivered no duplicate%s with 2+ consumers. ", list,
-               nclean == ns ? " at all" : "");
+        dq_text(o, nclean == ns ? DQ_T_generic_no_dups_all
+                                : DQ_T_generic_no_dups, "list=%s ", list);
     }
 }
 
@@ -336,7 +329,8 @@ static void said_races_losses(dq_md *o, const dq_rexp *e, char names[][32],
                               size_t ns)
 {
     uint64_t lost = 0, early = 0;
-    size_t nr = 0;
+    char list[2048];
+    size_t off = 0;
     for (size_t s = 0; s < ns; s++) {
         uint64_t races = 0, deliv = 0;
         for (size_t i = 0; i < e->ntrials; i++)
@@ -345,22 +339,19 @@ static void said_races_losses(dq_md *o, const dq_rexp *e, char names[][32],
                 deliv += e->trials[i].delivered;
             }
         if (races > 0)
-            dq_put(o, "%s%s %" PRIu64 " (%.2f per delivered task)", nr++
-                   ? ", " : "Lost races (a claim that found its task already "
-                   "taken by another consumer; naive-checked and expiry then "
-                   "try again, naive delivers it anyway, so there each lost "
-                   "race is a duplicate): ", names[s], races,
-                   deliv ? (double)races / (double)deliv : 0);
+            dq_tcat(o->texts, list, sizeof list, &off, DQ_T_generic_race,
+                    "%sstrategy=%s races=%" PRIu64 " per=%.2f", off ? ", "
+                    : "", names[s], races, deliv ? (double)races /
+                    (double)deliv : 0);
     }
-    if (nr > 0)
-        dq_put(o, ". ");
+    if (off > 0)
+        dq_text(o, DQ_T_generic_races, "list=%s ", list);
     for (size_t i = 0; i < e->ntrials; i++) {
         lost += e->trials[i].lost;
         early += e->trials[i].early;
     }
     if (lost == 0 && early == 0)
-        dq_put(o, "No strategy lost a task or delivered one before its due "
-               "time. ");
+        dq_text(o, DQ_T_generic_no_loss, " ");
     for (size_t s = 0; s < ns && (lost > 0 || early > 0); s++) {
         uint64_t l = 0, ea = 0;
         size_t nl = 0;
@@ -371,11 +362,12 @@ static void said_races_losses(dq_md *o, const dq_rexp *e, char names[][32],
                 nl += e->trials[i].lost > 0;
             }
         if (l > 0)
-            dq_put(o, "%s lost %" PRIu64 " task%s in %zu trial%s. ",
-                   names[s], l, l == 1 ? "" : "s", nl, nl == 1 ? "" : "s");
+            dq_text(o, DQ_T_generic_lost, "strategy=%s n=%" PRIu64 " s=%s "
+                    "trials=%zu ts=%s ", names[s], l, l == 1 ? "" : "s", nl,
+                    nl == 1 ? "" : "s");
         if (ea > 0)
-            dq_put(o, "%s delivered %" PRIu64 " task%s early. ", names[s],
-                   ea, ea == 1 ? "" : "s");
+            dq_text(o, DQ_T_generic_early, "strategy=%s n=%" PRIu64 " s=%s ",
+                    names[s], ea, ea == 1 ? "" : "s");
     }
 }
 
@@ -388,7 +380,6 @@ static void said_throughput(dq_md *o, const dq_rexp *e, char names[][32],
     char list[1024] = "";
     size_t loff = 0, nat = 0;
     if (maxc > minc) {
-        dq_put(o, "Median throughput from %d to %d consumers:", minc, maxc);
         for (size_t s = 0; s < ns; s++) {
             double lo = -1, hi = -1;
             for (size_t i = 0; i < e->ngroups; i++) {
@@ -399,10 +390,14 @@ static void said_throughput(dq_md *o, const dq_rexp *e, char names[][32],
                 hi = g->consumers == maxc && hi < 0 ? g->tps_median : hi;
             }
             if (lo >= 0 && hi >= 0)
-                dq_put(o, "%s %s %.0f to %.0f tasks/s", s ? "," : "",
-                       names[s], lo, hi);
+                dq_tcat(o->texts, list, sizeof list, &loff,
+                        DQ_T_generic_tp_item, "%s strategy=%s lo=%.0f "
+                        "hi=%.0f", s ? "," : "", names[s], lo, hi);
         }
-        dq_put(o, ". ");
+        dq_text(o, DQ_T_generic_tp_range, "min=%d max=%d list=%s ", minc,
+                maxc, list);
+        loff = 0;
+        list[0] = '\0';
     }
     if (e->ntrials == 0 || e->trials[0].delay_max_ms <= 0)
         return;
@@ -425,11 +420,8 @@ static void said_throughput(dq_md *o, const dq_rexp *e, char names[][32],
                   names[s], 100.0 * best / cap);
     }
     if (nat > 0)
-        dq_put(o, "Reaching 90%% or more of the rate at which tasks fall due "
-               "(%.0f tasks/s: %" PRId64 " tasks over %.0f ms), as a share "
-               "of that rate in their best cell: %s; there the figure shows "
-               "the arrival rate, not the strategy's limit. ", cap,
-               t0->tasks, window, list);
+        dq_text(o, DQ_T_generic_at_rate, "cap=%.0f tasks=%" PRId64
+                " window=%.0f list=%s ", cap, t0->tasks, window, list);
 }
 
 /* The "what happened" paragraph, computed from e's trials. */
@@ -450,18 +442,18 @@ static void what_happened(dq_md *o, const dq_rexp *e)
             p99c = g->consumers;
         }
     }
-    dq_put(o, "**What happened.** ");
+    dq_text(o, DQ_T_generic_what_happened, " ");
     if (maxc >= 2)
         said_duplicates(o, e, names, ns);
     said_races_losses(o, e, names, ns);
     said_throughput(o, e, names, ns, minc, maxc);
     if (p99max > 0)
-        dq_put(o, "The highest median p99 lateness was %.1f ms (%s, %d "
-               "consumer%s).", p99max, p99s, p99c, p99c == 1 ? "" : "s");
+        dq_text(o, DQ_T_generic_p99, "p99=%.1f strategy=%s consumers=%d s=%s",
+                p99max, p99s, p99c, p99c == 1 ? "" : "s");
     dq_put(o, "\n\n");
     if (strcmp(META("complete"), "yes") != 0)
-        dq_put(o, "*This run is incomplete: %s of %s trials.*\n\n",
-               META("trials_done"), META("trials_planned"));
+        dq_text(o, DQ_T_generic_incomplete, "done=%s planned=%s\n\n",
+                META("trials_done"), META("trials_planned"));
 }
 
 int dq_section_experiment(dq_md *o, const dq_results *r, const dq_rexp *e,
@@ -490,7 +482,7 @@ int dq_section_experiment(dq_md *o, const dq_results *r, const dq_rexp *e,
 
 void dq_section_environment(dq_md *o, const dq_results *r)
 {
-    dq_put(o, "## Environment\n\n");
+    dq_text(o, DQ_T_generic_environment, "\n\n");
     dq_head(o, "experiment|date|Redis|dqlab commit|CPU|cores|host|quick|"
             "complete");
     for (size_t i = 0; i < r->nexps; i++) {
@@ -507,18 +499,18 @@ void dq_section_environment(dq_md *o, const dq_results *r)
 void dq_section_probes(dq_md *o, const dq_results *r)
 {
     const dq_probes *p = &r->probes;
-    dq_put(o, "## Probes (`probes`)\n\n");
+    char v[64];
+    size_t off = 0;
+    dq_text(o, DQ_T_generic_probes, "\n\n");
     if (!p->present) {
-        dq_put(o, "Not run yet: `bin/dqlab probes --results %s` (a few "
-               "seconds; `make report` runs it) checks claims C06, C07, C08, "
-               "C09 and C20 against a real Redis.\n\n", r->root);
+        dq_text(o, DQ_T_generic_probes_none, "root=%s\n\n", r->root);
         return;
     }
-    dq_put(o, "Single decisive interactions with Redis %s: each row says "
-           "what `dqlab probes` sent and what Redis did, numbers and replies "
-           "as read back.  The Claims section below decides C06, C07, C08, "
-           "C09 and C20 from these rows.\n\n", p->redis_version[0]
-           ? p->redis_version : "(version unknown)");
+    if (p->redis_version[0])
+        snprintf(v, sizeof v, "%s", p->redis_version);
+    else
+        dq_tcat(o->texts, v, sizeof v, &off, DQ_T_generic_version_unknown, "");
+    dq_text(o, DQ_T_generic_probes_intro, "version=%s\n\n", v);
     dq_head(o, "claim|probe|what was done|what Redis did");
     for (size_t i = 0; i < p->n; i++) {
         const dq_probe_row *x = &p->rows[i];
@@ -536,55 +528,60 @@ void dq_section_claims(dq_md *o, const dq_results *r)
         n++;
     dq_verdict *v = calloc(n + 1, sizeof *v);
     char (*ev)[2048] = calloc(n + 1, sizeof *ev);
-    dq_put(o, "## Claims\n\n");
-    dq_put(o, "Each claim the lab tests, with a verdict computed from the "
-           "results above: *holds*, *holds with conditions*, *does not "
-           "hold* or *not yet measured*.  The list and the rules that "
-           "decide it live in `report/claims.c`; the ids are those of the "
-           "claims list in the project's shared brief.\n\n");
-    if (v == NULL || ev == NULL) {
-        free(v);
-        free(ev);
-        dq_put(o, "(out of memory)\n\n");
-        return;
+    char (*text)[512] = calloc(n + 1, sizeof *text);
+    dq_text(o, DQ_T_generic_claims_head, "\n\n");
+    for (size_t i = 0; v && ev && text && i < n; i++) {
+        v[i] = dq_claim_decide(&dq_claims[i], r, o->texts, ev[i],
+                               sizeof ev[i]);
+        dq_tcat(o->texts, text[i], sizeof text[i], &(size_t){0},
+                dq_claims[i].text, "");
     }
-    for (size_t i = 0; i < n; i++)
-        v[i] = dq_claim_decide(&dq_claims[i], r, ev[i], sizeof ev[i]);
-    dq_head(o, "id|verdict|claim");
-    for (size_t i = 0; i < n; i++) {
+    if (v == NULL || ev == NULL || text == NULL)
+        dq_put(o, "(out of memory)\n\n");
+    else
+        dq_head(o, "id|verdict|claim");
+    for (size_t i = 0; v && ev && text && i < n; i++) {
         const char *cells[] = {dq_claims[i].id, dq_verdict_name(v[i]),
-                               dq_claims[i].text};
+                               text[i]};
         dq_cells(o, false, cells, 3);
     }
-    dq_table_end(o);
-    for (size_t i = 0; i < n; i++)
-        dq_put(o, "- **%s: %s** %s Evidence: %s\n", dq_claims[i].id,
-               dq_verdict_name(v[i]), dq_claims[i].text, ev[i]);
-    dq_put(o, "\n");
+    if (v && ev && text)
+        dq_table_end(o);
+    for (size_t i = 0; v && ev && text && i < n; i++)
+        dq_text(o, DQ_T_generic_claim_item, "id=%s verdict=%s text=%s "
+                "evidence=%s\n", dq_claims[i].id, dq_verdict_name(v[i]),
+                text[i], ev[i]);
+    if (v && ev && text)
+        dq_put(o, "\n");
     free(v);
     free(ev);
+    free(text);
 }
 
 void dq_section_strategies(dq_md *o)
 {
-    dq_put(o, "## Strategies\n\n");
+    dq_text(o, DQ_T_generic_strategies, "\n\n");
     for (size_t i = 0; dq_strategies[i] != NULL; i++) {
         const dq_strategy *s = dq_strategies[i];
-        size_t n = 0;
+        char list[512];
+        size_t off = 0;
         dq_put(o, "### %s\n\n%s\n\n", s->name, s->summary ? s->summary : "");
         if (s->doc != NULL)
             dq_put(o, "%s\n\n", s->doc);
-        dq_put(o, "Guarantees and traits:");
         for (unsigned bit = 1; bit != 0 && bit <= (1u << 30); bit <<= 1)
             if (s->flags & bit)
-                dq_put(o, "%s %s", n++ ? "," : "",
-                       dq_flag_name(bit) ? dq_flag_name(bit) : "?");
-        dq_put(o, "%s.", n ? "" : " none declared");
+                dq_append(list, sizeof list, &off, "%s %s", off ? "," : "",
+                          dq_flag_name(bit) ? dq_flag_name(bit) : "?");
+        if (off > 0)
+            dq_text(o, DQ_T_generic_traits, "list=%s", list);
+        else
+            dq_text(o, DQ_T_generic_no_traits, "");
         if (s->min_redis)
-            dq_put(o, "  Needs Redis %s or later.", s->min_redis);
+            dq_text(o, DQ_T_generic_needs_redis, "  version=%s",
+                    s->min_redis);
         dq_put(o, "\n\n");
         if (s->options == NULL || s->options[0].name == NULL) {
-            dq_put(o, "No options.\n\n");
+            dq_text(o, DQ_T_generic_no_options, "\n\n");
             continue;
         }
         dq_head(o, "option|default|meaning");

@@ -71,6 +71,6 @@ void dq_series_label(const dq_rexp *e, const dq_rgroup *g, char *buf,
 size_t dq_strategies_of(const dq_rexp *e, char names[][32], size_t max);
 /* The loss section's opening paragraph, from e's meta.txt "faults" (the
  * specs the run used) and delay_ms, into buf (sec_loss.c). */
-void dq_loss_describe(const dq_rexp *e, char *buf, size_t len);
+void dq_loss_describe(dq_texts *t, const dq_rexp *e, char *buf, size_t len);
 
 #endif
