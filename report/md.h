@@ -42,6 +42,9 @@ void dq_put(dq_md *o, const char *fmt, ...)
  * dq_tcat: "  n=%d s=%s\n\n") to both texts. */
 void dq_text(dq_md *o, dq_text_id id, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Template id rendered (dq_tcat) after the text the char array b holds. */
+#define DQ_TBUF(o, b, id, ...)                                               \
+    dq_tcat((o)->texts, b, sizeof b, &(size_t){strlen(b)}, id, __VA_ARGS__)
 
 /* Tables of plain-text cells: a head row from cells separated by '|'
  * ("strategy|consumers"), body rows from printf(fmt, ...) split at

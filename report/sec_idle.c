@@ -58,10 +58,11 @@ static void idle_table(dq_md *o, const dq_rexp *e)
                 win = e->trials[j].measured_s;
         dq_series_label(e, g, l, sizeof l);
         if (pm > 0)
-            snprintf(waits, sizeof waits, "polling, %ld ms", pm);
+            dq_tcat(o->texts, waits, sizeof waits, &(size_t){0},
+                    DQ_T_idle_polling, "ms=%ld", pm);
         else
-            snprintf(waits, sizeof waits, "%s", no_redis(g)
-                     ? "no Redis (server baseline)" : "blocking");
+            dq_tcat(o->texts, waits, sizeof waits, &(size_t){0}, no_redis(g)
+                    ? DQ_T_idle_no_redis : DQ_T_idle_blocking, "");
         dq_fmt_double(c[0], 64, g->cmds_per_s_median, 1);
         dq_fmt_double(c[1], 64, g->cmds_per_s_median < 0 ? -1
                       : g->cmds_per_s_median / g->consumers, 1);
@@ -85,28 +86,11 @@ static void idle_note(dq_md *o, const dq_rexp *e)
                e->groups[i].rt_per_s_median > e->groups[i].cmds_per_s_median;
     double idle_s = strtod(dq_rexp_meta(e, "idle_ms"), NULL) / 1000.0;
     double ct_s = strtod(dq_rexp_meta(e, "claim_timeout_ms"), NULL) / 1000.0;
-    dq_put(o, "Window s is the time between the two server snapshots: "
-                 "the idle phase (%.1f s) plus the time the consumers took "
-                 "to come back from the claim they were in when it ended -- "
-                 "up to the claim timeout (%.1f s) for a claim that waits -- "
-                 "so it lies between about %.1f and %.1f s; every rate in "
-                 "the table is per second of this window.  Redis cmds/s "
-                 "counts every command the server ran in the window (INFO "
-                 "commandstats delta, without our own INFO calls); server "
-                 "CPU is the INFO cpu used_cpu_sys + used_cpu_user delta of "
-                 "the whole redis-server process, so it includes the "
-                 "server's own housekeeping (serverCron, hz 10) and "
-                 "anything else the process did.  Client round trips are "
-                 "counted by the strategies' handles over the whole trial, "
-                 "including the connection setup (connect, AUTH, SELECT, "
-                 "SUBSCRIBE, CONFIG, script loading) done before the window "
-                 "opened, then divided by the window: they are not a rate "
-                 "within the window, and %s.\n\n", idle_s, ct_s, idle_s,
-                 idle_s + ct_s, nrt > 0
-                     ? "that setup is why they exceed the server's commands "
-                       "in some rows"
-                     : "a script call is one round trip but several "
-                       "commands");
+    char why[256] = "";
+    dq_tcat(o->texts, why, sizeof why, &(size_t){0}, nrt > 0
+            ? DQ_T_idle_why_setup : DQ_T_idle_why_script, "");
+    dq_text(o, DQ_T_idle_note, "idle=%.1f ct=%.1f lo=%.1f hi=%.1f why=%s\n\n",
+            idle_s, ct_s, idle_s, idle_s + ct_s, why);
 }
 
 /* The most and fewest commands, and polling against blocking. */
@@ -136,17 +120,14 @@ static void said_extremes(dq_md *o, const dq_rexp *e)
         char lh[128], ll[128];
         dq_series_label(e, hi, lh, sizeof lh);
         dq_series_label(e, lo, ll, sizeof ll);
-        dq_put(o, "With nothing to do, %s caused the most Redis "
-                     "commands: %.0f commands/s (%.1f ms of server CPU per "
-                     "second); %s the fewest: %.1f commands/s (%.1f ms/s). ",
-                     lh, hi->cmds_per_s_median, hi->cpu_ms_per_s_median, ll,
-                     lo->cmds_per_s_median, lo->cpu_ms_per_s_median);
+        dq_text(o, DQ_T_idle_extremes, "hi=%s hi_cmds=%.0f hi_cpu=%.1f lo=%s "
+                "lo_cmds=%.1f lo_cpu=%.1f ", lh, hi->cmds_per_s_median,
+                hi->cpu_ms_per_s_median, ll, lo->cmds_per_s_median,
+                lo->cpu_ms_per_s_median);
     }
     if (np > 0 && nb > 0)
-        dq_put(o, "Per consumer, the polling strategies at poll_ms = "
-                     "100 caused %.1f Redis commands/s on average, the "
-                     "blocking ones %.1f. ", pc / (double)np,
-                     bc / (double)nb);
+        dq_text(o, DQ_T_idle_per_consumer, "polling=%.1f blocking=%.1f ",
+                pc / (double)np, bc / (double)nb);
 }
 
 /* The poll interval's effect within one strategy. */
@@ -169,20 +150,16 @@ static void said_intervals(dq_md *o, const dq_rexp *e)
         if (a == NULL || a == b || a->cmds_per_s_median < 0 ||
             b->cmds_per_s_median < 0)
             continue;
-        dq_put(o, "%s: poll_ms %ld -> %.0f commands/s, %.1f ms CPU/s; "
-                     "poll_ms %ld -> %.1f commands/s, %.1f ms CPU/s",
-                     names[s], dq_group_poll_ms(a), a->cmds_per_s_median,
-                     a->cpu_ms_per_s_median, dq_group_poll_ms(b),
-                     b->cmds_per_s_median, b->cpu_ms_per_s_median);
+        dq_text(o, DQ_T_idle_interval, "strategy=%s pa=%ld ca=%.0f ua=%.1f "
+                "pb=%ld cb=%.1f ub=%.1f", names[s], dq_group_poll_ms(a),
+                a->cmds_per_s_median, a->cpu_ms_per_s_median,
+                dq_group_poll_ms(b), b->cmds_per_s_median,
+                b->cpu_ms_per_s_median);
         /* the CPU is the whole server process over a few seconds: say so
          * when it moves against the commands */
         if (b->cmds_per_s_median < a->cmds_per_s_median &&
             b->cpu_ms_per_s_median > a->cpu_ms_per_s_median)
-            dq_put(o, " -- fewer commands but more server CPU at the "
-                         "longer interval: that CPU figure does not follow "
-                         "from the commands (it is the whole redis-server "
-                         "process, so housekeeping and other load on the "
-                         "machine show up in it); read the command counts");
+            dq_text(o, DQ_T_idle_cpu_against, "%s", " ");
         dq_put(o, ". ");
     }
 }
@@ -196,16 +173,14 @@ int dq_sec_idle_cost(dq_md *o, const dq_results *r, const dq_rexp *e,
         return -1;
     idle_table(o, e);
     idle_note(o, e);
-    dq_put(o, "**What happened.** ");
+    dq_text(o, DQ_T_generic_what_happened, " ");
     said_extremes(o, e);
     said_intervals(o, e);
     for (size_t i = 0; i < e->ngroups; i++)
         if (no_redis(&e->groups[i]))
             base_cpu = e->groups[i].cpu_ms_per_s_median;
     if (base_cpu >= 0)
-        dq_put(o, "The server with no client at all (the heap row) "
-                     "used %.1f ms of CPU per second: the floor under every "
-                     "row.", base_cpu);
+        dq_text(o, DQ_T_idle_floor, "cpu=%.1f", base_cpu);
     dq_put(o, "\n\n");
     return 0;
 }

@@ -65,8 +65,8 @@ static bool cens_pct(const dq_rpool *p, double q, double *out)
 }
 
 /* Percentile cell: the value, or "> W s" when censored. */
-static void pct_cell(char *buf, size_t len, const dq_rpool *p, double q,
-                     double window_ms)
+static void pct_cell(dq_texts *t, char *buf, size_t len, const dq_rpool *p,
+                     double q, double window_ms)
 {
     double v;
     if (cens_pct(p, q, &v))
@@ -74,7 +74,7 @@ static void pct_cell(char *buf, size_t len, const dq_rpool *p, double q,
     else if (p->n == 0 && p->enqueued == 0)
         snprintf(buf, len, "n/a");
     else if (window_ms <= 0)
-        snprintf(buf, len, "undelivered");
+        dq_tcat(t, buf, len, &(size_t){0}, DQ_T_lateness_undelivered, "");
     else
         snprintf(buf, len, "> %.0f s", window_ms / 1000.0);
 }
@@ -87,8 +87,8 @@ static void no_verdict_note(dq_md *o, const series *ls, size_t ns)
     for (size_t i = 0; i < ns; i++)
         k += ls[i].p->no_verdict;
     if (k > 0)
-        dq_put(o, "  No verdict for %zu trial log%s (log incomplete: no end "
-               "record), left out of these figures.", k, k == 1 ? "" : "s");
+        dq_text(o, DQ_T_lateness_no_verdict, "  n=%zu s=%s", k,
+                k == 1 ? "" : "s");
 }
 
 /* ---- lateness-cdf ------------------------------------------------------- */
@@ -134,18 +134,21 @@ static void cdf_table(dq_md *o, const dq_rexp *e, const series *ls,
         const dq_strategy *st = dq_strategy_find(ls[i].g->strategy);
         char c[4][64], waits[64];
         long pm = dq_group_poll_ms(ls[i].g);
-        pct_cell(c[0], 64, p, 50, 0);
-        pct_cell(c[1], 64, p, 99, 0);
-        pct_cell(c[2], 64, p, 99.9, 0);
+        pct_cell(o->texts, c[0], 64, p, 50, 0);
+        pct_cell(o->texts, c[1], 64, p, 99, 0);
+        pct_cell(o->texts, c[2], 64, p, 99.9, 0);
         if (p->n)
             dq_fmt_ms(c[3], 64, p->lat[p->n - 1]);
         else
             snprintf(c[3], 64, "n/a");
         if (pm > 0)
-            snprintf(waits, sizeof waits, "polling, %ld ms", pm);
+            dq_tcat(o->texts, waits, sizeof waits, &(size_t){0},
+                    DQ_T_idle_polling, "ms=%ld", pm);
+        else if (st && (st->flags & DQ_G_BLOCKS))
+            dq_tcat(o->texts, waits, sizeof waits, &(size_t){0},
+                    DQ_T_idle_blocking, "");
         else
-            snprintf(waits, sizeof waits, "%s", st && (st->flags &
-                     DQ_G_BLOCKS) ? "blocking" : "?");
+            snprintf(waits, sizeof waits, "?");
         dq_row(o, "%s" DQ_CELL "%d" DQ_CELL "%zu" DQ_CELL "%"
                    PRIu64 DQ_CELL "%" PRIu64 DQ_CELL "%" PRIu64 DQ_CELL "%"
                    PRIu64 DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%s"
@@ -154,19 +157,15 @@ static void cdf_table(dq_md *o, const dq_rexp *e, const series *ls,
                    c[1], c[2], c[3], waits);
     }
     dq_table_end(o);
-    dq_put(o, "Percentiles are over every enqueued task (nearest "
-                 "rank); a task not delivered at all counts as later than "
-                 "any delivered one, shown as \"undelivered\" when it "
-                 "decides the percentile.");
+    dq_text(o, DQ_T_lateness_pct_note, "");
     no_verdict_note(o, ls, ns);
     /* The arrival rate the run's parameters imply. */
     long tasks = strtol(dq_rexp_meta(e, "tasks"), NULL, 10), dmin, dmax;
     if (sscanf(dq_rexp_meta(e, "delay_ms"), "%ld:%ld", &dmin, &dmax) == 2 &&
         tasks > 0 && dmax > dmin)
-        dq_put(o, "  With %ld tasks due over a %.1f s range, about "
-                     "%.0f tasks fell due per second.", tasks,
-                     (double)(dmax - dmin) / 1000.0,
-                     (double)tasks * 1000.0 / (double)(dmax - dmin));
+        dq_text(o, DQ_T_lateness_rate, "  tasks=%ld range=%.1f per_s=%.0f",
+                tasks, (double)(dmax - dmin) / 1000.0,
+                (double)tasks * 1000.0 / (double)(dmax - dmin));
     dq_put(o, "\n\n");
 }
 
@@ -180,7 +179,8 @@ static double p99_or_inf(const series *s)
 /* The series from the lowest p99 lateness to the highest. */
 static void said_order(dq_md *o, const series *ls, size_t ns)
 {
-    size_t order[MAX_SERIES], no = 0;
+    size_t order[MAX_SERIES], no = 0, off = 0;
+    char list[4096];
     for (size_t i = 0; i < ns; i++)
         if (ls[i].p->n > 0)
             order[no++] = i;
@@ -193,15 +193,18 @@ static void said_order(dq_md *o, const series *ls, size_t ns)
         }
     if (no == 0)
         return;
-    dq_put(o, "From the lowest p99 lateness to the highest:");
     for (size_t k = 0; k < no; k++) {
         double v;
-        char ms[32] = "undelivered";
+        char ms[32] = "";
         if (cens_pct(ls[order[k]].p, 99, &v))
             dq_fmt_ms(ms, sizeof ms, v);
-        dq_put(o, "%s %s %s ms", k ? "," : "", ls[order[k]].label, ms);
+        else
+            dq_tcat(o->texts, ms, sizeof ms, &(size_t){0},
+                    DQ_T_lateness_undelivered, "");
+        dq_append(list, sizeof list, &off, "%s %s %s ms", k ? "," : "",
+                  ls[order[k]].label, ms);
     }
-    dq_put(o, ". ");
+    dq_text(o, DQ_T_lateness_order, "list=%s ", list);
 }
 
 /* Polling variants against their interval.  The comparison is strict and
@@ -214,7 +217,7 @@ static void said_polling(dq_md *o, const series *ls, size_t ns)
         const dq_rpool *p = ls[i].p;
         long pm = dq_group_poll_ms(ls[i].g);
         double p50, p99, d;
-        char verdict[160];
+        char verdict[256];
         if (pm <= 0 || p->n == 0 || !cens_pct(p, 50, &p50) ||
             !cens_pct(p, 99, &p99))
             continue;
@@ -222,18 +225,18 @@ static void said_polling(dq_md *o, const series *ls, size_t ns)
         double rmx = round(p->lat[p->n - 1] * 10) / 10;
         d = (double)pm;
         if (rmx <= d)
-            snprintf(verdict, sizeof verdict, "every task within the poll "
-                     "interval");
+            dq_tcat(o->texts, verdict, sizeof verdict, &(size_t){0},
+                    DQ_T_lateness_within, "");
         else if (r99 <= d)
-            snprintf(verdict, sizeof verdict, "p99 within the poll "
-                     "interval, the maximum %.1f ms beyond it", rmx - d);
+            dq_tcat(o->texts, verdict, sizeof verdict, &(size_t){0},
+                    DQ_T_lateness_p99_within, "max=%.1f", rmx - d);
         else
-            snprintf(verdict, sizeof verdict, "p99 %.1f ms beyond the poll "
-                     "interval (the maximum %.1f ms beyond it)", r99 - d,
-                     rmx - d);
-        dq_put(o, "%s (poll interval %ld ms): p50 %.1f ms, p99 %.1f "
-                     "ms, max %.1f ms -- %s. ", ls[i].label, pm, p50, r99,
-                     rmx, verdict);
+            dq_tcat(o->texts, verdict, sizeof verdict, &(size_t){0},
+                    DQ_T_lateness_p99_beyond, "p99=%.1f max=%.1f", r99 - d,
+                    rmx - d);
+        dq_text(o, DQ_T_lateness_polling, "name=%s ms=%ld p50=%.1f p99=%.1f "
+                "max=%.1f verdict=%s ", ls[i].label, pm, p50, r99, rmx,
+                verdict);
     }
 }
 
@@ -247,18 +250,16 @@ int dq_sec_lateness_cdf(dq_md *o, const dq_results *r, const dq_rexp *e,
     if (cdf_figure(o, e, ls, ns, err, errlen) != 0)
         return -1;
     cdf_table(o, e, ls, ns);
-    dq_put(o, "**What happened.** ");
+    dq_text(o, DQ_T_generic_what_happened, " ");
     said_order(o, ls, ns);
     said_polling(o, ls, ns);
     for (size_t i = 0; i < ns; i++)
         lost += ls[i].p->lost, early += ls[i].p->early;
     if (lost == 0 && early == 0)
-        dq_put(o, "Every task was delivered, none before its due "
-                     "time.");
+        dq_text(o, DQ_T_lateness_all_on_time, "");
     else
-        dq_put(o, "%" PRIu64 " task%s not delivered, %" PRIu64
-                     " delivered early, over all strategies.", lost,
-                     lost == 1 ? "" : "s", early);
+        dq_text(o, DQ_T_lateness_not_all, "lost=%" PRIu64 " s=%s early=%"
+                PRIu64, lost, lost == 1 ? "" : "s", early);
     dq_put(o, "\n\n");
     return 0;
 }
@@ -338,8 +339,8 @@ static void backlog_table(dq_md *o, const dq_rexp *e, const series *ls,
                 for (size_t j = 0; j < e->ntrials; j++)
                     if (dq_trial_in_group(&e->trials[j], l->g))
                         bs = e->trials[j].backlog_enqueue_s;
-                pct_cell(c[0], 64, p, 50, window_ms);
-                pct_cell(c[1], 64, p, 99, window_ms);
+                pct_cell(o->texts, c[0], 64, p, 50, window_ms);
+                pct_cell(o->texts, c[1], 64, p, 99, window_ms);
                 if (p->n && p->lost == 0)
                     dq_fmt_ms(c[2], 64, p->lat[p->n - 1]);
                 else
@@ -353,10 +354,7 @@ static void backlog_table(dq_md *o, const dq_rexp *e, const series *ls,
                            c[0], c[1], c[2], bs);
             }
     dq_table_end(o);
-    dq_put(o, "\"> N s\": the percentile falls among the tasks not "
-                 "delivered within the observation window (grace_ms = %.0f "
-                 "s after the last due time), so it is larger than the "
-                 "window.", window_ms / 1000.0);
+    dq_text(o, DQ_T_lateness_censored, "window=%.0f", window_ms / 1000.0);
     no_verdict_note(o, ls, ns);
     dq_put(o, "\n\n");
 }
@@ -368,7 +366,7 @@ static void backlog_said(dq_md *o, const series *ls, size_t ns,
                          size_t nx, double window_ms)
 {
     bool censored = false;
-    dq_put(o, "**What happened.** ");
+    dq_text(o, DQ_T_generic_what_happened, " ");
     for (size_t s = 0; s < nn; s++) {
         size_t k = 0;
         dq_put(o, "%s:", names[s]);
@@ -381,22 +379,19 @@ static void backlog_said(dq_md *o, const series *ls, size_t ns,
                     strcmp(ls[i].g->strategy, names[s]) != 0)
                     continue;
                 if (cens_pct(p, 50, &v))
-                    dq_put(o, "%s %" PRId64 " pending -> p50 %.1f ms "
-                                 "(%.0f%% delivered in the window)",
-                                 k ? ";" : "", xs[x], v, 100 * frac);
+                    dq_text(o, DQ_T_lateness_at_backlog, "%s n=%" PRId64
+                            " p50=%.1f pct=%.0f", k ? ";" : "", xs[x], v,
+                            100 * frac);
                 else
-                    dq_put(o, "%s %" PRId64 " pending -> only %.1f%% "
-                                 "delivered within the %.0f s window",
-                                 k ? ";" : "", xs[x], 100 * frac,
-                                 window_ms / 1000.0);
+                    dq_text(o, DQ_T_lateness_at_backlog_few, "%s n=%" PRId64
+                            " pct=%.1f window=%.0f", k ? ";" : "", xs[x],
+                            100 * frac, window_ms / 1000.0);
                 /* If the expire cursor finds due keys at an even pace,
                  * fraction f within W means one pass takes about W / f:
                  * an extrapolation, and said to be one. */
                 if (!cens_pct(p, 50, &v) && frac > 0)
-                    dq_put(o, " (extrapolated at that pace, the "
-                                 "expire cycle would need about %.0f s to "
-                                 "reach every key)", window_ms / 1000.0 /
-                                 frac);
+                    dq_text(o, DQ_T_lateness_extrapolated, " s=%.0f",
+                            window_ms / 1000.0 / frac);
                 k++;
             }
         dq_put(o, ". ");
@@ -406,11 +401,7 @@ static void backlog_said(dq_md *o, const series *ls, size_t ns,
         censored |= ls[i].p->n > 0 && !cens_pct(ls[i].p, 50, &v);
     }
     if (censored)
-        dq_put(o, "Where the median task was not delivered in the "
-                     "window, the lateness of those that were is not "
-                     "comparable across rows (they are the ones the expire "
-                     "cycle happened to reach first: survivor bias): "
-                     "compare the delivered fraction instead.");
+        dq_text(o, DQ_T_lateness_survivors, "");
     dq_put(o, "\n\n");
 }
 

@@ -92,15 +92,16 @@ static int perf_figure(dq_md *o, const char *kind, const char *script,
     return rc;
 }
 
-/* Starts a subsection: "### <title>", the names of the `which` rows
- * (names_of, at most 32); with none, "Not measured in this run." and 0. */
-static size_t subsection(dq_md *o, const char *title, const dq_perf *p,
+/* Starts a subsection: its heading (text title), the names of the
+ * `which` rows (names_of, at most 32); with none, "Not measured in this
+ * run." and 0. */
+static size_t subsection(dq_md *o, dq_text_id title, const dq_perf *p,
                          const char *which, char names[][NAMELEN])
 {
     size_t ns = names_of(p, which, names, 32);
-    dq_put(o, "### %s\n\n", title);
+    dq_text(o, title, "\n\n");
     if (ns == 0)
-        dq_put(o, "Not measured in this run.\n\n");
+        dq_text(o, DQ_T_perf_not_measured, "\n\n");
     return ns;
 }
 
@@ -122,41 +123,38 @@ static void fmt_rate(char *buf, size_t len, double v)
 static void write_ceiling(dq_md *o, const dq_perf *p)
 {
     const struct {
-        const char *cmd, *src;
+        const char *cmd;
+        dq_text_id src;
         double v;
-    } rows[] = {{"ZADD", "dqlab (hiredis pipelining)", p->zadd_per_s},
-                {"ZPOPMIN", "dqlab (hiredis pipelining)", p->zpopmin_per_s},
-                {"ZADD", "redis-benchmark", p->rb_zadd_per_s},
-                {"ZPOPMIN", "redis-benchmark", p->rb_zpopmin_per_s}};
-    dq_put(o, "### The ceiling: bare commands on this server\n\n");
+    } rows[] = {{"ZADD", DQ_T_perf_by_dqlab, p->zadd_per_s},
+                {"ZPOPMIN", DQ_T_perf_by_dqlab, p->zpopmin_per_s},
+                {"ZADD", DQ_T_perf_by_rb, p->rb_zadd_per_s},
+                {"ZPOPMIN", DQ_T_perf_by_rb, p->rb_zpopmin_per_s}};
+    char rb[256] = "";
+    dq_text(o, DQ_T_perf_ceiling, "\n\n");
     if (p->zadd_per_s < 0 && p->rb_zadd_per_s < 0) {
-        dq_put(o, "Not measured in this run (`--only` left it out or "
-                     "it failed; see meta.txt).\n\n");
+        dq_text(o, DQ_T_perf_ceiling_none, "\n\n");
         return;
     }
     dq_head(o, "command|measured by|operations|pipeline|per second");
     for (size_t i = 0; i < 4; i++) {
-        char v[64];
+        char v[64], src[64] = "";
         fmt_rate(v, sizeof v, rows[i].v);
+        dq_tcat(o->texts, src, sizeof src, &(size_t){0}, rows[i].src, "");
         if (rows[i].v >= 0)
             dq_row(o, "%s" DQ_CELL "%s" DQ_CELL "%" PRId64
-                       DQ_CELL "%d" DQ_CELL "%s", rows[i].cmd, rows[i].src,
+                       DQ_CELL "%d" DQ_CELL "%s", rows[i].cmd, src,
                        p->ceiling_ops, p->ceiling_pipeline, v);
     }
     dq_table_end(o);
+    if (p->rb_zadd_per_s < 0)
+        dq_tcat(o->texts, rb, sizeof rb, &(size_t){0}, DQ_T_perf_no_rb, "%s",
+                "  ");
     if (p->zadd_per_s < 0)
-        dq_put(o, "The ceiling was not measured in this run (`--only` "
-                     "left it out or it failed; see meta.txt).\n\n");
+        dq_text(o, DQ_T_perf_ceiling_unmeasured, "\n\n");
     else
-        dq_put(o, "Every strategy's throughput below is also given as "
-                     "a fraction of dqlab's pipelined ZADD rate (%.0f/s): "
-                     "the rate at which this server, on this machine, in "
-                     "this run, adds members to a sorted set when the "
-                     "client never waits for a reply.  ZADD and ZPOPMIN "
-                     "each are one member per command.%s\n\n", p->zadd_per_s,
-                     p->rb_zadd_per_s < 0 ? "  redis-benchmark did not run "
-                     "(it runs only against the private server, when "
-                     "installed)." : "");
+        dq_text(o, DQ_T_perf_ceiling_note, "zadd=%.0f rb=%s\n\n",
+                p->zadd_per_s, rb);
 }
 
 /* dq_wide_cell_fn of the throughput figure: end-to-end tasks/s of label s
@@ -238,24 +236,20 @@ static void throughput_said(dq_md *o, const dq_perf *p,
         else if (v > best_r)
             best_r = v, best_s = names[s], best_at = at;
     }
-    dq_put(o, "**What happened.** ");
+    dq_text(o, DQ_T_generic_what_happened, " ");
     if (best_s != NULL) {
-        dq_put(o, "The fastest Redis strategy end to end was %s with "
-                     "%.0f tasks/s (%d consumers)", best_s, best_r, best_at);
+        dq_text(o, DQ_T_perf_fastest, "strategy=%s tps=%.0f consumers=%d",
+                best_s, best_r, best_at);
         if (p->zadd_per_s > 0)
-            dq_put(o, ", %.1f%% of the pipelined ZADD rate",
-                         100 * best_r / p->zadd_per_s);
+            dq_text(o, DQ_T_perf_of_zadd, "pct=%.1f",
+                    100 * best_r / p->zadd_per_s);
         dq_put(o, ". ");
     }
     if (heap > 0) {
-        dq_put(o, "The heap, which does not touch Redis, went through "
-                     "the same harness at %.0f tasks/s: the harness's own "
-                     "ceiling", heap);
+        dq_text(o, DQ_T_perf_heap, "tps=%.0f", heap);
         if (best_r > 0)
-            dq_put(o, ", %.1fx the fastest Redis strategy, so the "
-                         "harness was %s", heap / best_r, heap >= 2 * best_r
-                         ? "not their bottleneck"
-                         : "close enough to be part of their bottleneck");
+            dq_text(o, heap >= 2 * best_r ? DQ_T_perf_heap_not_bottleneck
+                    : DQ_T_perf_heap_bottleneck, "x=%.1f", heap / best_r);
         dq_put(o, ". ");
     }
     dq_put(o, "\n\n");
@@ -265,7 +259,8 @@ static int write_throughput(dq_md *o, const dq_perf *p, char *err,
                             size_t errlen)
 {
     char names[32][NAMELEN], head[1024];
-    size_t ns = subsection(o, "Throughput", p, "e2e", names), nx = 0, off;
+    size_t ns = subsection(o, DQ_T_perf_throughput, p, "e2e", names), nx = 0;
+    size_t off;
     int64_t xs[16];
     if (ns == 0)
         return 0;
@@ -276,22 +271,11 @@ static int write_throughput(dq_md *o, const dq_perf *p, char *err,
     if (perf_figure(o, "throughput", "throughput", "consumers", p, names, ns,
                     NULL, 0, xs, nx, throughput_cell, err, errlen) != 0)
         return -1;
-    dq_put(o, "End to end: %s tasks all due at once (%s times more for "
-                 "the in-process heap, too fast to time otherwise), "
-                 "producers: %s, the consumers claim and ack; tasks/s is "
-                 "delivered tasks over first enqueue to last delivery, with "
-                 "the harness recording every event in the log and checking "
-                 "it (trial.c).  Enqueue only: one handle calling the "
-                 "strategy's enqueue %s times in a loop, no consumer.  "
-                 "Medians of %s repeats.  A row with options is a batched "
-                 "variant (%s times more tasks): `batch=N` claims N tasks "
-                 "per round trip, `enqueue_batch=N` makes each producer send "
-                 "its tasks N at a time with the strategy's variadic enqueue "
-                 "(dq_enqueue_many), every task still logged and "
-                 "checked.\n\n", META("tasks"), META("in_process_factor")[0]
-                 ? META("in_process_factor") : "1", META("producers"),
-                 META("enqueue_tasks"), META("repeats"),
-                 META("variant_factor")[0] ? META("variant_factor") : "1");
+    dq_text(o, DQ_T_perf_throughput_intro, "tasks=%s factor=%s producers=%s "
+            "enqueue=%s repeats=%s variants=%s\n\n", META("tasks"),
+            META("in_process_factor")[0] ? META("in_process_factor") : "1",
+            META("producers"), META("enqueue_tasks"), META("repeats"),
+            META("variant_factor")[0] ? META("variant_factor") : "1");
     off = (size_t)snprintf(head, sizeof head, "strategy|enqueue only /s");
     for (size_t x = 0; x < nx; x++)
         dq_append(head, sizeof head, &off, "|e2e /s, %d cons.", (int)xs[x]);
@@ -301,12 +285,7 @@ static int write_throughput(dq_md *o, const dq_perf *p, char *err,
     for (size_t s = 0; s < ns; s++)
         throughput_row(o, p, names[s], xs, nx);
     dq_table_end(o);
-    dq_put(o, "Redis cmds/task: the server's INFO commandstats delta "
-                 "over the trial per delivered task (commands inside Lua "
-                 "scripts and MULTI/EXEC count one each); server CPU: INFO "
-                 "used_cpu_sys + used_cpu_user delta per delivered task; "
-                 "both at the consumer count of the best median.  n/a: no "
-                 "Redis.\n\n");
+    dq_text(o, DQ_T_perf_throughput_note, "\n\n");
     throughput_said(o, p, names, ns);
     return 0;
 }
@@ -350,7 +329,7 @@ static void backlog_table(dq_md *o, const dq_perf *p, char names[][NAMELEN],
                        bytes, b->enqueue_us_mean, b->preload_s);
         }
     dq_table_end(o);
-    dq_put(o, "**What happened.** ");
+    dq_text(o, DQ_T_generic_what_happened, " ");
     for (size_t s = 0; s < ns; s++) {
         const dq_perf_bl *lo, *hi;
         dq_perf_backlog_range(p, names[s], &lo, &hi);
@@ -360,16 +339,12 @@ static void backlog_table(dq_md *o, const dq_perf *p, char names[][NAMELEN],
         double r99 = lo->claim_us_p99 > 0
                          ? hi->claim_us_p99 / lo->claim_us_p99 : -1;
         double lr = log_ratio(hi->backlog, lo->backlog);
-        dq_put(o, "%s: from %" PRId64 " to %" PRId64 " pending, claim "
-                     "p50 x%.2f, p99 x%.2f (log N grows x%.2f)%s. ",
-                     names[s], lo->backlog, hi->backlog, r50, r99, lr,
-                     r50 <= lr * 1.25 ? "" : ": faster than log N");
+        dq_text(o, r50 <= lr * 1.25 ? DQ_T_perf_growth
+                : DQ_T_perf_growth_faster, "strategy=%s lo=%" PRId64 " hi=%"
+                PRId64 " x50=%.2f x99=%.2f lr=%.2f ", names[s], lo->backlog,
+                hi->backlog, r50, r99, lr);
     }
-    dq_put(o, "A ratio of p50s at or below the ratio of the logarithms "
-                 "is what O(log N) allows; a round trip costs far more than "
-                 "a skip list descent, so for the Redis strategies the claim "
-                 "time is mostly the network and the ratio stays near "
-                 "1.\n\n");
+    dq_text(o, DQ_T_perf_growth_note, "\n\n");
 }
 
 static int write_backlog(dq_md *o, const dq_perf *p, char *err,
@@ -377,7 +352,7 @@ static int write_backlog(dq_md *o, const dq_perf *p, char *err,
 {
     static const char *const sufs[] = {" p50", " p99"};
     char names[32][NAMELEN];
-    size_t ns = subsection(o, "Backlog scaling", p, "b", names), nx = 0;
+    size_t ns = subsection(o, DQ_T_perf_backlog, p, "b", names), nx = 0;
     int64_t xs[16];
     if (ns == 0)
         return 0;
@@ -387,30 +362,20 @@ static int write_backlog(dq_md *o, const dq_perf *p, char *err,
     if (perf_figure(o, "backlog", "perf_backlog", "pending", p, names, ns,
                     sufs, 2, xs, nx, backlog_cell, err, errlen) != 0)
         return -1;
-    dq_put(o, "For each backlog N, N tasks due an hour ahead are "
-                 "preloaded (Redis strategies: ZADD + HSET pipelined into "
-                 "the queue's keys, what their enqueue writes; heap: its "
-                 "enqueue), then, in %s rounds, %s tasks due now are "
-                 "enqueued and claimed one at a time by one consumer; each "
-                 "claim call is timed on its own (the ack is not), and the "
-                 "percentiles shown are the medians of the rounds'.  Memory "
-                 "is INFO used_memory after the preload minus before, per "
-                 "pending task.  Enqueue is the strategy's own enqueue of a "
-                 "due task with N pending.\n\n", META("backlog_rounds")[0]
-                 ? META("backlog_rounds") : "1", META("backlog_claims"));
+    dq_text(o, DQ_T_perf_backlog_intro, "rounds=%s claims=%s\n\n",
+            META("backlog_rounds")[0] ? META("backlog_rounds") : "1",
+            META("backlog_claims"));
     backlog_table(o, p, names, ns, xs, nx);
     return 0;
 }
 
 /* Strategies whose enqueue of an already-due task takes another path
  * than a task due later (strategies/<name>.c says so in its header), so
- * the bench's due-at-once tasks do not exercise their timer. */
-static const char *due_now_path(const char *strategy)
+ * the bench's due-at-once tasks do not exercise their timer: the text
+ * saying which, or -1. */
+static int due_now_path(const char *strategy)
 {
-    return strcmp(strategy, "expiry") == 0
-               ? "an already-due task goes straight to its ready list "
-                 "(RPUSH + PUBLISH), not through a TTL and the keyspace "
-                 "`expired` event" : NULL;
+    return strcmp(strategy, "expiry") == 0 ? DQ_T_perf_due_now_expiry : -1;
 }
 
 /* The largest median p99 lateness (ms) of strategy in the lateness
@@ -456,7 +421,7 @@ static void lateness_table(dq_md *o, const dq_perf *p, char names[][NAMELEN],
                    l->lost, l->duplicates, l->saturated ? "yes" : "no");
     }
     dq_table_end(o);
-    dq_put(o, "**What happened.** ");
+    dq_text(o, DQ_T_generic_what_happened, " ");
     for (size_t s = 0; s < ns; s++) {
         int64_t ok = -1, sat = -1;
         for (size_t i = 0; i < p->nlat; i++) {
@@ -469,14 +434,15 @@ static void lateness_table(dq_md *o, const dq_perf *p, char names[][NAMELEN],
                 ok = l->offered_per_s;
         }
         dq_put(o, "%s ", names[s]);
-        if (ok > 0)
-            dq_put(o, "kept up with %" PRId64 "/s", ok);
-        if (sat > 0)
-            dq_put(o, "%ssaturated at %" PRId64 "/s",
-                         ok > 0 ? " and " : "", sat);
+        if (ok > 0 && sat > 0)
+            dq_text(o, DQ_T_perf_kept_up_sat, "rate=%" PRId64 " sat=%" PRId64,
+                    ok, sat);
+        else if (ok > 0)
+            dq_text(o, DQ_T_perf_kept_up_not_sat, "rate=%" PRId64, ok);
+        else if (sat > 0)
+            dq_text(o, DQ_T_perf_saturated, "sat=%" PRId64, sat);
         else
-            dq_put(o, "%sdid not saturate at the rates offered",
-                         ok > 0 ? " and " : "");
+            dq_text(o, DQ_T_perf_not_saturated, "");
         dq_put(o, "%s", s + 1 < ns ? "; " : ".\n\n");
     }
 }
@@ -485,7 +451,7 @@ static int write_lateness(dq_md *o, const dq_perf *p, const dq_results *r,
                           char *err, size_t errlen)
 {
     char names[32][NAMELEN];
-    size_t ns = subsection(o, "Lateness under load", p, "l", names), nx = 0;
+    size_t ns = subsection(o, DQ_T_perf_lateness, p, "l", names), nx = 0;
     int64_t xs[16];
     if (ns == 0)
         return 0;
@@ -495,30 +461,20 @@ static int write_lateness(dq_md *o, const dq_perf *p, const dq_results *r,
     if (perf_figure(o, "lateness-load", "perf_lateness", "offered", p, names,
                     ns, NULL, 0, xs, nx, lateness_cell, err, errlen) != 0)
         return -1;
-    dq_put(o, "Producers (%s) enqueue at their share of the offered "
-                 "rate (open loop: each task at its scheduled time, due at "
-                 "once) for %s ms; consumers (%s) claim and ack; every event "
-                 "is logged and checked.  A strategy is *saturated* when the "
-                 "producers could not reach 90%% of the offered rate, p99 "
-                 "lateness passed 1 s, or a task was not delivered; higher "
-                 "rates are then skipped.\n\n", META("lateness_producers"),
-                 META("lateness_ms"), META("lateness_consumers"));
-    dq_put(o, "Every task here is due when it is enqueued, so this "
-                 "measures how fast a due task is delivered under load, not "
-                 "how accurately a strategy's timer fires (the lateness "
-                 "experiment does that, with tasks due ahead).");
+    dq_text(o, DQ_T_perf_lateness_intro, "producers=%s ms=%s consumers=%s"
+            "\n\n", META("lateness_producers"), META("lateness_ms"),
+            META("lateness_consumers"));
+    dq_text(o, DQ_T_perf_due_at_once, "");
     for (size_t s = 0; s < ns; s++) {
         double lp = lateness_exp_p99(r, names[s]);
-        char ref[160] = "";
-        if (due_now_path(names[s]) == NULL)
+        char ref[256] = "", path[256] = "";
+        if (due_now_path(names[s]) < 0)
             continue;
         if (lp >= 0)
-            snprintf(ref, sizeof ref, "; with tasks due ahead its p99 "
-                     "lateness was %.1f ms (experiment lateness)", lp);
-        dq_put(o, "  For %s the difference matters: %s, so its "
-                     "figures below look fast and say nothing about its "
-                     "keyspace-event timer%s.", names[s],
-                     due_now_path(names[s]), ref);
+            DQ_TBUF(o, ref, DQ_T_perf_due_ahead, "p99=%.1f", lp);
+        DQ_TBUF(o, path, (dq_text_id)due_now_path(names[s]), "");
+        dq_text(o, DQ_T_perf_due_now, "  strategy=%s path=%s ref=%s",
+                names[s], path, ref);
     }
     dq_put(o, "\n\n");
     lateness_table(o, p, names, ns);
@@ -570,54 +526,56 @@ static double best_variant(const dq_perf *p, const char *strategy,
     return best;
 }
 
-static const char *met(double v, bool ok)
+/* The verdict text of a target: not measured (v < 0), met or not. */
+static dq_text_id met(double v, bool ok)
 {
-    return v < 0 ? "not measured" : ok ? "**met**" : "**not met**";
+    return v < 0 ? DQ_T_perf_not_measured_v : ok ? DQ_T_perf_met
+                                                 : DQ_T_perf_not_met;
 }
 
-/* One row of the targets table. */
-static void target(dq_md *o, const char *what, const char *measured,
-                   const char *verdict)
+/* One row of the targets table: what (a text), measured, the verdict (a
+ * text, or the rendered v when NULL). */
+static void target(dq_md *o, dq_text_id what, const char *w, const char *m,
+                   dq_text_id verdict, const char *v)
 {
-    dq_row(o, "%s" DQ_CELL "%s" DQ_CELL "%s", what, measured, verdict);
+    char wb[256] = "", vb[256] = "";
+    if (w == NULL)
+        DQ_TBUF(o, wb, what, "");
+    if (v == NULL)
+        DQ_TBUF(o, vb, verdict, "");
+    dq_row(o, "%s" DQ_CELL "%s" DQ_CELL "%s", w ? w : wb, m, v ? v : vb);
 }
 
 /* The throughput targets: the best Redis strategy, lua with one claim per
- * round trip, the heap. */
+ * round trip, the heap.  A measured cell "n/a" when not measured. */
 static void targets_speed(dq_md *o, const dq_perf *p, bool heap)
 {
-    char m[256], lb[NAMELEN + 192];
+    char m[4][256] = {"n/a", "n/a", "n/a", "n/a"}, lb[NAMELEN + 192];
     int at = 0;
     if (heap) {
         double h = best_variant(p, "heap", NULL, 0, lb, sizeof lb, &at);
-        snprintf(m, sizeof m, h >= 0 ? "%.0f tasks/s (%d consumers)" : "n/a",
-                 h, at);
-        target(o, "heap >= 1,000,000 tasks/s through the harness", m,
-               met(h, h >= 1e6));
+        if (h >= 0)
+            dq_tcat(o->texts, m[0], 256, &(size_t){0}, DQ_T_perf_m_tps_at,
+                    "tps=%.0f consumers=%d", h, at);
+        target(o, DQ_T_perf_t_heap, NULL, m[0], met(h, h >= 1e6), NULL);
         return;
     }
     double best = best_variant(p, NULL, NULL, 0, lb, sizeof lb, &at);
     if (best >= 0)
-        snprintf(m, sizeof m, "%.0f tasks/s (%s, %d consumers)", best, lb,
-                 at);
-    else
-        snprintf(m, sizeof m, "n/a");
-    target(o, "best Redis strategy >= 150,000 tasks/s end to end (enqueue "
-           "to ack, every event logged and checked)", m,
-           met(best, best >= 150000));
+        dq_tcat(o->texts, m[1], 256, &(size_t){0}, DQ_T_perf_m_tps_label_at,
+                "tps=%.0f label=%s consumers=%d", best, lb, at);
+    target(o, DQ_T_perf_t_best, NULL, m[1], met(best, best >= 150000), NULL);
     double frac = best >= 0 && p->zadd_per_s > 0 ? best / p->zadd_per_s : -1;
     if (frac >= 0)
-        snprintf(m, sizeof m, "%.1f%% (%.0f of %.0f/s)", 100 * frac, best,
-                 p->zadd_per_s);
-    else
-        snprintf(m, sizeof m, "n/a");
-    target(o, "... and >= 30% of the pipelined ZADD rate of the same run", m,
-           met(frac, frac >= 0.3));
+        dq_tcat(o->texts, m[2], 256, &(size_t){0}, DQ_T_perf_m_pct, "pct=%.1f "
+                "tps=%.0f zadd=%.0f", 100 * frac, best, p->zadd_per_s);
+    target(o, DQ_T_perf_t_zadd, NULL, m[2], met(frac, frac >= 0.3), NULL);
     double lua4 = best_variant(p, "lua", claim_batch_one, 4, lb, sizeof lb,
                                NULL);
-    snprintf(m, sizeof m, lua4 >= 0 ? "%.0f tasks/s (%s)" : "n/a", lua4, lb);
-    target(o, "lua, batch=1 (one claim round trip per task), 4 consumers >= "
-           "30,000 tasks/s", m, met(lua4, lua4 >= 30000));
+    if (lua4 >= 0)
+        dq_tcat(o->texts, m[3], 256, &(size_t){0}, DQ_T_perf_m_tps_label,
+                "tps=%.0f label=%s", lua4, lb);
+    target(o, DQ_T_perf_t_lua, NULL, m[3], met(lua4, lua4 >= 30000), NULL);
 }
 
 /* The lateness targets at 200 tasks/s, by the declared flags: a strategy
@@ -631,37 +589,31 @@ static void targets_lateness(dq_md *o, const dq_perf *p, const dq_results *r)
         const dq_strategy *st = dq_strategy_find(l->strategy);
         bool blocking = st != NULL && (st->flags & DQ_G_BLOCKS);
         int64_t poll = 100;
-        char t[256], m[256], v[160];
-        double lp;
+        char t[256] = "", m[512] = "", v[256] = "";
+        double lp = lateness_exp_p99(r, l->strategy);
         if (l->offered_per_s != 200)
             continue;
         for (size_t k = 0; st && st->options && st->options[k].name; k++)
             if (strcmp(st->options[k].name, "poll_ms") == 0)
                 poll = strtoll(st->options[k].def, NULL, 10);
-        snprintf(m, sizeof m, "p99 %.2f ms", l->p99_ms);
-        if (due_now_path(l->strategy) != NULL) {
-            lp = lateness_exp_p99(r, l->strategy);
-            snprintf(t, sizeof t, "%s (%s): lateness p99 < 2 ms at 200 "
-                     "tasks/s", l->strategy, blocking ? "blocks" : "polls");
-            snprintf(m, sizeof m, "p99 %.2f ms for tasks due at once (its "
-                     "ready list, not its timer)%s", l->p99_ms, lp >= 0
-                     ? "; experiment lateness, tasks due ahead: p99 " : "");
-            if (lp >= 0)
-                snprintf(m + strlen(m), sizeof m - strlen(m), "%.1f ms", lp);
-            target(o, t, m, "not judged by the bench (its due-now path "
-                   "skips the timer; see the lateness experiment)");
-        } else if (blocking) {
-            snprintf(t, sizeof t, "%s (blocks): lateness p99 < 2 ms at 200 "
-                     "tasks/s", l->strategy);
-            target(o, t, m, met(l->p99_ms, l->p99_ms < 2));
-        } else {
-            snprintf(t, sizeof t, "%s (polls): lateness p99 at 200 tasks/s, "
-                     "against its poll interval", l->strategy);
-            snprintf(v, sizeof v, "%s the %" PRId64 " ms default poll "
-                     "interval", l->p99_ms <= (double)poll ? "within"
-                     : "beyond", poll);
-            target(o, t, m, v);
-        }
+        DQ_TBUF(o, t, blocking ? DQ_T_perf_t_blocks
+                : due_now_path(l->strategy) >= 0 ? DQ_T_perf_t_polls_2ms
+                : DQ_T_perf_t_polls, "strategy=%s", l->strategy);
+        if (due_now_path(l->strategy) >= 0 && lp >= 0)
+            DQ_TBUF(o, m, DQ_T_perf_m_due_now_ahead, "p99=%.2f ahead=%.1f",
+                    l->p99_ms, lp);
+        else if (due_now_path(l->strategy) >= 0)
+            DQ_TBUF(o, m, DQ_T_perf_m_due_now, "p99=%.2f", l->p99_ms);
+        else
+            DQ_TBUF(o, m, DQ_T_perf_m_p99, "p99=%.2f", l->p99_ms);
+        if (due_now_path(l->strategy) >= 0)
+            DQ_TBUF(o, v, DQ_T_perf_v_not_judged, "");
+        else if (blocking)
+            DQ_TBUF(o, v, met(l->p99_ms, l->p99_ms < 2), "");
+        else
+            DQ_TBUF(o, v, l->p99_ms <= (double)poll ? DQ_T_perf_v_within
+                    : DQ_T_perf_v_beyond, "ms=%" PRId64, poll);
+        target(o, 0, t, m, 0, v);
     }
 }
 
@@ -670,7 +622,7 @@ static void targets_lateness(dq_md *o, const dq_perf *p, const dq_results *r)
  * information only). */
 static void targets_backlog(dq_md *o, const dq_perf *p)
 {
-    char names[32][NAMELEN], m[256], nm[160];
+    char names[32][NAMELEN], m[256] = "", v[256] = "";
     size_t ns = names_of(p, "b", names, 32);
     int64_t maxn = 0;
     double worst = -1;
@@ -687,28 +639,25 @@ static void targets_backlog(dq_md *o, const dq_perf *p)
             worst = hi->claim_us_p99 / lo->claim_us_p99, ws = names[s];
     }
     if (worst >= 0 && maxn < 1000000)
-        snprintf(m, sizeof m, "not at 1,000,000; at %" PRId64 " pending, "
-                 "worst x%.2f (%s), information only", maxn, worst, ws);
+        DQ_TBUF(o, m, DQ_T_perf_m_backlog_small, "n=%" PRId64 " worst=%.2f "
+                "strategy=%s", maxn, worst, ws);
     else if (worst >= 0)
-        snprintf(m, sizeof m, "worst x%.2f (%s), largest backlog %" PRId64,
-                 worst, ws, maxn);
+        DQ_TBUF(o, m, DQ_T_perf_m_backlog, "worst=%.2f strategy=%s n=%" PRId64,
+                worst, ws, maxn);
     else
         snprintf(m, sizeof m, "n/a");
-    snprintf(nm, sizeof nm, "not measured (largest backlog %" PRId64 "; run "
-             "`make bench FULL=1`)", maxn);
-    target(o, "1,000,000 pending: claim p99 <= 3x of 1,000 pending, every "
-           "ZSet strategy", m, worst < 0 ? "not measured"
-           : maxn < 1000000 ? nm : met(worst, worst <= 3));
+    if (worst >= 0 && maxn < 1000000)
+        DQ_TBUF(o, v, DQ_T_perf_v_backlog_small, "n=%" PRId64, maxn);
+    else
+        DQ_TBUF(o, v, worst < 0 ? DQ_T_perf_not_measured_v
+                : met(worst, worst <= 3), "");
+    target(o, DQ_T_perf_t_backlog, NULL, m, 0, v);
 }
 
 static void write_targets(dq_md *o, const dq_perf *p, const dq_results *r)
 {
-    dq_put(o, "### Targets\n\n");
-    dq_put(o, "The targets of the performance issue, each against the "
-                 "median measured in this run (medians over the repeats; "
-                 "the best variant where several were run).  Short runs on "
-                 "a shared machine: a figure near a target can fall on "
-                 "either side in another run.\n\n");
+    dq_text(o, DQ_T_perf_targets, "\n\n");
+    dq_text(o, DQ_T_perf_targets_intro, "\n\n");
     dq_head(o, "target|measured (median)|verdict");
     targets_speed(o, p, false);
     targets_lateness(o, p, r);
@@ -720,33 +669,25 @@ static void write_targets(dq_md *o, const dq_perf *p, const dq_results *r)
 int dq_section_perf(dq_md *o, const dq_results *r, char *err, size_t errlen)
 {
     const dq_perf *p = &r->bench;
-    char where[1024];
-    dq_put(o, "## Performance and scale (`bench`)\n\n");
+    char where[1024] = "", failed[256] = "";
+    dq_text(o, DQ_T_perf_head, "\n\n");
     if (!p->present) {
-        dq_put(o, "Not measured yet: run `make bench` (about 5 "
-                     "minutes; `make bench FULL=1` for backlogs up to "
-                     "1,000,000), which writes `%s/bench/`, then `dqlab "
-                     "report %s`.\n\n", r->root, r->root);
+        dq_text(o, DQ_T_perf_none, "root=%s\n\n", r->root);
         return 0;
     }
     /* A private server's port is a throwaway: name it without one.  A
      * --redis target is already redacted by bench (host:port, no
      * password); redacted again here for older runs. */
     if (strncmp(META("redis"), "private", 7) == 0)
-        snprintf(where, sizeof where, "a private redis-server started by "
-                 "the bench");
+        DQ_TBUF(o, where, DQ_T_perf_private, "");
     else
         dq_redact_redis_urls(META("redis"), where, sizeof where);
-    dq_put(o, "How fast each strategy goes, how close to what the same "
-                 "Redis does for the bare commands, and how the cost grows "
-                 "with the backlog.  Measured by `%s` (%s form) on %s cores, "
-                 "host %s, Redis %s (%s), %s.  Speed is never asserted in a "
-                 "test; compare within this run, and read medians and "
-                 "ratios, not single figures.%s\n\n", META("command"),
-                 META("level"), META("cores"), META("hostname"),
-                 META("redis_version"), where, META("date"),
-                 strcmp(META("unit_errors"), "0") == 0 ? ""
-                 : "  *Some units failed and are missing; see meta.txt.*");
+    if (strcmp(META("unit_errors"), "0") != 0)
+        DQ_TBUF(o, failed, DQ_T_perf_failed, "%s", "  ");
+    dq_text(o, DQ_T_perf_intro, "command=%s level=%s cores=%s host=%s "
+            "redis=%s where=%s date=%s failed=%s\n\n", META("command"),
+            META("level"), META("cores"), META("hostname"),
+            META("redis_version"), where, META("date"), failed);
     write_ceiling(o, p);
     if (write_throughput(o, p, err, errlen) != 0 ||
         write_backlog(o, p, err, errlen) != 0 ||

@@ -44,6 +44,97 @@
     X(generic, no_traits, "")                                                \
     X(generic, needs_redis, "version")                                       \
     X(generic, no_options, "")                                               \
+    X(idle, polling, "ms")                                                   \
+    X(idle, no_redis, "")                                                    \
+    X(idle, blocking, "")                                                    \
+    X(idle, note, "idle ct lo hi why")                                       \
+    X(idle, why_setup, "")                                                   \
+    X(idle, why_script, "")                                                  \
+    X(idle, extremes, "hi hi_cmds hi_cpu lo lo_cmds lo_cpu")                 \
+    X(idle, per_consumer, "polling blocking")                                \
+    X(idle, interval, "strategy pa ca ua pb cb ub")                          \
+    X(idle, cpu_against, "")                                                 \
+    X(idle, floor, "cpu")                                                    \
+    X(lateness, undelivered, "")                                             \
+    X(lateness, pct_note, "")                                                \
+    X(lateness, no_verdict, "n s")                                           \
+    X(lateness, rate, "tasks range per_s")                                   \
+    X(lateness, order, "list")                                               \
+    X(lateness, polling, "name ms p50 p99 max verdict")                      \
+    X(lateness, within, "")                                                  \
+    X(lateness, p99_within, "max")                                           \
+    X(lateness, p99_beyond, "p99 max")                                       \
+    X(lateness, all_on_time, "")                                             \
+    X(lateness, not_all, "lost s early")                                     \
+    X(lateness, censored, "window")                                          \
+    X(lateness, at_backlog, "n p50 pct")                                     \
+    X(lateness, at_backlog_few, "n pct window")                              \
+    X(lateness, extrapolated, "s")                                           \
+    X(lateness, survivors, "")                                               \
+    X(perf, head, "")                                                        \
+    X(perf, none, "root")                                                    \
+    X(perf, private, "")                                                     \
+    X(perf, intro, "command level cores host redis where date failed")       \
+    X(perf, failed, "")                                                      \
+    X(perf, not_measured, "")                                                \
+    X(perf, ceiling, "")                                                     \
+    X(perf, ceiling_none, "")                                                \
+    X(perf, by_dqlab, "")                                                    \
+    X(perf, by_rb, "")                                                       \
+    X(perf, ceiling_unmeasured, "")                                          \
+    X(perf, ceiling_note, "zadd rb")                                         \
+    X(perf, no_rb, "")                                                       \
+    X(perf, throughput, "")                                                  \
+    X(perf, throughput_intro, "tasks factor producers enqueue repeats "      \
+      "variants")                                                            \
+    X(perf, throughput_note, "")                                             \
+    X(perf, fastest, "strategy tps consumers")                               \
+    X(perf, of_zadd, "pct")                                                  \
+    X(perf, heap, "tps")                                                     \
+    X(perf, heap_not_bottleneck, "x")                                        \
+    X(perf, heap_bottleneck, "x")                                            \
+    X(perf, backlog, "")                                                     \
+    X(perf, backlog_intro, "rounds claims")                                  \
+    X(perf, growth, "strategy lo hi x50 x99 lr")                             \
+    X(perf, growth_faster, "strategy lo hi x50 x99 lr")                      \
+    X(perf, growth_note, "")                                                 \
+    X(perf, due_now_expiry, "")                                              \
+    X(perf, lateness, "")                                                    \
+    X(perf, lateness_intro, "producers ms consumers")                        \
+    X(perf, due_at_once, "")                                                 \
+    X(perf, due_ahead, "p99")                                                \
+    X(perf, due_now, "strategy path ref")                                    \
+    X(perf, kept_up, "rate")                                                 \
+    X(perf, kept_up_sat, "rate sat")                                         \
+    X(perf, kept_up_not_sat, "rate")                                         \
+    X(perf, saturated, "sat")                                                \
+    X(perf, not_saturated, "")                                               \
+    X(perf, targets, "")                                                     \
+    X(perf, targets_intro, "")                                               \
+    X(perf, not_measured_v, "")                                              \
+    X(perf, met, "")                                                         \
+    X(perf, not_met, "")                                                     \
+    X(perf, t_heap, "")                                                      \
+    X(perf, m_tps_at, "tps consumers")                                       \
+    X(perf, t_best, "")                                                      \
+    X(perf, m_tps_label_at, "tps label consumers")                           \
+    X(perf, t_zadd, "")                                                      \
+    X(perf, m_pct, "pct tps zadd")                                           \
+    X(perf, t_lua, "")                                                       \
+    X(perf, m_tps_label, "tps label")                                        \
+    X(perf, t_blocks, "strategy")                                            \
+    X(perf, t_polls_2ms, "strategy")                                         \
+    X(perf, t_polls, "strategy")                                             \
+    X(perf, m_p99, "p99")                                                    \
+    X(perf, m_due_now, "p99")                                                \
+    X(perf, m_due_now_ahead, "p99 ahead")                                    \
+    X(perf, v_not_judged, "")                                                \
+    X(perf, v_within, "ms")                                                  \
+    X(perf, v_beyond, "ms")                                                  \
+    X(perf, t_backlog, "")                                                   \
+    X(perf, m_backlog_small, "n worst strategy")                             \
+    X(perf, m_backlog, "worst strategy n")                                   \
+    X(perf, v_backlog_small, "n")                                            \
     X(faults, none, "")                                                      \
     X(faults, kill, "point n s")                                             \
     X(faults, after_claim, "")                                               \
