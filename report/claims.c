@@ -52,15 +52,16 @@ const char *dq_verdict_name(dq_verdict v)
 /* Appends to the evidence: printf (SAY), a text of claims.md (TSAY); a
  * text into the char array b (TBUF). */
 #define SAY(...) dq_append(ev->buf, ev->len, &ev->off, __VA_ARGS__)
-#define TSAY(id, ...)                                                        \
-    dq_tcat(ev->t, ev->buf, ev->len, &ev->off, DQ_T_claims_##id, __VA_ARGS__)
-#define TBUF(b, id, ...)                                                     \
-    dq_tcat(ev->t, b, sizeof b, &(size_t){strlen(b)}, DQ_T_claims_##id,      \
-            __VA_ARGS__)
+#define TSAY(id, fmt, ...)                                                   \
+    DQ_TCAT(ev->t, ev->buf, ev->len, &ev->off, "claims." #id, fmt,           \
+            ##__VA_ARGS__)
+#define TBUF(b, id, fmt, ...)                                                \
+    DQ_TCAT(ev->t, b, sizeof b, &(size_t){strlen(b)}, "claims." #id, fmt,    \
+            ##__VA_ARGS__)
 /* The evidence starts over with text id: a rule that finds out late that
  * it cannot decide. */
-#define NONE(id, ...)                                                        \
-    (ev->off = 0, ev->buf[0] = '\0', TSAY(id, __VA_ARGS__),                 \
+#define NONE(id, fmt, ...)                                                   \
+    (ev->off = 0, ev->buf[0] = '\0', TSAY(id, fmt, ##__VA_ARGS__),          \
      DQ_VERDICT_NOT_MEASURED)
 
 /* The group of strategy (with poll_ms = poll when poll > 0) in e with
@@ -165,7 +166,7 @@ struct dq_claim_args {
 static void dups_seen(dq_ev *ev, const tally *t, const char *s, char *b,
                       size_t len)
 {
-    dq_tcat(ev->t, b, len, &(size_t){0}, DQ_T_claims_dups_seen, "strategy=%s "
+    DQ_TCAT(ev->t, b, len, &(size_t){0}, "claims.dups_seen", "strategy=%s "
             "n=%" PRIu64 " trials=%zu of=%zu max_c=%d", s, t->duplicates,
             t->dup_trials, t->trials, t->max_consumers);
 }
@@ -176,11 +177,11 @@ static void dups_none(dq_ev *ev, const tally *t, const char *s,
                       bool deliveries, const char *w, char *b, size_t len)
 {
     size_t off = 0;
-    dq_tcat(ev->t, b, len, &off, DQ_T_claims_dups_none, "strategy=%s "
+    DQ_TCAT(ev->t, b, len, &off, "claims.dups_none", "strategy=%s "
             "trials=%zu s=%s max_c=%d", s, t->trials,
             t->trials == 1 ? "" : "s", t->max_consumers);
     if (deliveries)
-        dq_tcat(ev->t, b, len, &off, DQ_T_claims_dups_deliveries, " n=%"
+        DQ_TCAT(ev->t, b, len, &off, "claims.dups_deliveries", " n=%"
                 PRIu64, t->deliveries);
     dq_append(b, len, &off, "%s", w);
 }
@@ -383,7 +384,7 @@ static void c07_loss(dq_ev *ev, const dq_results *r, char loss[512])
             }
         }
     if (cells > 0) {
-        dq_tcat(ev->t, loss, 512, &(size_t){0}, DQ_T_claims_c07_loss, "exp=%s "
+        DQ_TCAT(ev->t, loss, 512, &(size_t){0}, "claims.c07_loss", "exp=%s "
                 "lost=%" PRIu64 " n=%" PRIu64, e->name, lost, enq);
         return;
     }
@@ -393,7 +394,7 @@ static void c07_loss(dq_ev *ev, const dq_results *r, char loss[512])
     if (ini_parse(path, ini_on_key, &x) >= 0 &&
         strstr(x.strategies, "zpopmin") != NULL &&
         strstr(x.faults, "kill-consumer") != NULL)
-        dq_tcat(ev->t, loss, 512, &(size_t){0}, DQ_T_claims_c07_loss_quick,
+        DQ_TCAT(ev->t, loss, 512, &(size_t){0}, "claims.c07_loss_quick",
                 "file=%s", dq_rexp_meta(e, "file")[0]
                 ? dq_rexp_meta(e, "file") : "experiments/loss.ini");
 }
@@ -489,10 +490,10 @@ static void c10_lateness(dq_ev *ev, const dq_rexp *lat, c10_bound *b)
             snprintf(name, sizeof name, "%s %s", g->strategy, g->options);
         else
             TBUF(name, c10_poll, "strategy=%s ms=%ld", g->strategy, pm);
-        dq_tcat(ev->t, ev->buf, ev->len, &ev->off, g->n > 1
-                ? DQ_T_claims_c10_variant_worst : DQ_T_claims_c10_variant,
-                "%sname=%s p99=%.1f max=%.1f", ev->off ? "; " : "", name,
-                p99, mx);
+        DQ_TCATP(ev->t, ev->buf, ev->len, &ev->off, g->n > 1,
+                 "claims.c10_variant_worst", "claims.c10_variant",
+                 "%sname=%s p99=%.1f max=%.1f", ev->off ? "; " : "", name,
+                 p99, mx);
         if (p99 > d)
             TSAY(c10_p99_beyond, " ms=%.1f", p99 - d);
         else if (mx > d)
@@ -913,7 +914,7 @@ static int c17_logn(dq_ev *ev, const dq_perf *p, char logn[768])
     if (p->present)
         dq_perf_backlog_range(p, "heap", &lo, &hi);
     if (lo == NULL || hi == lo) {
-        dq_tcat(ev->t, logn, 768, &off, DQ_T_claims_c17_logn_none, "");
+        DQ_TCAT(ev->t, logn, 768, &off, "claims.c17_logn_none", "");
         return 0;
     }
     double lr = log_ratio(hi->backlog, lo->backlog);
@@ -923,16 +924,16 @@ static int c17_logn(dq_ev *ev, const dq_perf *p, char logn[768])
              lo->enqueue_us_mean, hi->enqueue_us_mean,
              hi->enqueue_us_mean / lo->enqueue_us_mean);
     if (lo->claim_us_p50 < 1.0 || hi->claim_us_p50 < 1.0) {
-        dq_tcat(ev->t, logn, 768, &off, DQ_T_claims_c17_unresolvable, "lo=%.1f "
+        DQ_TCAT(ev->t, logn, 768, &off, "claims.c17_unresolvable", "lo=%.1f "
                 "lo_n=%" PRId64 " hi=%.1f hi_n=%" PRId64 " enq=%s",
                 lo->claim_us_p50, lo->backlog, hi->claim_us_p50, hi->backlog,
                 enq);
         return 0;
     }
-    dq_tcat(ev->t, logn, 768, &off, g <= lr * 1.25 ? DQ_T_claims_c17_logn
-            : DQ_T_claims_c17_logn_faster, "lo=%.1f lo_n=%" PRId64 " hi=%.1f "
-            "hi_n=%" PRId64 " x=%.2f lr=%.2f enq=%s", lo->claim_us_p50,
-            lo->backlog, hi->claim_us_p50, hi->backlog, g, lr, enq);
+    DQ_TCATP(ev->t, logn, 768, &off, g <= lr * 1.25, "claims.c17_logn",
+             "claims.c17_logn_faster", "lo=%.1f lo_n=%" PRId64 " hi=%.1f "
+             "hi_n=%" PRId64 " x=%.2f lr=%.2f enq=%s", lo->claim_us_p50,
+             lo->backlog, hi->claim_us_p50, hi->backlog, g, lr, enq);
     return g <= lr * 1.25 ? 1 : -1;
 }
 
@@ -991,8 +992,8 @@ static dq_verdict rule_c17(const dq_claim_def *c, const dq_results *r,
     (void)c;
     tally_of(r, "heap", &t);
     if (t.trials == 0 || t.deliveries == 0 || t.wakeups == 0) {
-        dq_tcat(ev->t, how, sizeof how, &(size_t){0}, t.trials == 0
-                ? DQ_T_claims_c17_no_heap : DQ_T_claims_c17_no_wakeups, "");
+        DQ_TCATP(ev->t, how, sizeof how, &(size_t){0}, t.trials == 0,
+                 "claims.c17_no_heap", "claims.c17_no_wakeups", "");
         return NONE(c17_none, "why=%s", how);
     }
     ncs = heap_counts(r, cs, 64);
@@ -1005,16 +1006,18 @@ static dq_verdict rule_c17(const dq_claim_def *c, const dq_results *r,
             worst = ratio, worst_c = cs[k], worst_limit = limit;
         if (ratio >= limit && herd_c == 0)
             herd_c = cs[k], herd_ratio = ratio, herd_limit = limit;
-        dq_tcat(ev->t, per, sizeof per, &o, DQ_T_claims_c17_at, "%sratio=%.2f "
+        DQ_TCAT(ev->t, per, sizeof per, &o, "claims.c17_at", "%sratio=%.2f "
                 "consumers=%d", o ? ", " : "", ratio, cs[k]);
     }
     if (herd_c > 0) {
         TBUF(verdict, c17_herd, "consumers=%d ratio=%.2f limit=%.1f", herd_c,
              herd_ratio, herd_limit);
     } else {
-        dq_tcat(ev->t, how, sizeof how, &(size_t){0}, worst <= 1.0
-                ? DQ_T_claims_c17_at_most_one : worst <= 1.5
-                ? DQ_T_claims_c17_about_one : DQ_T_claims_c17_a_few, "");
+        if (worst <= 1.0)
+            TBUF(how, c17_at_most_one, "");
+        else
+            DQ_TCATP(ev->t, how, sizeof how, &(size_t){0}, worst <= 1.5,
+                     "claims.c17_about_one", "claims.c17_a_few", "");
         if (cs[ncs - 1] < 4)
             TBUF(few, c17_few, "");
         TBUF(verdict, c17_no_herd, "how=%s worst=%.2f consumers=%d "
@@ -1086,7 +1089,7 @@ static void fault_total(const dq_loss_table *lt, const char *fault,
 /* The loss experiment's table (its name in *exp); NULL with the evidence
  * saying what the claim needs (text needs) when there is none. */
 static const dq_loss_table *loss_table(dq_ev *ev, const dq_results *r,
-                                       dq_text_id needs, const char **exp)
+                                       const dq_tuse *needs, const char **exp)
 {
     const dq_rexp *e = dq_loss_experiment(r);
     char what[256] = "";
@@ -1103,7 +1106,8 @@ static dq_verdict rule_c12(const dq_claim_def *c, const dq_results *r,
                            dq_ev *ev)
 {
     const char *exp;
-    const dq_loss_table *lt = loss_table(ev, r, DQ_T_claims_c12_needs, &exp);
+    const dq_loss_table *lt = loss_table(ev, r,
+                                         DQ_TUSE("claims.c12_needs", ""), &exp);
     fault_sum amo, lease;
     char points[160], clean[600] = "", by[600] = "";
     (void)c;
@@ -1148,7 +1152,8 @@ static dq_verdict rule_c14(const dq_claim_def *c, const dq_results *r,
                            dq_ev *ev)
 {
     const char *exp;
-    const dq_loss_table *lt = loss_table(ev, r, DQ_T_claims_c14_needs, &exp);
+    const dq_loss_table *lt = loss_table(ev, r,
+                                         DQ_TUSE("claims.c14_needs", ""), &exp);
     const cell_filter others = {DQ_G_NEEDS_REDIS, "expiry", false};
     fault_sum no, every, always, ex;
     char none[64] = "";
@@ -1198,7 +1203,8 @@ static dq_verdict rule_c21(const dq_claim_def *c, const dq_results *r,
                            dq_ev *ev)
 {
     const char *exp;
-    const dq_loss_table *lt = loss_table(ev, r, DQ_T_claims_c21_needs, &exp);
+    const dq_loss_table *lt = loss_table(ev, r,
+                                         DQ_TUSE("claims.c21_needs", ""), &exp);
     uint64_t red = 0, enq = 0, dup_amo = 0;
     size_t cells = 0, lb = 0, la = 0;
     char by[512] = "", amo_by[512] = "", list[600] = "";
@@ -1215,14 +1221,14 @@ static dq_verdict rule_c21(const dq_claim_def *c, const dq_results *r,
                 red += x->redelivered;
                 enq += x->enqueued;
                 if (x->redelivered)
-                    dq_tcat(ev->t, by, sizeof by, &lb, DQ_T_claims_c21_item,
+                    DQ_TCAT(ev->t, by, sizeof by, &lb, "claims.c21_item",
                             "%srow=%s fault=%s n=%" PRIu64, lb ? ", " : "",
                             lt->rows[row], lt->faults[f], x->redelivered);
             } else if (x != NULL && !(x->flags & DQ_G_DUPLICATES) && rep) {
                 /* naive's repeats are its documented race (C01) */
                 dup_amo += rep;
-                dq_tcat(ev->t, amo_by, sizeof amo_by, &la,
-                        DQ_T_claims_c21_item, "%srow=%s fault=%s n=%" PRIu64,
+                DQ_TCAT(ev->t, amo_by, sizeof amo_by, &la,
+                        "claims.c21_item", "%srow=%s fault=%s n=%" PRIu64,
                         la ? ", " : "", lt->rows[row], lt->faults[f], rep);
             }
         }
@@ -1347,8 +1353,17 @@ static dq_verdict rule_c18(const dq_claim_def *c, const dq_results *r,
     &(const struct dq_claim_args){.judge = fn, .reads = {__VA_ARGS__}}
 #define READ(probe, ...) {probe, {__VA_ARGS__, NULL}}
 /* A row: the id, its texts in claims.md ("c01_text", "c01_decide"). */
-#define CLAIM(n, ...)                                                        \
-    {"C" #n, DQ_T_claims_c##n##_text, DQ_T_claims_c##n##_decide, __VA_ARGS__}
+#define CLAIM(n, ...) {"C" #n, &claim_texts[2 * (1##n - 101)],              \
+                       &claim_texts[2 * (1##n - 101) + 1], __VA_ARGS__}
+#define CLAIM_TEXTS(n) {"claims.c" #n "_text", ""}, {"claims.c" #n "_decide", ""}
+static const dq_tuse claim_texts[] DQ_TUSES = {
+    CLAIM_TEXTS(01), CLAIM_TEXTS(02), CLAIM_TEXTS(03), CLAIM_TEXTS(04),
+    CLAIM_TEXTS(05), CLAIM_TEXTS(06), CLAIM_TEXTS(07), CLAIM_TEXTS(08),
+    CLAIM_TEXTS(09), CLAIM_TEXTS(10), CLAIM_TEXTS(11), CLAIM_TEXTS(12),
+    CLAIM_TEXTS(13), CLAIM_TEXTS(14), CLAIM_TEXTS(15), CLAIM_TEXTS(16),
+    CLAIM_TEXTS(17), CLAIM_TEXTS(18), CLAIM_TEXTS(19), CLAIM_TEXTS(20),
+    CLAIM_TEXTS(21),
+};
 
 const dq_claim_def dq_claims[] = {
     CLAIM(01, rule_tally, TALLY("naive", say_c01)),
@@ -1392,7 +1407,7 @@ const dq_claim_def dq_claims[] = {
                                   READ("xadd-maxlen", "xlen", "added",
                                        "maxlen"))),
     CLAIM(21, rule_c21, NULL),
-    {NULL, 0, 0, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
 dq_verdict dq_claim_decide(const dq_claim_def *c, const dq_results *r,

@@ -42,8 +42,8 @@ typedef dq_verdict (*dq_claim_rule)(const dq_claim_def *c,
 
 struct dq_claim_def {
     const char *id;       /* "C01" */
-    dq_text_id text;      /* the claim, in dqlab's words */
-    dq_text_id decide;    /* the experiment or measurement that decides it */
+    const dq_tuse *text;  /* the claim, in dqlab's words */
+    const dq_tuse *decide;  /* the experiment or measurement that decides it */
     dq_claim_rule rule;   /* NULL: no experiment decides it yet */
     const struct dq_claim_args *args;  /* the rule's parameters (claims.c) */
 };

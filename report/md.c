@@ -64,13 +64,13 @@ void dq_put(dq_md *o, const char *fmt, ...)
     va_end(ap);
 }
 
-void dq_text(dq_md *o, dq_text_id id, const char *fmt, ...)
+void dq_text(dq_md *o, const dq_tuse *u, const char *fmt, ...)
 {
     char buf[32768];
     size_t off = 0;
     va_list ap;
     va_start(ap, fmt);
-    dq_vtcat(o->texts, buf, sizeof buf, &off, id, fmt, ap);
+    dq_vtcat(o->texts, buf, sizeof buf, &off, u, fmt, ap);
     va_end(ap);
     dq_put(o, "%s", off > 0 ? buf : "");
 }
@@ -223,7 +223,7 @@ void dq_raw(dq_md *o, const char *dir, const char *files)
         if (n > 1 && strncmp(dir, cwd, n) == 0 && dir[n] == '/')
             dir += n + 1;
     }
-    dq_text(o, DQ_T_generic_raw, "dir=%s files=%s\n\n", dir, files);
+    DQ_TEXT(o, "generic.raw", "dir=%s files=%s\n\n", dir, files);
 }
 
 FILE *dq_mem_open(char **buf, size_t *len, char *err, size_t errlen)

@@ -38,13 +38,22 @@ void dq_md_free(dq_md *o);
 /* printf to both texts. */
 void dq_put(dq_md *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Template id of o->texts rendered with the values of fmt (text.h,
- * dq_tcat: "  n=%d s=%s\n\n") to both texts. */
-void dq_text(dq_md *o, dq_text_id id, const char *fmt, ...)
+/* The template of use u rendered with the values of fmt (text.h,
+ * dq_tcat: "  n=%d s=%s\n\n") to both texts.  DQ_TEXT: of template name
+ * (a literal: "loss.intro"), recording the use; DQ_TEXTP: of a or b, by
+ * cond; DQ_TBUF: appended to the text the char array b holds. */
+void dq_text(dq_md *o, const dq_tuse *u, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Template id rendered (dq_tcat) after the text the char array b holds. */
-#define DQ_TBUF(o, b, id, ...)                                               \
-    dq_tcat((o)->texts, b, sizeof b, &(size_t){strlen(b)}, id, __VA_ARGS__)
+#define DQ_TEXT(o, name, fmt, ...)                                           \
+    dq_text(o, DQ_TUSE(name, fmt), fmt, ##__VA_ARGS__)
+#define DQ_TEXTP(o, cond, a, b, fmt, ...)                                    \
+    dq_text(o, DQ_TPICK(cond, a, b, fmt), fmt, ##__VA_ARGS__)
+#define DQ_TBUF(o, b, name, fmt, ...)                                        \
+    DQ_TCAT((o)->texts, b, sizeof b, &(size_t){strlen(b)}, name, fmt,         \
+            ##__VA_ARGS__)
+#define DQ_TBUFP(o, b, cond, x, y, fmt, ...)                                 \
+    DQ_TCATP((o)->texts, b, sizeof b, &(size_t){strlen(b)}, cond, x, y, fmt, \
+             ##__VA_ARGS__)
 
 /* Tables of plain-text cells: a head row from cells separated by '|'
  * ("strategy|consumers"), body rows from printf(fmt, ...) split at

@@ -211,7 +211,7 @@ static int write_report(dq_md *o, const dq_results *r, int n, char *err,
     struct tm tm;
     localtime_r(&t, &tm);
     strftime(now, sizeof now, "%Y-%m-%d %H:%M:%S %z", &tm);
-    dq_text(o, DQ_T_report_head, "now=%s root=%s n=%d s=%s\n\n", now,
+    DQ_TEXT(o, "report.head", "now=%s root=%s n=%d s=%s\n\n", now,
             r->root, n, n == 1 ? "" : "s");
     dq_section_environment(o, r);
     for (size_t i = 0; i < r->nexps; i++)

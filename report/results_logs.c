@@ -373,52 +373,52 @@ const dq_loss_cell *dq_loss_cell_at(const dq_loss_table *lt, size_t row,
 
 /* ---- Words for fault specs (parsed as the harness does, faults.h) ------ */
 
-static const dq_text_id point_words[] = {
-    [DQ_KILL_AFTER_CLAIM] = DQ_T_faults_after_claim,
-    [DQ_KILL_DURING_WORK] = DQ_T_faults_during_work,
-    [DQ_KILL_BEFORE_ACK] = DQ_T_faults_before_ack,
+/* The words of kill point p (a dq_kill_point after DQ_KILL_NONE): [p - 1]. */
+static const dq_tuse point_words[] DQ_TUSES = {
+    {"faults.after_claim", ""}, {"faults.during_work", ""},
+    {"faults.before_ack", ""},
+};
+static const dq_tuse aof[] DQ_TUSES = {
+    {"faults.aof_off", ""}, {"faults.aof_everysec", ""},
+    {"faults.aof_always", ""},
 };
 
 void dq_fault_phrase(dq_texts *t, const char *spec, char *buf, size_t len)
 {
-    static const dq_text_id aof[] = {DQ_T_faults_aof_off,
-                                     DQ_T_faults_aof_everysec,
-                                     DQ_T_faults_aof_always};
     char w[64] = "", e[8];
     size_t off = 0, wo = 0;
     dq_fault f;
     bool ok = strcmp(spec, "none") != 0 &&
               dq_fault_parse(spec, &f, e, sizeof e) == 0;
     if (ok && f.kind == DQ_FAULT_KILL_CONSUMER)
-        dq_tcat(t, w, sizeof w, &wo, point_words[f.point], "");
+        dq_tcat(t, w, sizeof w, &wo, &point_words[f.point - 1], "");
     else if (ok && f.kind == DQ_FAULT_RESTART_REDIS)
-        dq_tcat(t, w, sizeof w, &wo, aof[strcmp(f.mode, "off") == 0 ? 0
+        dq_tcat(t, w, sizeof w, &wo, &aof[strcmp(f.mode, "off") == 0 ? 0
                 : strcmp(f.mode, "everysec") == 0 ? 1 : 2], "");
     if (strcmp(spec, "none") == 0)
-        dq_tcat(t, buf, len, &off, DQ_T_faults_none, "");
+        DQ_TCAT(t, buf, len, &off, "faults.none", "");
     else if (!ok)
-        dq_tcat(t, buf, len, &off, DQ_T_faults_unparsed, "spec=%s", spec);
+        DQ_TCAT(t, buf, len, &off, "faults.unparsed", "spec=%s", spec);
     else if (f.kind == DQ_FAULT_KILL_CONSUMER)
-        dq_tcat(t, buf, len, &off, DQ_T_faults_kill, "point=%s n=%d s=%s", w,
+        DQ_TCAT(t, buf, len, &off, "faults.kill", "point=%s n=%d s=%s", w,
                 f.count, f.count == 1 ? "" : "s");
     else if (f.kind == DQ_FAULT_RESTART_REDIS)
-        dq_tcat(t, buf, len, &off, DQ_T_faults_restart, "persistence=%s", w);
+        DQ_TCAT(t, buf, len, &off, "faults.restart", "persistence=%s", w);
     else if (f.kind == DQ_FAULT_PAUSE_REDIS)
-        dq_tcat(t, buf, len, &off, DQ_T_faults_pause, "ms=%" PRId64, f.ms);
+        DQ_TCAT(t, buf, len, &off, "faults.pause", "ms=%" PRId64, f.ms);
     else if (f.kind == DQ_FAULT_SUBSCRIBER_OUTAGE)
-        dq_tcat(t, buf, len, &off, DQ_T_faults_outage, "ms=%" PRId64, f.ms);
+        DQ_TCAT(t, buf, len, &off, "faults.outage", "ms=%" PRId64, f.ms);
     else if (f.kind == DQ_FAULT_CLOCK_SKEW)
-        dq_tcat(t, buf, len, &off, f.ms < 0 ? DQ_T_faults_skew_behind
-                : DQ_T_faults_skew_ahead, "ms=%" PRId64, f.ms < 0 ? -f.ms
-                : f.ms);
+        DQ_TCATP(t, buf, len, &off, f.ms < 0, "faults.skew_behind",
+                 "faults.skew_ahead", "ms=%" PRId64, f.ms < 0 ? -f.ms : f.ms);
     else
-        dq_tcat(t, buf, len, &off, DQ_T_faults_stall, "");
+        DQ_TCAT(t, buf, len, &off, "faults.stall", "");
 }
 
 void dq_kill_points(dq_texts *t, const char faults[][64], size_t n,
                     char *buf, size_t len)
 {
-    dq_text_id seen[8];
+    const dq_tuse *seen[8];
     size_t ns = 0, off = 0, k;
     dq_fault f;
     char e[8];
@@ -426,10 +426,10 @@ void dq_kill_points(dq_texts *t, const char faults[][64], size_t n,
         if (dq_fault_parse(faults[i], &f, e, sizeof e) != 0 ||
             f.kind != DQ_FAULT_KILL_CONSUMER)
             continue;
-        for (k = 0; k < ns && seen[k] != point_words[f.point];)
+        for (k = 0; k < ns && seen[k] != &point_words[f.point - 1];)
             k++;
         if (k == ns && ns < 8)
-            seen[ns++] = point_words[f.point];
+            seen[ns++] = &point_words[f.point - 1];
     }
     buf[0] = '\0';
     for (k = 0; k < ns; k++)

@@ -58,11 +58,11 @@ static void idle_table(dq_md *o, const dq_rexp *e)
                 win = e->trials[j].measured_s;
         dq_series_label(e, g, l, sizeof l);
         if (pm > 0)
-            dq_tcat(o->texts, waits, sizeof waits, &(size_t){0},
-                    DQ_T_idle_polling, "ms=%ld", pm);
+            DQ_TCAT(o->texts, waits, sizeof waits, &(size_t){0},
+                    "idle.polling", "ms=%ld", pm);
         else
-            dq_tcat(o->texts, waits, sizeof waits, &(size_t){0}, no_redis(g)
-                    ? DQ_T_idle_no_redis : DQ_T_idle_blocking, "");
+            DQ_TCATP(o->texts, waits, sizeof waits, &(size_t){0}, no_redis(g),
+                     "idle.no_redis", "idle.blocking", "");
         dq_fmt_double(c[0], 64, g->cmds_per_s_median, 1);
         dq_fmt_double(c[1], 64, g->cmds_per_s_median < 0 ? -1
                       : g->cmds_per_s_median / g->consumers, 1);
@@ -87,9 +87,8 @@ static void idle_note(dq_md *o, const dq_rexp *e)
     double idle_s = strtod(dq_rexp_meta(e, "idle_ms"), NULL) / 1000.0;
     double ct_s = strtod(dq_rexp_meta(e, "claim_timeout_ms"), NULL) / 1000.0;
     char why[256] = "";
-    dq_tcat(o->texts, why, sizeof why, &(size_t){0}, nrt > 0
-            ? DQ_T_idle_why_setup : DQ_T_idle_why_script, "");
-    dq_text(o, DQ_T_idle_note, "idle=%.1f ct=%.1f lo=%.1f hi=%.1f why=%s\n\n",
+    DQ_TBUFP(o, why, nrt > 0, "idle.why_setup", "idle.why_script", "");
+    DQ_TEXT(o, "idle.note", "idle=%.1f ct=%.1f lo=%.1f hi=%.1f why=%s\n\n",
             idle_s, ct_s, idle_s, idle_s + ct_s, why);
 }
 
@@ -120,13 +119,13 @@ static void said_extremes(dq_md *o, const dq_rexp *e)
         char lh[128], ll[128];
         dq_series_label(e, hi, lh, sizeof lh);
         dq_series_label(e, lo, ll, sizeof ll);
-        dq_text(o, DQ_T_idle_extremes, "hi=%s hi_cmds=%.0f hi_cpu=%.1f lo=%s "
+        DQ_TEXT(o, "idle.extremes", "hi=%s hi_cmds=%.0f hi_cpu=%.1f lo=%s "
                 "lo_cmds=%.1f lo_cpu=%.1f ", lh, hi->cmds_per_s_median,
                 hi->cpu_ms_per_s_median, ll, lo->cmds_per_s_median,
                 lo->cpu_ms_per_s_median);
     }
     if (np > 0 && nb > 0)
-        dq_text(o, DQ_T_idle_per_consumer, "polling=%.1f blocking=%.1f ",
+        DQ_TEXT(o, "idle.per_consumer", "polling=%.1f blocking=%.1f ",
                 pc / (double)np, bc / (double)nb);
 }
 
@@ -150,7 +149,7 @@ static void said_intervals(dq_md *o, const dq_rexp *e)
         if (a == NULL || a == b || a->cmds_per_s_median < 0 ||
             b->cmds_per_s_median < 0)
             continue;
-        dq_text(o, DQ_T_idle_interval, "strategy=%s pa=%ld ca=%.0f ua=%.1f "
+        DQ_TEXT(o, "idle.interval", "strategy=%s pa=%ld ca=%.0f ua=%.1f "
                 "pb=%ld cb=%.1f ub=%.1f", names[s], dq_group_poll_ms(a),
                 a->cmds_per_s_median, a->cpu_ms_per_s_median,
                 dq_group_poll_ms(b), b->cmds_per_s_median,
@@ -159,7 +158,7 @@ static void said_intervals(dq_md *o, const dq_rexp *e)
          * when it moves against the commands */
         if (b->cmds_per_s_median < a->cmds_per_s_median &&
             b->cpu_ms_per_s_median > a->cpu_ms_per_s_median)
-            dq_text(o, DQ_T_idle_cpu_against, "%s", " ");
+            DQ_TEXT(o, "idle.cpu_against", "%s", " ");
         dq_put(o, ". ");
     }
 }
@@ -173,14 +172,14 @@ int dq_sec_idle_cost(dq_md *o, const dq_results *r, const dq_rexp *e,
         return -1;
     idle_table(o, e);
     idle_note(o, e);
-    dq_text(o, DQ_T_generic_what_happened, " ");
+    DQ_TEXT(o, "generic.what_happened", " ");
     said_extremes(o, e);
     said_intervals(o, e);
     for (size_t i = 0; i < e->ngroups; i++)
         if (no_redis(&e->groups[i]))
             base_cpu = e->groups[i].cpu_ms_per_s_median;
     if (base_cpu >= 0)
-        dq_text(o, DQ_T_idle_floor, "cpu=%.1f", base_cpu);
+        DQ_TEXT(o, "idle.floor", "cpu=%.1f", base_cpu);
     dq_put(o, "\n\n");
     return 0;
 }

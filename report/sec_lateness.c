@@ -74,7 +74,7 @@ static void pct_cell(dq_texts *t, char *buf, size_t len, const dq_rpool *p,
     else if (p->n == 0 && p->enqueued == 0)
         snprintf(buf, len, "n/a");
     else if (window_ms <= 0)
-        dq_tcat(t, buf, len, &(size_t){0}, DQ_T_lateness_undelivered, "");
+        DQ_TCAT(t, buf, len, &(size_t){0}, "lateness.undelivered", "");
     else
         snprintf(buf, len, "> %.0f s", window_ms / 1000.0);
 }
@@ -87,7 +87,7 @@ static void no_verdict_note(dq_md *o, const series *ls, size_t ns)
     for (size_t i = 0; i < ns; i++)
         k += ls[i].p->no_verdict;
     if (k > 0)
-        dq_text(o, DQ_T_lateness_no_verdict, "  n=%zu s=%s", k,
+        DQ_TEXT(o, "lateness.no_verdict", "  n=%zu s=%s", k,
                 k == 1 ? "" : "s");
 }
 
@@ -142,11 +142,11 @@ static void cdf_table(dq_md *o, const dq_rexp *e, const series *ls,
         else
             snprintf(c[3], 64, "n/a");
         if (pm > 0)
-            dq_tcat(o->texts, waits, sizeof waits, &(size_t){0},
-                    DQ_T_idle_polling, "ms=%ld", pm);
+            DQ_TCAT(o->texts, waits, sizeof waits, &(size_t){0},
+                    "idle.polling", "ms=%ld", pm);
         else if (st && (st->flags & DQ_G_BLOCKS))
-            dq_tcat(o->texts, waits, sizeof waits, &(size_t){0},
-                    DQ_T_idle_blocking, "");
+            DQ_TCAT(o->texts, waits, sizeof waits, &(size_t){0},
+                    "idle.blocking", "");
         else
             snprintf(waits, sizeof waits, "?");
         dq_row(o, "%s" DQ_CELL "%d" DQ_CELL "%zu" DQ_CELL "%"
@@ -157,13 +157,13 @@ static void cdf_table(dq_md *o, const dq_rexp *e, const series *ls,
                    c[1], c[2], c[3], waits);
     }
     dq_table_end(o);
-    dq_text(o, DQ_T_lateness_pct_note, "");
+    DQ_TEXT(o, "lateness.pct_note", "");
     no_verdict_note(o, ls, ns);
     /* The arrival rate the run's parameters imply. */
     long tasks = strtol(dq_rexp_meta(e, "tasks"), NULL, 10), dmin, dmax;
     if (sscanf(dq_rexp_meta(e, "delay_ms"), "%ld:%ld", &dmin, &dmax) == 2 &&
         tasks > 0 && dmax > dmin)
-        dq_text(o, DQ_T_lateness_rate, "  tasks=%ld range=%.1f per_s=%.0f",
+        DQ_TEXT(o, "lateness.rate", "  tasks=%ld range=%.1f per_s=%.0f",
                 tasks, (double)(dmax - dmin) / 1000.0,
                 (double)tasks * 1000.0 / (double)(dmax - dmin));
     dq_put(o, "\n\n");
@@ -199,12 +199,12 @@ static void said_order(dq_md *o, const series *ls, size_t ns)
         if (cens_pct(ls[order[k]].p, 99, &v))
             dq_fmt_ms(ms, sizeof ms, v);
         else
-            dq_tcat(o->texts, ms, sizeof ms, &(size_t){0},
-                    DQ_T_lateness_undelivered, "");
+            DQ_TCAT(o->texts, ms, sizeof ms, &(size_t){0},
+                    "lateness.undelivered", "");
         dq_append(list, sizeof list, &off, "%s %s %s ms", k ? "," : "",
                   ls[order[k]].label, ms);
     }
-    dq_text(o, DQ_T_lateness_order, "list=%s ", list);
+    DQ_TEXT(o, "lateness.order", "list=%s ", list);
 }
 
 /* Polling variants against their interval.  The comparison is strict and
@@ -225,16 +225,16 @@ static void said_polling(dq_md *o, const series *ls, size_t ns)
         double rmx = round(p->lat[p->n - 1] * 10) / 10;
         d = (double)pm;
         if (rmx <= d)
-            dq_tcat(o->texts, verdict, sizeof verdict, &(size_t){0},
-                    DQ_T_lateness_within, "");
+            DQ_TCAT(o->texts, verdict, sizeof verdict, &(size_t){0},
+                    "lateness.within", "");
         else if (r99 <= d)
-            dq_tcat(o->texts, verdict, sizeof verdict, &(size_t){0},
-                    DQ_T_lateness_p99_within, "max=%.1f", rmx - d);
+            DQ_TCAT(o->texts, verdict, sizeof verdict, &(size_t){0},
+                    "lateness.p99_within", "max=%.1f", rmx - d);
         else
-            dq_tcat(o->texts, verdict, sizeof verdict, &(size_t){0},
-                    DQ_T_lateness_p99_beyond, "p99=%.1f max=%.1f", r99 - d,
+            DQ_TCAT(o->texts, verdict, sizeof verdict, &(size_t){0},
+                    "lateness.p99_beyond", "p99=%.1f max=%.1f", r99 - d,
                     rmx - d);
-        dq_text(o, DQ_T_lateness_polling, "name=%s ms=%ld p50=%.1f p99=%.1f "
+        DQ_TEXT(o, "lateness.polling", "name=%s ms=%ld p50=%.1f p99=%.1f "
                 "max=%.1f verdict=%s ", ls[i].label, pm, p50, r99, rmx,
                 verdict);
     }
@@ -250,15 +250,15 @@ int dq_sec_lateness_cdf(dq_md *o, const dq_results *r, const dq_rexp *e,
     if (cdf_figure(o, e, ls, ns, err, errlen) != 0)
         return -1;
     cdf_table(o, e, ls, ns);
-    dq_text(o, DQ_T_generic_what_happened, " ");
+    DQ_TEXT(o, "generic.what_happened", " ");
     said_order(o, ls, ns);
     said_polling(o, ls, ns);
     for (size_t i = 0; i < ns; i++)
         lost += ls[i].p->lost, early += ls[i].p->early;
     if (lost == 0 && early == 0)
-        dq_text(o, DQ_T_lateness_all_on_time, "");
+        DQ_TEXT(o, "lateness.all_on_time", "");
     else
-        dq_text(o, DQ_T_lateness_not_all, "lost=%" PRIu64 " s=%s early=%"
+        DQ_TEXT(o, "lateness.not_all", "lost=%" PRIu64 " s=%s early=%"
                 PRIu64, lost, lost == 1 ? "" : "s", early);
     dq_put(o, "\n\n");
     return 0;
@@ -354,7 +354,7 @@ static void backlog_table(dq_md *o, const dq_rexp *e, const series *ls,
                            c[0], c[1], c[2], bs);
             }
     dq_table_end(o);
-    dq_text(o, DQ_T_lateness_censored, "window=%.0f", window_ms / 1000.0);
+    DQ_TEXT(o, "lateness.censored", "window=%.0f", window_ms / 1000.0);
     no_verdict_note(o, ls, ns);
     dq_put(o, "\n\n");
 }
@@ -366,7 +366,7 @@ static void backlog_said(dq_md *o, const series *ls, size_t ns,
                          size_t nx, double window_ms)
 {
     bool censored = false;
-    dq_text(o, DQ_T_generic_what_happened, " ");
+    DQ_TEXT(o, "generic.what_happened", " ");
     for (size_t s = 0; s < nn; s++) {
         size_t k = 0;
         dq_put(o, "%s:", names[s]);
@@ -379,18 +379,18 @@ static void backlog_said(dq_md *o, const series *ls, size_t ns,
                     strcmp(ls[i].g->strategy, names[s]) != 0)
                     continue;
                 if (cens_pct(p, 50, &v))
-                    dq_text(o, DQ_T_lateness_at_backlog, "%s n=%" PRId64
+                    DQ_TEXT(o, "lateness.at_backlog", "%s n=%" PRId64
                             " p50=%.1f pct=%.0f", k ? ";" : "", xs[x], v,
                             100 * frac);
                 else
-                    dq_text(o, DQ_T_lateness_at_backlog_few, "%s n=%" PRId64
+                    DQ_TEXT(o, "lateness.at_backlog_few", "%s n=%" PRId64
                             " pct=%.1f window=%.0f", k ? ";" : "", xs[x],
                             100 * frac, window_ms / 1000.0);
                 /* If the expire cursor finds due keys at an even pace,
                  * fraction f within W means one pass takes about W / f:
                  * an extrapolation, and said to be one. */
                 if (!cens_pct(p, 50, &v) && frac > 0)
-                    dq_text(o, DQ_T_lateness_extrapolated, " s=%.0f",
+                    DQ_TEXT(o, "lateness.extrapolated", " s=%.0f",
                             window_ms / 1000.0 / frac);
                 k++;
             }
@@ -401,7 +401,7 @@ static void backlog_said(dq_md *o, const series *ls, size_t ns,
         censored |= ls[i].p->n > 0 && !cens_pct(ls[i].p, 50, &v);
     }
     if (censored)
-        dq_text(o, DQ_T_lateness_survivors, "");
+        DQ_TEXT(o, "lateness.survivors", "");
     dq_put(o, "\n\n");
 }
 

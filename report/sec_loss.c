@@ -39,7 +39,7 @@ void dq_loss_describe(dq_texts *t, const dq_rexp *e, char *buf, size_t len)
     for (char *save = NULL, *f = strtok_r(list, ", ", &save); f != NULL;
          f = strtok_r(NULL, ", ", &save)) {
         if (strcmp(f, "none") == 0 && bo == 0)
-            dq_tcat(t, base, sizeof base, &bo, DQ_T_loss_baseline, "");
+            DQ_TCAT(t, base, sizeof base, &bo, "loss.baseline", "");
         else if (strcmp(f, "none") != 0 && n < DQ_LOSS_MAX_FAULTS)
             snprintf(specs[n++], sizeof specs[0], "%s", f);
     }
@@ -47,14 +47,14 @@ void dq_loss_describe(dq_texts *t, const dq_rexp *e, char *buf, size_t len)
     if (strchr(delay, ':') != NULL)
         *strchr(delay, ':') = '-';     /* "0:500" -> "0-500" */
     if (n == 0)
-        dq_tcat(t, ph, sizeof ph, &off, DQ_T_loss_no_faults, "");
+        DQ_TCAT(t, ph, sizeof ph, &off, "loss.no_faults", "");
     for (size_t i = 0; i < n; i++) {
         dq_append(ph, sizeof ph, &off, "%s", i ? "; " : "");
         dq_fault_phrase(t, specs[i], ph + off, sizeof ph - off);
         off += strlen(ph + off);
         dq_append(ph, sizeof ph, &off, " (`%s`)", specs[i]);
     }
-    dq_tcat(t, buf, len, &(size_t){0}, DQ_T_loss_describe, "delay=%s "
+    DQ_TCAT(t, buf, len, &(size_t){0}, "loss.describe", "delay=%s "
             "faults=%s baseline=%s", delay[0] ? delay : "?", ph, base);
 }
 
@@ -74,17 +74,15 @@ static void declared(unsigned flags, char *buf, size_t len)
 
 /* Why a fault does what it does, once per fault kind (the text holds no
  * measured number). */
-static const struct {
-    const char *fault;
-    dq_text_id why;
-} mechanisms[] = {
-    {"kill-consumer", DQ_T_loss_mech_kill_consumer},
-    {"restart-redis", DQ_T_loss_mech_restart_redis},
-    {"pause-redis", DQ_T_loss_mech_pause_redis},
-    {"subscriber-outage", DQ_T_loss_mech_subscriber_outage},
-    {"clock-skew", DQ_T_loss_mech_clock_skew},
-    {"mover-stall", DQ_T_loss_mech_mover_stall},
-    {"none", DQ_T_loss_mech_none},
+static const char *const mech_faults[] = {
+    "kill-consumer", "restart-redis", "pause-redis", "subscriber-outage",
+    "clock-skew", "mover-stall", "none",
+};
+static const dq_tuse mechanisms[] DQ_TUSES = {
+    {"loss.mech_kill_consumer", "leased=%s"},
+    {"loss.mech_restart_redis", ""}, {"loss.mech_pause_redis", ""},
+    {"loss.mech_subscriber_outage", ""}, {"loss.mech_clock_skew", ""},
+    {"loss.mech_mover_stall", ""}, {"loss.mech_none", ""},
 };
 
 /* The mechanism of spec's fault appended to buf; nothing when unknown.
@@ -99,13 +97,13 @@ static void mechanism(dq_texts *t, const char *spec, char *buf, size_t len,
         if (dq_strategies[i]->flags & DQ_G_SURVIVES_CONSUMER_CRASH)
             dq_append(leased, sizeof leased, &lo, "%s%s", lo ? ", " : "",
                       dq_strategies[i]->name);
-    for (size_t i = 0; i < sizeof mechanisms / sizeof mechanisms[0]; i++)
-        if (strlen(mechanisms[i].fault) == n &&
-            strncmp(mechanisms[i].fault, spec, n) == 0 && i == 0)
-            dq_tcat(t, buf, len, off, mechanisms[i].why, "leased=%s", leased);
-        else if (strlen(mechanisms[i].fault) == n &&
-                 strncmp(mechanisms[i].fault, spec, n) == 0)
-            dq_tcat(t, buf, len, off, mechanisms[i].why, "");
+    for (size_t i = 0; i < sizeof mech_faults / sizeof mech_faults[0]; i++)
+        if (strlen(mech_faults[i]) == n &&
+            strncmp(mech_faults[i], spec, n) == 0 && i == 0)
+            dq_tcat(t, buf, len, off, &mechanisms[i], "leased=%s", leased);
+        else if (strlen(mech_faults[i]) == n &&
+                 strncmp(mech_faults[i], spec, n) == 0)
+            dq_tcat(t, buf, len, off, &mechanisms[i], "");
 }
 
 /* Cell text of lt->cells[r][c]: "lost / duplicated / redelivered of N
@@ -125,10 +123,10 @@ static void loss_cell(dq_texts *t, const dq_loss_table *lt, size_t r,
                   x->redelivered, x->enqueued, pend,
                   x->violation_trials ? " ✗" : "");
     if (k > 0 && x != NULL)
-        dq_tcat(t, buf, len, &off, DQ_T_loss_cell_also_no_verdict, " n=%zu "
+        DQ_TCAT(t, buf, len, &off, "loss.cell_also_no_verdict", " n=%zu "
                 "s=%s", k, k == 1 ? "" : "s");
     else if (k > 0)
-        dq_tcat(t, buf, len, &off, DQ_T_loss_cell_no_verdict, "");
+        DQ_TCAT(t, buf, len, &off, "loss.cell_no_verdict", "");
     else if (x == NULL)
         snprintf(buf, len, "-");
 }
@@ -145,13 +143,13 @@ static void cell_items(dq_texts *t, const dq_loss_table *lt, bool nov,
         for (size_t c = 0; c < lt->nfaults; c++) {
             const dq_loss_cell *x = &lt->cells[r][c];
             if (nov && x->no_verdict_trials > 0)
-                dq_tcat(t, buf, len, &off, DQ_T_loss_no_verdict_item, " row=%s "
+                DQ_TCAT(t, buf, len, &off, "loss.no_verdict_item", " row=%s "
                         "fault=%s n=%zu s=%s why=%s", lt->rows[r],
                         lt->faults[c], x->no_verdict_trials,
                         x->no_verdict_trials == 1 ? "" : "s",
                         x->no_verdict_why);
             else if (!nov && x->trials > 0 && x->violation_trials)
-                dq_tcat(t, buf, len, &off, DQ_T_loss_cross_item, " row=%s "
+                DQ_TCAT(t, buf, len, &off, "loss.cross_item", " row=%s "
                         "fault=%s n=%zu trials=%zu s=%s violation=%s",
                         lt->rows[r], lt->faults[c], x->violation_trials,
                         x->trials, x->trials == 1 ? "" : "s", x->violation);
@@ -186,13 +184,13 @@ static void loss_table(dq_md *o, const dq_loss_table *lt)
     dq_table_end(o);
     cell_items(o->texts, lt, true, items, sizeof items, &n);
     if (n > 0)
-        dq_text(o, DQ_T_loss_no_verdict, "n=%zu s=%s list=%s\n\n", n,
+        DQ_TEXT(o, "loss.no_verdict", "n=%zu s=%s list=%s\n\n", n,
                 n == 1 ? "" : "s", items);
     cell_items(o->texts, lt, false, items, sizeof items, &n);
     if (n == 0)
-        dq_text(o, DQ_T_loss_no_crosses, "\n\n");
+        DQ_TEXT(o, "loss.no_crosses", "\n\n");
     else
-        dq_text(o, DQ_T_loss_crosses, "list=%s\n\n", items);
+        DQ_TEXT(o, "loss.crosses", "list=%s\n\n", items);
 }
 
 /* "a (3 of 150), b (1 of 150)" of the rows whose value (0 lost, 1
@@ -218,8 +216,9 @@ static void list_rows(const dq_loss_table *lt, size_t col, int what,
 /* The paragraph of fault column c. */
 static void fault_paragraph(dq_md *o, const dq_loss_table *lt, size_t c)
 {
-    static const dq_text_id what[4] = {DQ_T_loss_lost, DQ_T_loss_duplicated,
-                                       DQ_T_loss_redelivered, DQ_T_loss_early};
+    static const dq_tuse what[4] DQ_TUSES = {
+        {"loss.lost", "list=%s  "}, {"loss.duplicated", "list=%s  "},
+        {"loss.redelivered", "list=%s  "}, {"loss.early", "list=%s  "}};
     char list[4][1024], buf[4096];
     size_t n[4], off = 0, ran = 0, any = 0;
     uint64_t win_us = 0, windows = 0;
@@ -235,21 +234,21 @@ static void fault_paragraph(dq_md *o, const dq_loss_table *lt, size_t c)
             ran++;
         }
     }
-    dq_tcat(o->texts, buf, sizeof buf, &off, DQ_T_loss_fault, "fault=%s",
+    DQ_TCAT(o->texts, buf, sizeof buf, &off, "loss.fault", "fault=%s",
             lt->faults[c]);
     if (windows > 0)
-        dq_tcat(o->texts, buf, sizeof buf, &off, DQ_T_loss_windows, " n=%"
+        DQ_TCAT(o->texts, buf, sizeof buf, &off, "loss.windows", " n=%"
                 PRIu64 " s=%s ms=%.0f", windows, windows == 1 ? "" : "s",
                 (double)win_us / 1000.0 / (double)windows);
     dq_append(buf, sizeof buf, &off, ": ");
     if (any == 0)
-        dq_tcat(o->texts, buf, sizeof buf, &off, DQ_T_loss_nothing, "  ");
+        DQ_TCAT(o->texts, buf, sizeof buf, &off, "loss.nothing", "  ");
     for (int k = 0; k < 4; k++)
         if (n[k])
-            dq_tcat(o->texts, buf, sizeof buf, &off, what[k], "list=%s  ",
+            dq_tcat(o->texts, buf, sizeof buf, &off, &what[k], "list=%s  ",
                     list[k]);
     if (any && ran > n[0])
-        dq_tcat(o->texts, buf, sizeof buf, &off, DQ_T_loss_clean, "n=%zu "
+        DQ_TCAT(o->texts, buf, sizeof buf, &off, "loss.clean", "n=%zu "
                 "ran=%zu ies=%s  ", ran - n[0], ran, ran == 1 ? "y" : "ies");
     mechanism(o->texts, lt->faults[c], buf, sizeof buf, &off);
     dq_put(o, "%s\n\n", buf);
@@ -328,34 +327,34 @@ static void tl_describe(dq_texts *t, const dq_timeline *l, const char *label,
     bool never, s;
     dq_append(buf, len, off, "- **%s**: ", label);
     if (l->nwin == 0) {
-        dq_tcat(t, buf, len, off, DQ_T_loss_tl_no_window, "");
+        DQ_TCAT(t, buf, len, off, "loss.tl_no_window", "");
         return;
     }
     stall = tl_stall(l, &never);
     s = stall >= 1000000;
     if (stall > 0)
-        dq_tcat(t, buf, len, off, never ? DQ_T_loss_tl_gap_end
-                : DQ_T_loss_tl_gap, "gap=%.*f %s", s ? 2 : 0,
-                (double)stall / (s ? 1e6 : 1e3), s ? "s" : "ms");
+        DQ_TCATP(t, buf, len, off, never, "loss.tl_gap_end", "loss.tl_gap",
+                 "gap=%.*f %s", s ? 2 : 0, (double)stall / (s ? 1e6 : 1e3),
+                 s ? "s" : "ms");
     else
-        dq_tcat(t, buf, len, off, DQ_T_loss_tl_no_delivery, "");
+        DQ_TCAT(t, buf, len, off, "loss.tl_no_delivery", "");
     tl_due_in(l, &due_in, &undelivered, &caught);
     /* (tasks delivered before their window closed are not news) */
     if (due_in > 0 && (caught >= 0 || undelivered > 0))
-        dq_tcat(t, buf, len, off, DQ_T_loss_tl_due_in, "n=%zu s=%s ws=%s",
+        DQ_TCAT(t, buf, len, off, "loss.tl_due_in", "n=%zu s=%s ws=%s",
                 due_in, due_in == 1 ? "" : "s", l->nwin == 1 ? "" : "s");
     if (due_in > 0 && caught >= 0)
-        dq_tcat(t, buf, len, off, DQ_T_loss_tl_caught, "ms=%.0f",
+        DQ_TCAT(t, buf, len, off, "loss.tl_caught", "ms=%.0f",
                 (double)caught / 1e3);
     if (due_in > 0 && undelivered > 0)
-        dq_tcat(t, buf, len, off, DQ_T_loss_tl_undelivered, "n=%zu",
+        DQ_TCAT(t, buf, len, off, "loss.tl_undelivered", "n=%zu",
                 undelivered);
     tl_kills(l, &kills, &back, &back_max);
     if (kills > 0 && back == 0)
-        dq_tcat(t, buf, len, off, DQ_T_loss_tl_kills_lost, "s=%s n=%zu",
+        DQ_TCAT(t, buf, len, off, "loss.tl_kills_lost", "s=%s n=%zu",
                 kills == 1 ? "" : "s", kills);
     else if (kills > 0)
-        dq_tcat(t, buf, len, off, DQ_T_loss_tl_kills_back, "back=%zu n=%zu "
+        DQ_TCAT(t, buf, len, off, "loss.tl_kills_back", "back=%zu n=%zu "
                 "secs=%.2f", back, kills, (double)back_max / 1e6);
 }
 
@@ -469,7 +468,7 @@ static int tl_figure(dq_md *o, const dq_rexp *e, const dq_loss_table *lt,
     f = NULL;
     tl_slug(lt->faults[col], slug, sizeof slug);
     if (panels > 0)
-        dq_text(o, DQ_T_loss_timeline, "fault=%s bucket=%" PRId64 "\n\n",
+        DQ_TEXT(o, "loss.timeline", "fault=%s bucket=%" PRId64 "\n\n",
                 lt->faults[col], bucket_us / 1000);
     if (panels > 0)
         dq_put(o, "%s\n\n", text);
@@ -492,9 +491,9 @@ int dq_sec_loss(dq_md *o, const dq_results *r, const dq_rexp *e, char *err,
     (void)r;
     if (lt == NULL || lt->nrows == 0)
         return 1;           /* no trial: the generic section */
-    dq_text(o, DQ_T_loss_intro, "\n\n");
+    DQ_TEXT(o, "loss.intro", "\n\n");
     loss_table(o, lt);
-    dq_text(o, DQ_T_loss_each_fault, "\n\n");
+    DQ_TEXT(o, "loss.each_fault", "\n\n");
     for (size_t c = 0; c < lt->nfaults; c++) {
         fault_paragraph(o, lt, c);
         if (strcmp(lt->faults[c], "none") != 0 &&

@@ -95,13 +95,13 @@ static int perf_figure(dq_md *o, const char *kind, const char *script,
 /* Starts a subsection: its heading (text title), the names of the
  * `which` rows (names_of, at most 32); with none, "Not measured in this
  * run." and 0. */
-static size_t subsection(dq_md *o, dq_text_id title, const dq_perf *p,
+static size_t subsection(dq_md *o, const dq_tuse *title, const dq_perf *p,
                          const char *which, char names[][NAMELEN])
 {
     size_t ns = names_of(p, which, names, 32);
     dq_text(o, title, "\n\n");
     if (ns == 0)
-        dq_text(o, DQ_T_perf_not_measured, "\n\n");
+        DQ_TEXT(o, "perf.not_measured", "\n\n");
     return ns;
 }
 
@@ -122,18 +122,20 @@ static void fmt_rate(char *buf, size_t len, double v)
 
 static void write_ceiling(dq_md *o, const dq_perf *p)
 {
+    static const dq_tuse by[] DQ_TUSES = {{"perf.by_dqlab", ""},
+                                          {"perf.by_rb", ""}};
     const struct {
         const char *cmd;
-        dq_text_id src;
+        const dq_tuse *src;
         double v;
-    } rows[] = {{"ZADD", DQ_T_perf_by_dqlab, p->zadd_per_s},
-                {"ZPOPMIN", DQ_T_perf_by_dqlab, p->zpopmin_per_s},
-                {"ZADD", DQ_T_perf_by_rb, p->rb_zadd_per_s},
-                {"ZPOPMIN", DQ_T_perf_by_rb, p->rb_zpopmin_per_s}};
+    } rows[] = {{"ZADD", &by[0], p->zadd_per_s},
+                {"ZPOPMIN", &by[0], p->zpopmin_per_s},
+                {"ZADD", &by[1], p->rb_zadd_per_s},
+                {"ZPOPMIN", &by[1], p->rb_zpopmin_per_s}};
     char rb[256] = "";
-    dq_text(o, DQ_T_perf_ceiling, "\n\n");
+    DQ_TEXT(o, "perf.ceiling", "\n\n");
     if (p->zadd_per_s < 0 && p->rb_zadd_per_s < 0) {
-        dq_text(o, DQ_T_perf_ceiling_none, "\n\n");
+        DQ_TEXT(o, "perf.ceiling_none", "\n\n");
         return;
     }
     dq_head(o, "command|measured by|operations|pipeline|per second");
@@ -148,12 +150,12 @@ static void write_ceiling(dq_md *o, const dq_perf *p)
     }
     dq_table_end(o);
     if (p->rb_zadd_per_s < 0)
-        dq_tcat(o->texts, rb, sizeof rb, &(size_t){0}, DQ_T_perf_no_rb, "%s",
+        DQ_TCAT(o->texts, rb, sizeof rb, &(size_t){0}, "perf.no_rb", "%s",
                 "  ");
     if (p->zadd_per_s < 0)
-        dq_text(o, DQ_T_perf_ceiling_unmeasured, "\n\n");
+        DQ_TEXT(o, "perf.ceiling_unmeasured", "\n\n");
     else
-        dq_text(o, DQ_T_perf_ceiling_note, "zadd=%.0f rb=%s\n\n",
+        DQ_TEXT(o, "perf.ceiling_note", "zadd=%.0f rb=%s\n\n",
                 p->zadd_per_s, rb);
 }
 
@@ -236,20 +238,20 @@ static void throughput_said(dq_md *o, const dq_perf *p,
         else if (v > best_r)
             best_r = v, best_s = names[s], best_at = at;
     }
-    dq_text(o, DQ_T_generic_what_happened, " ");
+    DQ_TEXT(o, "generic.what_happened", " ");
     if (best_s != NULL) {
-        dq_text(o, DQ_T_perf_fastest, "strategy=%s tps=%.0f consumers=%d",
+        DQ_TEXT(o, "perf.fastest", "strategy=%s tps=%.0f consumers=%d",
                 best_s, best_r, best_at);
         if (p->zadd_per_s > 0)
-            dq_text(o, DQ_T_perf_of_zadd, "pct=%.1f",
+            DQ_TEXT(o, "perf.of_zadd", "pct=%.1f",
                     100 * best_r / p->zadd_per_s);
         dq_put(o, ". ");
     }
     if (heap > 0) {
-        dq_text(o, DQ_T_perf_heap, "tps=%.0f", heap);
+        DQ_TEXT(o, "perf.heap", "tps=%.0f", heap);
         if (best_r > 0)
-            dq_text(o, heap >= 2 * best_r ? DQ_T_perf_heap_not_bottleneck
-                    : DQ_T_perf_heap_bottleneck, "x=%.1f", heap / best_r);
+            DQ_TEXTP(o, heap >= 2 * best_r, "perf.heap_not_bottleneck",
+                     "perf.heap_bottleneck", "x=%.1f", heap / best_r);
         dq_put(o, ". ");
     }
     dq_put(o, "\n\n");
@@ -259,7 +261,8 @@ static int write_throughput(dq_md *o, const dq_perf *p, char *err,
                             size_t errlen)
 {
     char names[32][NAMELEN], head[1024];
-    size_t ns = subsection(o, DQ_T_perf_throughput, p, "e2e", names), nx = 0;
+    size_t ns = subsection(o, DQ_TUSE("perf.throughput", "\n\n"), p, "e2e",
+                           names), nx = 0;
     size_t off;
     int64_t xs[16];
     if (ns == 0)
@@ -271,7 +274,7 @@ static int write_throughput(dq_md *o, const dq_perf *p, char *err,
     if (perf_figure(o, "throughput", "throughput", "consumers", p, names, ns,
                     NULL, 0, xs, nx, throughput_cell, err, errlen) != 0)
         return -1;
-    dq_text(o, DQ_T_perf_throughput_intro, "tasks=%s factor=%s producers=%s "
+    DQ_TEXT(o, "perf.throughput_intro", "tasks=%s factor=%s producers=%s "
             "enqueue=%s repeats=%s variants=%s\n\n", META("tasks"),
             META("in_process_factor")[0] ? META("in_process_factor") : "1",
             META("producers"), META("enqueue_tasks"), META("repeats"),
@@ -285,7 +288,7 @@ static int write_throughput(dq_md *o, const dq_perf *p, char *err,
     for (size_t s = 0; s < ns; s++)
         throughput_row(o, p, names[s], xs, nx);
     dq_table_end(o);
-    dq_text(o, DQ_T_perf_throughput_note, "\n\n");
+    DQ_TEXT(o, "perf.throughput_note", "\n\n");
     throughput_said(o, p, names, ns);
     return 0;
 }
@@ -329,7 +332,7 @@ static void backlog_table(dq_md *o, const dq_perf *p, char names[][NAMELEN],
                        bytes, b->enqueue_us_mean, b->preload_s);
         }
     dq_table_end(o);
-    dq_text(o, DQ_T_generic_what_happened, " ");
+    DQ_TEXT(o, "generic.what_happened", " ");
     for (size_t s = 0; s < ns; s++) {
         const dq_perf_bl *lo, *hi;
         dq_perf_backlog_range(p, names[s], &lo, &hi);
@@ -339,12 +342,12 @@ static void backlog_table(dq_md *o, const dq_perf *p, char names[][NAMELEN],
         double r99 = lo->claim_us_p99 > 0
                          ? hi->claim_us_p99 / lo->claim_us_p99 : -1;
         double lr = log_ratio(hi->backlog, lo->backlog);
-        dq_text(o, r50 <= lr * 1.25 ? DQ_T_perf_growth
-                : DQ_T_perf_growth_faster, "strategy=%s lo=%" PRId64 " hi=%"
-                PRId64 " x50=%.2f x99=%.2f lr=%.2f ", names[s], lo->backlog,
-                hi->backlog, r50, r99, lr);
+        DQ_TEXTP(o, r50 <= lr * 1.25, "perf.growth", "perf.growth_faster",
+                 "strategy=%s lo=%" PRId64 " hi=%" PRId64 " x50=%.2f x99=%.2f "
+                 "lr=%.2f ", names[s], lo->backlog, hi->backlog, r50, r99,
+                 lr);
     }
-    dq_text(o, DQ_T_perf_growth_note, "\n\n");
+    DQ_TEXT(o, "perf.growth_note", "\n\n");
 }
 
 static int write_backlog(dq_md *o, const dq_perf *p, char *err,
@@ -352,7 +355,8 @@ static int write_backlog(dq_md *o, const dq_perf *p, char *err,
 {
     static const char *const sufs[] = {" p50", " p99"};
     char names[32][NAMELEN];
-    size_t ns = subsection(o, DQ_T_perf_backlog, p, "b", names), nx = 0;
+    size_t ns = subsection(o, DQ_TUSE("perf.backlog", "\n\n"), p, "b",
+                           names), nx = 0;
     int64_t xs[16];
     if (ns == 0)
         return 0;
@@ -362,7 +366,7 @@ static int write_backlog(dq_md *o, const dq_perf *p, char *err,
     if (perf_figure(o, "backlog", "perf_backlog", "pending", p, names, ns,
                     sufs, 2, xs, nx, backlog_cell, err, errlen) != 0)
         return -1;
-    dq_text(o, DQ_T_perf_backlog_intro, "rounds=%s claims=%s\n\n",
+    DQ_TEXT(o, "perf.backlog_intro", "rounds=%s claims=%s\n\n",
             META("backlog_rounds")[0] ? META("backlog_rounds") : "1",
             META("backlog_claims"));
     backlog_table(o, p, names, ns, xs, nx);
@@ -372,10 +376,11 @@ static int write_backlog(dq_md *o, const dq_perf *p, char *err,
 /* Strategies whose enqueue of an already-due task takes another path
  * than a task due later (strategies/<name>.c says so in its header), so
  * the bench's due-at-once tasks do not exercise their timer: the text
- * saying which, or -1. */
-static int due_now_path(const char *strategy)
+ * saying which, or NULL. */
+static const dq_tuse *due_now_path(const char *strategy)
 {
-    return strcmp(strategy, "expiry") == 0 ? DQ_T_perf_due_now_expiry : -1;
+    return strcmp(strategy, "expiry") == 0
+               ? DQ_TUSE("perf.due_now_expiry", "") : NULL;
 }
 
 /* The largest median p99 lateness (ms) of strategy in the lateness
@@ -421,7 +426,7 @@ static void lateness_table(dq_md *o, const dq_perf *p, char names[][NAMELEN],
                    l->lost, l->duplicates, l->saturated ? "yes" : "no");
     }
     dq_table_end(o);
-    dq_text(o, DQ_T_generic_what_happened, " ");
+    DQ_TEXT(o, "generic.what_happened", " ");
     for (size_t s = 0; s < ns; s++) {
         int64_t ok = -1, sat = -1;
         for (size_t i = 0; i < p->nlat; i++) {
@@ -435,14 +440,14 @@ static void lateness_table(dq_md *o, const dq_perf *p, char names[][NAMELEN],
         }
         dq_put(o, "%s ", names[s]);
         if (ok > 0 && sat > 0)
-            dq_text(o, DQ_T_perf_kept_up_sat, "rate=%" PRId64 " sat=%" PRId64,
+            DQ_TEXT(o, "perf.kept_up_sat", "rate=%" PRId64 " sat=%" PRId64,
                     ok, sat);
         else if (ok > 0)
-            dq_text(o, DQ_T_perf_kept_up_not_sat, "rate=%" PRId64, ok);
+            DQ_TEXT(o, "perf.kept_up_not_sat", "rate=%" PRId64, ok);
         else if (sat > 0)
-            dq_text(o, DQ_T_perf_saturated, "sat=%" PRId64, sat);
+            DQ_TEXT(o, "perf.saturated", "sat=%" PRId64, sat);
         else
-            dq_text(o, DQ_T_perf_not_saturated, "");
+            DQ_TEXT(o, "perf.not_saturated", "");
         dq_put(o, "%s", s + 1 < ns ? "; " : ".\n\n");
     }
 }
@@ -451,7 +456,8 @@ static int write_lateness(dq_md *o, const dq_perf *p, const dq_results *r,
                           char *err, size_t errlen)
 {
     char names[32][NAMELEN];
-    size_t ns = subsection(o, DQ_T_perf_lateness, p, "l", names), nx = 0;
+    size_t ns = subsection(o, DQ_TUSE("perf.lateness", "\n\n"), p, "l",
+                           names), nx = 0;
     int64_t xs[16];
     if (ns == 0)
         return 0;
@@ -461,19 +467,20 @@ static int write_lateness(dq_md *o, const dq_perf *p, const dq_results *r,
     if (perf_figure(o, "lateness-load", "perf_lateness", "offered", p, names,
                     ns, NULL, 0, xs, nx, lateness_cell, err, errlen) != 0)
         return -1;
-    dq_text(o, DQ_T_perf_lateness_intro, "producers=%s ms=%s consumers=%s"
+    DQ_TEXT(o, "perf.lateness_intro", "producers=%s ms=%s consumers=%s"
             "\n\n", META("lateness_producers"), META("lateness_ms"),
             META("lateness_consumers"));
-    dq_text(o, DQ_T_perf_due_at_once, "");
+    DQ_TEXT(o, "perf.due_at_once", "");
     for (size_t s = 0; s < ns; s++) {
         double lp = lateness_exp_p99(r, names[s]);
         char ref[256] = "", path[256] = "";
-        if (due_now_path(names[s]) < 0)
+        if (due_now_path(names[s]) == NULL)
             continue;
         if (lp >= 0)
-            DQ_TBUF(o, ref, DQ_T_perf_due_ahead, "p99=%.1f", lp);
-        DQ_TBUF(o, path, (dq_text_id)due_now_path(names[s]), "");
-        dq_text(o, DQ_T_perf_due_now, "  strategy=%s path=%s ref=%s",
+            DQ_TBUF(o, ref, "perf.due_ahead", "p99=%.1f", lp);
+        dq_tcat(o->texts, path, sizeof path, &(size_t){0},
+                due_now_path(names[s]), "");
+        DQ_TEXT(o, "perf.due_now", "  strategy=%s path=%s ref=%s",
                 names[s], path, ref);
     }
     dq_put(o, "\n\n");
@@ -527,22 +534,23 @@ static double best_variant(const dq_perf *p, const char *strategy,
 }
 
 /* The verdict text of a target: not measured (v < 0), met or not. */
-static dq_text_id met(double v, bool ok)
+static const dq_tuse *met(double v, bool ok)
 {
-    return v < 0 ? DQ_T_perf_not_measured_v : ok ? DQ_T_perf_met
-                                                 : DQ_T_perf_not_met;
+    static const dq_tuse verdicts[] DQ_TUSES = {
+        {"perf.not_measured_v", ""}, {"perf.met", ""}, {"perf.not_met", ""}};
+    return &verdicts[v < 0 ? 0 : ok ? 1 : 2];
 }
 
 /* One row of the targets table: what (a text), measured, the verdict (a
  * text, or the rendered v when NULL). */
-static void target(dq_md *o, dq_text_id what, const char *w, const char *m,
-                   dq_text_id verdict, const char *v)
+static void target(dq_md *o, const dq_tuse *what, const char *w,
+                   const char *m, const dq_tuse *verdict, const char *v)
 {
     char wb[256] = "", vb[256] = "";
     if (w == NULL)
-        DQ_TBUF(o, wb, what, "");
+        dq_tcat(o->texts, wb, sizeof wb, &(size_t){0}, what, "");
     if (v == NULL)
-        DQ_TBUF(o, vb, verdict, "");
+        dq_tcat(o->texts, vb, sizeof vb, &(size_t){0}, verdict, "");
     dq_row(o, "%s" DQ_CELL "%s" DQ_CELL "%s", w ? w : wb, m, v ? v : vb);
 }
 
@@ -555,27 +563,31 @@ static void targets_speed(dq_md *o, const dq_perf *p, bool heap)
     if (heap) {
         double h = best_variant(p, "heap", NULL, 0, lb, sizeof lb, &at);
         if (h >= 0)
-            dq_tcat(o->texts, m[0], 256, &(size_t){0}, DQ_T_perf_m_tps_at,
+            DQ_TCAT(o->texts, m[0], 256, &(size_t){0}, "perf.m_tps_at",
                     "tps=%.0f consumers=%d", h, at);
-        target(o, DQ_T_perf_t_heap, NULL, m[0], met(h, h >= 1e6), NULL);
+        target(o, DQ_TUSE("perf.t_heap", ""), NULL, m[0], met(h, h >= 1e6),
+               NULL);
         return;
     }
     double best = best_variant(p, NULL, NULL, 0, lb, sizeof lb, &at);
     if (best >= 0)
-        dq_tcat(o->texts, m[1], 256, &(size_t){0}, DQ_T_perf_m_tps_label_at,
+        DQ_TCAT(o->texts, m[1], 256, &(size_t){0}, "perf.m_tps_label_at",
                 "tps=%.0f label=%s consumers=%d", best, lb, at);
-    target(o, DQ_T_perf_t_best, NULL, m[1], met(best, best >= 150000), NULL);
+    target(o, DQ_TUSE("perf.t_best", ""), NULL, m[1],
+           met(best, best >= 150000), NULL);
     double frac = best >= 0 && p->zadd_per_s > 0 ? best / p->zadd_per_s : -1;
     if (frac >= 0)
-        dq_tcat(o->texts, m[2], 256, &(size_t){0}, DQ_T_perf_m_pct, "pct=%.1f "
+        DQ_TCAT(o->texts, m[2], 256, &(size_t){0}, "perf.m_pct", "pct=%.1f "
                 "tps=%.0f zadd=%.0f", 100 * frac, best, p->zadd_per_s);
-    target(o, DQ_T_perf_t_zadd, NULL, m[2], met(frac, frac >= 0.3), NULL);
+    target(o, DQ_TUSE("perf.t_zadd", ""), NULL, m[2], met(frac, frac >= 0.3),
+           NULL);
     double lua4 = best_variant(p, "lua", claim_batch_one, 4, lb, sizeof lb,
                                NULL);
     if (lua4 >= 0)
-        dq_tcat(o->texts, m[3], 256, &(size_t){0}, DQ_T_perf_m_tps_label,
+        DQ_TCAT(o->texts, m[3], 256, &(size_t){0}, "perf.m_tps_label",
                 "tps=%.0f label=%s", lua4, lb);
-    target(o, DQ_T_perf_t_lua, NULL, m[3], met(lua4, lua4 >= 30000), NULL);
+    target(o, DQ_TUSE("perf.t_lua", ""), NULL, m[3],
+           met(lua4, lua4 >= 30000), NULL);
 }
 
 /* The lateness targets at 200 tasks/s, by the declared flags: a strategy
@@ -596,24 +608,28 @@ static void targets_lateness(dq_md *o, const dq_perf *p, const dq_results *r)
         for (size_t k = 0; st && st->options && st->options[k].name; k++)
             if (strcmp(st->options[k].name, "poll_ms") == 0)
                 poll = strtoll(st->options[k].def, NULL, 10);
-        DQ_TBUF(o, t, blocking ? DQ_T_perf_t_blocks
-                : due_now_path(l->strategy) >= 0 ? DQ_T_perf_t_polls_2ms
-                : DQ_T_perf_t_polls, "strategy=%s", l->strategy);
-        if (due_now_path(l->strategy) >= 0 && lp >= 0)
-            DQ_TBUF(o, m, DQ_T_perf_m_due_now_ahead, "p99=%.2f ahead=%.1f",
+        if (blocking)
+            DQ_TBUF(o, t, "perf.t_blocks", "strategy=%s", l->strategy);
+        else
+            DQ_TBUFP(o, t, due_now_path(l->strategy) != NULL,
+                     "perf.t_polls_2ms", "perf.t_polls", "strategy=%s",
+                     l->strategy);
+        if (due_now_path(l->strategy) != NULL && lp >= 0)
+            DQ_TBUF(o, m, "perf.m_due_now_ahead", "p99=%.2f ahead=%.1f",
                     l->p99_ms, lp);
-        else if (due_now_path(l->strategy) >= 0)
-            DQ_TBUF(o, m, DQ_T_perf_m_due_now, "p99=%.2f", l->p99_ms);
+        else if (due_now_path(l->strategy) != NULL)
+            DQ_TBUF(o, m, "perf.m_due_now", "p99=%.2f", l->p99_ms);
         else
-            DQ_TBUF(o, m, DQ_T_perf_m_p99, "p99=%.2f", l->p99_ms);
-        if (due_now_path(l->strategy) >= 0)
-            DQ_TBUF(o, v, DQ_T_perf_v_not_judged, "");
+            DQ_TBUF(o, m, "perf.m_p99", "p99=%.2f", l->p99_ms);
+        if (due_now_path(l->strategy) != NULL)
+            DQ_TBUF(o, v, "perf.v_not_judged", "");
         else if (blocking)
-            DQ_TBUF(o, v, met(l->p99_ms, l->p99_ms < 2), "");
+            dq_tcat(o->texts, v, sizeof v, &(size_t){0},
+                    met(l->p99_ms, l->p99_ms < 2), "");
         else
-            DQ_TBUF(o, v, l->p99_ms <= (double)poll ? DQ_T_perf_v_within
-                    : DQ_T_perf_v_beyond, "ms=%" PRId64, poll);
-        target(o, 0, t, m, 0, v);
+            DQ_TBUFP(o, v, l->p99_ms <= (double)poll, "perf.v_within",
+                     "perf.v_beyond", "ms=%" PRId64, poll);
+        target(o, NULL, t, m, NULL, v);
     }
 }
 
@@ -639,25 +655,25 @@ static void targets_backlog(dq_md *o, const dq_perf *p)
             worst = hi->claim_us_p99 / lo->claim_us_p99, ws = names[s];
     }
     if (worst >= 0 && maxn < 1000000)
-        DQ_TBUF(o, m, DQ_T_perf_m_backlog_small, "n=%" PRId64 " worst=%.2f "
+        DQ_TBUF(o, m, "perf.m_backlog_small", "n=%" PRId64 " worst=%.2f "
                 "strategy=%s", maxn, worst, ws);
     else if (worst >= 0)
-        DQ_TBUF(o, m, DQ_T_perf_m_backlog, "worst=%.2f strategy=%s n=%" PRId64,
+        DQ_TBUF(o, m, "perf.m_backlog", "worst=%.2f strategy=%s n=%" PRId64,
                 worst, ws, maxn);
     else
         snprintf(m, sizeof m, "n/a");
     if (worst >= 0 && maxn < 1000000)
-        DQ_TBUF(o, v, DQ_T_perf_v_backlog_small, "n=%" PRId64, maxn);
+        DQ_TBUF(o, v, "perf.v_backlog_small", "n=%" PRId64, maxn);
     else
-        DQ_TBUF(o, v, worst < 0 ? DQ_T_perf_not_measured_v
-                : met(worst, worst <= 3), "");
-    target(o, DQ_T_perf_t_backlog, NULL, m, 0, v);
+        dq_tcat(o->texts, v, sizeof v, &(size_t){0},
+                met(worst, worst <= 3), "");
+    target(o, DQ_TUSE("perf.t_backlog", ""), NULL, m, NULL, v);
 }
 
 static void write_targets(dq_md *o, const dq_perf *p, const dq_results *r)
 {
-    dq_text(o, DQ_T_perf_targets, "\n\n");
-    dq_text(o, DQ_T_perf_targets_intro, "\n\n");
+    DQ_TEXT(o, "perf.targets", "\n\n");
+    DQ_TEXT(o, "perf.targets_intro", "\n\n");
     dq_head(o, "target|measured (median)|verdict");
     targets_speed(o, p, false);
     targets_lateness(o, p, r);
@@ -670,21 +686,21 @@ int dq_section_perf(dq_md *o, const dq_results *r, char *err, size_t errlen)
 {
     const dq_perf *p = &r->bench;
     char where[1024] = "", failed[256] = "";
-    dq_text(o, DQ_T_perf_head, "\n\n");
+    DQ_TEXT(o, "perf.head", "\n\n");
     if (!p->present) {
-        dq_text(o, DQ_T_perf_none, "root=%s\n\n", r->root);
+        DQ_TEXT(o, "perf.none", "root=%s\n\n", r->root);
         return 0;
     }
     /* A private server's port is a throwaway: name it without one.  A
      * --redis target is already redacted by bench (host:port, no
      * password); redacted again here for older runs. */
     if (strncmp(META("redis"), "private", 7) == 0)
-        DQ_TBUF(o, where, DQ_T_perf_private, "");
+        DQ_TBUF(o, where, "perf.private", "");
     else
         dq_redact_redis_urls(META("redis"), where, sizeof where);
     if (strcmp(META("unit_errors"), "0") != 0)
-        DQ_TBUF(o, failed, DQ_T_perf_failed, "%s", "  ");
-    dq_text(o, DQ_T_perf_intro, "command=%s level=%s cores=%s host=%s "
+        DQ_TBUF(o, failed, "perf.failed", "%s", "  ");
+    DQ_TEXT(o, "perf.intro", "command=%s level=%s cores=%s host=%s "
             "redis=%s where=%s date=%s failed=%s\n\n", META("command"),
             META("level"), META("cores"), META("hostname"),
             META("redis_version"), where, META("date"), failed);

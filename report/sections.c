@@ -218,7 +218,7 @@ static void heading(dq_md *o, const dq_rexp *e)
     char text[2048], quick[64] = "";
     size_t qo = 0;
     if (strcmp(META("quick"), "yes") == 0)
-        dq_tcat(o->texts, quick, sizeof quick, &qo, DQ_T_generic_quick, "");
+        DQ_TCAT(o->texts, quick, sizeof quick, &qo, "generic.quick", "");
     dq_put(o, "## %s (`%s`)\n\n", META("title")[0] ? META("title") : e->name,
            e->name);
     if (dq_loss_is(e) && META("faults")[0]) {
@@ -229,31 +229,31 @@ static void heading(dq_md *o, const dq_rexp *e)
         dq_put(o, "%s\n\n", META("description"));
     }
     if (strcmp(META("tasks"), "0") == 0)
-        dq_text(o, DQ_T_generic_params_idle, "strategies=%s consumers=%s "
+        DQ_TEXT(o, "generic.params_idle", "strategies=%s consumers=%s "
                 "idle_ms=%s claim_timeout_ms=%s repeats=%s s=%s seed=%s "
                 "quick=%s%s", META("strategies"), META("consumers"),
                 META("idle_ms"), META("claim_timeout_ms"), META("repeats"),
                 plural(META("repeats")), META("seed"), qo ? " " : "", quick);
     else
-        dq_text(o, DQ_T_generic_params, "strategies=%s consumers=%s "
+        DQ_TEXT(o, "generic.params", "strategies=%s consumers=%s "
                 "producers=%s tasks=%s delay_ms=%s work_us=%s repeats=%s s=%s "
                 "seed=%s quick=%s%s", META("strategies"), META("consumers"),
                 META("producers"), META("tasks"), META("delay_ms"),
                 META("work_us"), META("repeats"), plural(META("repeats")),
                 META("seed"), qo ? " " : "", quick);
     if (META("backlog")[0] && strcmp(META("backlog"), "0") != 0)
-        dq_text(o, DQ_T_generic_backlog, "  backlog=%s delay_ms=%s "
+        DQ_TEXT(o, "generic.backlog", "  backlog=%s delay_ms=%s "
                 "grace_ms=%s", META("backlog"), META("backlog_delay_ms"),
                 META("grace_ms"));
     /* Redacted again: a meta.txt written before dqlab masked --redis
      * passwords may still hold one.  Older runs also wrote "dqlab ..." for
      * the binary, which is bin/dqlab in this tree. */
     dq_redact_redis_urls(META("command"), text, sizeof text);
-    dq_text(o, DQ_T_generic_run, "  command=%s%s trials=%s s=%s date=%s",
+    DQ_TEXT(o, "generic.run", "  command=%s%s trials=%s s=%s date=%s",
             strncmp(text, "dqlab ", 6) == 0 ? "bin/" : "", text,
             META("trials_done"), plural(META("trials_done")), META("date"));
     if (META("claims")[0])
-        dq_text(o, DQ_T_generic_claims, "  claims=%s", META("claims"));
+        DQ_TEXT(o, "generic.claims", "  claims=%s", META("claims"));
     dq_put(o, "\n\n");
 }
 
@@ -288,7 +288,7 @@ static void cell_table(dq_md *o, const dq_rexp *e)
                g->p99_median, cmds, rt);
     }
     dq_table_end(o);
-    dq_text(o, DQ_T_generic_cmds_note, "\n\n");
+    DQ_TEXT(o, "generic.cmds_note", "\n\n");
 }
 
 /* What happened, part 1: duplicates with 2+ consumers, per strategy. */
@@ -309,7 +309,7 @@ static void said_duplicates(dq_md *o, const dq_rexp *e, char names[][32],
             }
         }
         if (n > 0 && dup > 0)
-            dq_text(o, DQ_T_generic_dups, "strategy=%s n=%" PRIu64 " s=%s "
+            DQ_TEXT(o, "generic.dups", "strategy=%s n=%" PRIu64 " s=%s "
                     "trials=%zu of=%zu ", names[s], dup, dup == 1 ? "" : "s",
                     nd, n);
         else if (n > 0)
@@ -317,8 +317,8 @@ static void said_duplicates(dq_md *o, const dq_rexp *e, char names[][32],
     }
     if (nclean > 0) {
         dq_join_and(names, clean, nclean, list, sizeof list);
-        dq_text(o, nclean == ns ? DQ_T_generic_no_dups_all
-                                : DQ_T_generic_no_dups, "list=%s ", list);
+        DQ_TEXTP(o, nclean == ns, "generic.no_dups_all", "generic.no_dups",
+                 "list=%s ", list);
     }
 }
 
@@ -339,19 +339,19 @@ static void said_races_losses(dq_md *o, const dq_rexp *e, char names[][32],
                 deliv += e->trials[i].delivered;
             }
         if (races > 0)
-            dq_tcat(o->texts, list, sizeof list, &off, DQ_T_generic_race,
+            DQ_TCAT(o->texts, list, sizeof list, &off, "generic.race",
                     "%sstrategy=%s races=%" PRIu64 " per=%.2f", off ? ", "
                     : "", names[s], races, deliv ? (double)races /
                     (double)deliv : 0);
     }
     if (off > 0)
-        dq_text(o, DQ_T_generic_races, "list=%s ", list);
+        DQ_TEXT(o, "generic.races", "list=%s ", list);
     for (size_t i = 0; i < e->ntrials; i++) {
         lost += e->trials[i].lost;
         early += e->trials[i].early;
     }
     if (lost == 0 && early == 0)
-        dq_text(o, DQ_T_generic_no_loss, " ");
+        DQ_TEXT(o, "generic.no_loss", " ");
     for (size_t s = 0; s < ns && (lost > 0 || early > 0); s++) {
         uint64_t l = 0, ea = 0;
         size_t nl = 0;
@@ -362,11 +362,11 @@ static void said_races_losses(dq_md *o, const dq_rexp *e, char names[][32],
                 nl += e->trials[i].lost > 0;
             }
         if (l > 0)
-            dq_text(o, DQ_T_generic_lost, "strategy=%s n=%" PRIu64 " s=%s "
+            DQ_TEXT(o, "generic.lost", "strategy=%s n=%" PRIu64 " s=%s "
                     "trials=%zu ts=%s ", names[s], l, l == 1 ? "" : "s", nl,
                     nl == 1 ? "" : "s");
         if (ea > 0)
-            dq_text(o, DQ_T_generic_early, "strategy=%s n=%" PRIu64 " s=%s ",
+            DQ_TEXT(o, "generic.early", "strategy=%s n=%" PRIu64 " s=%s ",
                     names[s], ea, ea == 1 ? "" : "s");
     }
 }
@@ -390,11 +390,11 @@ static void said_throughput(dq_md *o, const dq_rexp *e, char names[][32],
                 hi = g->consumers == maxc && hi < 0 ? g->tps_median : hi;
             }
             if (lo >= 0 && hi >= 0)
-                dq_tcat(o->texts, list, sizeof list, &loff,
-                        DQ_T_generic_tp_item, "%s strategy=%s lo=%.0f "
+                DQ_TCAT(o->texts, list, sizeof list, &loff,
+                        "generic.tp_item", "%s strategy=%s lo=%.0f "
                         "hi=%.0f", s ? "," : "", names[s], lo, hi);
         }
-        dq_text(o, DQ_T_generic_tp_range, "min=%d max=%d list=%s ", minc,
+        DQ_TEXT(o, "generic.tp_range", "min=%d max=%d list=%s ", minc,
                 maxc, list);
         loff = 0;
         list[0] = '\0';
@@ -420,7 +420,7 @@ static void said_throughput(dq_md *o, const dq_rexp *e, char names[][32],
                   names[s], 100.0 * best / cap);
     }
     if (nat > 0)
-        dq_text(o, DQ_T_generic_at_rate, "cap=%.0f tasks=%" PRId64
+        DQ_TEXT(o, "generic.at_rate", "cap=%.0f tasks=%" PRId64
                 " window=%.0f list=%s ", cap, t0->tasks, window, list);
 }
 
@@ -442,17 +442,17 @@ static void what_happened(dq_md *o, const dq_rexp *e)
             p99c = g->consumers;
         }
     }
-    dq_text(o, DQ_T_generic_what_happened, " ");
+    DQ_TEXT(o, "generic.what_happened", " ");
     if (maxc >= 2)
         said_duplicates(o, e, names, ns);
     said_races_losses(o, e, names, ns);
     said_throughput(o, e, names, ns, minc, maxc);
     if (p99max > 0)
-        dq_text(o, DQ_T_generic_p99, "p99=%.1f strategy=%s consumers=%d s=%s",
+        DQ_TEXT(o, "generic.p99", "p99=%.1f strategy=%s consumers=%d s=%s",
                 p99max, p99s, p99c, p99c == 1 ? "" : "s");
     dq_put(o, "\n\n");
     if (strcmp(META("complete"), "yes") != 0)
-        dq_text(o, DQ_T_generic_incomplete, "done=%s planned=%s\n\n",
+        DQ_TEXT(o, "generic.incomplete", "done=%s planned=%s\n\n",
                 META("trials_done"), META("trials_planned"));
 }
 
@@ -482,7 +482,7 @@ int dq_section_experiment(dq_md *o, const dq_results *r, const dq_rexp *e,
 
 void dq_section_environment(dq_md *o, const dq_results *r)
 {
-    dq_text(o, DQ_T_generic_environment, "\n\n");
+    DQ_TEXT(o, "generic.environment", "\n\n");
     dq_head(o, "experiment|date|Redis|dqlab commit|CPU|cores|host|quick|"
             "complete");
     for (size_t i = 0; i < r->nexps; i++) {
@@ -501,16 +501,16 @@ void dq_section_probes(dq_md *o, const dq_results *r)
     const dq_probes *p = &r->probes;
     char v[64];
     size_t off = 0;
-    dq_text(o, DQ_T_generic_probes, "\n\n");
+    DQ_TEXT(o, "generic.probes", "\n\n");
     if (!p->present) {
-        dq_text(o, DQ_T_generic_probes_none, "root=%s\n\n", r->root);
+        DQ_TEXT(o, "generic.probes_none", "root=%s\n\n", r->root);
         return;
     }
     if (p->redis_version[0])
         snprintf(v, sizeof v, "%s", p->redis_version);
     else
-        dq_tcat(o->texts, v, sizeof v, &off, DQ_T_generic_version_unknown, "");
-    dq_text(o, DQ_T_generic_probes_intro, "version=%s\n\n", v);
+        DQ_TCAT(o->texts, v, sizeof v, &off, "generic.version_unknown", "");
+    DQ_TEXT(o, "generic.probes_intro", "version=%s\n\n", v);
     dq_head(o, "claim|probe|what was done|what Redis did");
     for (size_t i = 0; i < p->n; i++) {
         const dq_probe_row *x = &p->rows[i];
@@ -529,7 +529,7 @@ void dq_section_claims(dq_md *o, const dq_results *r)
     dq_verdict *v = calloc(n + 1, sizeof *v);
     char (*ev)[2048] = calloc(n + 1, sizeof *ev);
     char (*text)[512] = calloc(n + 1, sizeof *text);
-    dq_text(o, DQ_T_generic_claims_head, "\n\n");
+    DQ_TEXT(o, "generic.claims_head", "\n\n");
     for (size_t i = 0; v && ev && text && i < n; i++) {
         v[i] = dq_claim_decide(&dq_claims[i], r, o->texts, ev[i],
                                sizeof ev[i]);
@@ -548,7 +548,7 @@ void dq_section_claims(dq_md *o, const dq_results *r)
     if (v && ev && text)
         dq_table_end(o);
     for (size_t i = 0; v && ev && text && i < n; i++)
-        dq_text(o, DQ_T_generic_claim_item, "id=%s verdict=%s text=%s "
+        DQ_TEXT(o, "generic.claim_item", "id=%s verdict=%s text=%s "
                 "evidence=%s\n", dq_claims[i].id, dq_verdict_name(v[i]),
                 text[i], ev[i]);
     if (v && ev && text)
@@ -560,7 +560,7 @@ void dq_section_claims(dq_md *o, const dq_results *r)
 
 void dq_section_strategies(dq_md *o)
 {
-    dq_text(o, DQ_T_generic_strategies, "\n\n");
+    DQ_TEXT(o, "generic.strategies", "\n\n");
     for (size_t i = 0; dq_strategies[i] != NULL; i++) {
         const dq_strategy *s = dq_strategies[i];
         char list[512];
@@ -573,15 +573,15 @@ void dq_section_strategies(dq_md *o)
                 dq_append(list, sizeof list, &off, "%s %s", off ? "," : "",
                           dq_flag_name(bit) ? dq_flag_name(bit) : "?");
         if (off > 0)
-            dq_text(o, DQ_T_generic_traits, "list=%s", list);
+            DQ_TEXT(o, "generic.traits", "list=%s", list);
         else
-            dq_text(o, DQ_T_generic_no_traits, "");
+            DQ_TEXT(o, "generic.no_traits", "");
         if (s->min_redis)
-            dq_text(o, DQ_T_generic_needs_redis, "  version=%s",
+            DQ_TEXT(o, "generic.needs_redis", "  version=%s",
                     s->min_redis);
         dq_put(o, "\n\n");
         if (s->options == NULL || s->options[0].name == NULL) {
-            dq_text(o, DQ_T_generic_no_options, "\n\n");
+            DQ_TEXT(o, "generic.no_options", "\n\n");
             continue;
         }
         dq_head(o, "option|default|meaning");

@@ -1,6 +1,7 @@
 /* text.c -- the report's text templates (text.h): read once per report
- * from <scripts>/text/<group>.md, checked against the list of texts.h,
- * rendered with the values a section gives.
+ * from <scripts>/text/<group>.md, checked against the uses the program
+ * records (the dq_texts linker set), rendered with the values a section
+ * gives.
  *
  * A file is read line by line; each template's lines are joined into its
  * final text at load (the rules of text.h), so rendering only replaces
@@ -20,27 +21,15 @@
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
-const dq_tdef dq_tdefs[DQ_T_COUNT] = {
-#define DQ_TEXT_DEF(group, name, keys) {#group, #name, keys},
-    DQ_TEXTS(DQ_TEXT_DEF)
-#undef DQ_TEXT_DEF
-};
+extern const dq_tuse __start_dq_texts[], __stop_dq_texts[];
 
-#define MAX_KEYS 24
 #define KEY_OK(c) (islower((unsigned char)(c)) || isdigit((unsigned char)(c)) \
                    || (c) == '_')
 
-/* The declared keys of d, split into k (at most MAX_KEYS); returns n. */
-static size_t declared(const dq_tdef *d, char k[][32])
+const dq_tuse *dq_texts_uses(size_t *n)
 {
-    size_t n = 0;
-    for (const char *p = d->keys; *p && n < MAX_KEYS;) {
-        size_t l = strcspn(p, " ");
-        if (l > 0)
-            snprintf(k[n++], 32, "%.*s", (int)l, p);
-        p += l + (p[l] == ' ');
-    }
-    return n;
+    *n = (size_t)(__stop_dq_texts - __start_dq_texts);
+    return __start_dq_texts;
 }
 
 /* Appends s[0..n-1] to buf at *off (the dq_append rule). */
@@ -66,11 +55,9 @@ static bool own_line(const char *l)
 
 /* The template being read: its lines joined so far. */
 typedef struct tpl {
-    int id, line;              /* id in dq_tdefs (-1: none), marker line */
     char *text;
     size_t len, cap;
-    const char *prev;          /* "": no line yet; else the last line */
-    bool blank, heading;       /* a blank line since; prev is a heading */
+    bool blank, heading;       /* a blank line since; the last a heading */
 } tpl;
 
 /* Adds line l (trailing blanks stripped) to t.  0 or -1 out of memory. */
@@ -107,193 +94,16 @@ static int tpl_line(tpl *t, const char *l)
     return 0;
 }
 
-/* Checks the placeholders of template id (text in body) against its
- * declared keys.  0, or -1 with err (where: "file:line"). */
-static int check_keys(int id, const char *body, const char *where,
-                      char *err, size_t errlen)
-{
-    char k[MAX_KEYS][32];
-    size_t nk = declared(&dq_tdefs[id], k), i;
-    bool used[MAX_KEYS] = {false};
-    for (const char *p = strstr(body, "{{"); p; p = strstr(p + 2, "{{")) {
-        const char *q = p + 2;
-        while (KEY_OK(*q))
-            q++;
-        if (q == p + 2 || strncmp(q, "}}", 2) != 0) {
-            snprintf(err, errlen, "%s: a '{{' that is not a placeholder "
-                     "{{key}} (keys: lowercase, digits, _)", where);
-            return -1;
-        }
-        for (i = 0; i < nk && (strlen(k[i]) != (size_t)(q - p - 2) ||
-                               strncmp(k[i], p + 2, (size_t)(q - p - 2)));)
-            i++;
-        if (i == nk) {
-            snprintf(err, errlen, "%s: {{%.*s}} is not a value of %s.%s "
-                     "(it has: %s)", where, (int)(q - p - 2), p + 2,
-                     dq_tdefs[id].group, dq_tdefs[id].name,
-                     dq_tdefs[id].keys[0] ? dq_tdefs[id].keys : "none");
-            return -1;
-        }
-        used[i] = true;
-    }
-    for (i = 0; i < nk; i++)
-        if (!used[i]) {
-            snprintf(err, errlen, "%s: %s.%s does not use {{%s}}, which its "
-                     "section gives", where, dq_tdefs[id].group,
-                     dq_tdefs[id].name, k[i]);
-            return -1;
-        }
-    return 0;
-}
-
-/* Ends template t of file path: stores its text in x.  0 or -1 with err. */
-static int tpl_end(dq_texts *x, tpl *t, const char *path, char *err,
-                   size_t errlen)
-{
-    char where[4200];
-    if (t->id < 0)
-        return 0;
-    snprintf(where, sizeof where, "%s:%d", path, t->line);
-    if (check_keys(t->id, t->text ? t->text : "", where, err, errlen) != 0)
-        return -1;
-    x->body[t->id] = t->text ? t->text : strdup("");
-    t->text = NULL;
-    t->len = t->cap = 0;
-    t->blank = t->heading = false;
-    return x->body[t->id] ? 0 : -1;
-}
-
-/* The template a marker line "<!-- name -->" of group starts: its id, -1
- * when l is no marker, -2 (err set) when it names none of the list. */
-static int marker(const char *group, const char *l, const char *where,
-                  char *err, size_t errlen)
-{
-    size_t n = strlen(l);
-    while (n > 0 && isspace((unsigned char)l[n - 1]))
-        n--;
-    if (n < 10 || strncmp(l, "<!-- ", 5) != 0 ||
-        strncmp(l + n - 4, " -->", 4) != 0)
-        return -1;
-    for (size_t i = 5; i < n - 4; i++)
-        if (!KEY_OK(l[i]))
-            return -1;
-    for (int id = 0; id < DQ_T_COUNT; id++)
-        if (strcmp(dq_tdefs[id].group, group) == 0 &&
-            strlen(dq_tdefs[id].name) == n - 9 &&
-            strncmp(dq_tdefs[id].name, l + 5, n - 9) == 0)
-            return id;
-    snprintf(err, errlen, "%s: %s.%.*s is not a text the report uses (see "
-             "report/texts.h)", where, group, (int)(n - 9), l + 5);
-    return -2;
-}
-
-/* Reads dir/<group>.md into x.  0 or -1 with err. */
-static int load_group(dq_texts *x, const char *dir, const char *group,
-                      char *err, size_t errlen)
-{
-    char path[4096], where[4200], *line = NULL;
-    size_t cap = 0;
-    int lineno = 0, rc = 0, id;
-    tpl t = {.id = -1};
-    snprintf(path, sizeof path, "%s/%s.md", dir, group);
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    while (rc == 0 && getline(&line, &cap, f) >= 0) {
-        snprintf(where, sizeof where, "%s:%d", path, ++lineno);
-        if ((id = marker(group, line, where, err, errlen)) == -2)
-            rc = -1;
-        else if (id >= 0 && (x->body[id] != NULL || t.id == id))
-            rc = -1, snprintf(err, errlen, "%s: %s.%s given twice", where,
-                              group, dq_tdefs[id].name);
-        else if (id >= 0 && (rc = tpl_end(x, &t, path, err, errlen)) == 0)
-            t.id = id, t.line = lineno;
-        else if (id < 0 && t.id >= 0 && tpl_line(&t, line) != 0)
-            rc = -1, snprintf(err, errlen, "%s: out of memory", path);
-    }
-    if (rc == 0)
-        rc = tpl_end(x, &t, path, err, errlen);
-    free(t.text);
-    free(line);
-    fclose(f);
-    return rc;
-}
-
-int dq_texts_load(dq_texts *x, const char *dir, char *err, size_t errlen)
-{
-    memset(x, 0, sizeof *x);
-    for (int id = 0; id < DQ_T_COUNT; id++) {
-        const char *g = dq_tdefs[id].group;
-        int first = 0;
-        while (strcmp(dq_tdefs[first].group, g) != 0)
-            first++;
-        if (first == id && load_group(x, dir, g, err, errlen) != 0) {
-            dq_texts_free(x);
-            return -1;
-        }
-    }
-    for (int id = 0; id < DQ_T_COUNT; id++)
-        if (x->body[id] == NULL) {
-            snprintf(err, errlen, "%s/%s.md: no template \"<!-- %s -->\"",
-                     dir, dq_tdefs[id].group, dq_tdefs[id].name);
-            dq_texts_free(x);
-            return -1;
-        }
-    return 0;
-}
-
-void dq_texts_free(dq_texts *x)
-{
-    for (int id = 0; id < DQ_T_COUNT; id++)
-        free(x->body[id]);
-    memset(x->body, 0, sizeof x->body);
-}
-
-void dq_tcat_kv(dq_texts *t, char *buf, size_t len, size_t *off,
-                dq_text_id id, const char *const *keys,
-                const char *const *vals, size_t n)
-{
-    char k[MAX_KEYS][32];
-    size_t nk = declared(&dq_tdefs[id], k), i, j;
-    bool ok = n == nk;
-    for (i = 0; ok && i < n; i++) {
-        for (j = 0; j < nk && strcmp(keys[i], k[j]) != 0;)
-            j++;
-        ok = j < nk;
-    }
-    if (!ok) {
-        if (t->err[0] == '\0')
-            snprintf(t->err, sizeof t->err, "text %s.%s rendered with other "
-                     "values than it declares (%s)", dq_tdefs[id].group,
-                     dq_tdefs[id].name, dq_tdefs[id].keys);
-        return;
-    }
-    for (const char *p = t->body[id], *q; *p; p = q) {
-        if ((q = strstr(p, "{{")) == NULL) {
-            put(buf, len, off, p, strlen(p));
-            break;
-        }
-        put(buf, len, off, p, (size_t)(q - p));
-        p = q + 2;
-        q = strstr(p, "}}");
-        for (i = 0; strlen(keys[i]) != (size_t)(q - p) ||
-                    strncmp(keys[i], p, (size_t)(q - p)) != 0;)
-            i++;
-        put(buf, len, off, vals[i], strlen(vals[i]));
-        q += 2;
-    }
-}
-
 /* Copies fmt to f (n bytes) with RS before each "key=" (in place of the
- * blank before it, but for the first); returns the number of keys, -1
- * when f is too small. */
-static int mark_keys(const char *fmt, char *f, size_t n)
+ * blank before it, but for the first) and the keys into k (klen bytes,
+ * " a b ").  Returns the number of keys, -1 when f or k is too small. */
+static int mark_keys(const char *fmt, char *f, size_t n, char *k,
+                     size_t klen)
 {
-    size_t o = 0;
+    size_t o = 0, ko = 1;
     int keys = 0;
     bool word = false;           /* *p follows a letter, digit or '_' */
+    snprintf(k, klen, " ");
     for (const char *p = fmt, *q; *p; f[o++] = *p++) {
         if (o + 3 >= n)
             return -1;
@@ -312,26 +122,252 @@ static int mark_keys(const char *fmt, char *f, size_t n)
             o -= keys > 0 && o > 0 && f[o - 1] == ' ';
             f[o++] = '\x1e';
             keys++;
+            ko += (size_t)snprintf(k + ko, ko < klen ? klen - ko : 0, "%.*s ",
+                                   (int)(q - p), p);
         }
         word = KEY_OK(*p);
     }
     f[o] = '\0';
-    return keys;
+    return ko < klen ? keys : -1;
+}
+
+/* The placeholders of body, each once (" a b "), into k.  0, or -1 when
+ * a "{{" is no placeholder. */
+static int body_keys(const char *body, char *k, size_t len)
+{
+    size_t ko = 1;
+    snprintf(k, len, " ");
+    for (const char *p = strstr(body, "{{"), *q; p; p = strstr(q, "{{")) {
+        char key[40];
+        for (q = p + 2; KEY_OK(*q);)
+            q++;
+        if (q == p + 2 || q - p > 34 || strncmp(q, "}}", 2) != 0)
+            return -1;
+        snprintf(key, sizeof key, " %.*s ", (int)(q - p - 2), p + 2);
+        if (strstr(k, key) == NULL && ko < len)
+            ko += (size_t)snprintf(k + ko, len - ko, "%s", key + 1);
+    }
+    return ko < len ? 0 : -1;
+}
+
+/* The first key of list a (" x y ") not in list b into key; false when
+ * there is none. */
+static bool key_missing(const char *a, const char *b, char *key, size_t len)
+{
+    for (const char *p = a + 1; *p; p += strcspn(p, " ") + 1) {
+        char k[40];
+        snprintf(k, sizeof k, " %.*s ", (int)strcspn(p, " "), p);
+        if (strstr(b, k) == NULL) {
+            snprintf(key, len, "%.*s", (int)strcspn(p, " "), p);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The index of template name in x, or -1. */
+static int find(const dq_texts *x, const char *name)
+{
+    for (size_t i = 0; i < x->n; i++)
+        if (strcmp(x->name[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* Stores template group.name (its text in t, its marker at where) in x.
+ * 0 or -1 with err. */
+static int tpl_end(dq_texts *x, const char *group, const char *name, tpl *t,
+                   const char *where, char *err, size_t errlen)
+{
+    char full[128], keys[512];
+    snprintf(full, sizeof full, "%s.%s", group, name);
+    if (find(x, full) >= 0 || x->n == DQ_TEXTS_MAX) {
+        snprintf(err, errlen, "%s: %s given twice, or more than %d texts",
+                 where, full, DQ_TEXTS_MAX);
+        return -1;
+    }
+    if (body_keys(t->text ? t->text : "", keys, sizeof keys) != 0) {
+        snprintf(err, errlen, "%s: a '{{' that is not a placeholder {{key}} "
+                 "(keys: lowercase, digits, _)", where);
+        return -1;
+    }
+    x->name[x->n] = strdup(full);
+    x->body[x->n] = t->text ? t->text : strdup("");
+    x->keys[x->n] = strdup(keys);
+    x->line[x->n++] = atoi(strrchr(where, ':') + 1);
+    memset(t, 0, sizeof *t);
+    return x->name[x->n - 1] && x->body[x->n - 1] && x->keys[x->n - 1]
+           ? 0 : -1;
+}
+
+/* The name of a marker line "<!-- name -->" into name (len bytes); false
+ * when l is no marker. */
+static bool marker(const char *l, char *name, size_t len)
+{
+    size_t n = strlen(l);
+    while (n > 0 && isspace((unsigned char)l[n - 1]))
+        n--;
+    if (n < 10 || n - 9 >= len || strncmp(l, "<!-- ", 5) != 0 ||
+        strncmp(l + n - 4, " -->", 4) != 0)
+        return false;
+    for (size_t i = 5; i < n - 4; i++)
+        if (!KEY_OK(l[i]))
+            return false;
+    snprintf(name, len, "%.*s", (int)(n - 9), l + 5);
+    return true;
+}
+
+/* Reads dir/<group>.md into x.  0 or -1 with err. */
+static int load_group(dq_texts *x, const char *dir, const char *group,
+                      char *err, size_t errlen)
+{
+    char path[4096], where[4200] = "", name[64] = "", next[64], *line = NULL;
+    size_t cap = 0;
+    int lineno = 0, rc = 0;
+    tpl t = {0};
+    snprintf(path, sizeof path, "%s/%s.md", dir, group);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    while (rc == 0 && getline(&line, &cap, f) >= 0) {
+        lineno++;
+        if (!marker(line, next, sizeof next)) {
+            if (name[0] && tpl_line(&t, line) != 0)
+                rc = -1, snprintf(err, errlen, "%s: out of memory", path);
+            continue;
+        }
+        if (name[0])
+            rc = tpl_end(x, group, name, &t, where, err, errlen);
+        snprintf(name, sizeof name, "%s", next);
+        snprintf(where, sizeof where, "%s:%d", path, lineno);
+    }
+    if (rc == 0 && name[0])
+        rc = tpl_end(x, group, name, &t, where, err, errlen);
+    free(t.text);
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+/* Checks use u against its template (-1: none) of x.  0, or -1 with err. */
+static int check_use(const dq_texts *x, int i, const dq_tuse *u,
+                     const char *dir, char *err, size_t errlen)
+{
+    char f[1024], k[512], key[40];
+    int line = i >= 0 ? x->line[i] : 0;
+    if (i < 0) {
+        snprintf(err, errlen, "%s/%.*s.md: no template \"<!-- %s -->\" (the "
+                 "report renders %s)", dir, (int)strcspn(u->name, "."),
+                 u->name, strchr(u->name, '.') + 1, u->name);
+        return -1;
+    }
+    mark_keys(u->fmt, f, sizeof f, k, sizeof k);
+    if (key_missing(x->keys[i], k, key, sizeof key))
+        snprintf(err, errlen, "%s/%.*s.md:%d: {{%s}} is not a value of %s "
+                 "(it is given:%s)", dir, (int)strcspn(u->name, "."),
+                 u->name, line, key, u->name, k[1] ? k : " none");
+    else if (key_missing(k, x->keys[i], key, sizeof key))
+        snprintf(err, errlen, "%s/%.*s.md:%d: %s does not use {{%s}}, which "
+                 "the report gives", dir, (int)strcspn(u->name, "."),
+                 u->name, line, u->name, key);
+    else
+        return 0;
+    return -1;
+}
+
+int dq_texts_load(dq_texts *x, const char *dir, char *err, size_t errlen)
+{
+    size_t nu, i, j;
+    const dq_tuse *u = dq_texts_uses(&nu);
+    bool *used = NULL;
+    memset(x, 0, sizeof *x);
+    for (i = 0; i < nu; i++) {         /* each group once */
+        char g[64];
+        if (u[i].name == NULL)         /* padding in the set */
+            continue;
+        snprintf(g, sizeof g, "%.*s", (int)strcspn(u[i].name, "."),
+                 u[i].name);
+        for (j = 0; j < i && (u[j].name == NULL ||
+                              strncmp(u[j].name, u[i].name, strlen(g) + 1));)
+            j++;
+        if (j == i && load_group(x, dir, g, err, errlen) != 0)
+            goto fail;
+    }
+    if ((used = calloc(x->n + 1, sizeof *used)) == NULL) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    for (i = 0; i < nu; i++) {
+        int k = u[i].name ? find(x, u[i].name) : 0;
+        if (u[i].name && check_use(x, k, &u[i], dir, err, errlen) != 0)
+            goto fail;
+        used[k] |= u[i].name != NULL;
+    }
+    for (i = 0; i < x->n; i++)
+        if (!used[i]) {
+            snprintf(err, errlen, "%s/%.*s.md:%d: %s is not used by the "
+                     "report", dir, (int)strcspn(x->name[i], "."),
+                     x->name[i], x->line[i], x->name[i]);
+            goto fail;
+        }
+    free(used);
+    return 0;
+fail:
+    free(used);
+    dq_texts_free(x);
+    return -1;
+}
+
+void dq_texts_free(dq_texts *x)
+{
+    for (size_t i = 0; i < x->n; i++) {
+        free(x->name[i]);
+        free(x->body[i]);
+        free(x->keys[i]);
+    }
+    x->n = 0;
+}
+
+/* Writes template i of t with keys[k] = vals[k] into buf at *off. */
+static void render(const dq_texts *t, int i, const char *const *keys,
+                   const char *const *vals, size_t n, char *buf, size_t len,
+                   size_t *off)
+{
+    for (const char *p = t->body[i], *q; *p; p = q + 2) {
+        size_t k = 0;
+        if ((q = strstr(p, "{{")) == NULL) {
+            put(buf, len, off, p, strlen(p));
+            break;
+        }
+        put(buf, len, off, p, (size_t)(q - p));
+        p = q + 2;
+        q = strstr(p, "}}");
+        while (k + 1 < n && (strlen(keys[k]) != (size_t)(q - p) ||
+                             strncmp(keys[k], p, (size_t)(q - p)) != 0))
+            k++;
+        put(buf, len, off, vals[k], strlen(vals[k]));
+    }
 }
 
 void dq_vtcat(dq_texts *t, char *buf, size_t len, size_t *off,
-              dq_text_id id, const char *fmt, va_list ap)
+              const dq_tuse *u, const char *fmt, va_list ap)
 {
-    char f[1024], v[16384], *p, *eq;
-    const char *keys[MAX_KEYS], *vals[MAX_KEYS];
+    char f[1024], v[16384], k[512], miss[40], *p, *eq;
+    const char *keys[32], *vals[32];
     size_t fl = strlen(fmt), ls = 0, n = 0, vl;
-    int nk = mark_keys(fmt, f, sizeof f);
+    int nk = mark_keys(fmt, f, sizeof f, k, sizeof k), i = find(t, u->name);
     while (ls < fl && strchr(" \n", fmt[fl - 1 - ls]))
         ls++;
-    if (nk < 0 || nk > MAX_KEYS ||
+    if (i < 0 || nk < 0 || nk > 32 ||
+        key_missing(k, t->keys[i], miss, sizeof miss) ||
+        key_missing(t->keys[i], k, miss, sizeof miss) ||
         (vl = (size_t)vsnprintf(v, sizeof v, f, ap)) >= sizeof v) {
-        snprintf(t->err, sizeof t->err, "text %s.%s: values too long",
-                 dq_tdefs[id].group, dq_tdefs[id].name);
+        if (t->err[0] == '\0')
+            snprintf(t->err, sizeof t->err, "text %s rendered with other "
+                     "values than its template's, or too long (%s)",
+                     u->name, fmt);
         return;
     }
     v[vl - ls] = '\0';                   /* the suffix: fmt's own blanks */
@@ -339,22 +375,21 @@ void dq_vtcat(dq_texts *t, char *buf, size_t len, size_t *off,
     put(buf, len, off, v, p ? (size_t)(p - v) : strlen(v));
     for (; p != NULL; n++) {
         keys[n] = ++p;
-        p = strchr(p, '\x1e');
-        if (p != NULL)
+        if ((p = strchr(p, '\x1e')) != NULL)
             *p = '\0';
         eq = strchr(keys[n], '=');
         *eq = '\0';
         vals[n] = eq + 1;
     }
-    dq_tcat_kv(t, buf, len, off, id, keys, vals, n);
+    render(t, i, keys, vals, n, buf, len, off);
     put(buf, len, off, fmt + fl - ls, ls);
 }
 
-void dq_tcat(dq_texts *t, char *buf, size_t len, size_t *off, dq_text_id id,
-             const char *fmt, ...)
+void dq_tcat(dq_texts *t, char *buf, size_t len, size_t *off,
+             const dq_tuse *u, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    dq_vtcat(t, buf, len, off, id, fmt, ap);
+    dq_vtcat(t, buf, len, off, u, fmt, ap);
     va_end(ap);
 }

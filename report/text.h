@@ -14,14 +14,17 @@
  * what follows.  There are no conditionals: a section picks one of
  * several whole templates, and may render one into a value of another.
  *
- * DQ_TEXTS (texts.h) is the list of every template with the keys its
- * section provides, so that neither side can drift: dq_texts_load() refuses a
- * template that uses a key not declared for it or leaves a declared one
- * unused, a missing file or template, and a template the list does not
- * name; rendering with other keys than the declared ones is an error of
- * the program (dq_texts.err, reported at the end).  Adding prose: a line
- * in texts.h, its text in the .md file, and one dq_text() (md.h) or
- * dq_tcat() call.
+ * Each place that renders a template names it and gives its values as a
+ * printf format of "key=VALUE" pairs: DQ_TEXT(o, "loss.windows", "n=%zu
+ * s=%s", n, s) (md.h).  The macros also record that use, name and format,
+ * in the "dq_texts" section of the program (a linker set: the records of
+ * every object linked in lie between __start_dq_texts and
+ * __stop_dq_texts), so before anything is computed dq_texts_load() knows
+ * every use the report can make and refuses, naming file and line, a
+ * template that uses a key its uses do not give or leaves one unused, a
+ * use without its template, a template no use names, and two uses of one
+ * template with other keys.  The compiler checks the values against the
+ * format.  Adding prose: its text in the .md file and one DQ_TEXT call.
  */
 #ifndef DQ_TEXT_H
 #define DQ_TEXT_H
@@ -29,51 +32,61 @@
 #include <stdarg.h>
 #include <stddef.h>
 
-#include "texts.h" /* DQ_TEXTS: the list */
-
 /* "" is the format of a template without values. */
 #pragma GCC diagnostic ignored "-Wformat-zero-length"
 
-typedef enum dq_text_id {
-#define DQ_TEXT_ENUM(group, name, keys) DQ_T_##group##_##name,
-    DQ_TEXTS(DQ_TEXT_ENUM)
-#undef DQ_TEXT_ENUM
-    DQ_T_COUNT
-} dq_text_id;
+/* One use of a template: its name and the format of its values. */
+typedef struct dq_tuse {
+    const char *name;          /* "loss.intro" */
+    const char *fmt;           /* "n=%zu s=%s", "" */
+} dq_tuse;
+/* The attributes that put a dq_tuse (or an array of them, for tables of
+ * texts) into the set; 16 bytes each, so that the set is an array. */
+#define DQ_TUSES __attribute__((used, section("dq_texts"), aligned(16)))
+/* A recorded use of template name with values fmt (both literals), as a
+ * const dq_tuse *; DQ_TPICK: one of two, by cond. */
+#define DQ_TUSE(name, fmt)                                                   \
+    ({ static const dq_tuse dq_use_ DQ_TUSES = {name, fmt}; &dq_use_; })
+#define DQ_TPICK(cond, a, b, fmt)                                            \
+    ({ static const dq_tuse dq_use_[2] DQ_TUSES = {{a, fmt}, {b, fmt}};      \
+       &dq_use_[(cond) ? 0 : 1]; })
 
-typedef struct dq_tdef {
-    const char *group, *name;  /* text/<group>.md, "<!-- name -->" */
-    const char *keys;          /* "a b c": the values its section gives */
-} dq_tdef;
-/* The list as data, indexed by dq_text_id. */
-extern const dq_tdef dq_tdefs[DQ_T_COUNT];
-
+#define DQ_TEXTS_MAX 512
 typedef struct dq_texts {
-    char *body[DQ_T_COUNT];    /* the joined text of each template */
+    size_t n;
+    char *name[DQ_TEXTS_MAX];  /* "group.name" */
+    char *body[DQ_TEXTS_MAX];  /* its text, lines joined */
+    char *keys[DQ_TEXTS_MAX];  /* its placeholders, " a b " */
+    int line[DQ_TEXTS_MAX];    /* of its marker in text/<group>.md */
     char err[512];             /* the first rendering error, "" if none */
 } dq_texts;
 
-/* Reads every template of DQ_TEXTS from dir/<group>.md (dir: the text
- * directory, e.g. "report/text").  0, or -1 with one line in err ("dir/
- * loss.md: No such file or directory", "dir/loss.md:12: {{n}} is not a
- * value of loss.intro (it has: a, b)", ...) and nothing to free. */
+/* Reads the templates of every recorded use from dir/<group>.md (dir:
+ * the text directory, e.g. "report/text") and checks them against the
+ * uses.  0, or -1 with one line in err ("report/text/loss.md: No such
+ * file or directory", "report/text/loss.md:12: {{n}} is not a value of
+ * loss.intro (it is given: a, b)") and nothing to free. */
 int dq_texts_load(dq_texts *t, const char *dir, char *err, size_t errlen);
 void dq_texts_free(dq_texts *t);
+/* The recorded uses: *n of them. */
+const dq_tuse *dq_texts_uses(size_t *n);
 
-/* Renders template id with the values of fmt, appending to buf at *off
- * (len bytes; dq_append's rule: nothing once *off reached len).  fmt is
- * a printf format of "key=VALUE" pairs separated by one blank ("n=%zu
- * s=%s"; a value may hold blanks, not a " word=" of its own); what comes
- * before the first key is written before the text (", " or "%s"), white
- * space at the very end after it ("\n\n" ends a paragraph); "" or " " for
- * a template without keys.  Keys other than the declared ones: t->err. */
-void dq_tcat(dq_texts *t, char *buf, size_t len, size_t *off, dq_text_id id,
-             const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Renders the template of use u with the values of fmt, appending to buf
+ * at *off (len bytes; dq_append's rule: nothing once *off reached len).
+ * fmt is a printf format of "key=VALUE" pairs separated by one blank
+ * ("n=%zu s=%s"; a value may hold blanks, not a " word=" of its own);
+ * what comes before the first key is written before the text (", " or
+ * "%s"), white space at the very end after it ("\n\n" ends a paragraph);
+ * "" or " " for a template without keys.  Keys other than the template's:
+ * t->err set.  DQ_TCAT: the same, recording the use. */
+void dq_tcat(dq_texts *t, char *buf, size_t len, size_t *off,
+             const dq_tuse *u, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
 void dq_vtcat(dq_texts *t, char *buf, size_t len, size_t *off,
-              dq_text_id id, const char *fmt, va_list ap);
-/* The same with the values already split: keys[i] = vals[i], n pairs. */
-void dq_tcat_kv(dq_texts *t, char *buf, size_t len, size_t *off,
-                dq_text_id id, const char *const *keys,
-                const char *const *vals, size_t n);
+              const dq_tuse *u, const char *fmt, va_list ap);
+#define DQ_TCAT(t, buf, len, off, name, fmt, ...)                            \
+    dq_tcat(t, buf, len, off, DQ_TUSE(name, fmt), fmt, ##__VA_ARGS__)
+#define DQ_TCATP(t, buf, len, off, cond, a, b, fmt, ...)                     \
+    dq_tcat(t, buf, len, off, DQ_TPICK(cond, a, b, fmt), fmt, ##__VA_ARGS__)
 
 #endif
