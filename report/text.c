@@ -351,6 +351,27 @@ static void render(const dq_texts *t, int i, const char *const *keys,
     }
 }
 
+int dq_tuse_keys(const dq_tuse *u, char *k, size_t len)
+{
+    char f[1024];
+    return mark_keys(u->fmt, f, sizeof f, k, len) < 0 ? -1 : 0;
+}
+
+int dq_tcat_kv(const dq_texts *t, const dq_tuse *u, const char *const *keys,
+               const char *const *vals, size_t n, char *buf, size_t len,
+               size_t *off)
+{
+    char k[512] = " ", miss[40];
+    int i = find(t, u->name);
+    for (size_t j = 0, o = 1; j < n && o < sizeof k; j++)
+        o += (size_t)snprintf(k + o, sizeof k - o, "%s ", keys[j]);
+    if (i < 0 || key_missing(k, t->keys[i], miss, sizeof miss) ||
+        key_missing(t->keys[i], k, miss, sizeof miss))
+        return -1;
+    render(t, i, keys, vals, n, buf, len, off);
+    return 0;
+}
+
 void dq_vtcat(dq_texts *t, char *buf, size_t len, size_t *off,
               const dq_tuse *u, const char *fmt, va_list ap)
 {

@@ -68,8 +68,17 @@ typedef struct dq_texts {
  * loss.intro (it is given: a, b)") and nothing to free. */
 int dq_texts_load(dq_texts *t, const char *dir, char *err, size_t errlen);
 void dq_texts_free(dq_texts *t);
-/* The recorded uses: *n of them. */
+/* The recorded uses: *n of them (a NULL name is padding, to skip). */
 const dq_tuse *dq_texts_uses(size_t *n);
+/* The keys use u gives, " a b " (one blank around each), into k (len
+ * bytes).  0, or -1 when k is too small. */
+int dq_tuse_keys(const dq_tuse *u, char *k, size_t len);
+/* Renders the template of u with each value given as keys[i] = vals[i]
+ * (n pairs, the keys of u), appending to buf at *off; -1 (nothing
+ * written) when they are not the template's keys. */
+int dq_tcat_kv(const dq_texts *t, const dq_tuse *u, const char *const *keys,
+               const char *const *vals, size_t n, char *buf, size_t len,
+               size_t *off);
 
 /* Renders the template of use u with the values of fmt, appending to buf
  * at *off (len bytes; dq_append's rule: nothing once *off reached len).
