@@ -1,10 +1,12 @@
 /* report.c -- `dqlab report [RESULTS]`: results -> figures -> REPORT.md and
  * index.html, and every message the command prints.
  *
- * Loads the results model once (results.h: every RESULTS/<name>/latest
- * experiment run, the event logs the sections ask for, the bench, the
- * probes), then writes, through the sections (sections.h) and the writing
- * kit (md.h):
+ * Reads the prose templates first (text.h: <scripts>/text/GROUP.md, checked
+ * against every use the program makes, so a bad template stops it before
+ * any work), loads the results model once (results.h: every
+ * RESULTS/<name>/latest experiment run, the event logs the sections ask
+ * for, the bench, the probes), then writes, through the sections
+ * (sections.h) and the writing kit (md.h):
  *   <out>/data/<exp>-summary.csv        one row per cell
  *   <out>/data/<figure>.csv             what each figure draws
  *   <out>/figures/<figure>.{svg,png}    gnuplot -c report/<script>.gp

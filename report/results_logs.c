@@ -11,8 +11,8 @@
  * A trial's loss table column is its log's "H faults" header ("none"
  * without one), so trials.csv only needs its strategy, options, repeat and
  * trial columns.  A cell keeps its trial with the lowest repeat for its
- * timeline.  Also here: the words for fault specs, which the loss section
- * and the claim rules share.
+ * timeline.  Also here: the words for fault specs (text/faults.md), which
+ * the loss section and the claim rules share.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -14,7 +14,8 @@
  * redelivered of N" summed over the repeats, with a cross where
  * dq_check_violations says the strategy broke a
  * guarantee it declares.  Under it, one paragraph per fault (the why is
- * written here once per fault kind; every figure in it is computed) and
+ * written once per fault kind, text/loss.md mech_*; every figure in it is
+ * computed) and
  * its timeline: for the first repeat of each strategy, deliveries per
  * bucket against seconds since the trial's first record, the cumulative
  * share delivered, and the fault windows shaded (loss_timeline.gp).
@@ -58,18 +59,25 @@ void dq_loss_describe(dq_texts *t, const dq_rexp *e, char *buf, size_t len)
             "faults=%s baseline=%s", delay[0] ? delay : "?", ph, base);
 }
 
-/* What a strategy declares, in a few words. */
-static void declared(unsigned flags, char *buf, size_t len)
+/* What a strategy declares, in a few words (text/loss.md, decl_*). */
+static void declared(dq_texts *t, unsigned flags, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s%s%s%s",
-             flags & DQ_G_AT_LEAST_ONCE  ? "at-least-once"
-             : flags & DQ_G_AT_MOST_ONCE ? "at-most-once" : "?",
-             flags & DQ_G_SURVIVES_CONSUMER_CRASH
-                 ? ", survives a consumer crash" : "",
-             flags & DQ_G_NO_DUP_CONCURRENT ? ", no duplicates"
-             : flags & DQ_G_DUPLICATES      ? ", duplicates (documented)"
-                                            : "",
-             flags & DQ_G_NEEDS_REDIS ? "" : ", in-process (no Redis)");
+    size_t off = 0;
+    buf[0] = '\0';
+    if (flags & DQ_G_AT_LEAST_ONCE)
+        DQ_TCAT(t, buf, len, &off, "loss.decl_alo", "");
+    else if (flags & DQ_G_AT_MOST_ONCE)
+        DQ_TCAT(t, buf, len, &off, "loss.decl_amo", "");
+    else
+        dq_append(buf, len, &off, "?");
+    if (flags & DQ_G_SURVIVES_CONSUMER_CRASH)
+        DQ_TCAT(t, buf, len, &off, "loss.decl_survives", "%s", ", ");
+    if (flags & DQ_G_NO_DUP_CONCURRENT)
+        DQ_TCAT(t, buf, len, &off, "loss.decl_no_dups", "%s", ", ");
+    else if (flags & DQ_G_DUPLICATES)
+        DQ_TCAT(t, buf, len, &off, "loss.decl_dups", "%s", ", ");
+    if (!(flags & DQ_G_NEEDS_REDIS))
+        DQ_TCAT(t, buf, len, &off, "loss.decl_in_process", "%s", ", ");
 }
 
 /* Why a fault does what it does, once per fault kind (the text holds no
@@ -97,13 +105,14 @@ static void mechanism(dq_texts *t, const char *spec, char *buf, size_t len,
         if (dq_strategies[i]->flags & DQ_G_SURVIVES_CONSUMER_CRASH)
             dq_append(leased, sizeof leased, &lo, "%s%s", lo ? ", " : "",
                       dq_strategies[i]->name);
-    for (size_t i = 0; i < sizeof mech_faults / sizeof mech_faults[0]; i++)
-        if (strlen(mech_faults[i]) == n &&
-            strncmp(mech_faults[i], spec, n) == 0 && i == 0)
+    for (size_t i = 0; i < sizeof mech_faults / sizeof mech_faults[0]; i++) {
+        if (strlen(mech_faults[i]) != n || strncmp(mech_faults[i], spec, n))
+            continue;
+        if (i == 0)
             dq_tcat(t, buf, len, off, &mechanisms[i], "leased=%s", leased);
-        else if (strlen(mech_faults[i]) == n &&
-                 strncmp(mech_faults[i], spec, n) == 0)
+        else
             dq_tcat(t, buf, len, off, &mechanisms[i], "");
+    }
 }
 
 /* Cell text of lt->cells[r][c]: "lost / duplicated / redelivered of N
@@ -174,7 +183,7 @@ static void loss_table(dq_md *o, const dq_loss_table *lt)
             if (dq_loss_cell_at(lt, r, c) != NULL)
                 flags = dq_loss_cell_at(lt, r, c)->flags;
         snprintf(cell[0], sizeof cell[0], "%s", lt->rows[r]);
-        declared(flags, cell[1], sizeof cell[1]);
+        declared(o->texts, flags, cell[1], sizeof cell[1]);
         for (size_t c = 0; c < lt->nfaults; c++)
             loss_cell(o->texts, lt, r, c, cell[c + 2], sizeof cell[0]);
         for (size_t k = 0; k < lt->nfaults + 2; k++)

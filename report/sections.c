@@ -530,29 +530,27 @@ void dq_section_claims(dq_md *o, const dq_results *r)
     char (*ev)[2048] = calloc(n + 1, sizeof *ev);
     char (*text)[512] = calloc(n + 1, sizeof *text);
     DQ_TEXT(o, "generic.claims_head", "\n\n");
-    for (size_t i = 0; v && ev && text && i < n; i++) {
+    if (v == NULL || ev == NULL || text == NULL) {
+        dq_put(o, "(out of memory)\n\n");
+        goto done;
+    }
+    dq_head(o, "id|verdict|claim");
+    for (size_t i = 0; i < n; i++) {
+        const char *cells[] = {dq_claims[i].id, NULL, text[i]};
         v[i] = dq_claim_decide(&dq_claims[i], r, o->texts, ev[i],
                                sizeof ev[i]);
         dq_tcat(o->texts, text[i], sizeof text[i], &(size_t){0},
                 dq_claims[i].text, "");
-    }
-    if (v == NULL || ev == NULL || text == NULL)
-        dq_put(o, "(out of memory)\n\n");
-    else
-        dq_head(o, "id|verdict|claim");
-    for (size_t i = 0; v && ev && text && i < n; i++) {
-        const char *cells[] = {dq_claims[i].id, dq_verdict_name(v[i]),
-                               text[i]};
+        cells[1] = dq_verdict_name(v[i]);
         dq_cells(o, false, cells, 3);
     }
-    if (v && ev && text)
-        dq_table_end(o);
-    for (size_t i = 0; v && ev && text && i < n; i++)
+    dq_table_end(o);
+    for (size_t i = 0; i < n; i++)
         DQ_TEXT(o, "generic.claim_item", "id=%s verdict=%s text=%s "
                 "evidence=%s\n", dq_claims[i].id, dq_verdict_name(v[i]),
                 text[i], ev[i]);
-    if (v && ev && text)
-        dq_put(o, "\n");
+    dq_put(o, "\n");
+done:
     free(v);
     free(ev);
     free(text);

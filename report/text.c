@@ -375,35 +375,33 @@ int dq_tcat_kv(const dq_texts *t, const dq_tuse *u, const char *const *keys,
 void dq_vtcat(dq_texts *t, char *buf, size_t len, size_t *off,
               const dq_tuse *u, const char *fmt, va_list ap)
 {
-    char f[1024], v[16384], k[512], miss[40], *p, *eq;
+    char f[1024], v[16384], k[512], *p, *eq;
     const char *keys[32], *vals[32];
     size_t fl = strlen(fmt), ls = 0, n = 0, vl;
-    int nk = mark_keys(fmt, f, sizeof f, k, sizeof k), i = find(t, u->name);
+    int nk = mark_keys(fmt, f, sizeof f, k, sizeof k);
     while (ls < fl && strchr(" \n", fmt[fl - 1 - ls]))
         ls++;
-    if (i < 0 || nk < 0 || nk > 32 ||
-        key_missing(k, t->keys[i], miss, sizeof miss) ||
-        key_missing(t->keys[i], k, miss, sizeof miss) ||
-        (vl = (size_t)vsnprintf(v, sizeof v, f, ap)) >= sizeof v) {
-        if (t->err[0] == '\0')
-            snprintf(t->err, sizeof t->err, "text %s rendered with other "
-                     "values than its template's, or too long (%s)",
-                     u->name, fmt);
-        return;
+    if (nk >= 0 && nk <= 32 &&
+        (vl = (size_t)vsnprintf(v, sizeof v, f, ap)) < sizeof v) {
+        v[vl - ls] = '\0';               /* the suffix: fmt's own blanks */
+        p = strchr(v, '\x1e');
+        put(buf, len, off, v, p ? (size_t)(p - v) : strlen(v));
+        for (; p != NULL; n++) {
+            keys[n] = ++p;
+            if ((p = strchr(p, '\x1e')) != NULL)
+                *p = '\0';
+            eq = strchr(keys[n], '=');
+            *eq = '\0';
+            vals[n] = eq + 1;
+        }
+        if (dq_tcat_kv(t, u, keys, vals, n, buf, len, off) == 0) {
+            put(buf, len, off, fmt + fl - ls, ls);
+            return;
+        }
     }
-    v[vl - ls] = '\0';                   /* the suffix: fmt's own blanks */
-    p = strchr(v, '\x1e');
-    put(buf, len, off, v, p ? (size_t)(p - v) : strlen(v));
-    for (; p != NULL; n++) {
-        keys[n] = ++p;
-        if ((p = strchr(p, '\x1e')) != NULL)
-            *p = '\0';
-        eq = strchr(keys[n], '=');
-        *eq = '\0';
-        vals[n] = eq + 1;
-    }
-    render(t, i, keys, vals, n, buf, len, off);
-    put(buf, len, off, fmt + fl - ls, ls);
+    if (t->err[0] == '\0')
+        snprintf(t->err, sizeof t->err, "text %s rendered with other values "
+                 "than its template's, or too long (%s)", u->name, fmt);
 }
 
 void dq_tcat(dq_texts *t, char *buf, size_t len, size_t *off,
