@@ -1106,8 +1106,8 @@ static dq_verdict rule_c12(const dq_claim_def *c, const dq_results *r,
                            dq_ev *ev)
 {
     const char *exp;
-    const dq_loss_table *lt = loss_table(ev, r,
-                                         DQ_TUSE("claims.c12_needs", ""), &exp);
+    const dq_loss_table *lt =
+        loss_table(ev, r, DQ_TUSE("claims.c12_needs", ""), &exp);
     fault_sum amo, lease;
     char points[160], clean[600] = "", by[600] = "";
     (void)c;
@@ -1152,8 +1152,8 @@ static dq_verdict rule_c14(const dq_claim_def *c, const dq_results *r,
                            dq_ev *ev)
 {
     const char *exp;
-    const dq_loss_table *lt = loss_table(ev, r,
-                                         DQ_TUSE("claims.c14_needs", ""), &exp);
+    const dq_loss_table *lt =
+        loss_table(ev, r, DQ_TUSE("claims.c14_needs", ""), &exp);
     const cell_filter others = {DQ_G_NEEDS_REDIS, "expiry", false};
     fault_sum no, every, always, ex;
     char none[64] = "";
@@ -1203,8 +1203,8 @@ static dq_verdict rule_c21(const dq_claim_def *c, const dq_results *r,
                            dq_ev *ev)
 {
     const char *exp;
-    const dq_loss_table *lt = loss_table(ev, r,
-                                         DQ_TUSE("claims.c21_needs", ""), &exp);
+    const dq_loss_table *lt =
+        loss_table(ev, r, DQ_TUSE("claims.c21_needs", ""), &exp);
     uint64_t red = 0, enq = 0, dup_amo = 0;
     size_t cells = 0, lb = 0, la = 0;
     char by[512] = "", amo_by[512] = "", list[600] = "";
@@ -1355,7 +1355,8 @@ static dq_verdict rule_c18(const dq_claim_def *c, const dq_results *r,
 /* A row: the id, its texts in claims.md ("c01_text", "c01_decide"). */
 #define CLAIM(n, ...) {"C" #n, &claim_texts[2 * (1##n - 101)],              \
                        &claim_texts[2 * (1##n - 101) + 1], __VA_ARGS__}
-#define CLAIM_TEXTS(n) {"claims.c" #n "_text", ""}, {"claims.c" #n "_decide", ""}
+#define CLAIM_TEXTS(n)                                                       \
+    {"claims.c" #n "_text", ""}, {"claims.c" #n "_decide", ""}
 static const dq_tuse claim_texts[] DQ_TUSES = {
     CLAIM_TEXTS(01), CLAIM_TEXTS(02), CLAIM_TEXTS(03), CLAIM_TEXTS(04),
     CLAIM_TEXTS(05), CLAIM_TEXTS(06), CLAIM_TEXTS(07), CLAIM_TEXTS(08),

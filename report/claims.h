@@ -3,10 +3,11 @@
  *
  * The table is data: each row carries the claim in dqlab's own words and
  * the measurement that would decide it (texts of text/claims.md), a rule
- * (NULL while no experiment measures it) and the rule's parameters.  Claims of the same shape share
- * one rule with different parameters (the duplicate tallies C01, C02, C03
- * and C13; the probe readings C06-C09 and C20).  The rules read only the
- * loaded results (results.h); the Claims section prints the table.
+ * (NULL while no experiment measures it) and the rule's parameters.
+ * Claims of the same shape share one rule with different parameters (the
+ * duplicate tallies C01, C02, C03 and C13; the probe readings C06-C09 and
+ * C20).  The rules read only the loaded results (results.h); the Claims
+ * section prints the table.
  */
 #ifndef DQ_CLAIMS_H
 #define DQ_CLAIMS_H

@@ -152,10 +152,10 @@ Test(text, lines_are_joined_as_the_report_prints_them)
     size_t off = 0;
     snprintf(dir, sizeof dir, "/tmp/dqlab-text-join-%ld", (long)getpid());
     snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r report/text '%s' && "
-             "printf '%%s\\n' '<!-- a note, not a marker -->' '<!-- head -->' '' '# Title' "
-             "'A line' '  goes on.' 'Then {{now}}' '- item {{root}}' "
-             "'  more' '' '' 'End{{n}}{{s}}' '' > '%s/report.md'", dir, dir,
-             dir);
+             "printf '%%s\\n' '<!-- a note, not a marker -->' "
+             "'<!-- head -->' '' '# Title' 'A line' '  goes on.' "
+             "'Then {{now}}' '- item {{root}}' '  more' '' '' "
+             "'End{{n}}{{s}}' '' > '%s/report.md'", dir, dir, dir);
     cr_assert_eq(sh(cmd), 0, "%s", cmd);
     cr_assert_eq(dq_texts_load(&t, dir, cmd, sizeof cmd), 0, "%s", cmd);
     dq_tcat(&t, out, sizeof out, &off, use_of("report.head"),
