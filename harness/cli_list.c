@@ -77,11 +77,15 @@ int dq_cmd_list(int argc, char **argv)
             printf("  redis:      %s or later\n", s->min_redis);
         if (s->doc != NULL)
             print_wrapped("  ", s->doc, 78);
-        if (s->options == NULL || s->options[0].name == NULL) {
+        /* dq_strategy_option: the strategy's own options, then those
+         * every Redis strategy takes (wait, wait_timeout_ms). */
+        if (dq_strategy_option(s, 0) == NULL) {
             printf("  options:    (none)\n");
         } else {
+            const dq_optdef *o;
+
             printf("  options:\n");
-            for (const dq_optdef *o = s->options; o->name != NULL; o++) {
+            for (size_t j = 0; (o = dq_strategy_option(s, j)) != NULL; j++) {
                 char kv[64];
                 snprintf(kv, sizeof kv, "%s=%s", o->name,
                          o->def ? o->def : "");

@@ -181,6 +181,31 @@ static void sleep_ms(int ms)
         ;
 }
 
+/* Writes text to dir/redis.conf (the config file of opts.config) and
+ * registers it for a forced exit.  0, or -1 with a message in err. */
+static int write_config(const char *dir, const char *text, char *err,
+                        size_t errlen)
+{
+    char path[300];
+    size_t len = strlen(text);
+    FILE *f;
+    int bad;
+
+    snprintf(path, sizeof path, "%s/redis.conf", dir);
+    f = fopen(path, "w");
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    dq_signals_on_force_remove(path, false);
+    bad = fwrite(text, 1, len, f) != len;
+    if (fclose(f) != 0 || bad) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 /* environ with LD_PRELOAD=<preload> (ahead of any LD_PRELOAD already
  * there) and DQ_REDIS_DIR=<dir>, for a server with a preloaded shim.  The
  * two new strings live in pre and dirvar.  Returns a malloc'd
@@ -219,12 +244,16 @@ static pid_t spawn(const char *bin, const dq_redis_server_opts *o, int port,
     pid_t pid;
     const char *aof = (o->appendonly && strcmp(o->appendonly, "no") != 0)
                           ? o->appendonly : NULL;
-    const char *argv[24];
+    const char *argv[24 + DQ_REDIS_SERVER_MAX_ARGS];
+    char confpath[300];
     int n = 0;
 
     snprintf(portbuf, sizeof portbuf, "%d", port);
     snprintf(logpath, sizeof logpath, "%s/redis.log", dir);
+    snprintf(confpath, sizeof confpath, "%s/redis.conf", dir);
     argv[n++] = bin;
+    if (o->config != NULL)
+        argv[n++] = confpath; /* a config file comes first */
     argv[n++] = "--port";
     argv[n++] = portbuf;
     argv[n++] = "--bind";
@@ -243,6 +272,8 @@ static pid_t spawn(const char *bin, const dq_redis_server_opts *o, int port,
     argv[n++] = "no";
     argv[n++] = "--logfile";
     argv[n++] = logpath;
+    for (size_t i = 0; o->args != NULL && o->args[i] != NULL; i++)
+        argv[n++] = o->args[i]; /* at most DQ_REDIS_SERVER_MAX_ARGS: start */
     argv[n++] = NULL;
     if (o->preload != NULL) {
         env = preload_env(o->preload, dir, pre, sizeof pre, dirvar,
@@ -275,7 +306,10 @@ int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
     }
     if (find_binary(o->binary ? o->binary : "redis-server", bin,
                     sizeof bin) != 0) {
-        if (o->binary)
+        if (o->binary && strchr(o->binary, '/') == NULL)
+            snprintf(err, errlen, "%s not found in PATH (apt-get install "
+                     "%s)", o->binary, o->binary);
+        else if (o->binary)
             snprintf(err, errlen, "%s: not found or not executable",
                      o->binary);
         else
@@ -293,11 +327,20 @@ int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
     }
     if (o->preload != NULL)
         snprintf(s->preload, sizeof s->preload, "%s", o->preload);
+    for (size_t i = 0; o->args != NULL && o->args[i] != NULL; i++)
+        if (i >= DQ_REDIS_SERVER_MAX_ARGS) {
+            snprintf(err, errlen, "more than %d extra server arguments",
+                     DQ_REDIS_SERVER_MAX_ARGS);
+            return -1;
+        }
     if (dq_tmpdir_create("dqlab-redis", s->dir, sizeof s->dir, err,
                          errlen) != 0)
         return -1;
     snprintf(logpath, sizeof logpath, "%s/redis.log", s->dir);
     dq_signals_on_force_remove(logpath, false);
+    if (o->config != NULL && write_config(s->dir, o->config, err,
+                                          errlen) != 0)
+        goto fail;
 
     for (int attempt = 0; attempt < PORT_RETRIES; attempt++) {
         int port = o->port > 0 ? o->port : free_port();
@@ -404,6 +447,8 @@ void dq_redis_server_stop(dq_redis_server *s)
         char logpath[300];
         snprintf(logpath, sizeof logpath, "%s/redis.log", s->dir);
         remove_tree(s->dir);
+        dq_signals_forget_remove(logpath);
+        snprintf(logpath, sizeof logpath, "%s/redis.conf", s->dir);
         dq_signals_forget_remove(logpath);
         dq_tmpdir_remove(s->dir); /* gone already; forgets its entries */
     }

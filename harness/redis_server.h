@@ -40,13 +40,28 @@ typedef struct dq_redis_server_opts {
                                 then also holds DQ_REDIS_DIR=<its dir>, from
                                 which the object finds its files (the AOF
                                 shim, oscrash.h) */
+    /* Added last (older initializers stay valid).  Used by start only:
+     * restart runs the plain command line again (with the preload). */
+    const char *config;      /* NULL, or the text of a config file written
+                                to DIR/redis.conf before the start and
+                                passed as the first argument (Sentinel
+                                needs a config file it can rewrite,
+                                replset.h) */
+    const char *const *args; /* NULL, or at most DQ_REDIS_SERVER_MAX_ARGS
+                                more arguments, NULL-terminated, appended
+                                after dqlab's own (a later one wins): e.g.
+                                "--replicaof", "127.0.0.1 6390" */
 } dq_redis_server_opts;
+
+#define DQ_REDIS_SERVER_MAX_ARGS 16
 
 /* Starts the server and waits (up to 5 s) until it answers PING.  Returns
  * 0 with *s filled, or -1 with a one-line message in err (errlen bytes):
  * "redis-server not found in PATH (apt-get install redis-server)", a
- * preload that is not a readable absolute path, or what the server printed
- * when it failed to start.  Leaves nothing behind on failure. */
+ * preload that is not a readable absolute path, more than
+ * DQ_REDIS_SERVER_MAX_ARGS args, a config file that cannot be written, or
+ * what the server printed when it failed to start.  Leaves nothing behind
+ * on failure. */
 int dq_redis_server_start(dq_redis_server *s, const dq_redis_server_opts *o,
                           char *err, size_t errlen);
 

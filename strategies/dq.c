@@ -235,9 +235,11 @@ static int check_value(const char *sname, const dq_optdef *d, const char *v,
 /* The dq_optdef of option key in s, or NULL. */
 static const dq_optdef *find_def(const dq_strategy *s, const char *key)
 {
-    for (size_t j = 0; s->options && s->options[j].name; j++)
-        if (strcmp(s->options[j].name, key) == 0)
-            return &s->options[j];
+    const dq_optdef *d;
+
+    for (size_t j = 0; (d = dq_strategy_option(s, j)) != NULL; j++)
+        if (strcmp(d->name, key) == 0)
+            return d;
     return NULL;
 }
 
@@ -276,16 +278,17 @@ int dq_opt_i64(dq_queue *q, const char *key, int64_t *out)
 /* Writes "a, b, c" (the strategy's option names) into buf. */
 static void list_options(const dq_strategy *s, char *buf, size_t buflen)
 {
+    const dq_optdef *d;
     size_t used = 0;
 
     buf[0] = '\0';
-    if (s->options == NULL || s->options[0].name == NULL) {
+    if (dq_strategy_option(s, 0) == NULL) {
         snprintf(buf, buflen, "none");
         return;
     }
-    for (size_t i = 0; s->options[i].name != NULL; i++) {
+    for (size_t i = 0; (d = dq_strategy_option(s, i)) != NULL; i++) {
         int n = snprintf(buf + used, buflen - used, "%s%s", i ? ", " : "",
-                         s->options[i].name);
+                         d->name);
         if (n < 0 || (size_t)n >= buflen - used)
             return;
         used += (size_t)n;
@@ -328,12 +331,10 @@ static int resolve_options(const dq_strategy *s, const dq_opt *opts,
     }
     for (size_t i = 0; i < nopts; i++) {
         const dq_opt *o = &opts[i];
-        bool known = false;
+        char key[sizeof o->key + 1];
 
-        for (size_t j = 0; s->options && s->options[j].name; j++)
-            if (strncmp(o->key, s->options[j].name, sizeof o->key) == 0)
-                known = true;
-        if (!known) {
+        snprintf(key, sizeof key, "%.*s", (int)sizeof o->key, o->key);
+        if (find_def(s, key) == NULL) {
             char names[256];
             list_options(s, names, sizeof names);
             set_err(err, errlen,
@@ -342,8 +343,8 @@ static int resolve_options(const dq_strategy *s, const dq_opt *opts,
             return DQ_EINVAL;
         }
     }
-    for (size_t j = 0; s->options && s->options[j].name; j++) {
-        const dq_optdef *d = &s->options[j];
+    for (size_t j = 0; dq_strategy_option(s, j) != NULL; j++) {
+        const dq_optdef *d = dq_strategy_option(s, j);
         const char *val = d->def ? d->def : "";
 
         if (ndef >= DQ_MAX_OPTS) {
@@ -406,11 +407,16 @@ static void free_cfg_strings(dq_queue *q)
         free(p);
     }
     free((char *)q->cfg.consumer);
+    free((char *)q->cfg.sentinels);
+    free((char *)q->cfg.sentinel_master);
     q->cfg.redis_host = q->cfg.redis_user = NULL;
     q->cfg.redis_password = q->cfg.consumer = NULL;
+    q->cfg.sentinels = q->cfg.sentinel_master = NULL;
 }
 
 /* ---- Wrappers ------------------------------------------------------------ */
+
+static int confirmed(dq_queue *q, int rc, const char *op, const char *id);
 
 int dq_open(const dq_strategy *s, const dq_config *cfg, dq_queue **out,
             char *err, size_t errlen)
@@ -457,6 +463,8 @@ int dq_open(const dq_strategy *s, const dq_config *cfg, dq_queue **out,
     q->cfg.redis_user = dup_or_null(cfg->redis_user, &fail);
     q->cfg.redis_password = dup_or_null(cfg->redis_password, &fail);
     q->cfg.consumer = dup_or_null(cfg->consumer, &fail);
+    q->cfg.sentinels = dup_or_null(cfg->sentinels, &fail);
+    q->cfg.sentinel_master = dup_or_null(cfg->sentinel_master, &fail);
     if (fail) {
         set_err(err, errlen, "dq_open: out of memory");
         rc = DQ_ENOMEM;
@@ -531,7 +539,8 @@ int dq_enqueue(dq_queue *q, const char *id, const void *payload,
                        id, payload_len);
     if (payload == NULL)
         payload = "";
-    return q->s->enqueue(q, id, payload, payload_len, due_ms);
+    rc = q->s->enqueue(q, id, payload, payload_len, due_ms);
+    return confirmed(q, rc, "enqueue", id);
 }
 
 int dq_enqueue_many(dq_queue *q, const dq_enqueue_item *items, size_t n)
@@ -560,7 +569,8 @@ int dq_enqueue_many(dq_queue *q, const dq_enqueue_item *items, size_t n)
                            items[i].payload_len);
     }
     if (q->s->enqueue_many != NULL)
-        return q->s->enqueue_many(q, items, n);
+        return confirmed(q, q->s->enqueue_many(q, items, n), "enqueue_many",
+                         items[0].id);
     for (size_t i = 0; i < n; i++) {
         const void *pl = items[i].payload != NULL ? items[i].payload : "";
         rc = q->s->enqueue(q, items[i].id, pl, items[i].payload_len,
@@ -568,11 +578,13 @@ int dq_enqueue_many(dq_queue *q, const dq_enqueue_item *items, size_t n)
         if (rc != DQ_OK)
             return rc;
     }
-    return DQ_OK;
+    return confirmed(q, DQ_OK, "enqueue_many", items[0].id);
 }
 
 int dq_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 {
+    int rc;
+
     if (q == NULL)
         return DQ_EINVAL;
     if (out == NULL)
@@ -587,7 +599,10 @@ int dq_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
         timeout_ms = DQ_CLAIM_TIMEOUT_MAX_MS;
     /* *out is overwritten, not freed: the caller clears a task it got. */
     memset(out, 0, sizeof *out);
-    return q->s->claim(q, timeout_ms, out);
+    rc = confirmed(q, q->s->claim(q, timeout_ms, out), "claim", out->id);
+    if (rc != DQ_OK && rc != DQ_EMPTY)
+        dq_task_clear(out); /* not confirmed: not handed out (dq.h) */
+    return rc;
 }
 
 int dq_ack(dq_queue *q, const dq_task *t)
@@ -596,7 +611,7 @@ int dq_ack(dq_queue *q, const dq_task *t)
         return DQ_EINVAL;
     if (t == NULL)
         return dq_fail(q, DQ_EINVAL, "ack: task is NULL");
-    return q->s->ack(q, t);
+    return confirmed(q, q->s->ack(q, t), "ack", t->id);
 }
 
 int dq_cancel(dq_queue *q, const char *id)
@@ -742,7 +757,7 @@ int dq_nack(dq_queue *q, const dq_task *t, int64_t delay_ms)
     if (delay_ms < 0 || delay_ms > DQ_NACK_DELAY_MAX_MS)
         return dq_fail(q, DQ_EINVAL, "nack %s: delay_ms %lld outside [0, "
                        "2^52] ms", t->id, (long long)delay_ms);
-    return q->s->nack(q, t, delay_ms);
+    return confirmed(q, q->s->nack(q, t, delay_ms), "nack", t->id);
 }
 
 int64_t dq_dead_letters(dq_queue *q)
@@ -753,4 +768,51 @@ int64_t dq_dead_letters(dq_queue *q)
         return dq_fail(q, DQ_EUNSUPPORTED, "strategy '%s' has no "
                        "dead-letter set", q->s->name);
     return q->s->dead_letters(q);
+}
+
+/* ---- Options common to every Redis strategy, and the replica wait ---------
+ * Declared once here and merged into every DQ_G_NEEDS_REDIS strategy's
+ * options by dq_strategy_option(), so that checking, defaults, dq_opt_*
+ * and `dqlab list -v` see them as the strategy's own.  rconn.c reads
+ * them at connect and sets q->redis_confirm when wait > 0. */
+const dq_optdef dq_redis_options[] = {
+    DQ_OPTDEF_INT("wait", "0", 0, 16,
+                  "replicas that must have each enqueue, claim and ack "
+                  "before it returns (Redis WAIT), else it fails; 0: none"),
+    DQ_OPTDEF_INT("wait_timeout_ms", "1000", 1, 5000,
+                  "how long WAIT waits for them, ms (1..5000)"),
+    DQ_OPTDEF_END,
+};
+
+const dq_optdef *dq_strategy_option(const dq_strategy *s, size_t i)
+{
+    size_t own = 0;
+
+    if (s == NULL)
+        return NULL;
+    while (s->options != NULL && s->options[own].name != NULL)
+        own++;
+    if (i < own)
+        return &s->options[i];
+    if (!(s->flags & DQ_G_NEEDS_REDIS))
+        return NULL;
+    for (size_t j = 0; dq_redis_options[j].name != NULL; j++)
+        if (j == i - own)
+            return &dq_redis_options[j];
+    return NULL;
+}
+
+/* The last step of a wrapper whose operation returned rc: when it
+ * succeeded and the handle waits for replicas (q->redis_confirm, set by
+ * rconn.c for wait > 0), the operation counts as done only once they
+ * acknowledged its writes; otherwise the confirmation's DQ_E* code (with
+ * q->err naming op and id) replaces DQ_OK. */
+static int confirmed(dq_queue *q, int rc, const char *op, const char *id)
+{
+    char what[DQ_ID_MAX + 32];
+
+    if (rc != DQ_OK || q->redis_confirm == NULL)
+        return rc;
+    snprintf(what, sizeof what, "%s %s", op, id);
+    return q->redis_confirm(q, what);
 }

@@ -44,7 +44,8 @@
     X(ENOTFOUND, -7, "no such task")                                          \
     X(EVERSION, -8, "Redis server too old for this strategy")                 \
     X(EAUTH, -9, "Redis authentication failed")                               \
-    X(ESYS, -10, "system call failed")
+    X(ESYS, -10, "system call failed")                                        \
+    X(EREPLICA, -11, "fewer replicas acknowledged the write than wait= asks")
 
 enum {
 #define DQ_RESULT_ENUM(name, val, text) DQ_##name = (val),
@@ -162,6 +163,16 @@ typedef struct dq_config {
     dq_local *local;            /* required by in-process strategies */
     const char *consumer;       /* name of the handle's owner, for per-
                                    consumer keys and logs; may be NULL */
+    /* Added last (older initializers stay valid).  Redis Sentinel: when
+     * sentinels is not NULL, every connection of the handle, and every
+     * reconnect after a failure, asks them for the current primary
+     * (rconn.h, "Sentinel") and redis_host/redis_port are not used. */
+    const char *sentinels;       /* "host:port[,host:port...]" (IPv4 or a
+                                    name, at most 8), asked in this order,
+                                    without AUTH; NULL: no Sentinel */
+    const char *sentinel_master; /* the name they monitor the primary
+                                    under ("sentinel monitor NAME ...");
+                                    required with sentinels */
 } dq_config;
 
 /* ---- A claimed task ----------------------------------------------------
@@ -207,6 +218,8 @@ typedef struct dq_enqueue_item {
 
 typedef struct dq_strategy dq_strategy;
 
+struct redisContext; /* hiredis's, for the rconn.c fields below */
+
 /* A handle on one queue.  Strategies keep their state in `priv`. */
 typedef struct dq_queue {
     const dq_strategy *s;
@@ -222,6 +235,16 @@ typedef struct dq_queue {
      * to dq_redis_connect on this handle; 0 before any connect (then
      * DQ_SOCK_TIMEOUT_MS).  Nobody else writes it. */
     int64_t redis_sock_timeout_ms;
+    /* Added last.  rconn.c's state too: the first connection
+     * dq_redis_connect opened on this handle (the one its enqueues,
+     * claims and acks write on), and, when option wait > 0, the function
+     * the dq_* wrappers call after an enqueue, claim or ack succeeded: it
+     * returns DQ_OK once `wait` replicas have that connection's writes
+     * (Redis WAIT), else a DQ_E* code with q->err naming `what`.  NULL
+     * without Redis or without a wait.  A copy of the handle (list's
+     * mover) must not call the dq_* wrappers. */
+    struct redisContext *redis_conn;
+    int (*redis_confirm)(struct dq_queue *q, const char *what);
 } dq_queue;
 
 /* ---- The ops struct ---------------------------------------------------- */
@@ -492,5 +515,33 @@ int dq_nack(dq_queue *q, const dq_task *t, int64_t delay_ms);
  * negative DQ_E* code with q->err (DQ_EUNSUPPORTED when the strategy has
  * no dead-letter set). */
 int64_t dq_dead_letters(dq_queue *q);
+
+/* ---- Options common to every Redis strategy (dq.c) ---------------------
+ * dq_redis_options, declared once: every strategy with DQ_G_NEEDS_REDIS
+ * accepts them after its own (dq_open, dq_opts_check, dq_opt_*, `dqlab
+ * list -v` all see them), none declares them itself:
+ *   wait=N (0..16, default 0)  each dq_enqueue, dq_enqueue_many, dq_claim,
+ *       dq_ack and dq_nack that succeeded then sends WAIT N wait_timeout_ms on the
+ *       handle's command connection and returns DQ_OK only when N
+ *       replicas acknowledged its writes; fewer in time: DQ_EREPLICA, the
+ *       connection lost meanwhile: DQ_EIO (q->err says which).  Then an
+ *       enqueue is NOT acknowledged (it is on the primary, and may be lost
+ *       by a failover: retry it, enqueues of one id are idempotent); a
+ *       claim hands out no task (*out cleared) although the primary took
+ *       it: an at-most-once strategy loses it unless a failover to a
+ *       replica without the claim brings it back, a leased one redelivers
+ *       it after its lease; an ack is not confirmed (a leased task may
+ *       come back).  With one replica, a write acknowledged with wait=1
+ *       is on that replica; with several, a failover may still promote
+ *       one without it: WAIT does not make Redis strongly consistent
+ *       (https://redis.io/commands/wait/).  0: no WAIT, no cost.
+ *   wait_timeout_ms (1..5000, default 1000)  WAIT's timeout (0, "for
+ *       ever", is not allowed), below the socket timeout. */
+extern const dq_optdef dq_redis_options[];
+
+/* The i-th option strategy s accepts (i from 0): its own options in
+ * declaration order, then, for a DQ_G_NEEDS_REDIS strategy, those of
+ * dq_redis_options.  NULL past the last one (and for s NULL). */
+const dq_optdef *dq_strategy_option(const dq_strategy *s, size_t i);
 
 #endif /* DQ_H */

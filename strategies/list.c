@@ -1,33 +1,43 @@
 /* list.c -- `list`: Redisson's RDelayedQueue design, at-most-once.
  *
  * How it works: tasks wait in the delay ZSet dq:{Q}:z (id -> due ms) with
- * their payloads in dq:{Q}:p; a mover thread (list_mover.c: one per
- * consumer handle, started by its first claim) moves due tasks into the
- * ready List dq:{Q}:ready with one atomic script and sleeps until the next
- * due time, woken early by a message on dq:{Q}:wake when a producer adds a
- * new earliest task.  Consumers block on the List: no blind polling of the
+ * their payloads in dq:{Q}:p; a mover thread (list_mover.c: one per queue
+ * and process, shared by the process's handles, started by the first
+ * claim) moves due tasks, payload and all, into the ready List
+ * dq:{Q}:ready with one atomic script and sleeps until the next due time,
+ * woken early by a message on dq:{Q}:wake when a producer adds a new
+ * earliest task.  Consumers block on the List: no blind polling of the
  * ZSet (claim C16).
  *
  * Redis commands per task:
- *   enqueue: 1 script (HSET p; ZADD z; ZRANGE z 0 0; maybe PUBLISH wake)
+ *   enqueue: part of 1 script (old head: ZRANGE z 0 0; HSET p; ZADD z;
+ *            new head; PUBLISH wake when it changed): 1 round trip per
+ *            enqueue, or per chunk of up to LM_ENQUEUE_CHUNK with
+ *            enqueue_many
  *   move:    part of 1 script per batch of up to move_batch due tasks
- *            (ZRANGEBYSCORE ... LIMIT; RPUSH ready; ZREM z; ZRANGE z 0 0)
- *   claim:   BLPOP ready <timeout> (https://redis.io/commands/blpop/),
- *            then 1 script: HGET p id; HDEL p id.  2 round trips.
+ *            (ZRANGEBYSCORE ... LIMIT; HMGET p; RPUSH ready; ZREM z;
+ *            HDEL p; ZRANGE z 0 0), one per process per wake-up
+ *   claim:   BLPOP ready <timeout> (https://redis.io/commands/blpop/):
+ *            1 round trip, since the item holds the whole task
  *   ack:     nothing.
- * The ready item is "<due_ms>:<id>", so the task handed out carries its
- * real due time.
+ * The ready item is "<due_ms>:0:<idlen>:<id><payload>" (list_mover.h), so
+ * the task handed out carries its real due time and its payload; the id's
+ * length keeps it binary-safe.  So a busy queue costs about one round
+ * trip per task: the BLPOP, plus a share of an enqueue script (1/N with
+ * batches of N) and of a move script (1/the tasks it moved).
  *
  * Guarantee: at-most-once.  BLPOP removes the item, so a consumer that
- * dies after BLPOP loses the task (its payload stays behind in p).  No task
- * is moved twice (the move is one script) and BLPOP hands each item to one
- * client, so concurrent consumers never share a task.  Tasks are handed out
- * no earlier than their due time by the mover's clock; a consumer whose
- * clock is behind the mover's waits for the due time by its own clock, up
- * to its claim timeout; a task still early then goes back (MULTI; HSET p;
- * LPUSH ready; EXEC, counted in putbacks) to the head of ready and claim
- * returns DQ_EMPTY (lm_claim).  If that put-back fails, the task is lost
- * (at-most-once).
+ * dies after BLPOP loses the task (nothing of it stays behind: the payload
+ * left p when it was moved).  A process that dies takes its mover with
+ * it; what that mover had moved is in the ready list, in Redis, for the
+ * other consumers.  No task is moved twice (the move is one script) and
+ * BLPOP hands each item to one client, so concurrent consumers never
+ * share a task.  Tasks are handed out no earlier than their due time by
+ * the mover's clock; a consumer whose clock is behind the mover's waits
+ * for the due time by its own clock, up to its claim timeout; a task
+ * still early then goes back (LPUSH ready item, counted in putbacks) to
+ * the head of ready and claim returns DQ_EMPTY (lm_claim).  If that
+ * put-back fails, the task is lost (at-most-once).
  *
  * Blocking timeouts: Redis 7.0 answers a BLPOP whose timeout ran out only
  * when its event loop next wakes up, up to 1000/hz ms (100 ms) late on an
@@ -44,7 +54,6 @@
  * Options: poll_cap_ms (longest mover sleep without a wake-up, default
  * 1000), move_batch (tasks per move script, default 100).
  */
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,15 +61,8 @@
 #include "list_mover.h"
 #include "rconn.h"
 
-/* KEYS: p   ARGV: id.  Returns the payload (nil when gone). */
-static const char TAKE_LUA[] =
-    "local v = redis.call('HGET', KEYS[1], ARGV[1])\n"
-    "if v then redis.call('HDEL', KEYS[1], ARGV[1]) end\n"
-    "return v\n";
-
 typedef struct list_state {
     lm_base b; /* first member: the lm_* functions take q->priv */
-    dq_script take_s;
 } list_state;
 
 static const dq_optdef list_options[] = {
@@ -82,7 +84,6 @@ static int list_open(dq_queue *q)
         free(s);
         return rc;
     }
-    s->take_s.src = TAKE_LUA;
     q->priv = s;
     return DQ_OK;
 }
@@ -97,58 +98,29 @@ static void list_close(dq_queue *q)
     q->priv = NULL;
 }
 
-/* Takes the payload of id out of p into *out.  DQ_OK, DQ_ENOTFOUND when
- * the payload is gone (purged), or an error. */
-static int list_take_payload(dq_queue *q, list_state *s, redisContext *c,
-                             const char *id, dq_task *out)
-{
-    const char *args[2] = {s->b.kp, id};
-    int rc;
-    redisReply *r = dq_redis_eval(q, c, &s->take_s, &rc, 1, 2, args, NULL);
-    if (r == NULL)
-        return rc;
-    if (r->type == REDIS_REPLY_NIL) {
-        freeReplyObject(r);
-        return DQ_ENOTFOUND;
-    }
-    if (r->type != REDIS_REPLY_STRING) {
-        freeReplyObject(r);
-        return dq_fail(q, DQ_EPROTO, "claim: unexpected payload reply");
-    }
-    out->payload = dq_reply_copy(r, &out->payload_len);
-    freeReplyObject(r);
-    if (out->payload == NULL)
-        return dq_fail(q, DQ_ENOMEM, "claim: out of memory (task lost)");
-    return DQ_OK;
-}
-
-/* lm_claim's take: the payload leaves p (at-most-once from here on). */
-static int list_take(dq_queue *q, const char *item, size_t itemlen,
-                     dq_task *out)
+/* lm_claim's take: BLPOP (or LPOP) of an item that holds the whole task,
+ * payload included.  At-most-once from here on. */
+static int list_take(dq_queue *q, int64_t deadline_us, dq_task *out,
+                     redisReply **reply, const char **item, size_t *itemlen)
 {
     list_state *s = q->priv;
-    (void)item;
-    (void)itemlen;
-    int rc = list_take_payload(q, s, s->b.c, out->id, out);
+    int rc = lm_pop_item(q, &s->b, NULL, deadline_us, out, reply, item,
+                         itemlen);
     out->attempt = 0; /* at-most-once: deliveries are not counted */
     return rc;
 }
 
-/* lm_claim's undo: MULTI; HSET p id payload; LPUSH ready item; EXEC -- the
- * task is back as it was before the BLPOP, at the head of ready. */
+/* lm_claim's undo: LPUSH ready item -- the task is back as it was before
+ * the BLPOP, at the head of ready. */
 static int list_undo(dq_queue *q, const char *item, size_t itemlen,
                      const dq_task *out)
 {
     list_state *s = q->priv;
-    const char *hset[4] = {"HSET", s->b.kp, out->id,
-                           out->payload ? (const char *)out->payload : ""};
-    size_t hset_lens[4] = {4, strlen(s->b.kp), strlen(out->id),
-                           out->payload_len};
+    (void)out;
     const char *lpush[3] = {"LPUSH", s->b.kready, item};
-    size_t lpush_lens[3] = {5, strlen(s->b.kready), itemlen};
-    dq_redis_argv cmds[2] = {{4, hset, hset_lens}, {3, lpush, lpush_lens}};
+    size_t lens[3] = {5, strlen(s->b.kready), itemlen};
     int rc;
-    redisReply *r = dq_redis_multi(q, s->b.c, &rc, 2, cmds);
+    redisReply *r = dq_redis_cmd(q, s->b.c, &rc, 3, lpush, lens);
     if (r == NULL)
         return rc;
     freeReplyObject(r);
@@ -160,7 +132,7 @@ static const lm_claim_ops list_claim_ops = {list_take, list_undo};
 static int list_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 {
     list_state *s = q->priv;
-    return lm_claim(q, &s->b, NULL, timeout_ms, out, &list_claim_ops);
+    return lm_claim(q, &s->b, timeout_ms, out, &list_claim_ops);
 }
 
 static int list_ack(dq_queue *q, const dq_task *t)
@@ -187,14 +159,16 @@ const dq_strategy dq_strategy_list = {
     .pending = lm_pending,
     .purge = lm_purge,
     .exists = lm_exists,
-    .doc = "Redisson's RDelayedQueue: tasks wait in a sorted set; a mover "
-        "thread per consumer handle moves due ones into the ready list "
-        "dq:{Q}:ready with one atomic script and sleeps until the next due "
-        "time, woken early by a PUBLISH on dq:{Q}:wake when a producer adds "
-        "a new earliest task (at most poll_cap_ms without a message).  "
-        "Consumers block in BLPOP instead of polling (claim C16).  Per "
-        "task: 1 enqueue script, a share of a move script, BLPOP + 1 fetch "
-        "script.  At-most-once: BLPOP removes the item, so a consumer that "
+    .enqueue_many = lm_enqueue_many,
+    .doc = "Redisson's RDelayedQueue: tasks wait in a sorted set; one mover "
+        "thread per queue and process moves due ones, payload included, "
+        "into the ready list dq:{Q}:ready with one atomic script and sleeps "
+        "until the next due time, woken early by a PUBLISH on dq:{Q}:wake "
+        "when a producer adds a new earliest task (at most poll_cap_ms "
+        "without a message).  Consumers block in BLPOP instead of polling "
+        "(claim C16).  Per task: a share of an enqueue script (one per "
+        "batch), a share of a move script, 1 BLPOP: one round trip per "
+        "claim.  At-most-once: BLPOP removes the item, so a consumer that "
         "dies after it loses the task; no duplicates.  A lost wake-up "
         "message delays tasks by up to poll_cap_ms, and with no consumer "
         "running no mover runs.",

@@ -7,63 +7,82 @@
  * block on that List (BLPOP) instead of polling the ZSet.  The transfer
  * task does not poll either: it sleeps until the earliest due time, and a
  * producer whose task becomes the new earliest one publishes that due time
- * on a channel, which wakes every transfer task early.
+ * on a channel, which wakes the transfer tasks early.
  *
- * Enqueue, one script (1 round trip):
- *   HSET p id payload; ZADD z due id;
- *   if ZRANGE z 0 0 == id then PUBLISH wake due
+ * Enqueue, one script (1 round trip; enqueue_many: one EVAL per chunk of
+ * up to LM_ENQUEUE_CHUNK tasks):
+ *   old = ZRANGE z 0 0 WITHSCORES; HSET p id payload ...; ZADD z due id ...;
+ *   if ZRANGE z 0 0 WITHSCORES differs from old then PUBLISH wake <head due>
  * Mover, one script per wake-up (atomic, so any number of movers in any
  * number of processes never move a task twice):
  *   ZRANGEBYSCORE z -inf now WITHSCORES LIMIT 0 move_batch;
- *   RPUSH ready "<due>:<id>"...; ZREM z id...; return the new head's due.
- *   The item carries the due time so that claim can report the real due
- *   time (dq_task.due_ms), not the time of the move.
- * The mover then waits until min(head due, now + poll_cap_ms) on its
- * SUBSCRIBEd connection; a message "<due>" on the wake channel pulls the
- * next run earlier.  poll_cap_ms bounds the damage of a lost message (the
- * subscriber was reconnecting: Pub/Sub is fire-and-forget,
- * https://redis.io/docs/interact/pubsub/ "at-most-once message delivery").
+ *   list: HMGET p ids..., RPUSH ready "<due>:0:<idlen>:<id><payload>"...,
+ *         HDEL p ids...;
+ *   list-reliable: RPUSH ready "<due>:1:<idlen>:<id>"... (attempt 1)
+ *   ZREM z ids...; return the new head's due.
+ * The item carries the due time so that claim can report the real due
+ * time (dq_task.due_ms), not the time of the move, and for list the
+ * payload, so that a claim is the one BLPOP (Redisson's queue likewise
+ * moves the encoded value itself).  The id's length in the item keeps it
+ * binary-safe.  The mover then waits until min(head due, now +
+ * poll_cap_ms) on its SUBSCRIBEd connection; a message "<due>" on the
+ * wake channel pulls the next run earlier.  poll_cap_ms bounds the damage
+ * of a lost message (the subscriber was reconnecting: Pub/Sub is
+ * fire-and-forget, https://redis.io/docs/interact/pubsub/ "at-most-once
+ * message delivery").
  *
- * Where movers run (design choice): one mover thread per consumer handle,
- * started by the handle's first claim (a producer-only handle runs none),
- * with its own two connections: one SUBSCRIBEd to dq:{Q}:wake, one for
- * EVALSHA.  It needs no dq_local, works the same when consumers are
- * threads or processes, and a handle's clock offset applies to its own
- * mover.  The cost: with N consumers, one publish wakes N movers and N-1 of
- * their scripts find nothing (counted as empty polls).  Redisson instead
- * runs one transfer task per client per queue.
+ * Where movers run: one mover thread per queue and process, as Redisson
+ * runs one transfer task per client and queue.  The handles of a process
+ * share it through the dq_local space of their config (dq_local_get under
+ * a name made of the strategy, queue, server, db, user, clock offset and
+ * the mover's options, so handles that would run different movers -- a
+ * consumer with a skewed clock in a clock-skew trial -- do not share one);
+ * a handle opened without a dq_local gets a mover of its own.  The thread
+ * starts at the first claim of any handle (a producer-only process runs
+ * none) and runs while a handle that claimed is open: when the last of
+ * them closes, it is stopped and joined, and a later claim starts it
+ * again.  It has its own handle copy (strings copied, client name
+ * dqlab:<queue>:mover) and two connections: one SUBSCRIBEd to
+ * dq:{Q}:wake, one for EVALSHA.  So one publish wakes one mover per
+ * process, and the mover's counters go to whichever of its handles claims
+ * or closes next (the sum over the handles is the total).  Before, each
+ * consumer handle ran its own: with N consumers one publish woke N movers
+ * and N-1 of their scripts found nothing.  A process that dies takes its
+ * mover with it; the tasks it had moved are in the ready list, in Redis,
+ * and the movers of other processes go on.
  *
  * The mover sleeps with ppoll() on the subscribed socket (microsecond
  * timeout, so lateness is ~1 ms, not a poll interval) and reads messages
  * with redisBufferRead + redisReaderGetReply: no socket-timeout errors to
- * clear from the context.  close() stops it promptly: it sets the stop
- * flag, signals the condition the mover waits on between reconnects, and
- * shutdown()s the subscribed socket, which ends the ppoll() at once.
+ * clear from the context.  Stopping is prompt: the stop flag is set, the
+ * condition the mover waits on between reconnects is signalled, and the
+ * subscribed socket is shutdown(), which ends the ppoll() at once.
  *
- * list-reliable's reaper (lease_ms > 0) also runs in the mover, one script:
- * for each processing list named in dq:{Q}:procs, each item whose lease in
- * dq:{Q}:leases has run out goes back to the TAIL of ready (LREM + ZREM +
- * RPUSH), as if it fell due at its lease expiry: behind the tasks moved
- * before it, ahead of those that fall due later.  Not the head: a task
- * given back there is the next one any consumer takes, so a consumer
- * whose work outlasts the lease (its late ack refused once the task was
- * taken again) was handed the same task over and over, and with two such
- * consumers two tasks were delivered dozens of times while the rest of
- * the queue was never delivered at all.  An item with no lease at all (its
- * consumer died between BLMOVE and recording the lease) gets one of
- * lease_ms from now.  The reaper runs at the earliest lease expiry, and at
- * least every min(poll_cap_ms, lease_ms).
+ * list-reliable's reaper (lease_ms > 0) also runs in the mover, so once
+ * per process too, one script: for each processing list named in
+ * dq:{Q}:procs, each item whose lease in dq:{Q}:leases has run out goes
+ * back to the TAIL of ready (LREM + ZREM + RPUSH), as if it fell due at
+ * its lease expiry: behind the tasks moved before it, ahead of those that
+ * fall due later.  Not the head: a task given back there is the next one
+ * any consumer takes, so a consumer whose work outlasts the lease (its
+ * late ack refused once the task was taken again) was handed the same
+ * task over and over, and with two such consumers two tasks were
+ * delivered dozens of times while the rest of the queue was never
+ * delivered at all.  An item with no lease at all (its consumer died
+ * between BLMOVE and recording the lease) gets one of lease_ms from now.
+ * The reaper runs at the earliest lease expiry, and at least every
+ * min(poll_cap_ms, lease_ms).
  *
  * REAP_LUA breaks a documented rule: it reads and writes the processing
  * lists, whose names it takes from the procs set, not from KEYS.  Redis
  * requires every key a script touches to be passed in KEYS
  * (https://redis.io/docs/interact/programmability/eval-intro/), so that a
- * cluster can route the script and check that all keys are in one slot.  It works here only because those lists
- * are all dq:{Q}:proc:<consumer>, sharing the queue's hash tag {Q} with
- * the KEYS given, so on a standalone server or in Redis Cluster they lie
- * in the one slot the script runs on; a server that enforces the rule
- * (or a proxy that routes by KEYS only and splits the tag) would refuse
- * or misroute it.
+ * cluster can route the script and check that all keys are in one slot.
+ * It works here only because those lists are all dq:{Q}:proc:<consumer>,
+ * sharing the queue's hash tag {Q} with the KEYS given, so on a standalone
+ * server or in Redis Cluster they lie in the one slot the script runs on;
+ * a server that enforces the rule (or a proxy that routes by KEYS only
+ * and splits the tag) would refuse or misroute it.
  *
  * Failure modes: a mover that loses Redis retries with backoff (50 ms ..
  * 1 s) and then moves everything due at once; while no mover runs (no
@@ -71,16 +90,21 @@
  * whose clock runs ahead moves tasks early for everybody (claim then waits
  * for the due time by its own clock, lm_wait_until_due, but not past its
  * timeout: a task still early at the claim deadline goes back to the head
- * of ready, lm_claim).  Tasks already in
- * the ready List are delivered in the order they were moved: a task that
- * arrives already due after a later-due task was moved comes after it.
+ * of ready, lm_claim).  Tasks already in the ready List are delivered in
+ * the order they were moved: a task that arrives already due after a
+ * later-due task was moved comes after it.  A list item holds its
+ * payload, so a large payload makes every push and pop of it that large.
  *
  * Redis behaviour relied on: scripts run atomically
  * (https://redis.io/docs/interact/programmability/eval-intro/); ZRANGEBYSCORE
  * with LIMIT (https://redis.io/commands/zrangebyscore/); PUBLISH from a
  * script; SUBSCRIBE replies and "message" arrays
  * (https://redis.io/docs/interact/pubsub/); ZSet scores are doubles, exact
- * for integers up to 2^53 (dq_enqueue rejects due times beyond that).
+ * for integers up to 2^53 (dq_enqueue rejects due times beyond that), and
+ * Lua's string.format('%.0f') prints them exactly; Lua strings are
+ * byte strings (binary-safe payloads); Redis's Lua 5.1 unpack() takes at
+ * most about 8000 values (LUAI_MAXCSTACK), so the scripts pass long
+ * argument lists in slices of LUA_SLICE.
  */
 #define _GNU_SOURCE
 #include "list_mover.h"
@@ -100,28 +124,65 @@
 
 /* ---- Scripts ----------------------------------------------------------- */
 
-/* KEYS: z p   ARGV: id payload due channel */
-static const char ENQUEUE_LUA[] =
-    "redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])\n"
-    "redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])\n"
-    "local h = redis.call('ZRANGE', KEYS[1], 0, 0)\n"
-    "if h[1] == ARGV[1] then redis.call('PUBLISH', ARGV[4], ARGV[3]) end\n"
-    "return 1\n";
+/* Calls redis.call(cmd, key, t[1..n]) in slices of 1000 values (unpack's
+ * limit, top comment); returns the replies of the slices, concatenated
+ * when they are arrays (HMGET). */
+#define LUA_SLICE                                                          \
+    "local function each(cmd, key, t, n)\n"                                \
+    "  local out, k = {}, 0\n"                                             \
+    "  for i = 1, n, 1000 do\n"                                            \
+    "    local r = redis.call(cmd, key, unpack(t, i, math.min(i + 999, n)))\n" \
+    "    if type(r) == 'table' then\n"                                     \
+    "      for j = 1, #r do k = k + 1; out[k] = r[j] end\n"                \
+    "    end\n"                                                            \
+    "  end\n"                                                              \
+    "  return out\n"                                                       \
+    "end\n"
 
-/* KEYS: z ready   ARGV: now_ms batch
- * Returns {moved, head due as text or ""}. */
+/* KEYS: z p   ARGV: channel, then id payload due for each task.
+ * Publishes the head's due time when the earliest task changed.  Returns
+ * the number of tasks. */
+static const char ENQUEUE_LUA[] =
+    LUA_SLICE
+    "local old = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')\n"
+    "local n = (#ARGV - 1) / 3\n"
+    "local h, z = {}, {}\n"
+    "for i = 0, n - 1 do\n"
+    "  local a = 2 + 3 * i\n"
+    "  h[2*i+1] = ARGV[a]; h[2*i+2] = ARGV[a+1]\n"
+    "  z[2*i+1] = ARGV[a+2]; z[2*i+2] = ARGV[a]\n"
+    "end\n"
+    "each('HSET', KEYS[2], h, 2 * n)\n"
+    "each('ZADD', KEYS[1], z, 2 * n)\n"
+    "local new = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')\n"
+    "if new[1] ~= old[1] or new[2] ~= old[2] then\n"
+    "  redis.call('PUBLISH', ARGV[1], new[2])\n"
+    "end\n"
+    "return n\n";
+
+/* KEYS: z ready p   ARGV: now_ms batch with_payload ("1": list) attempt
+ * (the items' attempt field: "0" for list, "1" for list-reliable).
+ * Returns {moved, head due as text or ""}.  A task whose payload is gone
+ * (purged under us) is dropped, not moved. */
 static const char MOVE_LUA[] =
+    LUA_SLICE
     "local r = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1],\n"
     "    'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))\n"
     "local n = #r / 2\n"
     "if n > 0 then\n"
-    "  local items, ids = {}, {}\n"
+    "  local ids, items, k = {}, {}, 0\n"
+    "  for i = 1, n do ids[i] = r[2*i-1] end\n"
+    "  local pl = nil\n"
+    "  if ARGV[3] == '1' then pl = each('HMGET', KEYS[3], ids, n) end\n"
     "  for i = 1, n do\n"
-    "    ids[i] = r[2*i-1]\n"
-    "    items[i] = string.format('%.0f', tonumber(r[2*i])) .. ':' .. r[2*i-1]\n"
+    "    local it = string.format('%.0f', tonumber(r[2*i])) .. ':' ..\n"
+    "        ARGV[4] .. ':' .. string.len(ids[i]) .. ':' .. ids[i]\n"
+    "    if pl == nil then k = k + 1; items[k] = it\n"
+    "    elseif pl[i] then k = k + 1; items[k] = it .. pl[i] end\n"
     "  end\n"
-    "  redis.call('RPUSH', KEYS[2], unpack(items))\n"
-    "  redis.call('ZREM', KEYS[1], unpack(ids))\n"
+    "  if k > 0 then each('RPUSH', KEYS[2], items, k) end\n"
+    "  each('ZREM', KEYS[1], ids, n)\n"
+    "  if pl ~= nil then each('HDEL', KEYS[3], ids, n) end\n"
     "end\n"
     "local h = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')\n"
     "return {n, h[2] or ''}\n";
@@ -132,9 +193,18 @@ static const char MOVE_LUA[] =
  * so the same slot: see the top comment).  An item whose lease ran out
  * goes to the TAIL of ready, behind every task already ready (see the top
  * comment: at the head, a consumer whose work outlasts the lease would be
- * handed the same task again and again).  Returns {items put back,
- * earliest lease expiry or ""}. */
+ * handed the same task again and again), with its attempt field one up:
+ * the next delivery's number.  Returns {items put back, earliest lease
+ * expiry or ""}. */
 static const char REAP_LUA[] =
+    "local function bump(it)\n"
+    "  local c1 = string.find(it, ':', 1, true)\n"
+    "  local c2 = c1 and string.find(it, ':', c1 + 1, true)\n"
+    "  local a = c2 and tonumber(string.sub(it, c1 + 1, c2 - 1))\n"
+    "  if not a then return it end\n"
+    "  return string.sub(it, 1, c1) .. string.format('%.0f', a + 1) ..\n"
+    "      string.sub(it, c2)\n"
+    "end\n"
     "local now = tonumber(ARGV[1])\n"
     "local back = 0\n"
     "for _, pk in ipairs(redis.call('SMEMBERS', KEYS[1])) do\n"
@@ -145,7 +215,7 @@ static const char REAP_LUA[] =
     "    elseif tonumber(s) <= now then\n"
     "      redis.call('LREM', pk, 1, it)\n"
     "      redis.call('ZREM', KEYS[2], it)\n"
-    "      redis.call('RPUSH', KEYS[3], it)\n"
+    "      redis.call('RPUSH', KEYS[3], bump(it))\n"
     "      back = back + 1\n"
     "    end\n"
     "  end\n"
@@ -160,16 +230,28 @@ static const char PENDING_LUA[] =
 /* ---- The mover --------------------------------------------------------- */
 
 struct lm_mover {
-    dq_queue mq;             /* private copy of the handle: the dq_redis_*
-                                helpers write errors and counters here */
+    /* Set when created (name: by the first mover_acquire), read-only
+     * afterwards. */
+    char *name;              /* its name in cfg.local (malloc'd), or NULL
+                                for a private mover */
+    dq_queue mq;             /* the mover's own handle: the dq_redis_*
+                                helpers write errors and counters here;
+                                its cfg strings are the copies below */
+    char *host, *user, *password;
     const char *min_redis;
     int64_t poll_cap_ms, batch, lease_ms;
-    char kz[LM_KEY_MAX], kready[LM_KEY_MAX], kwake[LM_KEY_MAX],
-        kprocs[LM_KEY_MAX], kleases[LM_KEY_MAX];
+    bool payload_in_item;
+    char kz[LM_KEY_MAX], kp[LM_KEY_MAX], kready[LM_KEY_MAX],
+        kwake[LM_KEY_MAX], kprocs[LM_KEY_MAX], kleases[LM_KEY_MAX];
     dq_script move_s, reap_s;
-    redisContext *cmd, *sub; /* owned by the mover thread */
+    redisContext *cmd, *sub; /* owned by the running thread */
 
+    pthread_mutex_t life;    /* guards claimers, running and th: starting
+                                and stopping the thread */
+    int claimers;            /* open handles that have claimed */
+    bool running;
     pthread_t th;
+
     pthread_mutex_t mu;      /* guards the fields below */
     pthread_cond_t cv;       /* signalled by stop */
     bool stop;
@@ -200,6 +282,17 @@ static void mover_publish_stats(lm_mover *m)
     pthread_mutex_unlock(&m->mu);
     memset(&m->mq.counters, 0, sizeof(m->mq.counters));
     m->mq.err[0] = '\0';
+}
+
+/* Adds the counters the thread published since the last fold to q's. */
+static void mover_fold(dq_queue *q, lm_mover *m)
+{
+    pthread_mutex_lock(&m->mu);
+    q->counters.round_trips += m->acc.round_trips;
+    q->counters.empty_polls += m->acc.empty_polls;
+    q->counters.wakeups += m->acc.wakeups;
+    memset(&m->acc, 0, sizeof(m->acc));
+    pthread_mutex_unlock(&m->mu);
 }
 
 static void mover_drop_conns(lm_mover *m)
@@ -284,22 +377,27 @@ static int parse_count_head(lm_mover *m, redisReply *r, int64_t *count,
     return DQ_OK;
 }
 
-/* Runs MOVE or REAP (script s) with keys then ARGV {now_ms, arg} on the
- * mover's connection and parses its {count, head} reply. */
+/* Runs MOVE or REAP (script s) with keys then ARGV {now_ms, arg,
+ * extra[0..nextra-1]} on the mover's connection and parses its {count,
+ * head} reply. */
 static int mover_script(lm_mover *m, dq_script *s, int nkeys,
                         const char **keys, int64_t now_ms, int64_t arg,
-                        int64_t *count, int64_t *head)
+                        int nextra, const char **extra, int64_t *count,
+                        int64_t *head)
 {
     char now[32], argbuf[32];
-    const char *args[5];
+    const char *args[8];
     snprintf(now, sizeof(now), "%" PRId64, now_ms);
     snprintf(argbuf, sizeof(argbuf), "%" PRId64, arg);
     for (int i = 0; i < nkeys; i++)
         args[i] = keys[i];
-    args[nkeys] = now;
-    args[nkeys + 1] = argbuf;
+    int nargs = nkeys;
+    args[nargs++] = now;
+    args[nargs++] = argbuf;
+    for (int i = 0; i < nextra; i++)
+        args[nargs++] = extra[i];
     int rc;
-    redisReply *r = dq_redis_eval(&m->mq, m->cmd, s, &rc, nkeys, nkeys + 2,
+    redisReply *r = dq_redis_eval(&m->mq, m->cmd, s, &rc, nkeys, nargs,
                                   args, NULL);
     if (r == NULL)
         return rc;
@@ -311,9 +409,13 @@ static int mover_script(lm_mover *m, dq_script *s, int nkeys,
 static int mover_move(lm_mover *m, int64_t now_ms, int64_t *moved,
                       int64_t *head)
 {
-    const char *keys[2] = {m->kz, m->kready};
-    int rc = mover_script(m, &m->move_s, 2, keys, now_ms, m->batch, moved,
-                          head);
+    const char *keys[3] = {m->kz, m->kready, m->kp};
+    /* list: payload in the item, deliveries not counted (attempt 0);
+     * list-reliable: the first delivery is attempt 1. */
+    const char *extra[2] = {m->payload_in_item ? "1" : "0",
+                            m->payload_in_item ? "0" : "1"};
+    int rc = mover_script(m, &m->move_s, 3, keys, now_ms, m->batch, 2,
+                          extra, moved, head);
     if (rc == DQ_OK && *moved == 0)
         m->mq.counters.empty_polls++;
     return rc;
@@ -323,8 +425,8 @@ static int mover_reap(lm_mover *m, int64_t now_ms, int64_t *back,
                       int64_t *head)
 {
     const char *keys[3] = {m->kprocs, m->kleases, m->kready};
-    return mover_script(m, &m->reap_s, 3, keys, now_ms, m->lease_ms, back,
-                        head);
+    return mover_script(m, &m->reap_s, 3, keys, now_ms, m->lease_ms, 0,
+                        NULL, back, head);
 }
 
 /* Handles one reply read from the subscribed connection: a "message"
@@ -336,7 +438,7 @@ static void mover_on_message(lm_mover *m, redisReply *r, int64_t *next_ms)
         strcmp(r->element[0]->str, "message") == 0) {
         int64_t due;
         m->mq.counters.wakeups++;
-        if (dq_reply_int(r->element[2], &due))
+        if (dq_reply_score_ms(r->element[2], &due))
             *next_ms = min64(*next_ms, due);
         else
             *next_ms = INT64_MIN; /* unreadable: just run now */
@@ -457,67 +559,9 @@ static void *mover_main(void *arg)
     return NULL;
 }
 
-static void mover_free(lm_mover *m)
-{
-    pthread_cond_destroy(&m->cv);
-    pthread_mutex_destroy(&m->mu);
-    free(m);
-}
-
-int lm_mover_ensure(dq_queue *q, lm_base *b)
-{
-    lm_mover *m = b->mover;
-    if (m != NULL) {
-        pthread_mutex_lock(&m->mu);
-        q->counters.round_trips += m->acc.round_trips;
-        q->counters.empty_polls += m->acc.empty_polls;
-        q->counters.wakeups += m->acc.wakeups;
-        memset(&m->acc, 0, sizeof(m->acc));
-        pthread_mutex_unlock(&m->mu);
-        return DQ_OK;
-    }
-
-    m = calloc(1, sizeof(*m));
-    if (m == NULL)
-        return dq_fail(q, DQ_ENOMEM, "list mover: out of memory");
-    m->mq = *q;
-    m->mq.cfg.opts = m->mq.opts;
-    m->mq.priv = NULL;
-    memset(&m->mq.counters, 0, sizeof(m->mq.counters));
-    m->mq.err[0] = '\0';
-    m->min_redis = b->min_redis;
-    m->poll_cap_ms = b->poll_cap_ms;
-    m->batch = b->move_batch;
-    m->lease_ms = b->lease_ms;
-    memcpy(m->kz, b->kz, sizeof(m->kz));
-    memcpy(m->kready, b->kready, sizeof(m->kready));
-    memcpy(m->kwake, b->kwake, sizeof(m->kwake));
-    dq_redis_key(q, "procs", m->kprocs, sizeof(m->kprocs));
-    dq_redis_key(q, "leases", m->kleases, sizeof(m->kleases));
-    m->move_s.src = MOVE_LUA;
-    m->reap_s.src = REAP_LUA;
-    m->sub_fd = -1;
-    if (pthread_mutex_init(&m->mu, NULL) != 0) {
-        free(m);
-        return dq_fail(q, DQ_ESYS, "list mover: pthread_mutex_init failed");
-    }
-    if (pthread_cond_init(&m->cv, NULL) != 0) {
-        pthread_mutex_destroy(&m->mu);
-        free(m);
-        return dq_fail(q, DQ_ESYS, "list mover: pthread_cond_init failed");
-    }
-    int err = pthread_create(&m->th, NULL, mover_main, m);
-    if (err != 0) {
-        mover_free(m);
-        return dq_fail(q, DQ_ESYS, "list mover: pthread_create: %s",
-                       strerror(err));
-    }
-    b->mover = m;
-    return DQ_OK;
-}
-
-/* Stops and joins the mover, folds its last counters into q. */
-static void mover_stop(dq_queue *q, lm_mover *m)
+/* Stops and joins the thread; the caller holds m->life and m->running is
+ * true. */
+static void mover_stop_locked(lm_mover *m)
 {
     pthread_mutex_lock(&m->mu);
     m->stop = true;
@@ -526,24 +570,227 @@ static void mover_stop(dq_queue *q, lm_mover *m)
     pthread_cond_broadcast(&m->cv);
     pthread_mutex_unlock(&m->mu);
     pthread_join(m->th, NULL);
-    q->counters.round_trips += m->acc.round_trips;
-    q->counters.empty_polls += m->acc.empty_polls;
-    q->counters.wakeups += m->acc.wakeups;
-    mover_free(m);
+    m->running = false;
+}
+
+/* The dq_local destroy callback, and the close of a private mover.  The
+ * thread was stopped by the last claimer's close; a space freed with
+ * handles still open (dq_local_free) stops it here. */
+static void mover_destroy(void *obj)
+{
+    lm_mover *m = obj;
+    if (m->running)
+        mover_stop_locked(m);
+    pthread_cond_destroy(&m->cv);
+    pthread_mutex_destroy(&m->mu);
+    pthread_mutex_destroy(&m->life);
+    free(m->host);
+    free(m->user);
+    if (m->password != NULL) {
+        explicit_bzero(m->password, strlen(m->password));
+        free(m->password);
+    }
+    free(m->name);
+    free(m);
+}
+
+/* Copies s (NULL stays NULL) into *out; false when out of memory. */
+static bool dup_str(const char *s, char **out)
+{
+    *out = NULL;
+    if (s == NULL)
+        return true;
+    *out = strdup(s);
+    return *out != NULL;
+}
+
+/* What a new mover is made from (mover_create's argument). */
+typedef struct mover_seed {
+    dq_queue *q;
+    const lm_base *b;
+} mover_seed;
+
+/* Allocates a mover for the seed's handle, thread not started.  Also the
+ * dq_local create callback (runs under the space's lock).  NULL when out
+ * of memory or a mutex cannot be made. */
+static void *mover_create(void *arg)
+{
+    const mover_seed *sd = arg;
+    const dq_queue *q = sd->q;
+    const lm_base *b = sd->b;
+    lm_mover *m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        return NULL;
+    if (!dup_str(q->cfg.redis_host, &m->host) ||
+        !dup_str(q->cfg.redis_user, &m->user) ||
+        !dup_str(q->cfg.redis_password, &m->password))
+        goto fail_strings;
+    /* The handle copy must not point into q, which may close first. */
+    m->mq = *q;
+    m->mq.cfg.queue = m->mq.queue;
+    m->mq.cfg.opts = m->mq.opts;
+    m->mq.cfg.redis_host = m->host;
+    m->mq.cfg.redis_user = m->user;
+    m->mq.cfg.redis_password = m->password;
+    m->mq.cfg.consumer = "mover";
+    m->mq.cfg.local = NULL;
+    m->mq.priv = NULL;
+    memset(&m->mq.counters, 0, sizeof(m->mq.counters));
+    m->mq.err[0] = '\0';
+    m->mq.redis_sock_timeout_ms = 0;
+    m->min_redis = b->min_redis;
+    m->poll_cap_ms = b->poll_cap_ms;
+    m->batch = b->move_batch;
+    m->lease_ms = b->lease_ms;
+    m->payload_in_item = b->payload_in_item;
+    memcpy(m->kz, b->kz, sizeof(m->kz));
+    memcpy(m->kp, b->kp, sizeof(m->kp));
+    memcpy(m->kready, b->kready, sizeof(m->kready));
+    memcpy(m->kwake, b->kwake, sizeof(m->kwake));
+    dq_redis_key(q, "procs", m->kprocs, sizeof(m->kprocs));
+    dq_redis_key(q, "leases", m->kleases, sizeof(m->kleases));
+    m->move_s.src = MOVE_LUA;
+    m->reap_s.src = REAP_LUA;
+    m->sub_fd = -1;
+    if (pthread_mutex_init(&m->life, NULL) != 0)
+        goto fail_strings;
+    if (pthread_mutex_init(&m->mu, NULL) != 0)
+        goto fail_life;
+    if (pthread_cond_init(&m->cv, NULL) != 0)
+        goto fail_mu;
+    return m;
+
+fail_mu:
+    pthread_mutex_destroy(&m->mu);
+fail_life:
+    pthread_mutex_destroy(&m->life);
+fail_strings:
+    free(m->host);
+    free(m->user);
+    if (m->password != NULL) {
+        explicit_bzero(m->password, strlen(m->password));
+        free(m->password);
+    }
+    free(m);
+    return NULL;
+}
+
+/* The mover's name in the dq_local: every field that makes two handles'
+ * movers differ.  malloc'd, NULL when out of memory. */
+static char *mover_name(const dq_queue *q, const lm_base *b)
+{
+    const dq_config *cfg = &q->cfg;
+    char *name = NULL;
+    if (asprintf(&name, "list-mover\n%s\n%s\n%s:%d/%d\n%s\n%" PRId64
+                 "\n%" PRId64 "/%" PRId64 "/%" PRId64,
+                 q->s->name, q->queue,
+                 cfg->redis_host ? cfg->redis_host : "", cfg->redis_port,
+                 cfg->redis_db, cfg->redis_user ? cfg->redis_user : "",
+                 cfg->clock_offset_us, b->poll_cap_ms, b->move_batch,
+                 b->lease_ms) < 0)
+        return NULL;
+    return name;
+}
+
+/* Takes the handle's reference on its queue's mover (b->mover). */
+static int mover_acquire(dq_queue *q, lm_base *b)
+{
+    mover_seed sd = {q, b};
+    if (q->cfg.local == NULL) {
+        b->mover = mover_create(&sd);
+        if (b->mover == NULL)
+            return dq_fail(q, DQ_ENOMEM, "list mover: out of memory");
+        return DQ_OK;
+    }
+    char *name = mover_name(q, b);
+    if (name == NULL)
+        return dq_fail(q, DQ_ENOMEM, "list mover: out of memory");
+    lm_mover *m = dq_local_get(q->cfg.local, name, mover_create, &sd,
+                               mover_destroy);
+    if (m == NULL) {
+        free(name);
+        return dq_fail(q, DQ_ENOMEM, "list mover: out of memory");
+    }
+    /* Every handle sharing m computed the same name: the first one keeps
+     * it for dq_local_put. */
+    pthread_mutex_lock(&m->life);
+    if (m->name == NULL) {
+        m->name = name;
+        name = NULL;
+    }
+    pthread_mutex_unlock(&m->life);
+    free(name);
+    b->mover = m;
+    return DQ_OK;
+}
+
+/* Drops the handle's reference (mover_acquire), stopping the thread when
+ * this was the last open claimer. */
+static void mover_release(dq_queue *q, lm_base *b)
+{
+    lm_mover *m = b->mover;
+    if (m == NULL)
+        return;
+    b->mover = NULL;
+    pthread_mutex_lock(&m->life);
+    if (b->claimer && --m->claimers == 0 && m->running)
+        mover_stop_locked(m);
+    b->claimer = false;
+    pthread_mutex_unlock(&m->life);
+    mover_fold(q, m);
+    if (q->cfg.local == NULL) {
+        mover_destroy(m);
+        return;
+    }
+    /* m->name was set before any put and never changes.  dq_local_put
+     * reads it only before it drops our reference, so another handle's put
+     * freeing m afterwards is fine. */
+    dq_local_put(q->cfg.local, m->name);
+}
+
+int lm_mover_ensure(dq_queue *q, lm_base *b)
+{
+    lm_mover *m = b->mover;
+    if (!b->claimer) {
+        int rc = DQ_OK;
+        pthread_mutex_lock(&m->life);
+        if (!m->running) {
+            pthread_mutex_lock(&m->mu);
+            m->stop = false;
+            m->sub_fd = -1;
+            pthread_mutex_unlock(&m->mu);
+            int err = pthread_create(&m->th, NULL, mover_main, m);
+            if (err != 0)
+                rc = dq_fail(q, DQ_ESYS, "list mover: pthread_create: %s",
+                             strerror(err));
+            else
+                m->running = true;
+        }
+        if (rc == DQ_OK) {
+            m->claimers++;
+            b->claimer = true;
+        }
+        pthread_mutex_unlock(&m->life);
+        if (rc != DQ_OK)
+            return rc;
+    }
+    mover_fold(q, m);
+    return DQ_OK;
 }
 
 /* ---- Open / close ------------------------------------------------------ */
 
 int lm_base_open(dq_queue *q, lm_base *b, const char *min_redis,
-                 bool with_lease)
+                 bool reliable)
 {
     int rc;
     memset(b, 0, sizeof(*b));
     b->min_redis = min_redis;
+    b->payload_in_item = !reliable;
     if ((rc = dq_opt_i64(q, "poll_cap_ms", &b->poll_cap_ms)) != DQ_OK ||
         (rc = dq_opt_i64(q, "move_batch", &b->move_batch)) != DQ_OK)
         return rc;
-    if (with_lease && (rc = dq_opt_i64(q, "lease_ms", &b->lease_ms)) != DQ_OK)
+    if (reliable && (rc = dq_opt_i64(q, "lease_ms", &b->lease_ms)) != DQ_OK)
         return rc;
     dq_redis_key(q, "z", b->kz, sizeof(b->kz));
     dq_redis_key(q, "p", b->kp, sizeof(b->kp));
@@ -551,15 +798,20 @@ int lm_base_open(dq_queue *q, lm_base *b, const char *min_redis,
     dq_redis_key(q, "wake", b->kwake, sizeof(b->kwake));
     b->enqueue_s.src = ENQUEUE_LUA;
     b->pending_s.src = PENDING_LUA;
-    return dq_redis_connect(q, min_redis, DQ_SOCK_TIMEOUT_MS, &b->c);
+    rc = dq_redis_connect(q, min_redis, DQ_SOCK_TIMEOUT_MS, &b->c);
+    if (rc != DQ_OK)
+        return rc;
+    rc = mover_acquire(q, b);
+    if (rc != DQ_OK) {
+        redisFree(b->c);
+        b->c = NULL;
+    }
+    return rc;
 }
 
 void lm_base_close(dq_queue *q, lm_base *b)
 {
-    if (b->mover != NULL) {
-        mover_stop(q, b->mover);
-        b->mover = NULL;
-    }
+    mover_release(q, b);
     if (b->c != NULL) {
         redisFree(b->c);
         b->c = NULL;
@@ -568,32 +820,61 @@ void lm_base_close(dq_queue *q, lm_base *b)
 
 /* ---- Items ------------------------------------------------------------- */
 
-bool lm_parse_item(const char *s, size_t len, int64_t *due_ms,
-                   char id[DQ_ID_MAX])
+/* Parses the decimal integer s[0..n-1] (an optional '-', then digits)
+ * into *out.  False when it is empty, not a number or too long. */
+static bool parse_dec(const char *s, size_t n, int64_t *out)
 {
-    const char *colon = memchr(s, ':', len);
-    if (colon == NULL || colon == s || (size_t)(colon - s) >= 24)
-        return false;
     char num[24];
-    memcpy(num, s, (size_t)(colon - s));
-    num[colon - s] = '\0';
+    if (n == 0 || n >= sizeof(num))
+        return false;
+    memcpy(num, s, n);
+    num[n] = '\0';
     char *end;
     errno = 0;
     long long v = strtoll(num, &end, 10);
-    if (errno != 0 || *end != '\0')
+    if (errno != 0 || *end != '\0' || num[0] == '+' || num[0] == ' ')
         return false;
-    size_t idlen = len - (size_t)(colon - s) - 1;
-    if (idlen == 0 || idlen >= DQ_ID_MAX || memchr(colon + 1, '\0', idlen))
-        return false;
-    memcpy(id, colon + 1, idlen);
-    id[idlen] = '\0';
-    *due_ms = v;
+    *out = v;
     return true;
 }
 
-int lm_format_item(char *buf, size_t buflen, int64_t due_ms, const char *id)
+/* The next ':'-terminated decimal field of s[*at..len-1] into *out,
+ * moving *at past the ':'. */
+static bool next_field(const char *s, size_t len, size_t *at, int64_t *out)
 {
-    int n = snprintf(buf, buflen, "%" PRId64 ":%s", due_ms, id);
+    const char *c = memchr(s + *at, ':', len - *at);
+    if (c == NULL || !parse_dec(s + *at, (size_t)(c - (s + *at)), out))
+        return false;
+    *at = (size_t)(c - s) + 1;
+    return true;
+}
+
+bool lm_parse_item(const char *s, size_t len, int64_t *due_ms, int *attempt,
+                   char id[DQ_ID_MAX], const char **payload,
+                   size_t *payload_len)
+{
+    size_t at = 0;
+    int64_t due, att, idlen;
+    if (!next_field(s, len, &at, &due) || !next_field(s, len, &at, &att) ||
+        !next_field(s, len, &at, &idlen))
+        return false;
+    if (att < 0 || idlen <= 0 || idlen >= DQ_ID_MAX ||
+        (size_t)idlen > len - at || memchr(s + at, '\0', (size_t)idlen))
+        return false;
+    memcpy(id, s + at, (size_t)idlen);
+    id[idlen] = '\0';
+    *due_ms = due;
+    *attempt = att > 1000000000 ? 1000000000 : (int)att;
+    *payload = s + at + idlen;
+    *payload_len = len - at - (size_t)idlen;
+    return true;
+}
+
+int lm_format_item(char *buf, size_t buflen, int64_t due_ms, int64_t attempt,
+                   const char *id)
+{
+    int n = snprintf(buf, buflen, "%" PRId64 ":%" PRId64 ":%zu:%s", due_ms,
+                     attempt, strlen(id), id);
     return (n < 0 || (size_t)n >= buflen) ? -1 : n;
 }
 
@@ -609,8 +890,8 @@ bool lm_wait_until_due(dq_queue *q, int64_t due_ms, int64_t deadline_us)
     return true;
 }
 
-int lm_claim(dq_queue *q, lm_base *b, const char *dst, int64_t timeout_ms,
-             dq_task *out, const lm_claim_ops *ops)
+int lm_claim(dq_queue *q, lm_base *b, int64_t timeout_ms, dq_task *out,
+             const lm_claim_ops *ops)
 {
     int rc = lm_mover_ensure(q, b);
     if (rc != DQ_OK)
@@ -621,23 +902,18 @@ int lm_claim(dq_queue *q, lm_base *b, const char *dst, int64_t timeout_ms,
     for (;;) {
         if (!first && deadline_us - dq_mono_us() <= 0)
             return DQ_EMPTY;
-        redisReply *r;
+        redisReply *r = NULL;
         const char *item;
         size_t itemlen;
-        rc = lm_pop_item(q, b, dst, deadline_us, out, &r, &item, &itemlen);
+        rc = ops->take(q, deadline_us, out, &r, &item, &itemlen);
         first = false;
         if (rc == DQ_EMPTY)
             continue;
-        if (rc != DQ_OK)
-            return rc;
-        rc = ops->take(q, item, itemlen, out);
         if (rc == DQ_ENOTFOUND) {
-            freeReplyObject(r);
             dq_task_clear(out);
             continue; /* purged under us: not a task any more */
         }
         if (rc != DQ_OK) {
-            freeReplyObject(r);
             dq_task_clear(out);
             return rc;
         }
@@ -657,26 +933,92 @@ int lm_claim(dq_queue *q, lm_base *b, const char *dst, int64_t timeout_ms,
 
 /* ---- Shared ops ---------------------------------------------------------- */
 
+/* SCRIPT LOAD of s on b's connection, filling s->sha. */
+static int load_script(dq_queue *q, redisContext *c, dq_script *s)
+{
+    const char *argv[3] = {"SCRIPT", "LOAD", s->src};
+    int rc;
+    redisReply *r = dq_redis_cmd(q, c, &rc, 3, argv, NULL);
+    if (r == NULL)
+        return rc;
+    if (r->type != REDIS_REPLY_STRING || r->len != 40) {
+        freeReplyObject(r);
+        return dq_fail(q, DQ_EPROTO, "SCRIPT LOAD: unexpected reply");
+    }
+    memcpy(s->sha, r->str, 40);
+    s->sha[40] = '\0';
+    freeReplyObject(r);
+    return DQ_OK;
+}
+
+/* One EVALSHA of ENQUEUE_LUA for items[0..n-1], n <= LM_ENQUEUE_CHUNK.
+ * Built here rather than with dq_redis_eval, which takes 64 arguments at
+ * most; NOSCRIPT (a restarted server) loads the script again, once. */
+static int enqueue_chunk(dq_queue *q, lm_base *b, const dq_enqueue_item *items,
+                         size_t n)
+{
+    size_t argc = 6 + 3 * n; /* EVALSHA sha 2 z p channel, 3 per task */
+    const char **argv = malloc(argc * sizeof(*argv));
+    size_t *lens = malloc(argc * sizeof(*lens));
+    char (*due)[24] = malloc(n * sizeof(*due));
+    int rc = DQ_OK;
+    if (argv == NULL || lens == NULL || due == NULL) {
+        rc = dq_fail(q, DQ_ENOMEM, "enqueue: out of memory");
+        goto out;
+    }
+    argv[0] = "EVALSHA";
+    argv[1] = b->enqueue_s.sha;
+    argv[2] = "2";
+    argv[3] = b->kz;
+    argv[4] = b->kp;
+    argv[5] = b->kwake;
+    for (size_t i = 0; i < 6; i++)
+        lens[i] = strlen(argv[i]);
+    for (size_t i = 0; i < n; i++) {
+        size_t a = 6 + 3 * i;
+        snprintf(due[i], sizeof(due[i]), "%" PRId64, items[i].due_ms);
+        argv[a] = items[i].id;
+        lens[a] = strlen(items[i].id);
+        argv[a + 1] = items[i].payload ? items[i].payload : "";
+        lens[a + 1] = items[i].payload_len;
+        argv[a + 2] = due[i];
+        lens[a + 2] = strlen(due[i]);
+    }
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (b->enqueue_s.sha[0] == '\0' &&
+            (rc = load_script(q, b->c, &b->enqueue_s)) != DQ_OK)
+            break;
+        lens[1] = 40;
+        redisReply *r = dq_redis_cmd(q, b->c, &rc, (int)argc, argv, lens);
+        freeReplyObject(r);
+        if (rc != DQ_EREDIS || strstr(q->err, "NOSCRIPT") == NULL)
+            break;
+        b->enqueue_s.sha[0] = '\0'; /* server restarted: load again */
+    }
+out:
+    free(argv);
+    free(lens);
+    free(due);
+    return rc;
+}
+
 int lm_enqueue(dq_queue *q, const char *id, const void *payload,
                size_t payload_len, int64_t due_ms)
 {
-    lm_base *b = q->priv;
     /* dq_enqueue checked the id (1..DQ_ID_MAX-1 bytes) and due_ms (within
      * +-DQ_DUE_MAX_MS = 2^53, exact as a ZSet score). */
-    size_t idlen = strlen(id);
-    int rc;
-    char due[32];
-    snprintf(due, sizeof(due), "%" PRId64, due_ms);
-    const char *args[6] = {b->kz, b->kp, id, payload ? payload : "", due,
-                           b->kwake};
-    size_t lens[6] = {strlen(b->kz), strlen(b->kp), idlen, payload_len,
-                      strlen(due), strlen(b->kwake)};
-    redisReply *r = dq_redis_eval(q, b->c, &b->enqueue_s, &rc, 2, 6, args,
-                                  lens);
-    if (r == NULL)
-        return rc;
-    freeReplyObject(r);
-    return DQ_OK;
+    dq_enqueue_item it = {id, payload, payload_len, due_ms};
+    return enqueue_chunk(q, q->priv, &it, 1);
+}
+
+int lm_enqueue_many(dq_queue *q, const dq_enqueue_item *items, size_t n)
+{
+    int rc = DQ_OK;
+    for (size_t at = 0; at < n && rc == DQ_OK; at += LM_ENQUEUE_CHUNK) {
+        size_t m = n - at < LM_ENQUEUE_CHUNK ? n - at : LM_ENQUEUE_CHUNK;
+        rc = enqueue_chunk(q, q->priv, items + at, m);
+    }
+    return rc;
 }
 
 int lm_pop_item(dq_queue *q, lm_base *b, const char *dst, int64_t deadline_us,
@@ -724,10 +1066,24 @@ int lm_pop_item(dq_queue *q, lm_base *b, const char *dst, int64_t deadline_us,
     }
     q->counters.wakeups++;
     memset(out, 0, sizeof(*out));
-    if (!lm_parse_item(*item, *itemlen, &out->due_ms, out->id)) {
+    const char *payload;
+    size_t payload_len;
+    if (!lm_parse_item(*item, *itemlen, &out->due_ms, &out->attempt,
+                       out->id, &payload, &payload_len)) {
         freeReplyObject(r);
         return dq_fail(q, DQ_EPROTO, "claim: malformed item in %s",
                        b->kready);
+    }
+    if (b->payload_in_item) {
+        /* NUL-terminated for convenience, as dq_reply_copy does. */
+        out->payload = malloc(payload_len + 1);
+        if (out->payload == NULL) {
+            freeReplyObject(r);
+            return dq_fail(q, DQ_ENOMEM, "claim: out of memory (task lost)");
+        }
+        memcpy(out->payload, payload, payload_len);
+        out->payload[payload_len] = '\0';
+        out->payload_len = payload_len;
     }
     *reply = r;
     return DQ_OK;

@@ -2,36 +2,48 @@
  * with the "reliable queue" pattern on top: at-least-once with leases.
  *
  * How it works: enqueue and the mover are list.c's (list_mover.c: delay
- * ZSet dq:{Q}:z, payloads dq:{Q}:p, a mover per consumer handle moving due
- * tasks into dq:{Q}:ready, Pub/Sub wake-ups on dq:{Q}:wake).  A consumer
- * does not pop the ready item but moves it, atomically, into its own
- * processing list with BLMOVE ready dq:{Q}:proc:<consumer> LEFT RIGHT
- * (https://redis.io/commands/blmove/, Redis >= 6.2), then records a lease
- * (visibility timeout) in the ZSet dq:{Q}:leases (item -> now + lease_ms)
- * and counts the delivery in dq:{Q}:a (id -> attempt).  Ack removes the
- * item from its processing list and the task's keys, in one script.  The
- * mover also runs a reaper (list_mover.c) that puts items whose lease ran
- * out back at the tail of ready, from every processing list named in
- * dq:{Q}:procs, so a crashed or stuck consumer's task is redelivered.
+ * ZSet dq:{Q}:z, payloads dq:{Q}:p, one mover per queue and process moving
+ * due tasks into dq:{Q}:ready, Pub/Sub wake-ups on dq:{Q}:wake), except
+ * that the payload stays in dq:{Q}:p until the ack (a redelivery needs it)
+ * and the ready item "<due>:<attempt>:<idlen>:<id>" carries the number of
+ * the delivery it makes: 1 when moved.  A consumer does not pop the ready
+ * item but moves it, atomically, into its own processing list
+ * dq:{Q}:proc:<consumer> with LMOVE / BLMOVE ready proc LEFT RIGHT
+ * (https://redis.io/commands/blmove/, Redis >= 6.2) and records a lease
+ * (visibility timeout) in the ZSet dq:{Q}:leases (item -> now +
+ * lease_ms).  Ack removes the item from its processing list, its lease and
+ * its payload, in one script.  The mover also runs a reaper
+ * (list_mover.c, once per process) that puts items whose lease ran out
+ * back at the tail of ready, from every processing list named in
+ * dq:{Q}:procs, with the attempt one up, so a crashed or stuck consumer's
+ * task is redelivered.
  *
  * Redis commands per task:
- *   enqueue: 1 script;  move: part of 1 script per batch
- *   claim:   BLMOVE, then 1 script (ZADD leases; SADD procs; HINCRBY a;
- *            HGET p) -- 2 round trips.  BLMOVE keeps a client-side
- *            deadline as list.c's BLPOP does (dq_redis_block: one PING
- *            more when it times out on an idle server)
- *   ack:     1 script (HGET a; LREM proc -- or, late, LREM ready; ZREM
- *            leases; HDEL p; HDEL a)
+ *   enqueue: part of 1 script (1 per enqueue_many chunk);  move: part of
+ *            1 script per batch of up to move_batch tasks
+ *   claim:   1 script, one round trip, while tasks are waiting: LMOVE
+ *            ready proc; HGET p; ZADD leases; SADD procs; LLEN ready.  A
+ *            consumer that found ready empty (the script's LLEN said so,
+ *            or the script found nothing) blocks in BLMOVE instead and
+ *            then runs LEASE_LUA (HGET p; ZADD leases; SADD procs; LLEN):
+ *            2 round trips, paid only when it had nothing to do.  BLMOVE
+ *            keeps a client-side deadline as list.c's BLPOP does
+ *            (dq_redis_block: one PING more when it times out on an idle
+ *            server)
+ *   ack:     1 script (LREM proc -- or, late, LREM ready; ZREM leases;
+ *            HDEL p): one round trip
  *   reaper:  1 script per run for all consumers (O(tasks in flight))
+ * So 2 round trips per task in a busy queue (claim, ack), plus a share of
+ * the enqueue and move scripts.
  *
  * Guarantee: at-least-once.  A task is in exactly one of z, ready or a
  * processing list at every moment (each step is one atomic command or
  * script), so a consumer killed between claim and ack loses nothing: after
  * lease_ms the reaper gives the task back and it is delivered again with
  * attempt + 1.  A consumer killed between BLMOVE and its lease script
- * leaves an item without a lease; the reaper gives it one of lease_ms.
- * Without faults and with work shorter than the lease no task is
- * delivered twice.
+ * leaves an item without a lease; the reaper gives it one of lease_ms
+ * (that delivery counts as an attempt too).  Without faults and with work
+ * shorter than the lease no task is delivered twice.
  *
  * Work longer than the lease, and what it costs.  The reaper gives the
  * task back at the TAIL of ready: it counts as due again at its lease
@@ -41,24 +53,24 @@
  * rest of the queue was never delivered).  Then:
  *   - nobody takes it before the holder acks (every other consumer busy,
  *     or tasks ahead of it in ready): the late ack finds the item in ready
- *     with its attempt unchanged, removes it and is accepted -- delivered
- *     once, as lua-lease accepts a late ack;
+ *     with the next attempt number, which nobody has taken, removes it and
+ *     is accepted -- delivered once, as lua-lease accepts a late ack;
  *   - another consumer takes it first (it was idle, or reached it): the
  *     task is processed twice, concurrently, and the first holder's ack
- *     gets DQ_ENOTFOUND (the attempt in the token no longer matches)
- *     instead of ending the new delivery's lease.  A task whose work
- *     always outlasts the lease, with a consumer idle to take it, goes
- *     round every lease_ms and is never acked (there is no retry limit or
- *     dead-letter list); the rest of the queue still moves.
+ *     gets DQ_ENOTFOUND (neither its item nor the next attempt's is where
+ *     it looks) instead of ending the new delivery's lease.  A task whose
+ *     work always outlasts the lease, with a consumer idle to take it,
+ *     goes round every lease_ms and is never acked (there is no retry
+ *     limit or dead-letter list); the rest of the queue still moves.
  * So choose lease_ms above the longest work; processing must be
  * idempotent anyway.  A redelivered task is also late by the backlog of
- * ready tasks ahead of it.  A task that is
- * not due yet by this consumer's clock (moved by a mover whose clock runs
- * ahead) is waited for up to the claim timeout; if still early it goes
- * back to the head of ready with its lease and attempt undone (one more
- * script, UNLEASE_LUA, counted in putbacks) and claim returns DQ_EMPTY.
+ * ready tasks ahead of it.  A task that is not due yet by this consumer's
+ * clock (moved by a mover whose clock runs ahead) is waited for up to the
+ * claim timeout; if still early it goes back, unchanged (same attempt),
+ * to the head of ready with its lease undone (one more script,
+ * UNLEASE_LUA, counted in putbacks) and claim returns DQ_EMPTY.
  *
- * Failure modes: the reaper only runs while some handle's mover runs, so
+ * Failure modes: the reaper only runs while some process's mover runs, so
  * a queue with no live consumer redelivers nothing (nothing would take it
  * anyway).  Lease expiry uses the claiming consumer's clock and is judged
  * by the reaping mover's clock: skew between them shortens or lengthens
@@ -80,35 +92,60 @@
 #include "list_mover.h"
 #include "rconn.h"
 
-/* KEYS: p leases a procs proc   ARGV: id item lease_expiry_ms proc
- * Returns {attempt, payload}, or {0} when the payload is gone (purged):
- * then the item is dropped from the processing list again. */
+/* The claim while tasks are waiting, one round trip.  KEYS: ready proc p
+ * leases procs   ARGV: lease_expiry_ms proc
+ * LMOVE ready proc LEFT RIGHT, then what LEASE_LUA does, in one script.
+ * Returns {0} when ready is empty, {-1, item} when the task's payload is
+ * gone (purged; the item is dropped again), {-2, item} for an item whose
+ * id cannot be read (it stays in proc: the reaper gives it back), else
+ * {1, item, payload, tasks left in ready}. */
+static const char CLAIM_LUA[] =
+    "local it = redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT')\n"
+    "if not it then return {0} end\n"
+    "local c1 = string.find(it, ':', 1, true)\n"
+    "local c2 = c1 and string.find(it, ':', c1 + 1, true)\n"
+    "local c3 = c2 and string.find(it, ':', c2 + 1, true)\n"
+    "local n = c3 and tonumber(string.sub(it, c2 + 1, c3 - 1))\n"
+    "if not n then return {-2, it} end\n"
+    "local v = redis.call('HGET', KEYS[3], string.sub(it, c3 + 1, c3 + n))\n"
+    "if not v then\n"
+    "  redis.call('LREM', KEYS[2], -1, it)\n"
+    "  redis.call('ZREM', KEYS[4], it)\n"
+    "  return {-1, it}\n"
+    "end\n"
+    "redis.call('ZADD', KEYS[4], ARGV[1], it)\n"
+    "redis.call('SADD', KEYS[5], ARGV[2])\n"
+    "return {1, it, v, redis.call('LLEN', KEYS[1])}\n";
+
+/* The lease after a BLMOVE.  KEYS: p leases procs proc ready
+ * ARGV: id item lease_expiry_ms proc
+ * Returns {1, payload, tasks left in ready}, or {0} when the payload is
+ * gone (purged): then the item is dropped from the processing list
+ * again. */
 static const char LEASE_LUA[] =
     "local v = redis.call('HGET', KEYS[1], ARGV[1])\n"
     "if not v then\n"
-    "  redis.call('LREM', KEYS[5], 1, ARGV[2])\n"
+    "  redis.call('LREM', KEYS[4], -1, ARGV[2])\n"
     "  redis.call('ZREM', KEYS[2], ARGV[2])\n"
-    "  redis.call('HDEL', KEYS[3], ARGV[1])\n"
     "  return {0}\n"
     "end\n"
     "redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])\n"
-    "redis.call('SADD', KEYS[4], ARGV[4])\n"
-    "local n = redis.call('HINCRBY', KEYS[3], ARGV[1], 1)\n"
-    "return {n, v}\n";
+    "redis.call('SADD', KEYS[3], ARGV[4])\n"
+    "return {1, v, redis.call('LLEN', KEYS[5])}\n";
 
-/* KEYS: proc leases p a ready   ARGV: item id attempt
- * Returns 1 when acked, 0 when this delivery no longer holds the task.
- * The item is in our processing list, or -- a late ack after the reaper
- * gave it back -- in ready, where LREM looks from the tail (the reaper
- * RPUSHes it).  Found in ready with our attempt still counted, nobody has
- * taken it again: the work was done once, and the ack ends it. */
+/* KEYS: proc leases p ready   ARGV: item next id
+ * item is the delivery being acked ("<due>:<attempt>:..."), next the same
+ * task one attempt up, as the reaper gives it back.  Returns 1 when
+ * acked, 0 when this delivery no longer holds the task.  The item is in
+ * our processing list, or -- a late ack after the reaper gave it back --
+ * `next` is in ready, where LREM looks from the tail (the reaper RPUSHes
+ * it): nobody has taken it again, so the work was done once and the ack
+ * ends it.  Once another consumer took `next`, neither is found. */
 static const char ACK_LUA[] =
-    "if redis.call('HGET', KEYS[4], ARGV[2]) ~= ARGV[3] then return 0 end\n"
     "if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 and\n"
-    "   redis.call('LREM', KEYS[5], -1, ARGV[1]) == 0 then return 0 end\n"
+    "   redis.call('LREM', KEYS[4], -1, ARGV[2]) == 0 then return 0 end\n"
     "redis.call('ZREM', KEYS[2], ARGV[1])\n"
-    "redis.call('HDEL', KEYS[3], ARGV[2])\n"
-    "redis.call('HDEL', KEYS[4], ARGV[2])\n"
+    "redis.call('HDEL', KEYS[3], ARGV[3])\n"
     "return 1\n";
 
 /* KEYS: proc procs   ARGV: proc (the key name, as the set holds it).
@@ -120,18 +157,15 @@ static const char UNREGISTER_LUA[] =
     "return 1\n";
 
 /* Undo a lease whose task is not due by the claimer's clock before its
- * claim deadline.  KEYS: proc leases a ready   ARGV: item id
+ * claim deadline.  KEYS: proc leases ready   ARGV: item
  * Only when the item is still in our processing list (the reaper may have
- * given it back already): remove it and its lease, take back the attempt
- * the lease counted, and push it back at the head of ready.  Returns 1 or
- * 0. */
+ * given it back already): remove it and its lease and push it back,
+ * unchanged (its attempt was not used), at the head of ready.  Returns 1
+ * or 0. */
 static const char UNLEASE_LUA[] =
     "if redis.call('LREM', KEYS[1], -1, ARGV[1]) == 0 then return 0 end\n"
     "redis.call('ZREM', KEYS[2], ARGV[1])\n"
-    "if redis.call('HINCRBY', KEYS[3], ARGV[2], -1) <= 0 then\n"
-    "  redis.call('HDEL', KEYS[3], ARGV[2])\n"
-    "end\n"
-    "redis.call('LPUSH', KEYS[4], ARGV[1])\n"
+    "redis.call('LPUSH', KEYS[3], ARGV[1])\n"
     "return 1\n";
 
 #define LR_NAME_MAX 160
@@ -139,9 +173,10 @@ static const char UNLEASE_LUA[] =
 typedef struct lr_state {
     lm_base b; /* first member: the lm_* functions take q->priv */
     char name[LR_NAME_MAX];  /* consumer name */
-    char kproc[LM_KEY_MAX], kleases[LM_KEY_MAX], ka[LM_KEY_MAX],
-        kprocs[LM_KEY_MAX];
-    dq_script lease_s, ack_s, unreg_s, unlease_s;
+    char kproc[LM_KEY_MAX], kleases[LM_KEY_MAX], kprocs[LM_KEY_MAX];
+    dq_script claim_s, lease_s, ack_s, unreg_s, unlease_s;
+    bool fast; /* tasks were left in ready at the last claim: try
+                  CLAIM_LUA before blocking */
 } lr_state;
 
 static const dq_optdef lr_options[] = {
@@ -192,9 +227,10 @@ static int lr_open(dq_queue *q)
     snprintf(suffix, sizeof(suffix), "proc:%s", s->name);
     dq_redis_key(q, suffix, s->kproc, sizeof(s->kproc));
     dq_redis_key(q, "leases", s->kleases, sizeof(s->kleases));
-    dq_redis_key(q, "a", s->ka, sizeof(s->ka));
     dq_redis_key(q, "procs", s->kprocs, sizeof(s->kprocs));
+    s->claim_s.src = CLAIM_LUA;
     s->lease_s.src = LEASE_LUA;
+    s->fast = true;
     s->ack_s.src = ACK_LUA;
     s->unreg_s.src = UNREGISTER_LUA;
     s->unlease_s.src = UNLEASE_LUA;
@@ -231,53 +267,157 @@ static void lr_close(dq_queue *q)
     q->priv = NULL;
 }
 
-/* Records the lease of item (in s->kproc) and fetches the payload into
- * *out.  DQ_OK, DQ_ENOTFOUND when the task was purged, or an error. */
-static int lr_lease(dq_queue *q, lr_state *s, redisContext *c,
-                    const char *item, size_t itemlen, dq_task *out)
+/* Fills out's payload and token (the attempt, which ack needs). */
+static int lr_fill(dq_queue *q, const redisReply *payload, dq_task *out)
+{
+    out->payload = dq_reply_copy(payload, &out->payload_len);
+    if (out->payload == NULL)
+        return dq_fail(q, DQ_ENOMEM, "claim: out of memory");
+    snprintf(out->token, sizeof(out->token), "%d", out->attempt);
+    return DQ_OK;
+}
+
+/* The lease expiry of a claim now, as text (32 bytes). */
+static void lr_expiry(dq_queue *q, lr_state *s, char *buf)
+{
+    snprintf(buf, 32, "%" PRId64, dq_now_ms(q) + s->b.lease_ms);
+}
+
+/* Records the lease of item (in s->kproc, just BLMOVEd there) and fetches
+ * the payload into *out.  DQ_OK, DQ_ENOTFOUND when the task was purged,
+ * or an error.  Sets s->fast when tasks are left in ready. */
+static int lr_lease(dq_queue *q, lr_state *s, const char *item,
+                    size_t itemlen, dq_task *out)
 {
     char expiry[32];
-    snprintf(expiry, sizeof(expiry), "%" PRId64,
-             dq_now_ms(q) + s->b.lease_ms);
-    const char *args[9] = {s->b.kp, s->kleases, s->ka, s->kprocs, s->kproc,
-                           out->id, item, expiry, s->kproc};
+    lr_expiry(q, s, expiry);
+    const char *args[9] = {s->b.kp, s->kleases, s->kprocs, s->kproc,
+                           s->b.kready, out->id, item, expiry, s->kproc};
     size_t lens[9];
     for (int i = 0; i < 9; i++)
         lens[i] = strlen(args[i]);
     lens[6] = itemlen;
     int rc;
-    redisReply *r = dq_redis_eval(q, c, &s->lease_s, &rc, 5, 9, args, lens);
+    redisReply *r = dq_redis_eval(q, s->b.c, &s->lease_s, &rc, 5, 9, args,
+                                  lens);
     if (r == NULL)
         return rc;
-    int64_t attempt;
+    int64_t found, left = 0;
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
-        !dq_reply_int(r->element[0], &attempt)) {
+        !dq_reply_int(r->element[0], &found)) {
         freeReplyObject(r);
         return dq_fail(q, DQ_EPROTO, "claim: unexpected lease reply");
     }
-    if (attempt == 0 || r->elements < 2 ||
-        r->element[1]->type != REDIS_REPLY_STRING) {
+    if (found == 0) {
         freeReplyObject(r);
         return DQ_ENOTFOUND;
     }
-    redisReply *p = r->element[1];
-    out->payload = dq_reply_copy(p, &out->payload_len);
-    if (out->payload == NULL) {
+    if (r->elements != 3 || r->element[1]->type != REDIS_REPLY_STRING ||
+        !dq_reply_int(r->element[2], &left)) {
         freeReplyObject(r);
-        return dq_fail(q, DQ_ENOMEM, "claim: out of memory");
+        return dq_fail(q, DQ_EPROTO, "claim: unexpected lease reply");
     }
-    out->attempt = attempt > 1000000000 ? 1000000000 : (int)attempt;
-    snprintf(out->token, sizeof(out->token), "%" PRId64, attempt);
+    rc = lr_fill(q, r->element[1], out);
+    s->fast = left > 0;
     freeReplyObject(r);
-    return DQ_OK;
+    return rc;
 }
 
-/* lm_claim's take: record the lease and fetch the payload (lr_lease). */
-static int lr_take(dq_queue *q, const char *item, size_t itemlen,
-                   dq_task *out)
+/* CLAIM_LUA: take the head of ready with its lease in one round trip.
+ * Returns as lm_claim_ops.take (DQ_EMPTY when ready was empty). */
+static int lr_claim_script(dq_queue *q, lr_state *s, dq_task *out,
+                           redisReply **reply, const char **item,
+                           size_t *itemlen)
+{
+    char expiry[32];
+    lr_expiry(q, s, expiry);
+    const char *args[7] = {s->b.kready, s->kproc, s->b.kp, s->kleases,
+                           s->kprocs, expiry, s->kproc};
+    int rc;
+    redisReply *r = dq_redis_eval(q, s->b.c, &s->claim_s, &rc, 5, 7, args,
+                                  NULL);
+    if (r == NULL)
+        return rc;
+    int64_t what, left;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
+        !dq_reply_int(r->element[0], &what))
+        goto unexpected;
+    if (what == 0) {
+        freeReplyObject(r);
+        q->counters.empty_polls++;
+        return DQ_EMPTY;
+    }
+    if (r->elements < 2 || r->element[1]->type != REDIS_REPLY_STRING)
+        goto unexpected;
+    if (what == -1) {
+        freeReplyObject(r);
+        return DQ_ENOTFOUND;
+    }
+    memset(out, 0, sizeof(*out));
+    const char *payload;
+    size_t plen;
+    redisReply *it = r->element[1];
+    if (what != 1 || !lm_parse_item(it->str, it->len, &out->due_ms,
+                                    &out->attempt, out->id, &payload,
+                                    &plen)) {
+        freeReplyObject(r);
+        return dq_fail(q, DQ_EPROTO, "claim: malformed item in %s",
+                       s->b.kready);
+    }
+    if (r->elements != 4 || r->element[2]->type != REDIS_REPLY_STRING ||
+        !dq_reply_int(r->element[3], &left))
+        goto unexpected;
+    q->counters.wakeups++;
+    rc = lr_fill(q, r->element[2], out);
+    if (rc != DQ_OK) {
+        freeReplyObject(r);
+        return rc;
+    }
+    s->fast = left > 0;
+    *reply = r;
+    *item = it->str;
+    *itemlen = it->len;
+    return DQ_OK;
+
+unexpected:
+    freeReplyObject(r);
+    return dq_fail(q, DQ_EPROTO, "claim: unexpected claim script reply");
+}
+
+/* lm_claim's take.  While tasks are waiting (the last claim left some in
+ * ready), one CLAIM_LUA; when it finds ready empty, or ready was empty
+ * last time, BLMOVE (blocking until a task comes or the deadline) and
+ * then LEASE_LUA: two round trips, paid only by a consumer that had
+ * nothing to do.  A wait too short to block looks once with CLAIM_LUA
+ * and sleeps the rest. */
+static int lr_take(dq_queue *q, int64_t deadline_us, dq_task *out,
+                   redisReply **reply, const char **item, size_t *itemlen)
 {
     lr_state *s = q->priv;
-    return lr_lease(q, s, s->b.c, item, itemlen, out);
+    int rc;
+    *reply = NULL;
+    if (s->fast ||
+        deadline_us - dq_mono_us() < DQ_BLOCK_SHORTEST_MS * 1000) {
+        rc = lr_claim_script(q, s, out, reply, item, itemlen);
+        if (rc != DQ_EMPTY)
+            return rc;
+        s->fast = false;
+        int64_t left_us = deadline_us - dq_mono_us();
+        if (left_us < DQ_BLOCK_SHORTEST_MS * 1000) {
+            dq_sleep_us(left_us);
+            return DQ_EMPTY;
+        }
+    }
+    rc = lm_pop_item(q, &s->b, s->kproc, deadline_us, out, reply, item,
+                     itemlen);
+    if (rc != DQ_OK)
+        return rc;
+    rc = lr_lease(q, s, *item, *itemlen, out);
+    if (rc != DQ_OK) {
+        freeReplyObject(*reply);
+        *reply = NULL;
+    }
+    return rc;
 }
 
 /* lm_claim's undo: UNLEASE_LUA.  0 (the reaper gave it back already) is
@@ -286,14 +426,14 @@ static int lr_undo(dq_queue *q, const char *item, size_t itemlen,
                    const dq_task *out)
 {
     lr_state *s = q->priv;
-    const char *args[6] = {s->kproc, s->kleases, s->ka, s->b.kready, item,
-                           out->id};
-    size_t lens[6];
-    for (int i = 0; i < 6; i++)
+    (void)out;
+    const char *args[4] = {s->kproc, s->kleases, s->b.kready, item};
+    size_t lens[4];
+    for (int i = 0; i < 4; i++)
         lens[i] = strlen(args[i]);
-    lens[4] = itemlen;
+    lens[3] = itemlen;
     int rc;
-    redisReply *r = dq_redis_eval(q, s->b.c, &s->unlease_s, &rc, 4, 6, args,
+    redisReply *r = dq_redis_eval(q, s->b.c, &s->unlease_s, &rc, 3, 4, args,
                                   lens);
     if (r == NULL)
         return rc;
@@ -306,21 +446,25 @@ static const lm_claim_ops lr_claim_ops = {lr_take, lr_undo};
 static int lr_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
 {
     lr_state *s = q->priv;
-    return lm_claim(q, &s->b, s->kproc, timeout_ms, out, &lr_claim_ops);
+    return lm_claim(q, &s->b, timeout_ms, out, &lr_claim_ops);
 }
 
 static int lr_ack(dq_queue *q, const dq_task *t)
 {
     lr_state *s = q->priv;
-    char item[DQ_ID_MAX + 32];
-    if (t->token[0] == '\0' ||
-        lm_format_item(item, sizeof(item), t->due_ms, t->id) < 0)
+    char item[LM_ITEM_HEAD_MAX], next[LM_ITEM_HEAD_MAX];
+    char *end;
+    long long attempt = strtoll(t->token, &end, 10);
+    if (t->token[0] == '\0' || *end != '\0' || attempt < 1 ||
+        lm_format_item(item, sizeof(item), t->due_ms, attempt, t->id) < 0 ||
+        lm_format_item(next, sizeof(next), t->due_ms, attempt + 1,
+                       t->id) < 0)
         return dq_fail(q, DQ_EINVAL, "ack: task %s was not claimed here",
                        t->id);
-    const char *args[8] = {s->kproc, s->kleases, s->b.kp, s->ka,
-                           s->b.kready, item, t->id, t->token};
+    const char *args[7] = {s->kproc, s->kleases, s->b.kp, s->b.kready,
+                           item, next, t->id};
     int64_t n;
-    int rc = dq_redis_eval_int(q, s->b.c, &s->ack_s, 5, 8, args, NULL,
+    int rc = dq_redis_eval_int(q, s->b.c, &s->ack_s, 4, 7, args, NULL,
                                "ack: unexpected reply", &n);
     if (rc != DQ_OK)
         return rc;
@@ -333,8 +477,8 @@ static int lr_ack(dq_queue *q, const dq_task *t)
 
 const dq_strategy dq_strategy_list_reliable = {
     .name = "list-reliable",
-    .summary = "list + BLMOVE into a per-consumer processing list, leases "
-               "and a reaper; at-least-once",
+    .summary = "list + (B)LMOVE into a per-consumer processing list, "
+               "leases and a reaper; at-least-once",
     .flags = DQ_G_AT_LEAST_ONCE | DQ_G_SURVIVES_CONSUMER_CRASH |
              DQ_G_NEEDS_REDIS | DQ_G_BLOCKS | DQ_G_NO_DUP_CONCURRENT |
              DQ_G_DUE_ORDER | DQ_G_SURVIVES_PROCESS_EXIT,
@@ -348,19 +492,23 @@ const dq_strategy dq_strategy_list_reliable = {
     .pending = lm_pending,
     .purge = lm_purge,
     .exists = lm_exists,
-    .doc = "list's enqueue and mover, plus the reliable-queue pattern: a "
-        "consumer moves the ready item into its own processing list with "
-        "BLMOVE (Redis 6.2), records a lease (ZSet item -> now + "
-        "lease_ms) and the attempt in one script, and ack removes the item "
-        "and the task's keys in another.  A reaper in the mover puts items "
-        "whose lease ran out back at the tail of ready, behind the tasks "
-        "already ready.  Per task: 1 enqueue script, part of a move, BLMOVE "
-        "+ 1 script, 1 ack script.  At-least-once: a consumer killed "
-        "between claim and ack loses nothing (redelivered with attempt + 1 "
-        "after lease_ms).  Work that outlasts the lease: a late ack is "
-        "accepted while nobody has taken the task again; once another "
-        "consumer has, the task is processed twice and the late ack is "
-        "refused, and a task that always outlasts its lease goes round "
-        "every lease_ms, never acked (no dead-letter limit), while the "
-        "other tasks still come out.",
+    .enqueue_many = lm_enqueue_many,
+    .doc = "list's enqueue and mover (one per queue and process), plus the "
+        "reliable-queue pattern: a consumer moves the ready item into its "
+        "own processing list and records a lease (ZSet item -> now + "
+        "lease_ms) in one script (LMOVE ...) while tasks are waiting, or, "
+        "when it found none, BLMOVE (Redis 6.2) and then the lease script; "
+        "ack removes the item, its lease and its payload in another.  The "
+        "item carries the delivery's attempt number.  A reaper in the mover "
+        "puts items whose lease ran out back at the tail of ready, behind "
+        "the tasks already ready, with the attempt one up.  Per task in a "
+        "busy queue: a share of an enqueue and a move script, 1 claim "
+        "script, 1 ack script: two round trips.  At-least-once: a consumer "
+        "killed between claim and ack loses nothing (redelivered with "
+        "attempt + 1 after lease_ms).  Work that outlasts the lease: a late "
+        "ack is accepted while nobody has taken the task again; once "
+        "another consumer has, the task is processed twice and the late "
+        "ack is refused, and a task that always outlasts its lease goes "
+        "round every lease_ms, never acked (no dead-letter limit), while "
+        "the other tasks still come out.",
 };

@@ -243,15 +243,238 @@ free_reply:
     return rc;
 }
 
+/* Marks c failed (unless a transport error did already), so that the next
+ * call reconnects it. */
+static void mark_failed(redisContext *c, const char *why)
+{
+    if (c->err != 0)
+        return;
+    c->err = REDIS_ERR_OTHER;
+    snprintf(c->errstr, sizeof c->errstr, "%s", why);
+}
+
+/* ---- Sentinel ---------------------------------------------------------------
+ * With cfg.sentinels set, the address to connect to is not configured but
+ * asked for: dq_sentinel_primary() on every connect and on every reconnect
+ * after a failure; a server that answers is accepted only when ROLE says
+ * master (Sentinel names the promoted replica before every client has
+ * noticed, and a demoted primary that came back answers as a replica). */
+
+/* Sentinel's answer to one get-master-addr-by-name from host:port into
+ * out_host/out_port.  DQ_OK; DQ_ENOTFOUND when it does not know the name;
+ * DQ_EIO (unreachable, no reply) or DQ_EPROTO with why set. */
+static int ask_sentinel(const char *host, int port, const char *name,
+                        char *out_host, size_t hostlen, int *out_port,
+                        char *why, size_t whylen)
+{
+    const char *argv[3] = {"SENTINEL", "get-master-addr-by-name", name};
+    struct timeval tv = ms_to_tv(DQ_SENTINEL_TIMEOUT_MS);
+    redisContext *c = redisConnectWithTimeout(host, port, tv);
+    redisReply *r = NULL;
+    int64_t p = 0;
+    int rc = DQ_EIO;
+
+    if (c == NULL || c->err || redisSetTimeout(c, tv) != REDIS_OK) {
+        snprintf(why, whylen, "%s", c ? c->errstr : "out of memory");
+        goto out;
+    }
+    r = redisCommandArgv(c, 3, argv, NULL);
+    if (r == NULL) {
+        snprintf(why, whylen, "%s", c->errstr);
+    } else if (r->type == REDIS_REPLY_NIL) {
+        snprintf(why, whylen, "no primary named '%s'", name);
+        rc = DQ_ENOTFOUND;
+    } else if (r->type == REDIS_REPLY_ERROR) {
+        snprintf(why, whylen, "%s", r->str);
+        rc = DQ_EPROTO;
+    } else if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+               r->element[0]->type != REDIS_REPLY_STRING ||
+               r->element[0]->len == 0 || r->element[0]->len >= hostlen ||
+               !dq_reply_int(r->element[1], &p) || p < 1 || p > 65535) {
+        snprintf(why, whylen, "unexpected reply");
+        rc = DQ_EPROTO;
+    } else {
+        snprintf(out_host, hostlen, "%s", r->element[0]->str);
+        *out_port = (int)p;
+        rc = DQ_OK;
+    }
+out:
+    if (r != NULL)
+        freeReplyObject(r);
+    if (c != NULL)
+        redisFree(c);
+    return rc;
+}
+
+/* One Sentinel address of a list: host (hostlen bytes) and port.  0 when
+ * item (len bytes) is "host:port" with a port in 1..65535, else -1. */
+static int parse_hostport(const char *item, size_t len, char *host,
+                          size_t hostlen, int *port)
+{
+    const char *colon = memchr(item, ':', len);
+    char num[8];
+    char *end;
+    long v;
+
+    if (colon == NULL || colon == item || (size_t)(colon - item) >= hostlen ||
+        len - (size_t)(colon - item) - 1 >= sizeof num ||
+        len - (size_t)(colon - item) - 1 == 0)
+        return -1;
+    snprintf(num, sizeof num, "%.*s", (int)(len - (size_t)(colon - item) - 1),
+             colon + 1);
+    v = strtol(num, &end, 10);
+    if (*end != '\0' || v < 1 || v > 65535 || num[0] == '+' || num[0] == '-')
+        return -1;
+    snprintf(host, hostlen, "%.*s", (int)(colon - item), item);
+    *port = (int)v;
+    return 0;
+}
+
+int dq_sentinel_primary(const char *sentinels, const char *name, char *host,
+                        size_t hostlen, int *port, char *err, size_t errlen)
+{
+    char shost[DQ_SENTINELS_MAX][128], last[200] = "";
+    int sport[DQ_SENTINELS_MAX], n = 0;
+
+    if (sentinels == NULL || name == NULL || name[0] == '\0') {
+        snprintf(err, errlen, "sentinel: a Sentinel list and a primary name "
+                 "are both required");
+        return DQ_EINVAL;
+    }
+    /* The whole list is checked before any Sentinel is asked. */
+    for (const char *p = sentinels;; n++) {
+        size_t len = strcspn(p, ",");
+
+        if (n >= DQ_SENTINELS_MAX ||
+            parse_hostport(p, len, shost[n], sizeof shost[n], &sport[n]) != 0) {
+            snprintf(err, errlen, "sentinels '%.100s': expected host:port"
+                     "[,host:port...] (at most %d)", sentinels,
+                     DQ_SENTINELS_MAX);
+            return DQ_EINVAL;
+        }
+        if (p[len] == '\0')
+            break;
+        p += len + 1;
+    }
+    for (int i = 0; i <= n; i++) {
+        char why[128] = "";
+
+        if (ask_sentinel(shost[i], sport[i], name, host, hostlen, port, why,
+                         sizeof why) == DQ_OK)
+            return DQ_OK;
+        snprintf(last, sizeof last, "sentinel %.64s:%d: %.100s", shost[i],
+                 sport[i], why);
+    }
+    snprintf(err, errlen, "no Sentinel gave the primary '%.64s' (last: %s)",
+             name, last);
+    return DQ_EIO;
+}
+
+/* Points c (not connected, or failed) at the primary the Sentinels name:
+ * its tcp.host and tcp.port, which redisReconnect reuses.  hiredis 0.14.1
+ * owns tcp.host as a strdup'd string (net.c, _redisContextConnectTcp
+ * frees and strdups it the same way).  DQ_OK, or a DQ_E* code with q->err
+ * and c unchanged. */
+static int follow_primary(dq_queue *q, redisContext *c)
+{
+    char host[128], err[sizeof q->err];
+    int port = 0, rc;
+
+    rc = dq_sentinel_primary(q->cfg.sentinels, q->cfg.sentinel_master, host,
+                             sizeof host, &port, err, sizeof err);
+    if (rc != DQ_OK)
+        return dq_fail(q, rc, "%s", err);
+    if (c->tcp.host == NULL || strcmp(c->tcp.host, host) != 0) {
+        char *h = strdup(host);
+
+        if (h == NULL)
+            return dq_fail(q, DQ_ENOMEM, "sentinel: out of memory");
+        free(c->tcp.host);
+        c->tcp.host = h;
+    }
+    c->tcp.port = port;
+    return DQ_OK;
+}
+
+/* ROLE on a connection found through Sentinel: DQ_OK when the server says
+ * master, or when it refuses ROLE (an ACL without it: a replica is then
+ * caught by its READONLY replies); DQ_EIO when it is a replica or the
+ * connection failed. */
+static int check_primary(dq_queue *q, redisContext *c)
+{
+    const char *argv[1] = {"ROLE"};
+    redisReply *r = raw_cmd(q, c, 1, argv, NULL);
+    int rc = DQ_OK;
+
+    if (r == NULL)
+        return DQ_EIO;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+        r->element[0]->type == REDIS_REPLY_STRING &&
+        strcmp(r->element[0]->str, "master") != 0)
+        rc = dq_fail(q, DQ_EIO, "redis %s:%d: is a %s, not the primary "
+                     "'%s' (a failover is under way)", host_of(c),
+                     c->tcp.port, r->element[0]->str,
+                     q->cfg.sentinel_master);
+    freeReplyObject(r);
+    return rc;
+}
+
+/* In Sentinel mode, an error reply that says this server is no longer
+ * the primary: READONLY (a write on a replica), UNBLOCKED (Redis 7.0
+ * replicationSetMaster unblocks blocked clients when a primary turns
+ * replica) or WAIT's "cannot be used with replica instances".  Marks c
+ * failed, so that the next call asks Sentinel again, and returns DQ_EIO
+ * (the write was refused, nothing was done; retry), with q->err set.
+ * Returns DQ_OK for any other reply. */
+static int demoted(dq_queue *q, redisContext *c, const redisReply *r)
+{
+    char text[160];
+
+    if (q->cfg.sentinels == NULL || r == NULL ||
+        r->type != REDIS_REPLY_ERROR ||
+        (strncmp(r->str, "READONLY", 8) != 0 &&
+         strncmp(r->str, "UNBLOCKED", 9) != 0 &&
+         strstr(r->str, "with replica instances") == NULL))
+        return DQ_OK;
+    snprintf(text, sizeof text, "%s", r->str);
+    mark_failed(c, "the server is no longer the primary");
+    return dq_fail(q, DQ_EIO, "redis %s:%d: no longer the primary: %.120s",
+                   host_of(c), c->tcp.port, text);
+}
+
+/* Option key of q as an integer (checked at dq_open against the common
+ * option table, dq.c), or def when the handle has no such option. */
+static int64_t opt_or(const dq_queue *q, const char *key, int64_t def)
+{
+    const char *v = dq_opt_get(q, key);
+
+    return v != NULL ? strtoll(v, NULL, 10) : def;
+}
+
+/* The redis_confirm hook (dq.h) of a handle opened with wait > 0. */
+static int confirm_hook(dq_queue *q, const char *what)
+{
+    return dq_redis_wait_replicas(q, q->redis_conn, opt_or(q, "wait", 0),
+                                  opt_or(q, "wait_timeout_ms", 1000), what);
+}
+
 int dq_redis_connect(dq_queue *q, const char *min_version,
                      int64_t sock_timeout_ms, redisContext **out)
 {
     const char *host = q->cfg.redis_host ? q->cfg.redis_host : "127.0.0.1";
     int port = q->cfg.redis_port > 0 ? q->cfg.redis_port : 6379;
+    char found[128], err[sizeof q->err];
     redisContext *c;
     int rc;
 
     *out = NULL;
+    if (q->cfg.sentinels != NULL) {
+        rc = dq_sentinel_primary(q->cfg.sentinels, q->cfg.sentinel_master,
+                                 found, sizeof found, &port, err, sizeof err);
+        if (rc != DQ_OK)
+            return dq_fail(q, rc, "%s", err);
+        host = found;
+    }
     c = redisConnectWithTimeout(host, port, ms_to_tv(HANDSHAKE_TIMEOUT_MS));
     if (c == NULL)
         return dq_fail(q, DQ_ENOMEM, "redis %s:%d: out of memory", host, port);
@@ -261,6 +484,8 @@ int dq_redis_connect(dq_queue *q, const char *min_version,
     }
     if ((rc = handshake(q, c)) != DQ_OK)
         goto free_context;
+    if (q->cfg.sentinels != NULL && (rc = check_primary(q, c)) != DQ_OK)
+        goto free_context;
     if ((rc = check_version(q, c, min_version)) != DQ_OK)
         goto free_context;
     if (sock_timeout_ms > q->redis_sock_timeout_ms)
@@ -269,22 +494,17 @@ int dq_redis_connect(dq_queue *q, const char *min_version,
         rc = transport_fail(q, c);
         goto free_context;
     }
+    if (q->redis_conn == NULL) {
+        q->redis_conn = c;
+        if (opt_or(q, "wait", 0) > 0)
+            q->redis_confirm = confirm_hook;
+    }
     *out = c;
     return DQ_OK;
 
 free_context:
     redisFree(c);
     return rc;
-}
-
-/* Marks c failed (unless a transport error did already), so that the next
- * call reconnects it. */
-static void mark_failed(redisContext *c, const char *why)
-{
-    if (c->err != 0)
-        return;
-    c->err = REDIS_ERR_OTHER;
-    snprintf(c->errstr, sizeof c->errstr, "%s", why);
 }
 
 /* Reconnects c when a previous call left it failed.  DQ_OK when usable;
@@ -298,11 +518,15 @@ static int ensure_connected(dq_queue *q, redisContext *c)
 
     if (c->err == 0)
         return DQ_OK;
+    /* Sentinel mode: the primary may have moved (a failover). */
+    if (q->cfg.sentinels != NULL && (rc = follow_primary(q, c)) != DQ_OK)
+        return rc;
     if (redisReconnect(c) != REDIS_OK || c->err)
         return dq_fail(q, DQ_EIO, "redis %s:%d: reconnect failed: %s",
                        host_of(c), c->tcp.port,
                        c->errstr[0] ? c->errstr : "error");
-    if ((rc = handshake(q, c)) != DQ_OK) {
+    if ((rc = handshake(q, c)) != DQ_OK ||
+        (q->cfg.sentinels != NULL && (rc = check_primary(q, c)) != DQ_OK)) {
         mark_failed(c, "handshake failed after reconnect");
         return rc;
     }
@@ -335,7 +559,8 @@ redisReply *dq_redis_cmd(dq_queue *q, redisContext *c, int *rc, int argc,
         *rc = DQ_EIO;
         return NULL;
     }
-    if ((*rc = dq_reply_error(q, r, argv[0])) != DQ_OK) {
+    if ((*rc = demoted(q, c, r)) != DQ_OK ||
+        (*rc = dq_reply_error(q, r, argv[0])) != DQ_OK) {
         freeReplyObject(r);
         return NULL;
     }
@@ -362,7 +587,8 @@ redisReply *dq_redis_cmdf(dq_queue *q, redisContext *c, int *rc,
         *rc = transport_fail(q, c);
         return NULL;
     }
-    if ((*rc = dq_reply_error(q, r, name)) != DQ_OK) {
+    if ((*rc = demoted(q, c, r)) != DQ_OK ||
+        (*rc = dq_reply_error(q, r, name)) != DQ_OK) {
         freeReplyObject(r);
         return NULL;
     }
@@ -398,6 +624,9 @@ int dq_redis_pipeline(dq_queue *q, redisContext *c, size_t n,
         }
         replies[got] = r;
     }
+    for (size_t i = 0; i < n; i++)
+        if ((rc = demoted(q, c, replies[i])) != DQ_OK)
+            goto free_replies;
     return DQ_OK;
 
 free_replies:
@@ -513,7 +742,8 @@ redisReply *dq_redis_eval(dq_queue *q, redisContext *c, dq_script *s, int *rc,
                 return NULL;
             continue;
         }
-        if ((*rc = dq_reply_error(q, r, "EVALSHA")) != DQ_OK) {
+        if ((*rc = demoted(q, c, r)) != DQ_OK ||
+            (*rc = dq_reply_error(q, r, "EVALSHA")) != DQ_OK) {
             freeReplyObject(r);
             return NULL;
         }
@@ -642,36 +872,57 @@ static int wait_readable(redisContext *c, int64_t until_us)
     }
 }
 
-redisReply *dq_redis_block(dq_queue *q, redisContext *c, int *rc, int argc,
-                           const char **argv, const size_t *argvlen,
-                           int64_t deadline_us)
+/* The timeout argument of a blocking command: wait_ms clamped as
+ * dq_block_timeout does, in seconds ("0.005") or, with in_ms, in whole
+ * milliseconds ("5") as XREADGROUP's BLOCK takes it. */
+static int64_t block_arg(int64_t want_ms, bool in_ms, char *buf, size_t len)
+{
+    int64_t wait_ms = want_ms < DQ_BLOCK_MIN_MS   ? DQ_BLOCK_MIN_MS
+                      : want_ms > DQ_BLOCK_MAX_MS ? DQ_BLOCK_MAX_MS
+                                                  : want_ms;
+
+    if (in_ms)
+        snprintf(buf, len, "%lld", (long long)wait_ms);
+    else
+        dq_block_timeout(wait_ms, buf, len);
+    return wait_ms;
+}
+
+/* dq_redis_block and dq_redis_block_ms_at: the timeout goes before
+ * argv[at] (at == argc: after the last argument). */
+static redisReply *block_cmd(dq_queue *q, redisContext *c, int *rc, int argc,
+                             const char **argv, const size_t *argvlen,
+                             int at, bool in_ms, int64_t deadline_us)
 {
     static const char *ping[1] = {"PING"};
-    const char *av[9];
-    size_t al[9];
+    const char *av[DQ_BLOCK_MAX_ARGC + 1];
+    size_t al[DQ_BLOCK_MAX_ARGC + 1];
     char tmo[32];
     int64_t wait_ms, want_ms, wake_us, step_us = 2000;
     int pings = 0;
     void *r = NULL;
 
-    if (argc < 1 || argc > 8) {
-        *rc = dq_fail(q, DQ_EINVAL, "blocking command: %d arguments (1..8)",
-                      argc);
+    if (argc < 1 || argc > DQ_BLOCK_MAX_ARGC || at < 1 || at > argc) {
+        *rc = dq_fail(q, DQ_EINVAL, "blocking command: %d arguments (1..%d), "
+                      "timeout at %d", argc, DQ_BLOCK_MAX_ARGC, at);
         return NULL;
     }
     if ((*rc = ensure_connected(q, c)) != DQ_OK)
         return NULL;
     want_ms = (deadline_us - dq_mono_us()) / 1000 - DQ_BLOCK_EARLY_MS;
-    wait_ms = want_ms < DQ_BLOCK_MIN_MS   ? DQ_BLOCK_MIN_MS
-              : want_ms > DQ_BLOCK_MAX_MS ? DQ_BLOCK_MAX_MS
-                                          : want_ms;
-    dq_block_timeout(wait_ms, tmo, sizeof tmo);
-    for (int i = 0; i < argc; i++) {
-        av[i] = argv[i];
-        al[i] = argvlen ? argvlen[i] : strlen(argv[i]);
+    wait_ms = block_arg(want_ms, in_ms, tmo, sizeof tmo);
+    for (int i = 0, j = 0; i < argc; i++, j++) {
+        if (i == at) {
+            av[j] = tmo;
+            al[j++] = strlen(tmo);
+        }
+        av[j] = argv[i];
+        al[j] = argvlen ? argvlen[i] : strlen(argv[i]);
     }
-    av[argc] = tmo;
-    al[argc] = strlen(tmo);
+    if (at == argc) {
+        av[argc] = tmo;
+        al[argc] = strlen(tmo);
+    }
     /* Unclamped, the server's timeout fires DQ_BLOCK_EARLY_MS (give or
      * take its 1 ms rounding) before our deadline; clamped, that long
      * after the timeout we sent. */
@@ -704,7 +955,8 @@ redisReply *dq_redis_block(dq_queue *q, redisContext *c, int *rc, int argc,
             break;
         freeReplyObject(pong);
     }
-    if ((*rc = dq_reply_error(q, r, argv[0])) != DQ_OK) {
+    if ((*rc = demoted(q, c, r)) != DQ_OK ||
+        (*rc = dq_reply_error(q, r, argv[0])) != DQ_OK) {
         freeReplyObject(r);
         return NULL;
     }
@@ -714,6 +966,23 @@ lost:
     *rc = transport_fail(q, c);
     mark_failed(c, "blocking command lost");
     return NULL;
+}
+
+redisReply *dq_redis_block(dq_queue *q, redisContext *c, int *rc, int argc,
+                           const char **argv, const size_t *argvlen,
+                           int64_t deadline_us)
+{
+    return block_cmd(q, c, rc, argc, argv, argvlen, argc, false,
+                     deadline_us);
+}
+
+redisReply *dq_redis_block_ms_at(dq_queue *q, redisContext *c, int *rc,
+                                 int argc, const char **argv,
+                                 const size_t *argvlen, int timeout_at,
+                                 int64_t deadline_us)
+{
+    return block_cmd(q, c, rc, argc, argv, argvlen, timeout_at, true,
+                     deadline_us);
 }
 
 bool dq_reply_int(const redisReply *r, int64_t *out)
@@ -1171,4 +1440,45 @@ int dq_zh_op_purge(dq_queue *q)
 int dq_zh_op_exists(dq_queue *q)
 {
     return dq_redis_exists(q, zh_conn(q));
+}
+
+/* ---- Replica acknowledgement (option wait) ------------------------------- */
+
+int dq_redis_wait_replicas(dq_queue *q, redisContext *c, int64_t n,
+                           int64_t timeout_ms, const char *what)
+{
+    char ns[24], ts[24];
+    const char *argv[3] = {"WAIT", ns, ts};
+    redisReply *r;
+    int64_t got = 0;
+    int rc;
+
+    if (n <= 0)
+        return DQ_OK;
+    if (c == NULL)
+        return dq_fail(q, DQ_EINVAL, "%s: no connection to WAIT on", what);
+    /* A connection replaced since the write counts none of its writes:
+     * WAIT on it would confirm nothing. */
+    if (c->err != 0)
+        return dq_fail(q, DQ_EIO, "%s: connection lost after the write, "
+                       "replication not confirmed: %s", what, c->errstr);
+    snprintf(ns, sizeof ns, "%lld", (long long)n);
+    snprintf(ts, sizeof ts, "%lld", (long long)(timeout_ms > 0 ? timeout_ms
+                                                               : 1));
+    r = dq_redis_cmd(q, c, &rc, 3, argv, NULL);
+    if (r == NULL) {
+        char why[sizeof q->err];
+
+        snprintf(why, sizeof why, "%s", q->err);
+        return dq_fail(q, rc, "%s: replication not confirmed: %.180s", what,
+                       why);
+    }
+    if (!dq_reply_int(r, &got))
+        rc = dq_fail(q, DQ_EPROTO, "%s: WAIT: expected an integer", what);
+    else if (got < n)
+        rc = dq_fail(q, DQ_EREPLICA, "%s: %lld of %lld replicas acknowledged "
+                     "within %s ms (WAIT): not confirmed", what,
+                     (long long)got, (long long)n, ts);
+    freeReplyObject(r);
+    return rc;
 }

@@ -26,6 +26,44 @@
  * or DQ_EREDIS with the message in q->err naming host:port. */
 int dq_redis_connect(dq_queue *q, const char *min_version,
                      int64_t sock_timeout_ms, redisContext **out);
+/* dq_redis_connect also: with cfg.sentinels, connects to the primary the
+ * Sentinels name (below) instead of redis_host:redis_port, and accepts it
+ * only when ROLE says master (DQ_EIO "is a slave ..." otherwise); the
+ * first connection it opens on q becomes q->redis_conn, and with option
+ * wait > 0 it sets q->redis_confirm (dq.h), so the dq_* wrappers wait for
+ * replicas on the connection the strategy writes on.  Every strategy's
+ * connections -- command connections, subscribers, list's movers --
+ * are made here, so they all follow Sentinel without code of their own. */
+
+/* Sentinel (https://redis.io/docs/management/sentinel/, "Obtaining the
+ * address of the current master").  Asks the Sentinels of `sentinels`
+ * ("host:port[,host:port...]", at most DQ_SENTINELS_MAX, IPv4 or names,
+ * no AUTH), in order, SENTINEL get-master-addr-by-name <name>, each with
+ * DQ_SENTINEL_TIMEOUT_MS to connect and to answer; the first one that
+ * knows the name gives the answer.  Sentinel names the promoted replica
+ * as soon as it saw it turn master, before the failover is complete.
+ * Returns DQ_OK with host (hostlen bytes) and *port (1..65535); DQ_EINVAL
+ * for a malformed list or a missing name; DQ_EIO when no Sentinel
+ * answered or none knows the name (err says the last one's reason).  err:
+ * one line, errlen bytes.  Used by the reconnects below and by the
+ * harness (replset.h). */
+#define DQ_SENTINELS_MAX 8
+#define DQ_SENTINEL_TIMEOUT_MS 1000
+int dq_sentinel_primary(const char *sentinels, const char *name, char *host,
+                        size_t hostlen, int *port, char *err, size_t errlen);
+
+/* The replica wait of option wait (dq.h, dq_redis_options): sends WAIT n
+ * timeout_ms on c, which must be the connection the writes to confirm
+ * were sent on (WAIT counts that connection's writes only:
+ * https://redis.io/commands/wait/).  n <= 0: returns DQ_OK, sends
+ * nothing.  Returns DQ_OK when at least n replicas acknowledged; else
+ * DQ_EREPLICA ("<what>: 1 of 2 replicas acknowledged within 1000 ms
+ * (WAIT): not confirmed") after timeout_ms (>= 1; 0 would mean "for
+ * ever"); DQ_EIO when c failed since the write (a reconnected c would
+ * confirm nothing) or during WAIT; DQ_EIO too when the server is a
+ * replica by now (Sentinel mode).  q->err names `what`. */
+int dq_redis_wait_replicas(dq_queue *q, redisContext *c, int64_t n,
+                           int64_t timeout_ms, const char *what);
 
 /* Client names.  Every connection dq_redis_connect opens, and every
  * reconnect of it, is named with CLIENT SETNAME "dqlab:<queue>:<consumer>"
@@ -59,7 +97,18 @@ void dq_redis_client_name(const dq_queue *q, const char *suffix, char *buf,
  * or SELECT fails (transport error or error reply: DQ_EIO, DQ_EAUTH,
  * DQ_EREDIS) leaves c marked failed, so no command ever runs on a
  * connection that is unauthenticated or in the wrong db; the next call
- * tries again. */
+ * tries again.
+ *
+ * With cfg.sentinels every reconnect first asks the Sentinels for the
+ * current primary (dq_sentinel_primary) and points c there, then checks
+ * ROLE after the handshake: during a failover the next calls return
+ * DQ_EIO until Sentinel has promoted a replica, then reach it.  An error
+ * reply saying the server is no longer the primary -- READONLY (a write
+ * on a replica, e.g. a demoted primary), UNBLOCKED (a blocked command of
+ * a primary that turned replica) or WAIT's "cannot be used with replica
+ * instances" -- is returned as DQ_EIO (the command was refused: retry)
+ * and marks c failed, so the next call rediscovers the primary.  Without
+ * Sentinel such replies stay DQ_EREDIS. */
 
 /* Sends argv as one command and waits for the reply (counted in
  * q->counters.round_trips).  On a transport error returns NULL with q->err
@@ -194,7 +243,7 @@ void dq_block_timeout(int64_t wait_ms, char *buf, size_t buflen);
  * idle server a BLPOP with a 10 ms timeout answers after up to 100 ms and
  * one of 250 ms after up to 300 ms (measured: ~100 ms and ~300 ms).
  *
- * What dq_redis_block does: it sends argv (argc <= 8 arguments, the
+ * What dq_redis_block does: it sends argv (argc <= DQ_BLOCK_MAX_ARGC, the
  * blocking command WITHOUT its timeout, e.g. {"BLPOP", key}) with a
  * server-side timeout DQ_BLOCK_EARLY_MS shorter than the time left until
  * deadline_us (a dq_mono_us() time), clamped by dq_block_timeout, and
@@ -232,9 +281,27 @@ void dq_block_timeout(int64_t wait_ms, char *buf, size_t buflen);
 #define DQ_BLOCK_EARLY_MS 2
 #define DQ_BLOCK_SHORTEST_MS (DQ_BLOCK_MIN_MS + DQ_BLOCK_EARLY_MS)
 #define DQ_BLOCK_WAKE_PINGS 4
+#define DQ_BLOCK_MAX_ARGC 15
 redisReply *dq_redis_block(dq_queue *q, redisContext *c, int *rc, int argc,
                            const char **argv, const size_t *argvlen,
                            int64_t deadline_us);
+/* dq_redis_block for a command whose timeout sits inside it and is given
+ * in whole milliseconds: XREADGROUP GROUP g c COUNT n BLOCK <ms> STREAMS
+ * key id (https://redis.io/commands/xreadgroup/; BLOCK 0 means forever,
+ * so the clamp to DQ_BLOCK_MIN_MS matters here too).  argv is the
+ * command without the timeout; it is sent with the timeout inserted
+ * before argv[timeout_at] (1 <= timeout_at <= argc; argc ==
+ * timeout_at puts it last), e.g. timeout_at 7 for {"XREADGROUP",
+ * "GROUP", g, c, "COUNT", n, "BLOCK", "STREAMS", key, ">"}.  Otherwise
+ * exactly dq_redis_block: same deadline, PINGs and return contract;
+ * DQ_EINVAL, nothing sent, for a bad argc or timeout_at.  Redis 7.0's
+ * xreadCommand (src/t_stream.c) reads BLOCK with
+ * getTimeoutFromObjectOrReply in milliseconds and blocks the client as
+ * BLPOP does, so the late timeout and its wake-up above apply alike. */
+redisReply *dq_redis_block_ms_at(dq_queue *q, redisContext *c, int *rc,
+                                 int argc, const char **argv,
+                                 const size_t *argvlen, int timeout_at,
+                                 int64_t deadline_us);
 
 /* A malloc'd copy of a bulk-string reply's bytes, NUL-terminated for
  * convenience (*len bytes without the NUL); any other reply type (nil, r

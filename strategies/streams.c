@@ -1,15 +1,14 @@
 /* streams.c -- `streams`: a ZSet for the delay, a Redis Stream with one
- * consumer group for delivery, acks and the takeover of a crashed
- * consumer's tasks.  At-least-once.
+ * consumer group for delivery, acks and leases.  At-least-once.
  *
  * Why a ZSet at all (claim C22).  A Stream orders entries by id and hands
- * out whatever is there: it has acks, a pending entries list (PEL) per
- * consumer and XAUTOCLAIM, but no delays.  An entry added with an id in
- * the future is readable at once: on Redis 7.0.15, XADD s 99999999999999-0
- * and then XREADGROUP ... STREAMS s > returns it immediately, and every
- * later XADD s * gets an id after it (99999999999999-1, ...), because ids
- * only grow (https://redis.io/docs/data-types/streams/, "Entry IDs").  So
- * the delay stays in a ZSet and a mover moves due tasks into the Stream.
+ * out whatever is there: it has acks and a pending entries list (PEL) per
+ * consumer, but no delays.  An entry added with an id in the future is
+ * readable at once: on Redis 7.0.15, XADD s 99999999999999-0 and then
+ * XREADGROUP ... STREAMS s > returns it immediately, and every later
+ * XADD s * gets an id after it (99999999999999-1, ...), because ids only
+ * grow (https://redis.io/docs/data-types/streams/, "Entry IDs").  So the
+ * delay stays in a ZSet and a mover moves due tasks into the Stream.
  *
  * Keys (one hash tag per queue):
  *   dq:{Q}:z     ZSet    id -> due ms (or retry ms after a nack): tasks
@@ -18,28 +17,36 @@
  *                        it is dead-lettered)
  *   dq:{Q}:s     Stream  one entry per moved task: fields id, due (the
  *                        original due ms), n (deliveries made before this
- *                        entry: nacks), p (the payload); consumer group "g"
- *   dq:{Q}:a     hash    id -> deliveries made, written by nack and by the
- *                        dead-letter move (absent: 0)
+ *                        entry), p (the payload), and on an entry moved
+ *                        after a lease ran out: from (the old entry's id),
+ *                        by (the consumer who held it); consumer group "g"
+ *   dq:{Q}:a     hash    id -> deliveries made, written by nack, by the
+ *                        close's give-back and by the dead-letter move
+ *                        (absent: 0)
  *   dq:{Q}:d     hash    id -> original due ms of a nacked task in z
+ *   dq:{Q}:r     hash    id -> stream id of the entry a lease expiry moved
+ *                        the task to (for the late ack, below)
  *   dq:{Q}:dead  ZSet    id -> ms when dead-lettered (max_attempts, dq.h)
  *
  * Commands per task (no contention, backlog present):
- *   enqueue  MULTI; HSET p id pl; HDEL a id; HDEL d id; ZADD z due id;
- *            EXEC  (1 round trip; enqueue_many: one per 1000 tasks)
- *   claim    EVALSHA <tick> 6 z s p a d dead now g <consumer> lease_ms
- *            <cursor> batch move_batch max_attempts  (1 round trip):
- *            1. the mover: ZRANGEBYSCORE z -inf now LIMIT 0 move_batch;
- *               per task HGET a/d/p, XADD s * id .. due .. n .. p ..,
- *               ZREM z, HDEL p d (a task with n >= max_attempts goes to
- *               dead instead);
- *            2. takeover: XAUTOCLAIM s g <consumer> lease_ms <cursor> COUNT
- *               batch, and XPENDING s g <eid> <eid> 1 per entry taken for
- *               its delivery count (attempt = n + delivery count; a task
- *               over max_attempts is XACKed, XDELed and dead-lettered);
- *            3. when nothing was taken over: XREADGROUP GROUP g <consumer>
- *               COUNT batch STREAMS s >  (in a script it never blocks);
- *            4. ZRANGE z 0 0 WITHSCORES: the head's due time.
+ *   enqueue  MULTI; HSET p id pl; HDEL a id; HDEL d id; HDEL r id; ZADD z
+ *            due id; EXEC  (1 round trip; enqueue_many: one per 1000)
+ *   claim    EVALSHA <tick> 7 z s p a d dead r now g <consumer> lease_ms
+ *            batch move_batch max_attempts  (1 round trip):
+ *            1. due work, in the order it fell due: ZRANGEBYSCORE z -inf
+ *               now LIMIT 0 move_batch (due at their score), and, when
+ *               XPENDING s g - + 1 shows the oldest lease ran out,
+ *               XPENDING s g - + move_batch (each expired at delivery +
+ *               lease_ms).  A task from z: HGET a/d/p, XADD s * id .. due
+ *               .. n .. p .., ZREM z, HDEL p d.  An expired entry: XRANGE,
+ *               XACK, XDEL, XADD s * with n + its delivery count, from,
+ *               by, and HSET r id <new id>.  Either goes to dead instead
+ *               once n reaches max_attempts;
+ *            2. XREADGROUP GROUP g <consumer> COUNT batch STREAMS s >
+ *               (in a script it never blocks);
+ *            3. when it read nothing, ZRANGE z 0 0 WITHSCORES and
+ *               XPENDING s g - + 1: the next time there is work, the
+ *               earlier of z's head and the oldest lease's expiry.
  *            A missing group (first use, a Redis restart without
  *            persistence, a purge) is created here: XGROUP CREATE s g 0,
  *            once the stream exists.
@@ -48,12 +55,39 @@
  *            once by any other consumer's mover, then tick again.
  *   ack      EVALSHA <ack> (1 round trip): XPENDING s g eid eid 1 must show
  *            this consumer and this delivery count, then XACK, XDEL, HDEL
- *            a/d.  Otherwise DQ_ENOTFOUND (the entry was taken over).
+ *            a/d/r (for the late ack see below).  Otherwise DQ_ENOTFOUND.
  *   nack     EVALSHA <nack> (1 round trip): the same test, then XRANGE for
  *            the entry's fields, XACK, XDEL, HSET p id pl, HSET a id
  *            deliveries, HSET d id due, ZADD z now+delay id.
- *   dq_task.token is "<entry id>:<delivery count>".
+ *   dq_task.token is "<entry id>:<delivery count>"; every delivery is an
+ *   entry's first (XREADGROUP >), so attempt = n + 1.
  * So 3 round trips per task, as lua-lease; one more per empty wait.
+ *
+ * Why an expired lease goes to the stream's tail.  XAUTOCLAIM (Redis 6.2)
+ * would hand an entry whose lease ran out straight to the claimer, ahead
+ * of everything already waiting in the stream: a task whose work always
+ * outlasts its lease is then handed out over and over while the tasks
+ * due before its lease ran out wait -- the starvation list-reliable's
+ * reaper had when it put expired tasks at the head of its list.  Here an
+ * expired entry is re-added behind the entries already in the stream, and
+ * within one tick merged with the due tasks of z by the time each fell
+ * due (a lease at its expiry), so XREADGROUP > serves it in its turn (the
+ * conformance check redelivery_order).  The PEL is read from its head
+ * only: its entries are in id order, which is delivery order since every
+ * delivery is an XREADGROUP > of the oldest unread entries, so the oldest
+ * lease comes first and an unexpired head means nothing has expired.
+ * Idle times are the server's (now - delivery time by its clock); should
+ * that clock step backwards, a later entry may look older than the head
+ * and wait for the head's expiry: late, not lost.
+ *
+ * Late ack.  A moved entry carries from = the old entry's id and by = its
+ * holder.  An ack or nack whose delivery is no longer in its PEL still
+ * stands when r[id] names an entry made from that delivery by that
+ * consumer which nobody has read yet: nobody took the task again, the
+ * work was done once (lua-lease and list-reliable keep the same
+ * contract).  The ack deletes that entry; the nack moves it to z.  Once
+ * some consumer read it, DQ_ENOTFOUND, and the new holder's lease is left
+ * alone.
  *
  * Who runs the mover: each consumer, in its tick, before it reads.  The
  * alternative, one mover per process (list.c's design), needs a thread, a
@@ -62,78 +96,83 @@
  * consumers, and nothing needs moving when nobody reads.  The price: with
  * C consumers, C movers scan the ZSet head (cheap: O(log N) when nothing
  * is due), and a due task waits until some consumer ticks.  So a consumer
- * that finds nothing waits at most until the head it saw falls due, and at
- * most poll_ms (a producer may have enqueued an earlier task since: the
- * poll interval bounds its lateness), and at most its claim timeout; it
- * waits blocked in XREADGROUP BLOCK, so a task moved by another consumer
- * wakes it at once (before the first move creates the stream there is
- * nothing to block on: it sleeps on the client instead).
+ * that finds nothing waits at most until the head it saw falls due or the
+ * oldest lease it saw runs out, and at most poll_ms (a producer may have
+ * enqueued an earlier task since: the poll interval bounds its lateness),
+ * and at most its claim timeout; it waits blocked in XREADGROUP BLOCK, so
+ * a task moved by another consumer wakes it at once (before the first
+ * move creates the stream there is nothing to block on: it sleeps on the
+ * client instead).
  *
  * Blocking within the claim timeout (dq.h: at most one round trip more).
- * Redis 7.0 checks blocked clients' timeouts in its cron (hz times a
- * second) unless other traffic wakes it: on an idle 7.0.15 with hz 10,
- * XREADGROUP ... BLOCK b took a median 100.5 ms for every b from 1 to 50
- * and 200.9 ms for b = 100 and 150 (8 calls each; BLPOP 0.005 and 0.05
- * likewise 100.5 ms): a block ends up to 1000/hz ms after it is due.
- * (Expired blocks are found by handleBlockedClientsTimeout, src/timeout.c,
- * run from beforeSleep, and an idle event loop sleeps until the next
- * serverCron.)  To see it: XGROUP CREATE s g 0 MKSTREAM, then
- * `time redis-cli XREADGROUP GROUP g c COUNT 1 BLOCK 5 STREAMS s '>'`.  So
- * this strategy reads the server's configured_hz at open (INFO server),
- * takes slack = 1000/hz ms, and for a wait of w ms blocks for w - slack
- * only; a wait of slack or less is slept on the client (dq_zlua_claim's
- * loop), the deadline kept on the client's monotonic clock.  The head's
- * due time is thus met by a client-side sleep, not by the server's timer.
+ * Redis 7.0 checks blocked clients' timeouts only when its event loop
+ * wakes up, which an idle server does hz times a second: on an idle
+ * 7.0.15 with hz 10, XREADGROUP ... BLOCK b took a median 100.5 ms for
+ * every b from 1 to 50 and 200.9 ms for b = 100 and 150 (8 calls each).
+ * To see it: XGROUP CREATE s g 0 MKSTREAM, then `time redis-cli
+ * XREADGROUP GROUP g c COUNT 1 BLOCK 5 STREAMS s '>'`.  So the block goes
+ * through dq_redis_block_ms_at (rconn.h), which blocks for the whole wait
+ * and, when no reply has come by the deadline, sends a PING on the same
+ * connection to wake the server's event loop, which then ends the block.
+ * A wait shorter than DQ_BLOCK_SHORTEST_MS, or one before the first move
+ * created the stream, is slept on the client (dq_zlua_claim's loop).
  * BLOCK 0 (forever) is never sent.
  *
  * Guarantee: at-least-once, surviving a consumer's crash and the process's
  * exit.  Each step is one script or one command, atomic in Redis: a task
  * is in z, or in the Stream (unread, or in one consumer's PEL), or dead.
- * A consumer that dies holding a task leaves the entry in its PEL; after
- * lease_ms without an ack any consumer's tick takes it over (XAUTOCLAIM,
- * min-idle-time lease_ms) and delivers it with attempt + 1 (claims C12,
- * C21).  No duplicates among concurrent consumers while work is shorter
- * than lease_ms and nothing fails: XREADGROUP ">" hands each entry to one
- * consumer.  Due order for one consumer as far as moves go: the mover
- * moves in due order, a reader reads in stream order, taken-over entries
- * first; a task enqueued already due while older moved entries are still
- * unread comes after them (as in list).  Never early: the mover moves by
- * the consumer's dq_now_ms, and a task moved by a consumer whose clock
- * runs ahead is held by the reader until it is due by its own clock
+ * A consumer that dies holding a task leaves the entry in its PEL; once
+ * lease_ms has passed without an ack the next tick of any consumer (each
+ * waits at most until the oldest lease runs out) moves it to the tail,
+ * and it is delivered again with attempt + 1 (claims C12, C21).  No
+ * duplicates among concurrent consumers while work is shorter than
+ * lease_ms and nothing fails: XREADGROUP ">" hands each entry to one
+ * consumer.  Due order for one consumer as far as moves go: the tick
+ * moves in the order things fell due, a reader reads in stream order; a
+ * task enqueued already due while older moved entries are still unread
+ * comes after them (as in list).  Never early: the mover moves by the
+ * consumer's dq_now_ms, and a task moved by a consumer whose clock runs
+ * ahead is held by the reader until it is due by its own clock
  * (dq_zlua_claim), staying in its PEL.
  *
- * Failure modes: work longer than lease_ms is taken over and done twice
- * (idempotent work needed); a late ack after the takeover returns
- * DQ_ENOTFOUND and leaves the new holder's lease alone.  A Redis restart
- * without persistence loses everything (the ZSet, the Stream and the
- * group); the group is recreated on the next tick.  A connection lost
- * during the tick returns DQ_EIO; entries it read are in this consumer's
- * PEL and come back after lease_ms.  Tasks read in a batch (batch > 1)
- * and held by this handle age in its PEL: hold them longer than lease_ms
- * and they are taken over.  A crashed consumer's name stays in the group
- * (XINFO CONSUMERS) until purge; a handle that closes with an empty PEL
- * deletes its name (XGROUP DELCONSUMER).  cancel finds only tasks still in
- * z (not yet due, or due and not moved): a moved task cannot be found by
- * id without a scan.  reschedule likewise (ZADD XX), a nacked task waiting
- * for its retry included.  Lateness of a task enqueued due before the head
- * a consumer already saw: up to poll_ms.
+ * Failure modes: work longer than lease_ms is done twice once another
+ * consumer read the moved entry (idempotent work needed); the first
+ * holder's late ack then returns DQ_ENOTFOUND.  A Redis restart without
+ * persistence loses everything (the ZSet, the Stream and the group); the
+ * group is recreated on the next tick.  A connection lost during the tick
+ * returns DQ_EIO; entries it read are in this consumer's PEL and come
+ * back after lease_ms.  Tasks read in a batch (batch > 1) and held by
+ * this handle age in its PEL: hold them longer than lease_ms and they are
+ * moved for redelivery (the handle still hands them out: delivered
+ * twice).  A graceful close gives the held ones back at once (one script
+ * per 28: XACK, XDEL, and back into z at their original due time with
+ * payload and deliveries so far, this unhanded read not counted); they
+ * come after the entries still unread in the stream.  A crash leaves them
+ * to lease_ms.  A crashed consumer's name stays in the group (XINFO
+ * CONSUMERS) until purge; a handle that closes with an empty PEL deletes
+ * its name (XGROUP DELCONSUMER).  Tasks handed out and not acked stay in
+ * the PEL at close: they are the caller's, and come back after lease_ms.
+ * cancel finds only tasks still in z (not yet due, or due and not moved):
+ * a moved task cannot be found by id without a scan.  reschedule likewise
+ * (ZADD XX), a nacked task waiting for its retry included.  dq_pending
+ * counts z and the stream's unread entries, moved expired ones included.
+ * Lateness of a task enqueued due before the head a consumer already saw:
+ * up to poll_ms.
  *
- * Redis behaviour relied on (Redis 6.2 for XAUTOCLAIM):
+ * Redis behaviour relied on (every command here exists since Redis 5.0;
+ * the declared minimum stays 6.2.0, as only 7.0 is tested):
  *   XREADGROUP ">": entries never delivered to another consumer of the
  *     group, added to the reader's PEL; BLOCK ms, and not allowed from
  *     scripts ("XREADGROUP command is not allowed with BLOCK option from
  *     scripts" on 7.0.15): https://redis.io/commands/xreadgroup/
- *   XAUTOCLAIM min-idle-time start COUNT: takes over PEL entries idle that
- *     long, increments their delivery count, returns a cursor; 7.0 adds a
- *     third reply element (deleted ids), 6.2 returns nil for deleted
- *     entries: https://redis.io/commands/xautoclaim/
  *   XPENDING key group start end count: id, consumer, idle ms, delivery
- *     count: https://redis.io/commands/xpending/
- *   XACK removes an entry from the PEL; XDEL deletes the entry:
+ *     count, in id order: https://redis.io/commands/xpending/
+ *   XACK removes an entry from the PEL; XDEL deletes the entry, and
+ *     XREADGROUP skips deleted entries:
  *     https://redis.io/commands/xack/ https://redis.io/commands/xdel/
  *   XGROUP CREATE / DELCONSUMER: https://redis.io/commands/xgroup-create/
  *   Scripts run atomically (https://redis.io/docs/interact/
- *   programmability/eval-intro/); INFO server reports configured_hz.
+ *   programmability/eval-intro/).
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -148,9 +187,6 @@
 
 #define ST_GROUP "g"
 #define ST_NAME_MAX 160
-/* Blocked-client timeout granularity when INFO has no configured_hz:
- * Redis's default hz 10. */
-#define ST_DEFAULT_SLACK_MS 100
 
 /* Lua: field `name` of a stream entry's flat field list f, or false. */
 #define ST_FIELD_SRC                                                         \
@@ -161,120 +197,192 @@
     "  return false\n"                                                       \
     "end\n"
 
-/* KEYS: z s p a d dead.  ARGV: now ms, group, consumer, lease ms, cursor,
- * batch, move_batch, max_attempts (0: unlimited).
- * Returns {cursor, head score|false, group ready 0|1, k,
- *          k times: entry id, task id, due, attempt, delivery count,
- *          payload}. */
+/* KEYS: z s p a d dead r.  ARGV: now ms, group, consumer, lease ms, batch,
+ * move_batch, max_attempts (0: unlimited).
+ * 1. Due work, at most move_batch of each kind, in the order it fell due:
+ *    tasks in z due by now (at their score), and entries whose lease ran
+ *    out (at delivery + lease_ms, the delivery time being now - idle).
+ *    A task from z is XADDed to the stream's tail (or dead-lettered with
+ *    n >= max); an expired entry is XACKed, XDELed and XADDed anew at the
+ *    tail with n = deliveries made, `from` = its old id and `by` = the
+ *    consumer whose lease ran out, and r[id] = the new id (or it is
+ *    dead-lettered with n >= max).  The PEL is looked at from its head:
+ *    its entries are in id order, which is delivery order (every delivery
+ *    is an XREADGROUP > of the oldest unread entries), so the oldest
+ *    lease is first and an unexpired head means nothing expired.
+ * 2. A missing group is created once the stream exists.
+ * 3. XREADGROUP GROUP g <consumer> COUNT batch STREAMS s >.
+ * 4. When nothing was read: the next time this consumer has something to
+ *    do, the earlier of z's head and the oldest lease's expiry.
+ * Returns {next ms|false, group ready 0|1, k,
+ *          k times: entry id, task id, due, attempt, payload}. */
 static const char tick_src[] =
     ST_FIELD_SRC
-    "local now, g, me = ARGV[1], ARGV[2], ARGV[3]\n"
-    "local count, max = tonumber(ARGV[6]), tonumber(ARGV[8])\n"
+    "local now, g, me = tonumber(ARGV[1]), ARGV[2], ARGV[3]\n"
+    "local lease, count = tonumber(ARGV[4]), tonumber(ARGV[5])\n"
+    "local move, max = tonumber(ARGV[6]), tonumber(ARGV[7])\n"
     "local function dead(id, deliveries)\n"
-    "  redis.call('ZADD', KEYS[6], now, id)\n"
+    "  redis.call('ZADD', KEYS[6], ARGV[1], id)\n"
     "  redis.call('HSET', KEYS[4], id, deliveries)\n"
     "  redis.call('HDEL', KEYS[5], id)\n"
+    "  redis.call('HDEL', KEYS[7], id)\n"
     "end\n"
-    "local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now,\n"
-    "                       'WITHSCORES', 'LIMIT', 0, ARGV[7])\n"
-    "for i = 1, #due, 2 do\n"
-    "  local id = due[i]\n"
+    "local function move_due(id, score)\n"
     "  local n = tonumber(redis.call('HGET', KEYS[4], id) or '0')\n"
     "  redis.call('ZREM', KEYS[1], id)\n"
+    "  if max > 0 and n >= max then return dead(id, n) end\n"
+    "  redis.call('XADD', KEYS[2], '*', 'id', id,\n"
+    "             'due', redis.call('HGET', KEYS[5], id) or score, 'n', n,\n"
+    "             'p', redis.call('HGET', KEYS[3], id) or '')\n"
+    "  redis.call('HDEL', KEYS[3], id)\n"
+    "  redis.call('HDEL', KEYS[5], id)\n"
+    "end\n"
+    "local function requeue(eid, owner, cnt)\n"
+    "  local e = redis.call('XRANGE', KEYS[2], eid, eid)\n"
+    "  redis.call('XACK', KEYS[2], g, eid)\n"
+    "  redis.call('XDEL', KEYS[2], eid)\n"
+    "  if #e == 0 then return end\n"
+    "  local f = e[1][2]\n"
+    "  local id, pl = field(f, 'id'), field(f, 'p') or ''\n"
+    "  local n = tonumber(field(f, 'n') or '0') + cnt\n"
     "  if max > 0 and n >= max then\n"
-    "    dead(id, n)\n"
-    "  else\n"
-    "    local orig = redis.call('HGET', KEYS[5], id) or due[i + 1]\n"
-    "    redis.call('XADD', KEYS[2], '*', 'id', id, 'due', orig, 'n', n,\n"
-    "               'p', redis.call('HGET', KEYS[3], id) or '')\n"
-    "    redis.call('HDEL', KEYS[3], id)\n"
-    "    redis.call('HDEL', KEYS[5], id)\n"
+    "    redis.call('HSET', KEYS[3], id, pl)\n"
+    "    return dead(id, n)\n"
     "  end\n"
+    "  redis.call('HSET', KEYS[7], id, redis.call('XADD', KEYS[2], '*',\n"
+    "             'id', id, 'due', field(f, 'due'), 'n', n, 'p', pl,\n"
+    "             'from', eid, 'by', owner))\n"
     "end\n"
     "local ready = 1\n"
-    "local r = redis.pcall('XAUTOCLAIM', KEYS[2], g, me, ARGV[4], ARGV[5],\n"
-    "                      'COUNT', count)\n"
-    "if r.err then\n"
-    "  if not string.find(r.err, 'NOGROUP', 1, true) then return r end\n"
-    "  if redis.call('EXISTS', KEYS[2]) == 1 then\n"
-    "    redis.call('XGROUP', 'CREATE', KEYS[2], g, '0')\n"
-    "  else\n"
-    "    ready = 0\n"
+    "local pe = redis.pcall('XPENDING', KEYS[2], g, '-', '+', 1)\n"
+    "if pe.err then\n"
+    "  if not string.find(pe.err, 'NOGROUP', 1, true) then return pe end\n"
+    "  ready, pe = 0, {}\n"
+    "elseif #pe == 1 and tonumber(pe[1][3]) >= lease then\n"
+    "  pe = redis.call('XPENDING', KEYS[2], g, '-', '+', move)\n"
+    "end\n"
+    "local jobs = {}\n"
+    "for _, e in ipairs(pe) do\n"
+    "  local idle = tonumber(e[3])\n"
+    "  if idle >= lease then\n"
+    "    jobs[#jobs + 1] = {now - idle + lease, #jobs, false, e[1], e[2],\n"
+    "                       tonumber(e[4])}\n"
     "  end\n"
-    "  r = {'0-0', {}}\n"
+    "end\n"
+    "local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1],\n"
+    "                       'WITHSCORES', 'LIMIT', 0, move)\n"
+    "for i = 1, #due, 2 do\n"
+    "  jobs[#jobs + 1] = {tonumber(due[i + 1]), #jobs, due[i], due[i + 1]}\n"
+    "end\n"
+    "table.sort(jobs, function(x, y)\n"
+    "  if x[1] ~= y[1] then return x[1] < y[1] end\n"
+    "  return x[2] < y[2]\n"
+    "end)\n"
+    "for _, j in ipairs(jobs) do\n"
+    "  if j[3] then move_due(j[3], j[4]) else requeue(j[4], j[5], j[6]) end\n"
+    "end\n"
+    "if ready == 0 and redis.call('EXISTS', KEYS[2]) == 1 then\n"
+    "  redis.call('XGROUP', 'CREATE', KEYS[2], g, '0')\n"
+    "  ready = 1\n"
     "end\n"
     "local out = {}\n"
-    "for _, e in ipairs(r[2]) do\n"
-    "  if e then\n"
-    "    local f = e[2]\n"
-    "    local id = field(f, 'id')\n"
-    "    local pe = redis.call('XPENDING', KEYS[2], g, e[1], e[1], 1)\n"
-    "    local n = tonumber(field(f, 'n') or '0')\n"
-    "    local cnt = pe[1][4]\n"
-    "    if max > 0 and n + cnt > max then\n"
-    "      redis.call('XACK', KEYS[2], g, e[1])\n"
-    "      redis.call('XDEL', KEYS[2], e[1])\n"
-    "      redis.call('HSET', KEYS[3], id, field(f, 'p') or '')\n"
-    "      dead(id, n + cnt - 1)\n"
-    "    else\n"
-    "      for _, v in ipairs({e[1], id, field(f, 'due'), n + cnt, cnt,\n"
-    "                          field(f, 'p')}) do out[#out + 1] = v end\n"
-    "    end\n"
-    "  end\n"
-    "end\n"
-    "if #out == 0 and ready == 1 then\n"
+    "if ready == 1 then\n"
     "  local rd = redis.call('XREADGROUP', 'GROUP', g, me, 'COUNT', count,\n"
     "                        'STREAMS', KEYS[2], '>')\n"
     "  if rd then\n"
     "    for _, e in ipairs(rd[1][2]) do\n"
     "      local f = e[2]\n"
     "      for _, v in ipairs({e[1], field(f, 'id'), field(f, 'due'),\n"
-    "                          tonumber(field(f, 'n') or '0') + 1, 1,\n"
+    "                          tonumber(field(f, 'n') or '0') + 1,\n"
     "                          field(f, 'p')}) do out[#out + 1] = v end\n"
     "    end\n"
     "  end\n"
     "end\n"
-    "local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')\n"
-    "local res = {r[1], head[2] or false, ready, #out / 6}\n"
+    "local nxt = false\n"
+    "if #out == 0 then\n"
+    "  local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')\n"
+    "  if head[2] then nxt = tonumber(head[2]) end\n"
+    "  pe = ready == 1 and redis.call('XPENDING', KEYS[2], g, '-', '+', 1)\n"
+    "       or {}\n"
+    "  if #pe == 1 then\n"
+    "    local exp = now - tonumber(pe[1][3]) + lease\n"
+    "    if not nxt or exp < nxt then nxt = exp end\n"
+    "  end\n"
+    "end\n"
+    "local res = {nxt, ready, #out / 5}\n"
     "for i = 1, #out do res[#res + 1] = out[i] end\n"
     "return res\n";
 
-/* Lua: returns 0 unless PEL entry ARGV[2] of group ARGV[1] on stream
- * KEYS[1] belongs to consumer ARGV[3] with delivery count ARGV[4]. */
-#define ST_OURS_SRC                                                          \
-    "local pe = redis.pcall('XPENDING', KEYS[1], ARGV[1], ARGV[2],\n"        \
-    "                       ARGV[2], 1)\n"                                   \
-    "if pe.err or #pe == 0 or pe[1][2] ~= ARGV[3] or\n"                      \
-    "   tonumber(pe[1][4]) ~= tonumber(ARGV[4]) then\n"                      \
-    "  return 0\n"                                                           \
+/* Lua: mine(s, r, g, eid, me, cnt, id) finds the entry that holds task
+ * id's delivery eid (delivery count cnt) to consumer me in group g of
+ * stream s.  Returns eid, true while that delivery is still in me's PEL;
+ * or, after its lease ran out and the tick moved it to the tail (r[id]
+ * names the new entry, made `from` eid `by` me), the new entry's id and
+ * false as long as nobody read it: nobody took the task again, so the
+ * late ack or nack stands, as in lua-lease.  Otherwise false (taken
+ * again, acked, nacked, or never ours). */
+#define ST_MINE_SRC                                                          \
+    "local function mine(s, r, g, eid, me, cnt, id)\n"                       \
+    "  local pe = redis.pcall('XPENDING', s, g, eid, eid, 1)\n"              \
+    "  if pe.err then return false end\n"                                    \
+    "  if #pe > 0 then\n"                                                    \
+    "    if pe[1][2] ~= me or tonumber(pe[1][4]) ~= tonumber(cnt) then\n"    \
+    "      return false\n"                                                   \
+    "    end\n"                                                              \
+    "    return eid, true\n"                                                 \
+    "  end\n"                                                                \
+    "  local ne = redis.call('HGET', r, id)\n"                               \
+    "  if not ne or #redis.call('XPENDING', s, g, ne, ne, 1) > 0 then\n"     \
+    "    return false\n"                                                     \
+    "  end\n"                                                                \
+    "  local e = redis.call('XRANGE', s, ne, ne)\n"                          \
+    "  if #e == 0 or field(e[1][2], 'from') ~= eid or\n"                     \
+    "     field(e[1][2], 'by') ~= me or field(e[1][2], 'id') ~= id then\n"   \
+    "    return false\n"                                                     \
+    "  end\n"                                                                \
+    "  return ne, false\n"                                                   \
     "end\n"
 
-/* KEYS: s a d.  ARGV: group, entry id, consumer, delivery count, task id.
- * 1 = acked, 0 = not ours. */
+/* KEYS: s a d r.  ARGV: group, entry id, consumer, delivery count, task
+ * id.  1 = acked (the entry found by mine() is gone), 0 = not ours. */
 static const char ack_src[] =
-    ST_OURS_SRC
-    "redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])\n"
-    "redis.call('XDEL', KEYS[1], ARGV[2])\n"
+    ST_FIELD_SRC
+    ST_MINE_SRC
+    "local e, held = mine(KEYS[1], KEYS[4], ARGV[1], ARGV[2], ARGV[3],\n"
+    "                     ARGV[4], ARGV[5])\n"
+    "if not e then return 0 end\n"
+    "if held then redis.call('XACK', KEYS[1], ARGV[1], e) end\n"
+    "redis.call('XDEL', KEYS[1], e)\n"
     "redis.call('HDEL', KEYS[2], ARGV[5])\n"
     "redis.call('HDEL', KEYS[3], ARGV[5])\n"
+    "redis.call('HDEL', KEYS[4], ARGV[5])\n"
     "return 1\n";
 
-/* KEYS: s z p a d.  ARGV: group, entry id, consumer, delivery count, task
- * id, retry ms.  1 = the task is back in z at the retry time, 0 = not
- * ours (or the entry does not carry task id ARGV[5]). */
+/* KEYS: s z p a d r.  ARGV: group, entry id, consumer, delivery count,
+ * task id, retry ms.  1 = the task is back in z at the retry time with
+ * its payload, original due (d) and deliveries made (a: the entry's n,
+ * plus this delivery while it is in our PEL; a moved entry's n counts
+ * it already), 0 = not ours (mine()). */
 static const char nack_src[] =
     ST_FIELD_SRC
-    ST_OURS_SRC
-    "local e = redis.call('XRANGE', KEYS[1], ARGV[2], ARGV[2])\n"
-    "if #e == 0 or field(e[1][2], 'id') ~= ARGV[5] then return 0 end\n"
-    "local f = e[1][2]\n"
-    "redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])\n"
-    "redis.call('XDEL', KEYS[1], ARGV[2])\n"
+    ST_MINE_SRC
+    "local e, held = mine(KEYS[1], KEYS[6], ARGV[1], ARGV[2], ARGV[3],\n"
+    "                     ARGV[4], ARGV[5])\n"
+    "if not e then return 0 end\n"
+    "local x = redis.call('XRANGE', KEYS[1], e, e)\n"
+    "if #x == 0 or field(x[1][2], 'id') ~= ARGV[5] then return 0 end\n"
+    "local f = x[1][2]\n"
+    "local n = tonumber(field(f, 'n') or '0')\n"
+    "if held then\n"
+    "  redis.call('XACK', KEYS[1], ARGV[1], e)\n"
+    "  n = n + tonumber(ARGV[4])\n"
+    "end\n"
+    "redis.call('XDEL', KEYS[1], e)\n"
     "redis.call('HSET', KEYS[3], ARGV[5], field(f, 'p') or '')\n"
-    "redis.call('HSET', KEYS[4], ARGV[5],\n"
-    "           tonumber(field(f, 'n') or '0') + tonumber(ARGV[4]))\n"
+    "redis.call('HSET', KEYS[4], ARGV[5], n)\n"
     "local due = field(f, 'due')\n"
     "if due then redis.call('HSET', KEYS[5], ARGV[5], due) end\n"
+    "redis.call('HDEL', KEYS[6], ARGV[5])\n"
     "redis.call('ZADD', KEYS[2], ARGV[6], ARGV[5])\n"
     "return 1\n";
 
@@ -307,35 +415,71 @@ static const char bye_src[] =
     "redis.pcall('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2])\n"
     "return 1\n";
 
+/* KEYS: s z p a d r.  ARGV: group, consumer, then pairs of entry id and
+ * delivery count: entries this consumer read and never handed out.  Each
+ * one still in our PEL with that delivery count goes back into z at its
+ * original due time with its payload and the deliveries made before it
+ * (n: this read delivered it to nobody), and leaves the stream (XACK,
+ * XDEL).  Returns how many went back. */
+static const char give_back_src[] =
+    ST_FIELD_SRC
+    "local back = 0\n"
+    "for i = 3, #ARGV - 1, 2 do\n"
+    "  local eid = ARGV[i]\n"
+    "  local pe = redis.pcall('XPENDING', KEYS[1], ARGV[1], eid, eid, 1)\n"
+    "  if not pe.err and #pe == 1 and pe[1][2] == ARGV[2] and\n"
+    "     tonumber(pe[1][4]) == tonumber(ARGV[i + 1]) then\n"
+    "    local e = redis.call('XRANGE', KEYS[1], eid, eid)\n"
+    "    redis.call('XACK', KEYS[1], ARGV[1], eid)\n"
+    "    redis.call('XDEL', KEYS[1], eid)\n"
+    "    if #e == 1 then\n"
+    "      local f = e[1][2]\n"
+    "      local id, n = field(f, 'id'), tonumber(field(f, 'n') or '0')\n"
+    "      redis.call('HSET', KEYS[3], id, field(f, 'p') or '')\n"
+    "      if n > 0 then\n"
+    "        redis.call('HSET', KEYS[4], id, n)\n"
+    "      else\n"
+    "        redis.call('HDEL', KEYS[4], id)\n"
+    "      end\n"
+    "      redis.call('HDEL', KEYS[5], id)\n"
+    "      redis.call('HDEL', KEYS[6], id)\n"
+    "      redis.call('ZADD', KEYS[2], field(f, 'due'), id)\n"
+    "      back = back + 1\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
+    "return back\n";
+
 typedef struct st_priv {
     redisContext *c;
-    dq_script tick, ack, nack, cancel, pending, bye;
+    dq_script tick, ack, nack, cancel, pending, bye, give_back;
     int64_t lease_ms, poll_ms, batch, move_batch, max_attempts;
-    int64_t slack_ms;     /* a BLOCK may end this much after it is due */
     int64_t deadline_us;  /* the running claim's deadline (dq_mono_us) */
-    int64_t head_ms;      /* z's head after the last tick; INT64_MAX: none */
+    int64_t next_ms;      /* after a tick that read nothing: the earlier of
+                             z's head and the oldest lease's expiry (ms, by
+                             dq_now_ms); INT64_MAX: neither */
     bool group_ready;     /* the last tick found the group (XREADGROUP
                              BLOCK on a missing one is an error) */
-    char cursor[64];      /* XAUTOCLAIM's cursor, "0-0" to start over */
     char me[ST_NAME_MAX]; /* this handle's consumer name in the group */
     char zkey[128], skey[128], pkey[128], akey[128], dkey[128],
-        deadkey[128];
+        deadkey[128], rkey[128];
     dq_held held;  /* entries read (in our PEL), not yet handed out */
 } st_priv;
 
 static const dq_optdef st_options[] = {
     DQ_OPTDEF_INT("lease_ms", "30000", 1, 86400000,
                   "visibility timeout: an entry not acked this many ms "
-                  "after its delivery is taken over by XAUTOCLAIM "
-                  "(1..86400000)"),
+                  "after its delivery goes back to the stream's tail "
+                  "for redelivery (1..86400000)"),
     DQ_OPTDEF_INT("poll_ms", "500", 1, 60000,
                   "longest wait before this consumer runs the mover "
                   "again, ms: bounds the lateness of a task enqueued due "
                   "before the head it saw (1..60000)"),
     DQ_OPTDEF_INT("batch", "1", 1, 1000,
-                  "entries read or taken over per call (COUNT)"),
+                  "entries read per call (COUNT)"),
     DQ_OPTDEF_INT("move_batch", "100", 1, 10000,
-                  "due tasks the mover moves per call"),
+                  "due tasks, and separately entries whose lease ran "
+                  "out, moved to the stream's tail per call"),
     DQ_OPTDEF_INT("max_attempts", "0", 0, 1000000000,
                   "deliveries before a task goes to the dead-letter set "
                   "dq:{Q}:dead instead (0: unlimited)"),
@@ -354,33 +498,6 @@ static void st_consumer_name(const dq_queue *q, char *buf, size_t len)
     snprintf(buf, len, "%.100s-%ld-%08x",
              q->cfg.consumer != NULL ? q->cfg.consumer : "c", (long)getpid(),
              (unsigned)r);
-}
-
-/* slack_ms from INFO server's configured_hz (else hz; else the default):
- * 1000/hz rounded up, what a blocked client's timeout may be late. */
-static int st_read_slack(dq_queue *q, st_priv *p)
-{
-    const char *argv[2] = {"INFO", "server"};
-    static const char *const keys[2] = {"configured_hz:", "\nhz:"};
-    redisReply *r;
-    int rc;
-
-    p->slack_ms = ST_DEFAULT_SLACK_MS;
-    r = dq_redis_cmd(q, p->c, &rc, 2, argv, NULL);
-    if (r == NULL)
-        return rc;
-    for (size_t i = 0; r->type == REDIS_REPLY_STRING && i < 2; i++) {
-        const char *at = strstr(r->str, keys[i]);
-        long hz;
-
-        if (at != NULL && sscanf(at + strlen(keys[i]), "%ld", &hz) == 1 &&
-            hz >= 1 && hz <= 500) {
-            p->slack_ms = (1000 + hz - 1) / hz;
-            break;
-        }
-    }
-    freeReplyObject(r);
-    return DQ_OK;
 }
 
 static int st_read_options(dq_queue *q, st_priv *p)
@@ -410,6 +527,7 @@ static int st_open(dq_queue *q)
     p->cancel.src = cancel_src;
     p->pending.src = pending_src;
     p->bye.src = bye_src;
+    p->give_back.src = give_back_src;
     if ((rc = st_read_options(q, p)) != DQ_OK)
         goto free_priv;
     dq_redis_key(q, DQ_ZH_ZSET, p->zkey, sizeof p->zkey);
@@ -418,27 +536,67 @@ static int st_open(dq_queue *q)
     dq_redis_key(q, "a", p->akey, sizeof p->akey);
     dq_redis_key(q, "d", p->dkey, sizeof p->dkey);
     dq_redis_key(q, "dead", p->deadkey, sizeof p->deadkey);
+    dq_redis_key(q, "r", p->rkey, sizeof p->rkey);
     st_consumer_name(q, p->me, sizeof p->me);
-    snprintf(p->cursor, sizeof p->cursor, "0-0");
-    p->head_ms = INT64_MAX;
+    p->next_ms = INT64_MAX;
     if ((rc = dq_held_init(q, &p->held, (size_t)p->batch)) != DQ_OK)
         goto free_priv;
-    /* The socket timeout outlasts the longest BLOCK (< poll_ms). */
-    rc = dq_redis_connect(q, "6.2.0", p->poll_ms + DQ_SOCK_TIMEOUT_MS, &p->c);
+    /* The socket timeout outlasts the longest BLOCK (DQ_BLOCK_MAX_MS). */
+    rc = dq_redis_connect(q, "6.2.0", DQ_SOCK_TIMEOUT_MS, &p->c);
     if (rc != DQ_OK)
         goto free_held;
-    if ((rc = st_read_slack(q, p)) != DQ_OK)
-        goto free_conn;
     q->priv = p;
     return DQ_OK;
 
-free_conn:
-    redisFree(p->c);
 free_held:
     dq_held_free(&p->held);
 free_priv:
     free(p);
     return rc;
+}
+
+static bool st_parse_token(const char *tok, char *eid, size_t elen,
+                           char *cnt, size_t clen);
+
+/* Entry/count pairs per give-back call: 6 keys + 2 + 2 per pair within
+ * dq_redis_eval's 64 arguments. */
+#define ST_GIVE_BACK_CHUNK 28
+
+/* The graceful close's give-back: the entries p->held read and never
+ * handed out go back into z as they were before this handle read them
+ * (give_back_src), ST_GIVE_BACK_CHUNK per round trip, counted in
+ * putbacks.  Without it they sat in a closed consumer's PEL until
+ * lease_ms ran out (30 s by default).  Best effort, as close cannot fail:
+ * after an error the rest stay in our PEL and come back after lease_ms.
+ * The held tasks are cleared in every case. */
+static void st_give_back(dq_queue *q, st_priv *p)
+{
+    char eid[ST_GIVE_BACK_CHUNK][64], cnt[ST_GIVE_BACK_CHUNK][24];
+    const char *args[8 + 2 * ST_GIVE_BACK_CHUNK] = {
+        p->skey, p->zkey, p->pkey, p->akey, p->dkey, p->rkey, ST_GROUP,
+        p->me};
+    size_t i = 0;
+
+    while (i < p->held.count) {
+        int nargs = 8, k = 0;
+        int64_t back = 0;
+
+        for (; i < p->held.count && k < ST_GIVE_BACK_CHUNK; i++) {
+            const dq_task *t = &p->held.tasks[p->held.head + i];
+
+            if (!st_parse_token(t->token, eid[k], sizeof eid[k], cnt[k],
+                                sizeof cnt[k]))
+                continue; /* not ours to give: only st_fill_task fills */
+            args[nargs++] = eid[k];
+            args[nargs++] = cnt[k++];
+        }
+        if (k > 0 && dq_redis_eval_int(q, p->c, &p->give_back, 6, nargs,
+                                       args, NULL, "give-back script: "
+                                       "unexpected reply", &back) != DQ_OK)
+            break;
+        q->counters.putbacks += (uint64_t)back;
+    }
+    dq_held_drop(&p->held);
 }
 
 static void st_close(dq_queue *q)
@@ -447,29 +605,32 @@ static void st_close(dq_queue *q)
 
     if (p == NULL)
         return;
-    /* Held entries stay in our PEL and are taken over after lease_ms.  On
-     * a failed connection, skip the courtesy: close must not reconnect. */
+    /* Held entries go back into z now; on a failed connection they stay
+     * in our PEL and come back after lease_ms (close must not
+     * reconnect). */
     if (p->c != NULL && p->c->err == 0) {
         const char *args[3] = {p->skey, ST_GROUP, p->me};
         int64_t ignored;
 
-        dq_redis_eval_int(q, p->c, &p->bye, 1, 3, args, NULL,
-                          "bye script: unexpected reply", &ignored);
+        st_give_back(q, p);
+        if (p->c->err == 0)
+            dq_redis_eval_int(q, p->c, &p->bye, 1, 3, args, NULL,
+                              "bye script: unexpected reply", &ignored);
     }
     dq_zlua_close(&p->held, p->c);
     free(p);
     q->priv = NULL;
 }
 
-/* enqueue and enqueue_many: dq_zh_enqueue_many also clears a and d, which
- * a re-used id may still have. */
+/* enqueue and enqueue_many: dq_zh_enqueue_many also clears a, d and r,
+ * which a re-used id may still have. */
 static int st_enqueue_many(dq_queue *q, const dq_enqueue_item *items,
                            size_t n)
 {
     st_priv *p = q->priv;
-    const char *const clear[2] = {p->akey, p->dkey};
+    const char *const clear[3] = {p->akey, p->dkey, p->rkey};
 
-    return dq_zh_enqueue_many(q, p->c, items, n, clear, 2);
+    return dq_zh_enqueue_many(q, p->c, items, n, clear, 3);
 }
 
 static int st_enqueue(dq_queue *q, const char *id, const void *payload,
@@ -505,53 +666,50 @@ static int st_fill_task(dq_queue *q, const redisReply *eid,
     return DQ_OK;
 }
 
-/* Parses the tick's reply into p (cursor, head, group) and p->held. */
+/* Parses the tick's reply into p (next_ms, group) and p->held: every
+ * entry a first delivery of its stream entry (delivery count 1). */
 static int st_tick_reply(dq_queue *q, st_priv *p, const redisReply *r)
 {
     int64_t ready, k;
     int rc = DQ_OK;
 
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 4 ||
-        r->element[0]->type != REDIS_REPLY_STRING ||
-        r->element[0]->len >= sizeof p->cursor ||
-        !dq_reply_int(r->element[2], &ready) ||
-        !dq_reply_int(r->element[3], &k) || k < 0 ||
-        k > (int64_t)p->held.cap || r->elements != 4 + 6 * (size_t)k)
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 ||
+        !dq_reply_int(r->element[1], &ready) ||
+        !dq_reply_int(r->element[2], &k) || k < 0 ||
+        k > (int64_t)p->held.cap || r->elements != 3 + 5 * (size_t)k)
         return dq_fail(q, DQ_EPROTO, "streams: tick script: unexpected "
                        "reply");
-    memcpy(p->cursor, r->element[0]->str, r->element[0]->len);
-    p->cursor[r->element[0]->len] = '\0';
     p->group_ready = ready == 1;
-    p->head_ms = INT64_MAX;
-    if (r->element[1]->type != REDIS_REPLY_NIL &&
-        !dq_reply_score_ms(r->element[1], &p->head_ms))
-        return dq_fail(q, DQ_EPROTO, "streams: tick script: bad head");
+    p->next_ms = INT64_MAX;
+    if (r->element[0]->type != REDIS_REPLY_NIL &&
+        !dq_reply_score_ms(r->element[0], &p->next_ms))
+        return dq_fail(q, DQ_EPROTO, "streams: tick script: bad next time");
     for (size_t i = 0; i < (size_t)k && rc == DQ_OK; i++) {
-        redisReply *const *e = &r->element[4 + 6 * i];
-        int64_t attempt, cnt;
+        redisReply *const *e = &r->element[3 + 5 * i];
+        int64_t attempt;
 
-        if (!dq_reply_int(e[3], &attempt) || !dq_reply_int(e[4], &cnt))
+        if (!dq_reply_int(e[3], &attempt))
             rc = dq_fail(q, DQ_EPROTO, "streams: tick script: bad entry "
                          "%zu", i);
         else
-            rc = st_fill_task(q, e[0], e[1], e[2], e[5], attempt, cnt, i,
+            rc = st_fill_task(q, e[0], e[1], e[2], e[4], attempt, 1, i,
                               &p->held.tasks[i]);
         if (rc == DQ_OK)
             p->held.count = i + 1;
     }
-    if (rc != DQ_OK) /* the entries stay in our PEL: taken over later */
+    if (rc != DQ_OK) /* the entries stay in our PEL: moved on later */
         dq_held_drop(&p->held);
     p->held.head = 0;
     return rc;
 }
 
-/* One tick (the mover, the takeover, a non-blocking read). */
+/* One tick (due work moved in order, a non-blocking read). */
 static int st_tick(dq_queue *q, st_priv *p)
 {
     char now[32], lease[32], count[32], move[32], max[32];
     const char *args[14] = {p->zkey, p->skey, p->pkey, p->akey, p->dkey,
-                            p->deadkey, now, ST_GROUP, p->me, lease,
-                            p->cursor, count, move, max};
+                            p->deadkey, p->rkey, now, ST_GROUP, p->me,
+                            lease, count, move, max};
     redisReply *r;
     int rc;
 
@@ -560,7 +718,7 @@ static int st_tick(dq_queue *q, st_priv *p)
     snprintf(count, sizeof count, "%lld", (long long)p->batch);
     snprintf(move, sizeof move, "%lld", (long long)p->move_batch);
     snprintf(max, sizeof max, "%lld", (long long)p->max_attempts);
-    r = dq_redis_eval(q, p->c, &p->tick, &rc, 6, 14, args, NULL);
+    r = dq_redis_eval(q, p->c, &p->tick, &rc, 7, 14, args, NULL);
     if (r == NULL)
         return rc;
     rc = st_tick_reply(q, p, r);
@@ -621,20 +779,22 @@ static int st_read_reply(dq_queue *q, st_priv *p, const redisReply *r)
     return rc;
 }
 
-/* XREADGROUP ... BLOCK block_ms (>= 1): waits for an entry another
- * consumer's mover adds.  A group deleted meanwhile (purge, restart) is
+/* XREADGROUP ... BLOCK until until_us (a dq_mono_us() time, at least
+ * DQ_BLOCK_SHORTEST_MS away): waits for an entry another consumer's mover
+ * adds, and returns about one round trip after until_us at the latest
+ * (dq_redis_block_ms_at).  A group deleted meanwhile (purge, restart) is
  * not an error: the next tick recreates it. */
-static int st_block(dq_queue *q, st_priv *p, int64_t block_ms)
+static int st_block(dq_queue *q, st_priv *p, int64_t until_us)
 {
-    char count[32], block[32];
-    const char *argv[11] = {"XREADGROUP", "GROUP", ST_GROUP, p->me, "COUNT",
-                            count, "BLOCK", block, "STREAMS", p->skey, ">"};
+    char count[32];
+    /* BLOCK's value goes before argv[7] ("STREAMS"). */
+    const char *argv[10] = {"XREADGROUP", "GROUP", ST_GROUP, p->me, "COUNT",
+                            count, "BLOCK", "STREAMS", p->skey, ">"};
     redisReply *r;
     int rc;
 
     snprintf(count, sizeof count, "%lld", (long long)p->batch);
-    snprintf(block, sizeof block, "%lld", (long long)block_ms);
-    r = dq_redis_cmd(q, p->c, &rc, 11, argv, NULL);
+    r = dq_redis_block_ms_at(q, p->c, &rc, 10, argv, NULL, 7, until_us);
     if (r == NULL) {
         if (rc == DQ_EREDIS && (strstr(q->err, "NOGROUP") != NULL ||
                                 strstr(q->err, "UNBLOCKED") != NULL)) {
@@ -649,13 +809,14 @@ static int st_block(dq_queue *q, st_priv *p, int64_t block_ms)
 }
 
 /* The dq_zlua_fetch_fn of the claim loop: a tick, and when it found
- * nothing, a wait for w = min(time left, poll_ms, head - now): blocked in
- * the server for w - slack_ms when that is at least 1 ms (then *wait_us
- * 0: tick again at once), else slept by the caller (*wait_us = w). */
+ * nothing, a wait for w = min(time left, poll_ms, next_ms - now): blocked
+ * in the server when the group is there and w is at least
+ * DQ_BLOCK_SHORTEST_MS (then *wait_us 0: tick again at once), else slept
+ * by the caller (*wait_us = w). */
 static int st_fetch(dq_queue *q, int64_t *wait_us)
 {
     st_priv *p = q->priv;
-    int64_t w_us, block_ms;
+    int64_t w_us;
     int rc;
 
     *wait_us = 0;
@@ -664,19 +825,18 @@ static int st_fetch(dq_queue *q, int64_t *wait_us)
     w_us = p->deadline_us - dq_mono_us();
     if (w_us > p->poll_ms * 1000)
         w_us = p->poll_ms * 1000;
-    if (p->head_ms != INT64_MAX) {
-        int64_t head_us = p->head_ms * 1000 - dq_now_us(q);
-        if (head_us < w_us)
-            w_us = head_us;
+    if (p->next_ms != INT64_MAX) {
+        int64_t next_us = p->next_ms * 1000 - dq_now_us(q);
+        if (next_us < w_us)
+            w_us = next_us;
     }
     if (w_us <= 0)
         return DQ_OK;
-    block_ms = w_us / 1000 - p->slack_ms;
-    if (!p->group_ready || block_ms < 1) {
+    if (!p->group_ready || w_us < DQ_BLOCK_SHORTEST_MS * 1000) {
         *wait_us = w_us;
         return DQ_OK;
     }
-    return st_block(q, p, block_ms);
+    return st_block(q, p, dq_mono_us() + w_us);
 }
 
 static int st_claim(dq_queue *q, int64_t timeout_ms, dq_task *out)
@@ -711,19 +871,19 @@ static int st_ack(dq_queue *q, const dq_task *t)
 {
     st_priv *p = q->priv;
     char eid[64], cnt[24];
-    const char *args[8] = {p->skey, p->akey, p->dkey, ST_GROUP, eid, p->me,
-                           cnt, t->id};
+    const char *args[9] = {p->skey, p->akey, p->dkey, p->rkey, ST_GROUP,
+                           eid, p->me, cnt, t->id};
     int64_t ok = 0;
     int rc;
 
     if (!st_parse_token(t->token, eid, sizeof eid, cnt, sizeof cnt))
         return dq_fail(q, DQ_EINVAL, "ack %s: token '%.64s' is not a "
                        "streams token (entry:count)", t->id, t->token);
-    rc = dq_redis_eval_int(q, p->c, &p->ack, 3, 8, args, NULL,
+    rc = dq_redis_eval_int(q, p->c, &p->ack, 4, 9, args, NULL,
                            "ack script: unexpected reply", &ok);
     if (rc == DQ_OK && ok != 1)
         rc = dq_fail(q, DQ_ENOTFOUND, "ack %s: entry %s (delivery %s) is no "
-                     "longer ours: taken over after lease_ms, or acked or "
+                     "longer ours: redelivered after lease_ms, or acked or "
                      "nacked", t->id, eid, cnt);
     return rc;
 }
@@ -735,8 +895,9 @@ static int st_nack(dq_queue *q, const dq_task *t, int64_t delay_ms)
 {
     st_priv *p = q->priv;
     char eid[64], cnt[24], retry[32];
-    const char *args[11] = {p->skey, p->zkey, p->pkey, p->akey, p->dkey,
-                            ST_GROUP, eid, p->me, cnt, t->id, retry};
+    const char *args[12] = {p->skey, p->zkey, p->pkey, p->akey, p->dkey,
+                            p->rkey, ST_GROUP, eid, p->me, cnt, t->id,
+                            retry};
     int64_t ok = 0;
     int rc;
 
@@ -745,12 +906,12 @@ static int st_nack(dq_queue *q, const dq_task *t, int64_t delay_ms)
                        "streams token (entry:count)", t->id, t->token);
     snprintf(retry, sizeof retry, "%lld",
              (long long)(dq_now_ms(q) + delay_ms));
-    rc = dq_redis_eval_int(q, p->c, &p->nack, 5, 11, args, NULL,
+    rc = dq_redis_eval_int(q, p->c, &p->nack, 6, 12, args, NULL,
                            "nack script: unexpected reply", &ok);
     if (rc == DQ_OK && ok != 1)
         rc = dq_fail(q, DQ_ENOTFOUND, "nack %s: entry %s (delivery %s) is "
-                     "no longer ours: taken over after lease_ms, or acked or "
-                     "nacked", t->id, eid, cnt);
+                     "no longer ours: redelivered after lease_ms, or acked "
+                     "or nacked", t->id, eid, cnt);
     return rc;
 }
 
@@ -814,8 +975,7 @@ static int st_purge(dq_queue *q)
     st_priv *p = q->priv;
 
     dq_held_drop(&p->held);
-    snprintf(p->cursor, sizeof p->cursor, "0-0");
-    p->head_ms = INT64_MAX;
+    p->next_ms = INT64_MAX;
     p->group_ready = false;
     return dq_redis_purge(q, p->c);
 }
@@ -830,8 +990,8 @@ static int st_exists(dq_queue *q)
 const dq_strategy dq_strategy_streams = {
     .name = "streams",
     .summary = "ZSet for the delay, each consumer's mover script XADDs due "
-               "tasks to a Stream; XREADGROUP, XACK, XAUTOCLAIM after "
-               "lease_ms: at-least-once",
+               "tasks to a Stream; XREADGROUP, XACK, an entry not acked "
+               "within lease_ms re-added at the tail: at-least-once",
     .flags = DQ_G_AT_LEAST_ONCE | DQ_G_SURVIVES_CONSUMER_CRASH |
              DQ_G_NEEDS_REDIS | DQ_G_POLLS | DQ_G_NO_DUP_CONCURRENT |
              DQ_G_DUE_ORDER | DQ_G_SURVIVES_PROCESS_EXIT,
@@ -847,18 +1007,20 @@ const dq_strategy dq_strategy_streams = {
     .pending = st_pending,
     .purge = st_purge,
     .exists = st_exists,
-    .doc = "A Redis Stream has acks and a takeover of a dead consumer's "
-        "entries, but no delays (an entry added with a future id is read at "
-        "once, claim C22), so tasks wait in a ZSet and every consumer, "
-        "before it reads, runs a mover script (ZRANGEBYSCORE due, XADD, "
-        "ZREM); in the same script it takes over entries not acked within "
-        "lease_ms (XAUTOCLAIM) and reads new ones (XREADGROUP >).  When "
-        "nothing is there it blocks in XREADGROUP BLOCK until the head it "
-        "saw is due, at most poll_ms.  Per task: 3 round trips (enqueue, "
-        "claim, ack = XACK + XDEL in a script).  At-least-once: a crashed "
-        "consumer's task comes back after lease_ms with attempt + 1 "
-        "(claims C12, C21); nack and max_attempts as lua-lease.  Needs "
-        "Redis 6.2.",
+    .doc = "A Redis Stream has acks and a pending list per consumer, but "
+        "no delays (an entry added with a future id is read at once, claim "
+        "C22), so tasks wait in a ZSet and every consumer, before it reads, "
+        "runs one script that moves due tasks into the Stream (ZRANGEBYSCORE, "
+        "XADD, ZREM) and, merged with them in the order each fell due, "
+        "re-adds entries not acked within lease_ms at the Stream's tail "
+        "(XPENDING, XACK, XDEL, XADD), then reads new ones (XREADGROUP >): "
+        "a task whose work outlasts its lease waits its turn instead of "
+        "starving the others.  When nothing is there it blocks in "
+        "XREADGROUP BLOCK until the head or the oldest lease it saw is due, "
+        "at most poll_ms.  Per task: 3 round trips (enqueue, claim, ack = "
+        "XACK + XDEL in a script).  At-least-once: a crashed consumer's "
+        "task comes back after lease_ms with attempt + 1 (claims C12, C21); "
+        "nack and max_attempts as lua-lease.  Needs Redis 6.2.",
     .enqueue_many = st_enqueue_many,
     .nack = st_nack,
     .dead_letters = st_dead_letters,

@@ -62,7 +62,8 @@ Test(options, every_option_declares_a_type)
     for (size_t i = 0; dq_strategies[i] != NULL; i++) {
         const dq_strategy *s = dq_strategies[i];
 
-        for (const dq_optdef *d = s->options; d && d->name; d++) {
+        const dq_optdef *d; /* its own options, then the common ones */
+        for (size_t k = 0; (d = dq_strategy_option(s, k)) != NULL; k++) {
             cr_assert_neq(d->type, DQ_OPT_UNCHECKED,
                           "%s: option %s has no type (use DQ_OPTDEF_INT or "
                           "DQ_OPTDEF_CHOICE)", s->name, d->name);
@@ -89,7 +90,8 @@ Test(options, defaults_pass)
         cr_assert_eq(dq_opts_check(s, NULL, 0, err, sizeof err), DQ_OK,
                      "%s: defaults rejected: %s", s->name, err);
         /* Each default given explicitly passes too. */
-        for (const dq_optdef *d = s->options; d && d->name; d++)
+        const dq_optdef *d; /* its own options, then the common ones */
+        for (size_t k = 0; (d = dq_strategy_option(s, k)) != NULL; k++)
             expect_ok(s, d->name, d->def);
     }
 }
@@ -101,7 +103,8 @@ Test(options, integer_bounds_and_non_numeric)
     for (size_t i = 0; dq_strategies[i] != NULL; i++) {
         const dq_strategy *s = dq_strategies[i];
 
-        for (const dq_optdef *d = s->options; d && d->name; d++) {
+        const dq_optdef *d; /* its own options, then the common ones */
+        for (size_t k = 0; (d = dq_strategy_option(s, k)) != NULL; k++) {
             char v[32];
 
             if (d->type != DQ_OPT_INT)
@@ -132,7 +135,8 @@ Test(options, choices)
     for (size_t i = 0; dq_strategies[i] != NULL; i++) {
         const dq_strategy *s = dq_strategies[i];
 
-        for (const dq_optdef *d = s->options; d && d->name; d++) {
+        const dq_optdef *d; /* its own options, then the common ones */
+        for (size_t k = 0; (d = dq_strategy_option(s, k)) != NULL; k++) {
             char words[96], *save = NULL;
 
             if (d->type != DQ_OPT_CHOICE)
@@ -158,6 +162,31 @@ Test(options, choices)
         }
     }
     cr_assert_gt(nchoice, 0, "no choice option in any strategy");
+}
+
+/* The options every Redis strategy takes (dq_redis_options) are declared
+ * once: each Redis strategy accepts them, none declares one of them
+ * itself (it would be listed twice), and a strategy without Redis
+ * refuses them. */
+Test(options, common_redis_options)
+{
+    for (size_t i = 0; dq_strategies[i] != NULL; i++) {
+        const dq_strategy *s = dq_strategies[i];
+        bool redis = (s->flags & DQ_G_NEEDS_REDIS) != 0;
+
+        for (const dq_optdef *c = dq_redis_options; c->name; c++) {
+            dq_opt o = opt(c->name, c->def);
+            char err[256] = "";
+
+            for (const dq_optdef *d = s->options; d && d->name; d++)
+                cr_assert(strcmp(d->name, c->name) != 0, "%s declares the "
+                          "common option %s itself", s->name, c->name);
+            cr_assert_eq(dq_opts_check(s, &o, 1, err, sizeof err),
+                         redis ? DQ_OK : DQ_EINVAL, "%s: %s=%s: %s", s->name,
+                         c->name, c->def, err);
+        }
+    }
+    cr_assert_str_eq(dq_redis_options[0].name, "wait");
 }
 
 Test(options, unknown_key_named)

@@ -2,7 +2,8 @@
  * blocking timeouts (a wait below 1 ms must never reach BLPOP, BZPOPMIN or
  * BLMOVE as 0, which means "block forever": https://redis.io/commands/blpop/)
  * the key layout (one hash tag per queue) and dq_deadline_us, the claim
- * loops' deadline, which must saturate rather than overflow. */
+ * loops' deadline, which must saturate rather than overflow, and the
+ * argument checks of dq_redis_block_ms_at. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -58,4 +59,46 @@ Test(rconn, deadline_saturates)
     cr_expect_eq(dq_deadline_us(INT64_MAX / 1000 - 1), INT64_MAX);
     d = dq_deadline_us(DQ_CLAIM_TIMEOUT_MAX_MS);
     cr_expect(d > t0 && d < INT64_MAX, "deadline(one day) is exact");
+}
+
+/* dq_redis_block_ms_at refuses a timeout position outside the command
+ * before it touches the connection (none here). */
+Test(rconn, block_ms_at_checks_arguments)
+{
+    dq_queue q;
+    const char *argv[3] = {"XREADGROUP", "BLOCK", "STREAMS"};
+    int rc = DQ_OK;
+    memset(&q, 0, sizeof q);
+    cr_expect_null(dq_redis_block_ms_at(&q, NULL, &rc, 3, argv, NULL, 0, 0));
+    cr_expect_eq(rc, DQ_EINVAL, "timeout_at 0: rc %d", rc);
+    rc = DQ_OK;
+    cr_expect_null(dq_redis_block_ms_at(&q, NULL, &rc, 3, argv, NULL, 4, 0));
+    cr_expect_eq(rc, DQ_EINVAL, "timeout_at past argc: rc %d", rc);
+    rc = DQ_OK;
+    cr_expect_null(dq_redis_block_ms_at(&q, NULL, &rc, DQ_BLOCK_MAX_ARGC + 1,
+                                        argv, NULL, 1, 0));
+    cr_expect_eq(rc, DQ_EINVAL, "argc %d: rc %d", DQ_BLOCK_MAX_ARGC + 1, rc);
+}
+
+/* The Sentinel list is checked before anything is sent; a Sentinel that
+ * does not answer is named (nothing listens on port 1). */
+Test(rconn, sentinel_list_checked)
+{
+    const char *bad[] = {"", "localhost", "127.0.0.1:0", "127.0.0.1:65536",
+                         "127.0.0.1:26379x", ":26379", "127.0.0.1:1,",
+                         "a:1,a:2,a:3,a:4,a:5,a:6,a:7,a:8,a:9", NULL};
+    char host[64], err[256];
+    int port = 0;
+
+    for (int i = 0; bad[i] != NULL; i++) {
+        err[0] = '\0';
+        cr_expect_eq(dq_sentinel_primary(bad[i], "m", host, sizeof host,
+                                         &port, err, sizeof err),
+                     DQ_EINVAL, "'%s' accepted: %s", bad[i], err);
+    }
+    cr_expect_eq(dq_sentinel_primary("127.0.0.1:1", NULL, host, sizeof host,
+                                     &port, err, sizeof err), DQ_EINVAL);
+    cr_expect_eq(dq_sentinel_primary("127.0.0.1:1", "m", host, sizeof host,
+                                     &port, err, sizeof err), DQ_EIO);
+    cr_expect(strstr(err, "sentinel 127.0.0.1:1:") != NULL, "%s", err);
 }

@@ -6,8 +6,9 @@
 # exact apt-get line and fails, so the user knows what to run.
 set -eu
 
-PKGS="gcc libc6-dev make pkg-config redis-server redis-tools libhiredis-dev \
-libcriterion-dev libjansson-dev libcmark-dev libinih-dev gnuplot-nox"
+PKGS="gcc libc6-dev make pkg-config redis-server redis-tools redis-sentinel \
+libhiredis-dev libcriterion-dev libjansson-dev libcmark-dev libinih-dev \
+gnuplot-nox"
 
 missing=""
 for p in $PKGS; do
