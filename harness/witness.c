@@ -235,6 +235,8 @@ static void run_witness(const wt_def *d, const dq_redis_server *srv,
         snprintf(w->logpath, sizeof w->logpath, "%s/%s.attempt-%d.log", dir,
                  d->name, o->attempts);
         o->rc = dq_signals_caught() ? 130 : d->fn(w, err, errlen);
+        if (o->rc < 0 && dq_signals_caught())
+            o->rc = 130;   /* an error caused by the interruption */
         if (o->rc == 1 && store_files(w, err, errlen) != 0)
             o->rc = -1;
         attempt_clear(w, o->rc == 1);
@@ -368,7 +370,7 @@ static int run_all(const wt_args *a, const char *dir, FILE *csv, FILE *meta,
 {
     int ret = 0;
 
-    for (size_t i = 0; i < NWITNESS && ret == 0; i++) {
+    for (size_t i = 0; i < NWITNESS; i++) {
         dq_redis_server srv;
         dq_redis_server_opts so = {0};
         wt_outcome o;
@@ -389,12 +391,14 @@ static int run_all(const wt_args *a, const char *dir, FILE *csv, FILE *meta,
                     o.attempts, o.attempts == 1 ? "" : "s",
                     (double)o.elapsed_ms / 1000.0, o.run.seen);
         else if (o.rc == 0) {
-            snprintf(err, errlen, "%s: not witnessed in %d attempts (%.1f s)",
-                     witnesses[i].name, o.attempts,
-                     (double)o.elapsed_ms / 1000.0);
+            /* Go on with the others; the first one not seen is named. */
+            if (ret == 0)
+                snprintf(err, errlen, "%s: not witnessed in %d attempts "
+                         "(%.1f s)", witnesses[i].name, o.attempts,
+                         (double)o.elapsed_ms / 1000.0);
             ret = 2;
         } else
-            ret = o.rc == 130 ? 130 : 2;
+            return o.rc == 130 ? 130 : 2;
     }
     return ret;
 }

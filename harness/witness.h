@@ -117,9 +117,11 @@
  *                        witness "seen.<name> = <one sentence>"
  *
  * Exit: 0 every selected witness witnessed and written; 2 bad input (one
- * line: an unknown option or witness name), mscgen or redis-server
- * missing, a witness not seen within its attempts (the files of the
- * others stay, latest is not moved); 130 interrupted.
+ * line: an unknown option or witness name; nothing written), mscgen or
+ * redis-server missing, an error, or a witness not seen within its
+ * attempts (the others still run; its rows say witnessed 0 and the run
+ * directory keeps what was written, but latest is not moved); 130
+ * interrupted (latest not moved).
  */
 #ifndef DQ_WITNESS_H
 #define DQ_WITNESS_H

@@ -206,7 +206,7 @@ typedef struct wt_run {
     char task_id[DQ_ID_MAX];  /* the witnessed task */
     wt_measure m[WT_MAX_METRICS];
     size_t nm;
-    char seen[240];        /* one sentence: what this attempt showed */
+    char seen[320];        /* one sentence: what this attempt showed */
 } wt_run;
 
 /* One scripted trial.  Returns 1 when it witnessed the event (task_id,
