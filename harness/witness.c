@@ -152,10 +152,13 @@ int wt_chart_log(wt_run *w, const char *id, wt_rec **recs, size_t *n,
                          "log E: %s enqueued, due %s", id,
                          wt_arg(ch, (snprintf(b, sizeof b, "%" PRId64,
                                               r->due_ms), b), b, sizeof b));
-        else if (r->type == 'D')
+        else if (r->type == 'D' && r->attempt > 0)
             wt_chart_add(ch, WT_BOX, r->t_us, r->who, NULL,
-                         "log D: %s delivered to %s%s%.0d", id, r->who,
-                         r->attempt ? ", attempt " : "", r->attempt);
+                         "log D: %s delivered to %s, attempt %d", id, r->who,
+                         r->attempt);
+        else if (r->type == 'D')   /* attempt 0: the strategy does not count */
+            wt_chart_add(ch, WT_BOX, r->t_us, r->who, NULL,
+                         "log D: %s delivered to %s", id, r->who);
         else if (r->type == 'A')
             wt_chart_add(ch, WT_BOX, r->t_us, r->who, NULL,
                          "log A: %s acked by %s", id, r->who);
