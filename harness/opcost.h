@@ -9,13 +9,14 @@
  * filled with n tasks (a fixed pseudo-random sequence, through
  * dq_enqueue_many in chunks of 1024), then an untimed warm-up of
  * min(K, 10000) operations, then R timed repeats of K operations each; the
- * backlog is n before every operation and after it.  The clock is read
- * around all K operations of a repeat (CLOCK_MONOTONIC; the steady mix
- * reads it around each block of at most 2^20): one operation costs tens to
- * hundreds of ns, below what timing one call could resolve.  ns_per_op =
- * repeat time / K; the CSV gives the median, min and max over the R
- * repeats and the mean over all R * K operations.  What an operation is
- * depends on the mix:
+ * backlog is n before every operation and after it.  The thread's CPU
+ * time (CLOCK_THREAD_CPUTIME_ID: time spent waiting for a CPU on a shared
+ * machine is not counted, caches shared with other work still are) is read
+ * around all K operations of a repeat (the steady mix: around each block
+ * of at most 2^20): one operation costs tens to hundreds of ns, below what
+ * timing one call could resolve.  ns_per_op = repeat time / K; the CSV
+ * gives the median, min and max over the R repeats and the mean over all
+ * R * K operations.  What an operation is depends on the mix:
  *
  * Mix "now" (the default): the n tasks are due far ahead (uniformly 1 h to
  * 25 h from now) and never come due during the run.  One operation is one
