@@ -268,42 +268,59 @@ static const dq_strategy rec_strategy = {
     .enqueue_many = rec_enqueue_many,
 };
 
-Test(opcost_steady, what_the_strategy_sees)
+/* Runs the steady mix on the recording strategy: n tasks, horizon h ms,
+ * K = ops, R = 2, seed 3.  Checks what holds for any n and h: no claim
+ * found nothing, the clock never stepped back, 3 K claims (warm-up K and
+ * two repeats), (H + 1) / 2n ms per operation seen by the harness and by
+ * the strategy, the fill within one horizon. */
+static void run_recorder(int64_t n, int64_t h, int64_t ops)
 {
-    const int64_t n = 1000, h = 3600000, ops = 5000;
+    memset(&rec, 0, sizeof rec);
     dq_opcost_params p = {&rec_strategy, NULL, 0, n, ops, 2, 3,
                           DQ_OPCOST_MIX_STEADY, h};
     dq_opcost_result r;
     char err[256] = "";
     cr_assert_eq(dq_opcost_measure(&p, &r, NULL, err, sizeof err), 0, "%s",
                  err);
-    /* The warm-up (min(K, 10000) = K) and R repeats: 3 K claims. */
     cr_expect_eq(rec.claims, 3 * ops);
     cr_expect_eq(rec.empty, 0);
     cr_expect_eq(rec.steps_back, 0, "the clock stepped back %lld times",
                  (long long)rec.steps_back);
-    /* Tasks 1.8 s apart: only the one that has just fallen due, but for
-     * the few due in the same ms (about 4 in 15000 claims) and those the
-     * clock's lead (the real time of up to 64 operations) reaches. */
-    cr_expect_lt(rec.crowded, 3 * ops / 100, "%lld of %lld claims found "
-                 "more than one task due", (long long)rec.crowded,
-                 (long long)rec.claims);
-    /* (H + 1) / 2n ms per operation, measured by the harness and here. */
     double want = (double)(h + 1) / (2.0 * (double)n);
     double seen = (double)(rec.last_claim_ms - rec.first_claim_ms) /
                   (double)(rec.claims - 1);
-    cr_expect(fabs(seen / want - 1) < 0.1, "%.1f ms per claim, want %.1f",
+    cr_expect(fabs(seen / want - 1) < 0.1, "%.3f ms per claim, want %.3f",
               seen, want);
     cr_expect(fabs(r.virtual_ms_per_op / want - 1) < 0.1,
-              "virtual_ms_per_op %.1f, want %.1f", r.virtual_ms_per_op,
-              want);
-    /* The fill: n tasks within one horizon, with the triangular steady
-     * state's mean H/3 past the earliest (uniform would give H/2). */
+              "virtual_ms_per_op %.3f, want %.3f", r.virtual_ms_per_op, want);
     cr_expect_eq(rec.fills, n);
     cr_expect_leq(rec.fill_max - rec.fill_min, h);
+}
+
+/* Tasks 1.8 s apart.  Also: each claim finds only the task that has just
+ * fallen due, but for the few due in the same ms (about 4 in 15000
+ * claims) and those the clock's lead (the real time of up to 64
+ * operations) reaches; and the fill has the triangular steady state's
+ * mean H/3 past the earliest (uniform would give H/2). */
+Test(opcost_steady, what_the_strategy_sees)
+{
+    const int64_t n = 1000, h = 3600000, ops = 5000;
+    run_recorder(n, h, ops);
+    cr_expect_lt(rec.crowded, 3 * ops / 100, "%lld of %lld claims found "
+                 "more than one task due", (long long)rec.crowded,
+                 (long long)rec.claims);
     double mean = rec.fill_sum / (double)rec.fills - (double)rec.fill_min;
     cr_expect(mean > 0.29 * h && mean < 0.38 * h,
               "fill: mean %.3f H past the earliest, want about 1/3", mean / h);
+    free(rec.due);
+}
+
+/* Ten tasks due per ms: most claims find the clock where the previous one
+ * left it, so a clock set from a fresh realtime reading after each of
+ * them would step back; it must not. */
+Test(opcost_steady, dense_clock_never_steps_back)
+{
+    run_recorder(1000, 100, 5000);
     free(rec.due);
 }
 
