@@ -130,7 +130,9 @@ void dq_trial_procs_watch(dq_trial_procs *ps, dq_trial_result *r);
  * every enqueue. */
 bool dq_trial_procs_producers_done(const dq_trial_procs *ps);
 /* Stops every child (SIGTERM, then SIGKILL after 3 s), reaps them and
- * takes their summaries.  Nothing is left running. */
+ * takes their summaries, polling: it returns within 5 s whatever the
+ * children do (one still there 2 s after its SIGKILL is left to the
+ * kernel and fails the trial).  Nothing is left running. */
 void dq_trial_procs_stop(dq_trial_procs *ps);
 /* What the children's summary lines added up to. */
 void dq_trial_procs_totals(const dq_trial_procs *ps, dq_counters *c,
