@@ -15,9 +15,14 @@
  * "what happened" paragraphs and the claim verdicts (claims.c) included,
  * is computed from the results, never typed by hand.  The output is built
  * in a directory beside <out> and renamed into place at the end, so a
- * failure leaves the previous report whole.
+ * failure leaves the previous report whole.  <out> is replaced whole, so
+ * it must be new, empty, or a report: one this command wrote (it holds
+ * REPORT_MARK) or, from before the mark, one holding nothing but a
+ * report's own entries (report_entries); anything else is refused before
+ * any work, so `--out results` or `--out ~` never loses a file.
  */
 #define _GNU_SOURCE /* nftw */
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
@@ -177,6 +182,56 @@ static int check_loaded(const dq_results *r, int n)
     return 0;
 }
 
+/* The file every report directory holds, so that the next report may
+ * replace it; and what a report directory written before it held. */
+#define REPORT_MARK ".dqlab-report"
+static const char *const report_entries[] = {
+    "REPORT.md", "index.html", "data", "figures", "firstscreen.png", NULL,
+};
+
+static bool report_entry(const char *name)
+{
+    for (size_t i = 0; report_entries[i] != NULL; i++)
+        if (strcmp(name, report_entries[i]) == 0)
+            return true;
+    return false;
+}
+
+/* 0 when outdir may be replaced (absent, empty, or a report); else -1
+ * with err naming one entry that is not a report's. */
+static int check_outdir(const char *outdir, char *err, size_t errlen)
+{
+    char mark[PATH_MAX + 16], other[256] = "";
+    struct stat st;
+    DIR *d;
+    struct dirent *e;
+
+    if (stat(outdir, &st) != 0)
+        return 0; /* absent: made at the end */
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "--out %s: not a directory", outdir);
+        return -1;
+    }
+    snprintf(mark, sizeof mark, "%s/%s", outdir, REPORT_MARK);
+    if (access(mark, F_OK) == 0)
+        return 0;
+    if ((d = opendir(outdir)) == NULL) {
+        snprintf(err, errlen, "--out %s: %s", outdir, strerror(errno));
+        return -1;
+    }
+    while ((e = readdir(d)) != NULL && other[0] == '\0')
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+            !report_entry(e->d_name))
+            snprintf(other, sizeof other, "%s", e->d_name);
+    closedir(d);
+    if (other[0] == '\0')
+        return 0;
+    snprintf(err, errlen, "--out %s: holds '%.100s', which is not part of a "
+             "report; the report replaces the whole directory, so give a "
+             "new or empty one (or an earlier report's)", outdir, other);
+    return -1;
+}
+
 /* The staging directory beside outdir (its parent made), and the name
  * the old report is moved to.  0 or -1 with err. */
 static int make_stage(const char *outdir, char *stage, char *old, size_t len,
@@ -201,7 +256,10 @@ static int make_stage(const char *outdir, char *stage, char *old, size_t len,
     if (dq_runmeta_mkdirs(path, err, errlen) != 0)
         return -1;
     snprintf(path, sizeof path, "%s/figures", stage);
-    return dq_runmeta_mkdirs(path, err, errlen);
+    if (dq_runmeta_mkdirs(path, err, errlen) != 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/%s", stage, REPORT_MARK);
+    return dq_runmeta_write_atomic(path, "dqlab report\n", 13, err, errlen);
 }
 
 /* The whole text: the header, then every part. */
@@ -268,7 +326,12 @@ static int swap_in(const char *stage, const char *outdir, const char *old,
     struct stat st;
     bool had_old = stat(outdir, &st) == 0;
     if (had_old && rename(outdir, old) != 0) {
-        snprintf(err, errlen, "rename %s: %s", outdir, strerror(errno));
+        if (errno == EBUSY)
+            snprintf(err, errlen, "--out %s: cannot be replaced (a mount "
+                     "point, or in use): give a directory inside it",
+                     outdir);
+        else
+            snprintf(err, errlen, "rename %s: %s", outdir, strerror(errno));
         return -1;
     }
     if (rename(stage, outdir) != 0) {
@@ -291,7 +354,13 @@ int dq_cmd_report(int argc, char **argv)
     dq_texts texts;
     dq_md o;
     int rc = parse_args(argc, argv, &root, &outdir, &scripts), n;
-    if (rc >= 0 || (rc = check_inputs(root, scripts, &texts)) != 0)
+    if (rc >= 0)
+        return rc;
+    if (check_outdir(outdir, err, sizeof err) != 0) {
+        fprintf(stderr, "dqlab report: %s\n", err);
+        return 2;
+    }
+    if ((rc = check_inputs(root, scripts, &texts)) != 0)
         return rc;
     if ((n = dq_results_load(root, dq_section_logs, &r, err,
                              sizeof err)) < 0) {
