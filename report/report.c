@@ -244,7 +244,7 @@ static int write_report(dq_md *o, const dq_results *r, int n, char *err,
         return -1;
     dq_anchor(o, "environment");
     dq_section_environment(o, r);
-    DQ_TEXT(o, "report.regenerate", "root=%s\n\n", r->root);
+    DQ_TEXT(o, "front.regenerate", "root=%s\n\n", r->root);
     for (size_t i = 0; i < r->nexps; i++) {
         dq_exp_anchor(&r->exps[i], id, sizeof id);
         dq_anchor(o, id);
