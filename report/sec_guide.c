@@ -246,15 +246,17 @@ static void lease_note(dq_texts *t, const dq_facts *f, const dq_fact *x,
 static void evidence(dq_texts *t, const dq_facts *f, const dq_fact *x,
                      char *buf, size_t len)
 {
-    char c[5][512];
+    char c[6][512];
     dq_cell_kill(t, f, x, c[0], sizeof c[0]);
     dq_cell_crash(t, f, x, c[1], sizeof c[1]);
     dq_cell_dup(t, f, x, c[2], sizeof c[2]);
     dq_cell_idle(t, f, x, c[3], sizeof c[3]);
     dq_cell_lat(t, f, x, c[4], sizeof c[4]);
+    dq_cell_version(t, f, x, c[5], sizeof c[5]);
     buf[0] = '\0';
     DQ_TCAT(t, buf, len, &(size_t){0}, "guide.evidence", "kill=%s crash=%s "
-            "dup=%s idle=%s lat=%s", c[0], c[1], c[2], c[3], c[4]);
+            "dup=%s idle=%s lat=%s version=%s", c[0], c[1], c[2], c[3], c[4],
+            c[5]);
 }
 
 /* A scenario's pick sentence, lease note and evidence. */

@@ -27,9 +27,11 @@
 #                            contract: the experiments of tests/smoke/ (the
 #                            quick suite's plots in miniature, about 20 s on
 #                            private servers) under a temporary directory,
-#                            their report, the check on its index.html;
-#                            and its summary matrix holds a measured figure
-#                            in every cell of the lua-lease row
+#                            three witness charts (dqlab witness), their
+#                            report, the check on its index.html (the
+#                            charts on the cards must load); and its
+#                            summary matrix holds a measured figure in
+#                            every cell of the lua-lease row
 # Environment: DQLAB, the dqlab binary (tests/run.sh sets it).
 # Exit: 0 when all selected tests passed, 1 otherwise.
 set -u
@@ -202,6 +204,13 @@ test_real_report_passes() {
             return
         fi
     done
+    # Witness charts for the cards (their images must load too); not
+    # naive's race, which may take many attempts on a loaded machine.
+    if ! "$dq" witness --results "$res" \
+        --only lease-redelivery,expiry-loss,lua-late-head >"$out" 2>&1; then
+        bad "dqlab witness failed: $(tail -n 1 "$out")"
+        return
+    fi
     if ! "$dq" report "$res" --out "$work/smoke-report" >"$out" 2>&1; then
         bad "dqlab report on the smoke results failed: $(tail -n 1 "$out")"
         return
@@ -214,6 +223,8 @@ test_real_report_passes() {
         why="$why$(sed 's/^/    /' "$out")
 "
     fi
+    grep -q '^!\[lease-redelivery\](figures/witness-lease-redelivery.svg)' \
+        "$work/smoke-report/REPORT.md" || bad "no witness chart on lua-lease's card"
     row=$(grep '^| \[lua-lease\](#card-lua-lease) |' "$work/smoke-report/REPORT.md")
     [ -n "$row" ] || bad "REPORT.md has no summary matrix row for lua-lease"
     case $row in
