@@ -8,6 +8,8 @@
  *                           table, the loss timelines and pooled lateness
  *   RESULTS/bench/latest    `dqlab bench` (harness/bench.h)
  *   RESULTS/probes/latest   `dqlab probes` (harness/probes.h)
+ *   RESULTS/witness/latest  `dqlab witness` (harness/witness.h): its
+ *                           witness.csv (the cards copy its charts)
  * Every CSV goes through the one reader dq_csv_load (files.c) and every
  * meta.txt through dq_meta_load.  Trials are grouped by matrix cell with
  * medians over the repeats.  All of it is owned by the dq_results.
