@@ -96,7 +96,8 @@ test-sanitize:
 	@$(MAKE) --no-print-directory test SANITIZER=asan
 
 # The first-screen check on one page; `make test` runs it on the fixtures in
-# tests/browser/ (one of them must fail it).
+# tests/browser/ (one of them must fail it) and on the report of a smoke run
+# (tests/smoke/).
 HTML ?= report/out/index.html
 SHOT ?= report/out/firstscreen.png
 test-browser:

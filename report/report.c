@@ -37,6 +37,7 @@
 
 #include "../harness/commands.h"
 #include "../harness/runmeta.h"
+#include "front.h"
 #include "sections.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -46,7 +47,7 @@ static const char html_head[] =
     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
     "<title>dqlab report</title>\n<style>\n"
     "body{font-family:system-ui,-apple-system,\"DejaVu Sans\",sans-serif;"
-    "max-width:64rem;margin:2rem auto;padding:0 1rem;line-height:1.5;"
+    "max-width:70rem;margin:2rem auto;padding:0 1rem;line-height:1.5;"
     "color:#222}\n"
     "h1,h2,h3{line-height:1.2}h2{border-bottom:1px solid #ddd;"
     "padding-bottom:.2rem;margin-top:2.5rem}\n"
@@ -56,6 +57,7 @@ static const char html_head[] =
     "tr:nth-child(even) td{background:#fafafa}\n"
     "code{background:#f3f3f3;padding:0 .2rem;border-radius:3px}\n"
     "img{max-width:100%;height:auto;border:1px solid #eee}\n"
+    "code{overflow-wrap:anywhere}pre{overflow-x:auto}\n"
     "</style>\n</head>\n<body>\n";
 
 /* nftw callback of rm_rf. */
@@ -262,25 +264,59 @@ static int make_stage(const char *outdir, char *stage, char *old, size_t len,
     return dq_runmeta_write_atomic(path, "dqlab report\n", 13, err, errlen);
 }
 
-/* The whole text: the header, then every part. */
-static int write_report(dq_md *o, const dq_results *r, int n, char *err,
-                        size_t errlen)
+/* The front: what dqlab is, the contents, the summary matrix, the
+ * decision guide, the scenarios and the strategy cards, all computed from
+ * one dq_facts of r.  0 or -1 with err. */
+static int write_front(dq_md *o, const dq_results *r, int n, char *err,
+                       size_t errlen)
 {
     char now[64];
     time_t t = time(NULL);
     struct tm tm;
     localtime_r(&t, &tm);
     strftime(now, sizeof now, "%Y-%m-%d %H:%M:%S %z", &tm);
+    dq_facts *f = malloc(sizeof *f);
+    if (f == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    dq_facts_compute(r, f);
     DQ_TEXT(o, "report.head", "now=%s root=%s n=%d s=%s\n\n", now,
             r->root, n, n == 1 ? "" : "s");
+    dq_section_contents(o, r);
+    dq_section_summary(o, f);
+    dq_section_guide(o, r, f);
+    dq_section_scenarios(o, r, f);
+    int rc = dq_section_cards(o, r, f, err, errlen);
+    free(f);
+    return rc;
+}
+
+/* The whole text: the front, then every part, each after the anchor the
+ * contents links to. */
+static int write_report(dq_md *o, const dq_results *r, int n, char *err,
+                        size_t errlen)
+{
+    char id[80];
+    if (write_front(o, r, n, err, errlen) != 0)
+        return -1;
+    dq_anchor(o, "environment");
     dq_section_environment(o, r);
-    for (size_t i = 0; i < r->nexps; i++)
+    DQ_TEXT(o, "front.regenerate", "root=%s\n\n", r->root);
+    for (size_t i = 0; i < r->nexps; i++) {
+        dq_exp_anchor(&r->exps[i], id, sizeof id);
+        dq_anchor(o, id);
         if (dq_section_experiment(o, r, &r->exps[i], err, errlen) != 0)
             return -1;
+    }
+    dq_anchor(o, "bench");
     if (dq_section_perf(o, r, err, errlen) != 0)
         return -1;
+    dq_anchor(o, "probes");
     dq_section_probes(o, r);
+    dq_anchor(o, "claims");
     dq_section_claims(o, r);
+    dq_anchor(o, "strategies");
     dq_section_strategies(o);
     if (o->texts->err[0] != '\0') {
         snprintf(err, errlen, "internal error: %s", o->texts->err);
