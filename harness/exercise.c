@@ -50,21 +50,22 @@ const dq_exercise dq_exercises[] = {
             "task.  Make the claim lease the task instead: in one atomic "
             "step (a Lua script, as lua-lease's claim is; two consumers "
             "must never both win one task) move its score to now + "
-            "lease_ms and count the attempt, deliver it, and let the ack "
+            "`lease_ms` and count the attempt, deliver it, and let the ack "
             "delete it only while the lease is still this delivery's (an "
             "ack after another consumer took the task again returns "
-            "DQ_ENOTFOUND).  Add the option lease_ms and declare "
-            "DQ_G_AT_LEAST_ONCE and DQ_G_SURVIVES_CONSUMER_CRASH instead of "
-            "DQ_G_AT_MOST_ONCE (strategies/dq.h says what each flag "
-            "promises).",
+            "`DQ_ENOTFOUND`).  Add the option `lease_ms` and declare "
+            "`DQ_G_AT_LEAST_ONCE` and `DQ_G_SURVIVES_CONSUMER_CRASH` "
+            "instead of `DQ_G_AT_MOST_ONCE` (`strategies/dq.h` says what "
+            "each flag promises).",
         .reference = "lua-lease",
         .fails = "naive-checked",
         .fails_why = "the starting point as it is",
         .checks = {
             {.kind = DQ_XC_DECLARES,
              .what = "Declares at-least-once and survives-consumer-crash "
-                 "(DQ_G_AT_LEAST_ONCE, DQ_G_SURVIVES_CONSUMER_CRASH; neither "
-                 "DQ_G_AT_MOST_ONCE nor DQ_G_DUPLICATES) and takes lease_ms",
+                 "(`DQ_G_AT_LEAST_ONCE`, `DQ_G_SURVIVES_CONSUMER_CRASH`; "
+                 "neither `DQ_G_AT_MOST_ONCE` nor `DQ_G_DUPLICATES`) and "
+                 "takes `lease_ms`",
              .proves = "the checker and the conformance suite judge a "
                  "strategy by what it declares, so this is what makes the "
                  "next two checks test at-least-once: a task lost to a "
@@ -83,12 +84,12 @@ const dq_exercise dq_exercises[] = {
              .args = "--fault kill-consumer:after-claim:3",
              .set = "lease_ms=500", .max_lost = 0, .max_extra = -1},
             {.kind = DQ_XC_SUITE,
-             .what = "The conformance suite passes, at_least_once and "
-                 "long_work included (not skipped)",
-             .proves = "at_least_once: a task claimed by a consumer that "
-                 "closed without an ack comes back after lease_ms with its "
+             .what = "The conformance suite passes, `at_least_once` and "
+                 "`long_work` included (not skipped)",
+             .proves = "`at_least_once`: a task claimed by a consumer that "
+                 "closed without an ack comes back after `lease_ms` with its "
                  "id, payload and attempt + 1, and an ack ends it; "
-                 "long_work: an ack after the lease ran out, while nobody "
+                 "`long_work`: an ack after the lease ran out, while nobody "
                  "took the task again, is accepted; the rest of the suite "
                  "(due order, never early, claim timeouts, ...) still holds",
              .tests = "at_least_once long_work"},
@@ -102,17 +103,17 @@ const dq_exercise dq_exercises[] = {
             "ZREM and delivers it whatever ZREM replied, so two consumers "
             "that read the same head both deliver it.  Make exactly one of "
             "them win (ZREM's reply says who removed the task; or find and "
-            "remove in one Lua script), then replace DQ_G_DUPLICATES by "
-            "DQ_G_NO_DUP_CONCURRENT.",
+            "remove in one Lua script), then replace `DQ_G_DUPLICATES` by "
+            "`DQ_G_NO_DUP_CONCURRENT`.",
         .reference = "naive-checked",
         .fails = "naive",
         .fails_why = "the starting point as it is",
         .checks = {
             {.kind = DQ_XC_DECLARES,
-             .what = "Declares DQ_G_NO_DUP_CONCURRENT and not "
-                 "DQ_G_DUPLICATES",
+             .what = "Declares `DQ_G_NO_DUP_CONCURRENT` and not "
+                 "`DQ_G_DUPLICATES`",
              .proves = "the checker then counts a duplicate without a "
-                 "fault as a violation, and the suite's concurrent check "
+                 "fault as a violation, and the suite's `concurrent` check "
                  "asserts none instead of some",
              .need = DQ_G_NO_DUP_CONCURRENT, .forbid = DQ_G_DUPLICATES},
             {.kind = DQ_XC_TRIAL,
@@ -123,10 +124,10 @@ const dq_exercise dq_exercises[] = {
              .args = "--consumers 8 --work-us 200", .max_lost = 0,
              .max_extra = 0},
             {.kind = DQ_XC_SUITE,
-             .what = "The conformance suite passes, concurrent and "
-                 "exactly_once included (not skipped)",
-             .proves = "concurrent: 8 consumer threads on 400 tasks due "
-                 "now, each delivered once; exactly_once: one consumer gets "
+             .what = "The conformance suite passes, `concurrent` and "
+                 "`exactly_once` included (not skipped)",
+             .proves = "`concurrent`: 8 consumer threads on 400 tasks due "
+                 "now, each delivered once; `exactly_once`: one consumer gets "
                  "each task once; the rest of the suite still holds",
              .tests = "concurrent exactly_once"},
         },
@@ -136,41 +137,43 @@ const dq_exercise dq_exercises[] = {
         .title = "Add a dead-letter limit to your at-least-once strategy",
         .after = "at-least-once",
         .task = "An at-least-once queue gives a task that always fails back "
-            "for ever.  Add the option max_attempts (0: no limit, the "
-            "default) and the dead_letters operation: a task delivered "
-            "max_attempts times without an ack goes to the dead-letter set "
-            "dq:{Q}:dead instead of coming back, and dead_letters() counts "
-            "it (the contract: \"Retries and dead letters\" in "
-            "strategies/dq.h; lua-lease's claim script does it).",
+            "for ever.  Add the option `max_attempts` (0: no limit, the "
+            "default) and the `dead_letters` operation: a task delivered "
+            "`max_attempts` times without an ack goes to the dead-letter set "
+            "`dq:{Q}:dead` instead of coming back, and `dead_letters()` "
+            "counts it (the contract: \"Retries and dead letters\" in "
+            "`strategies/dq.h`; lua-lease's claim script does it).",
         .reference = "lua-lease",
         .fails = "naive-checked",
         .fails_why = "no lease, no limit",
         .checks = {
             {.kind = DQ_XC_DECLARES,
              .what = "Declares at-least-once and survives-consumer-crash, "
-                 "takes lease_ms and max_attempts, and has the dead_letters "
-                 "operation",
-             .proves = "the suite's max_attempts check can run: without "
+                 "takes `lease_ms` and `max_attempts`, and has the "
+                 "`dead_letters` operation",
+             .proves = "the suite's `max_attempts` check can run: without "
                  "the option it is skipped, which counts as a failure here",
              .need = DQ_G_AT_LEAST_ONCE | DQ_G_SURVIVES_CONSUMER_CRASH,
              .options = "lease_ms max_attempts",
              .ops = "dead_letters"},
             {.kind = DQ_XC_TRIAL,
-             .what = "With max_attempts=5, three consumers SIGKILLed after a "
-                 "claim: dqlab run and dqlab check exit 0, nothing lost",
+             .what = "With `max_attempts=5`, three consumers SIGKILLed "
+                 "after a claim: dqlab run and dqlab check exit 0, nothing "
+                 "lost",
              .proves = "the limit does not get in the way of an ordinary "
                  "redelivery: a task killed once comes back and is acked",
              .args = "--fault kill-consumer:after-claim:3",
              .set = "lease_ms=500 max_attempts=5", .max_lost = 0,
              .max_extra = -1},
             {.kind = DQ_XC_SUITE,
-             .what = "The conformance suite passes, max_attempts and "
-                 "at_least_once included (not skipped)",
-             .proves = "max_attempts: with max_attempts=2 a task delivered "
-                 "twice without an ack is not delivered a third time, "
-                 "dead_letters() counts it and it is no longer pending, and "
-                 "an acked task never goes there; at_least_once: the lease "
-                 "still gives a killed consumer's task back",
+             .what = "The conformance suite passes, `max_attempts` and "
+                 "`at_least_once` included (not skipped)",
+             .proves = "`max_attempts`: with `max_attempts=2` a task "
+                 "delivered twice without an ack is not delivered a third "
+                 "time, `dead_letters()` counts it and it is no longer "
+                 "pending, and an acked task never goes there; "
+                 "`at_least_once`: the lease still gives a killed consumer's "
+                 "task back",
              .tests = "max_attempts at_least_once"},
         },
     },
