@@ -103,7 +103,7 @@ static void opts_string(const dq_exp_strategy *s, char *buf, size_t len)
     "redis_cpu_ms,backlog_enqueue_s,"                                        \
     "fault,consumer_mode,kills,restarts,retries,redelivered,dup_fault,"      \
     "dup_nofault,pending_end,lost_claimed,lost_nofault,early_fault,"         \
-    "unacked,redelivered_hidden,fault_windows,violations\n"
+    "unacked,redelivered_hidden,fault_windows,violations,rate\n"
 
 /* Opens the in-memory stream a run file (trials.csv, meta.txt) is
  * written to, on *buf and *len (set to NULL and 0 first).  Returns the
@@ -190,11 +190,12 @@ static int write_csv(const run *rn, char *err, size_t errlen)
                 t->r.kills, t->r.restarts, t->r.retries);
         fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
                 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-                ",%" PRIu64 ",%" PRIu64 ",%zu\n", c->redelivered,
+                ",%" PRIu64 ",%" PRIu64 ",%zu", c->redelivered,
                 c->dup_fault, c->dup_nofault, c->pending_end,
                 c->lost_claimed, c->lost_nofault, c->early_fault,
                 c->unacked, c->redelivered_hidden, c->fault_windows,
                 t->violations);
+        fprintf(f, ",%" PRId64 "\n", p->rate);
     }
     return run_file_close(rn, f, &buf, &len, "trials.csv", err, errlen);
 }
@@ -644,6 +645,8 @@ static void trial_label(const run *rn, size_t i, const trial_row *t,
         MORE(" work=%" PRId64 "us", p->work_us);
     if (dq_experiment_list(e, "backlog")->n > 1)
         MORE(" backlog=%" PRId64, p->backlog);
+    if (dq_experiment_list(e, "rate")->n > 1)
+        MORE(" rate=%" PRId64 "/s", p->rate);
     if (e->faults_given)
         MORE(" fault=%s", t->cell.fault_spec);
     for (size_t k = 0; k < t->cell.strategy->nopts; k++)

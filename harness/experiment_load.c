@@ -785,8 +785,9 @@ static bool check_matrix_size(load_state *st, const dq_experiment *b)
 
     if (n <= DQ_EXP_MAX_TRIALS)
         return true;
+    /* The lists that multiply (a list of one value changes nothing). */
     for (const dq_param *d = dq_params; d->key != NULL; d++)
-        if (d->flags & DQ_PARAM_LIST)
+        if ((d->flags & DQ_PARAM_LIST) && b->lists[d - dq_params].n > 1)
             off += (size_t)snprintf(dims + off, sizeof dims - off,
                                     " x %zu %s", b->lists[d - dq_params].n,
                                     d->key);

@@ -42,6 +42,10 @@ typedef struct dq_trial_params {
                                dq_enqueue_many in groups, each task's E
                                record after its group was acknowledged,
                                with that time); 0 counts as 1 */
+    int64_t rate;           /* offered enqueue rate, tasks/s over all
+                               producers: task i is sent at the trial's
+                               start + i/rate s (monotonic clock, no
+                               drift); 0: as fast as possible */
     uint64_t seed;          /* delays, payloads, fault times */
     int64_t claim_timeout_ms; /* timeout of each consumer claim call; a
                                blocking strategy blocks this long per call,

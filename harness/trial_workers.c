@@ -5,7 +5,8 @@
  * consumer of a consumer process, and as the threads of an in-process
  * strategy's one process (consumer_proc.c): a producer enqueues tasks
  * "t<index>" (index = producer, producer + P, ...) in groups of
- * enqueue_batch and logs E once its group was acknowledged; a consumer
+ * enqueue_batch and logs E once its group was acknowledged, paced when
+ * rate > 0 (below); a consumer
  * loops claim -> log D -> sleep work_us -> ack -> log A (accepted) or R
  * (refused, failed).  The parent's progress (which tasks were delivered
  * and acked) is a pair of shared atomic bitmaps over the task indices.
@@ -15,6 +16,14 @@
  * DQ_LOG_SYNC_EACH: one write(2) per record on an O_APPEND descriptor), so
  * records of all processes interleave whole and a SIGKILLed child leaves
  * every record it wrote.
+ *
+ * Pacing (rate > 0, tasks/s over all producers).  Task i is due to be
+ * sent at t0 + i/rate s, t0 the producer's start on the monotonic clock;
+ * a producer sleeps until its next group's first task is due, so the
+ * offered rate does not drift with the time each enqueue takes, and one
+ * that fell behind (an enqueue retried through a fault) sends what is
+ * overdue at once and is back on the schedule afterwards.  With P
+ * producers, each sends every P-th task: rate/P each, interleaved.
  *
  * Faults.  With faults, an enqueue whose outcome is unknown (connection
  * lost, server restarting) is retried with the same ids and due times
@@ -245,6 +254,26 @@ static int batch_log(dq_trial_worker *w, const batch *b)
     return 0;
 }
 
+/* Pacing: waits until task i is due to be sent, t0_us + i/rate s on the
+ * monotonic clock (in steps of at most DQ_TRIAL_WAIT_STEP_US, so a stop
+ * is seen).  Returns false when the trial stops meanwhile. */
+static bool pace(dq_trial_state *t, int64_t t0_us, int64_t i)
+{
+    int64_t rate = t->p->rate, at_us, now;
+
+    if (rate <= 0)
+        return true;
+    /* i < 1e8 and 1e6 * i < 2^63: no overflow. */
+    at_us = t0_us + i * 1000000 / rate;
+    while ((now = dq_mono_us()) < at_us) {
+        if (dq_trial_should_stop(t))
+            return false;
+        dq_sleep_us(at_us - now < DQ_TRIAL_WAIT_STEP_US
+                        ? at_us - now : DQ_TRIAL_WAIT_STEP_US);
+    }
+    return true;
+}
+
 void *dq_trial_producer(void *arg)
 {
     dq_trial_worker *w = arg;
@@ -252,6 +281,7 @@ void *dq_trial_producer(void *arg)
     const dq_trial_params *p = t->p;
     batch b = {.cap = p->enqueue_batch > 1 ? (size_t)p->enqueue_batch : 1,
                .pb = p->payload_bytes ? (size_t)p->payload_bytes : 1};
+    int64_t t0_us = dq_mono_us();
 
     b.buf = malloc(b.pb * b.cap);
     b.items = malloc(b.cap * sizeof *b.items);
@@ -261,6 +291,8 @@ void *dq_trial_producer(void *arg)
         goto done;
     }
     for (int64_t i = w->index; i < p->tasks && !dq_trial_should_stop(t);) {
+        if (!pace(t, t0_us, i))
+            break;
         batch_fill(w, &b, &i);
         if (batch_send(w, &b) != DQ_OK) {
             if (!dq_trial_should_stop(t))
