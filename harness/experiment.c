@@ -103,7 +103,8 @@ static void opts_string(const dq_exp_strategy *s, char *buf, size_t len)
     "redis_cpu_ms,backlog_enqueue_s,"                                        \
     "fault,consumer_mode,kills,restarts,retries,redelivered,dup_fault,"      \
     "dup_nofault,pending_end,lost_claimed,lost_nofault,early_fault,"         \
-    "unacked,redelivered_hidden,fault_windows,violations,rate\n"
+    "unacked,redelivered_hidden,fault_windows,violations,rate,"        \
+    "enqueue_refused\n"
 
 /* Opens the in-memory stream a run file (trials.csv, meta.txt) is
  * written to, on *buf and *len (set to NULL and 0 first).  Returns the
@@ -195,7 +196,8 @@ static int write_csv(const run *rn, char *err, size_t errlen)
                 c->lost_claimed, c->lost_nofault, c->early_fault,
                 c->unacked, c->redelivered_hidden, c->fault_windows,
                 t->violations);
-        fprintf(f, ",%" PRId64 "\n", p->rate);
+        fprintf(f, ",%" PRId64 ",%" PRIu64 "\n", p->rate,
+                c->enqueue_refused);
     }
     return run_file_close(rn, f, &buf, &len, "trials.csv", err, errlen);
 }
@@ -676,10 +678,10 @@ static void trial_line(const run *rn, const trial_row *t, const char *label,
     else if (p->nfaults > 0 || p->consumer_process)
         fprintf(stderr, "%s%s: dup=%" PRIu64 " (redelivered %" PRIu64
                 ") lost=%" PRIu64 " pending=%" PRIu64 " early=%" PRIu64
-                " kills=%d restarts=%d %s%s", cr, label, c->duplicates,
-                c->redelivered, c->lost, c->pending_end, c->early, r->kills,
-                r->restarts, t->violations ? "VIOLATES its guarantees" : "ok",
-                nl);
+                " refused=%" PRIu64 " kills=%d restarts=%d %s%s", cr, label,
+                c->duplicates, c->redelivered, c->lost, c->pending_end,
+                c->early, c->enqueue_refused, r->kills, r->restarts,
+                t->violations ? "VIOLATES its guarantees" : "ok", nl);
     else
         fprintf(stderr, "%s%s: dup=%" PRIu64 " lost=%" PRIu64
                 " early=%" PRIu64 " %.0f tasks/s p99 %.1f ms%s%s", cr, label,

@@ -66,7 +66,10 @@
  * A fault that does not apply to a strategy (dq_fault_applies: one that
  * needs Redis for a strategy without it, one that needs blocking consumers
  * for a polling strategy) is skipped: that cell is not in the matrix and
- * not counted in ntrials.  Load errors: a bad spec ("FILE:LINE: faults:
+ * not counted in ntrials.  So is a strategy variant whose options ask for
+ * wait > 0 (every Redis strategy takes wait=N, dq.h) with a fault that
+ * starts no replica (dq_fault_serves_wait: only failover does), since on
+ * a single server every write would fail its WAIT.  Load errors: a bad spec ("FILE:LINE: faults:
  * <dq_fault_parse's message>"), an item listed twice, faults or
  * consumer_mode = process with tasks = 0 (idle mode), a matrix left empty
  * by the skips.  `dqlab experiment --redis URL` refuses (exit 2, before

@@ -640,7 +640,10 @@ static int on_opts_key(load_state *st, const char *section, const char *name,
         return 0;
     }
     s = dq_strategies[si];
-    for (const dq_optdef *d = s->options; d && d->name; d++) {
+    /* Its own options and those common to its kind (wait=N for every
+     * Redis strategy). */
+    for (size_t j = 0; dq_strategy_option(s, j) != NULL; j++) {
+        const dq_optdef *d = dq_strategy_option(s, j);
         if (strcmp(d->name, name) == 0)
             goto known;
         if (off < sizeof names)
@@ -1004,13 +1007,23 @@ bool dq_experiment_fault_applies(const dq_strategy *s, const dq_fault *f)
     return dq_fault_applies(f, s, why, sizeof why);
 }
 
-/* Faults of e that apply to strategy s. */
-static size_t applicable_faults(const dq_experiment *e, const dq_strategy *s)
+/* Whether fault f runs with strategy variant v: it applies to the
+ * strategy, and a variant asking for wait > 0 gets the replica only a
+ * failover starts (faults.h dq_fault_serves_wait). */
+static bool cell_runs(const dq_exp_strategy *v, const dq_fault *f)
+{
+    return dq_experiment_fault_applies(v->s, f) &&
+           dq_fault_serves_wait(f, v->opts, v->nopts);
+}
+
+/* Faults of e that run with strategy variant v. */
+static size_t applicable_faults(const dq_experiment *e,
+                                const dq_exp_strategy *v)
 {
     size_t n = 0;
 
     for (size_t i = 0; i < e->nfaults; i++)
-        if (dq_experiment_fault_applies(s, &e->faults[i]))
+        if (cell_runs(v, &e->faults[i]))
             n++;
     return n;
 }
@@ -1020,7 +1033,7 @@ size_t dq_experiment_ntrials(const dq_experiment *e)
     size_t n = 0;
 
     for (size_t i = 0; i < e->nstrategies; i++)
-        n += applicable_faults(e, e->strategies[i].s);
+        n += applicable_faults(e, &e->strategies[i]);
     return n * inner_trials(e);
 }
 
@@ -1032,7 +1045,7 @@ static void cell_pair(const dq_experiment *e, size_t index, size_t *si,
     size_t inner = inner_trials(e), i = index, want, seen = 0;
 
     for (*si = 0; *si < e->nstrategies; (*si)++) {
-        size_t blk = applicable_faults(e, e->strategies[*si].s) * inner;
+        size_t blk = applicable_faults(e, &e->strategies[*si]) * inner;
         if (i < blk)
             break;
         i -= blk;
@@ -1041,8 +1054,7 @@ static void cell_pair(const dq_experiment *e, size_t index, size_t *si,
         *si = e->nstrategies - 1, i = 0;
     want = i / inner;
     for (*fi = 0; *fi < e->nfaults; (*fi)++) {
-        if (!dq_experiment_fault_applies(e->strategies[*si].s,
-                                         &e->faults[*fi]))
+        if (!cell_runs(&e->strategies[*si], &e->faults[*fi]))
             continue;
         if (seen++ == want)
             break;

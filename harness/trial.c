@@ -2,7 +2,10 @@
  *
  *   0. Check and settle the parameters: every value in its range, what the
  *      faults need (faults.h), consumers as processes when one needs them.
- *   1. Redis strategies: connect once on a bare handle (trial_redis.c),
+ *   1. Redis strategies: a fault that runs on servers of its own starts
+ *      them (a primary with a replica and Sentinel, a crashable server)
+ *      and every client of the trial goes there; connect once on a bare
+ *      handle (trial_redis.c),
  *      refuse when keys dq:{queue}:* already exist (or purge them with
  *      fresh); let each fault prepare (server settings, checks).
  *   2. Open one dq_queue handle per producer and per consumer thread (all
@@ -74,6 +77,9 @@ typedef struct run {
     bool faults_finished;
     bool idle, needs_redis, all_in_one;
     dq_config cfg;
+    dq_redis_target own;        /* a fault's own servers (trial_faults.c
+                                   dq_trial_faults_servers), when it
+                                   started some */
     dq_trial_snapshot before;
     int64_t start_us;           /* mono: the wait began */
     int64_t end_us;             /* mono: the wait ended */
@@ -155,11 +161,32 @@ static int step_connect(run *u)
     u->cfg.opts = p->opts;
     u->cfg.nopts = p->nopts;
     if (u->needs_redis) {
+        const dq_fault_target *ft = &u->tf.ctx.target;
+        if (dq_trial_faults_servers(&u->tf, u->err, u->errlen) != 0)
+            return -1;
         dq_trial_config_redis(&u->cfg, p->redis);
+        if (ft->port > 0) {
+            snprintf(u->own.host, sizeof u->own.host, "127.0.0.1");
+            u->own.port = ft->port;
+            dq_trial_config_redis(&u->cfg, &u->own);
+            snprintf(r->servers, sizeof r->servers, "the fault's own "
+                     "redis-server on 127.0.0.1:%d", ft->port);
+            if (ft->sentinels[0] != '\0') {
+                u->cfg.sentinels = ft->sentinels;
+                u->cfg.sentinel_master = ft->master;
+                snprintf(r->servers, sizeof r->servers, "the fault's own "
+                         "primary 127.0.0.1:%d with a replica, Sentinel %s",
+                         ft->port, ft->sentinels);
+            }
+        }
         if (dq_trial_redis_open(&u->admin, p, &u->cfg, &u->redis,
                                 r->redis_version, sizeof r->redis_version,
                                 u->err, u->errlen) != 0)
             return -1;
+        if (p->server == NULL) /* --redis: someone else's settings */
+            dq_trial_redis_evict_warning(&u->admin, u->redis,
+                                         p->strategy->flags, r->warning,
+                                         sizeof r->warning);
     }
     u->tf.ctx.redis = u->redis;
     return dq_trial_faults_prepare(&u->tf, u->err, u->errlen);
@@ -353,8 +380,9 @@ static bool wait_over(run *u, bool *drained)
     *drained = false;
     if (u->idle)
         return (*drained = dq_mono_us() - u->start_us >= p->idle_ms * 1000);
-    if (atomic_load(&t->distinct) == p->tasks &&
-        (u->lease_ms == 0 || atomic_load(&t->acked_distinct) == p->tasks) &&
+    if (atomic_load(&t->distinct) + atomic_load(&t->refused) == p->tasks &&
+        (u->lease_ms == 0 || atomic_load(&t->acked_distinct) +
+                                     atomic_load(&t->refused) == p->tasks) &&
         (u->lease_end_wall_ms == 0 ||
          now_ms > u->lease_end_wall_ms + p->grace_ms))
         return (*drained = true);

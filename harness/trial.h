@@ -116,6 +116,11 @@ typedef struct dq_trial_result {
     bool drained;           /* every task delivered (with a lease_ms: and
                                acked) before the deadline */
     bool interrupted;       /* stopped by a signal (dq_signals_caught) */
+    char servers[128];      /* where it ran when a fault started servers
+                               of its own ("" otherwise: the caller's) */
+    char warning[300];      /* with --redis: the server's maxmemory-policy
+                               can evict the queue's keys (one line), or
+                               "" */
 
     /* How it ran. */
     char queue[65];         /* the queue name used */
@@ -186,6 +191,9 @@ typedef struct dq_child_spec {
     struct dq_eventlog *log; /* the trial's event log, opened by the caller
                                with dq_eventlog_open_append
                                (DQ_LOG_SYNC_EACH); not closed here */
+    const char *sentinels;  /* NULL, or Sentinel's "host:port" and the */
+    const char *sentinel_master; /* master name (dq_config): the trial's
+                               servers of a failover fault */
 } dq_child_spec;
 
 /* Runs the child's work with p (strategy, options, queue, Redis target,
