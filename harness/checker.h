@@ -246,8 +246,8 @@ size_t dq_percentile_rank(double p, size_t n);
  * dup_nofault, pending_end, lost_claimed, lost_nofault, early_fault,
  * unacked, fault_windows, end_us, fault (the H fault spec or null),
  * faults [{name, windows, window_ms, lost, redelivered, dup_fault,
- * early, refused}], ack_refused, ack_failed, enqueue_refused, log_version, log_end ("clean",
- * "interrupted" or null), no_verdict (dq_check_no_verdict's text or
+ * early, refused}], ack_refused, ack_failed, enqueue_refused,
+ * log_version, log_end ("clean", "interrupted" or null), no_verdict (dq_check_no_verdict's text or
  * null).  NULL on allocation failure. */
 struct json_t;
 struct json_t *dq_check_json(const dq_check *c);

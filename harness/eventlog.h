@@ -64,8 +64,9 @@
  *   failover begin wait=N (the strategy's option; SIGKILL of the primary);
  *       end promotion_ms=N,rejoin_ms=M (the replica promoted, a new
  *       replica in sync)
- *   evict begin policy=P,maxmemory=B (filler written); end
- *       evicted_keys=N,filler_keys=K (filler deleted, maxmemory restored)
+ *   evict begin policy=P,maxmemory=B (the limit set, before the filler);
+ *       end evicted_keys=N,filler_keys=K (filler deleted, settings
+ *       restored; interrupted=1, first, when the trial ended inside it)
  *   mover-stall begin ""; end pubsub=N,blocked=M  (the CLIENT KILLs),
  *       or end error=1 when it dropped nothing (Redis refused CLIENT
  *       KILL, or every connection found had closed): the trial then

@@ -43,9 +43,9 @@ typedef struct dq_trial_params {
                                record after its group was acknowledged,
                                with that time); 0 counts as 1 */
     int64_t rate;           /* offered enqueue rate, tasks/s over all
-                               producers: task i is sent at the trial's
-                               start + i/rate s (monotonic clock, no
-                               drift); 0: as fast as possible */
+                               producers: task i is sent at its
+                               producer's start + i/rate s (monotonic
+                               clock, no drift); 0: as fast as possible */
     uint64_t seed;          /* delays, payloads, fault times */
     int64_t claim_timeout_ms; /* timeout of each consumer claim call; a
                                blocking strategy blocks this long per call,
@@ -191,9 +191,10 @@ typedef struct dq_child_spec {
     struct dq_eventlog *log; /* the trial's event log, opened by the caller
                                with dq_eventlog_open_append
                                (DQ_LOG_SYNC_EACH); not closed here */
-    const char *sentinels;  /* NULL, or Sentinel's "host:port" and the */
-    const char *sentinel_master; /* master name (dq_config): the trial's
-                               servers of a failover fault */
+    /* NULL, or Sentinel's "host:port" and the master name (dq_config):
+     * the trial runs on the servers of a failover fault. */
+    const char *sentinels;
+    const char *sentinel_master;
 } dq_child_spec;
 
 /* Runs the child's work with p (strategy, options, queue, Redis target,
