@@ -116,8 +116,12 @@ report:
 	        echo "make report: $$f: a strategy broke a guarantee it declares; see the report" >&2; \
 	    elif [ $$rc -ne 0 ]; then exit $$rc; fi; \
 	done
-	@# Claims about Redis itself (C06-C09, C20): a few seconds, own server.
+	@# Claims about Redis itself (C06-C09, C20, C22, C27, C28): about 10 s,
+	@# own server.
 	./bin/dqlab probes --results results
+	@# The failure modes as message sequence charts from real witness
+	@# trials (MONITOR captures, mscgen): about 2 s.
+	./bin/dqlab witness --results results
 	./bin/dqlab report results
 
 # `dqlab bench`: speed, the Redis ceiling, backlog scaling, lateness under

@@ -44,6 +44,7 @@
 #include "redis_url.h"
 #include "runmeta.h"
 #include "signals.h"
+#include "trialcols.h"
 
 /* Messages and paths go into fixed buffers with snprintf and are cut short
  * when they do not fit (a path near PATH_MAX, a message past its line);
@@ -93,19 +94,6 @@ static void opts_string(const dq_exp_strategy *s, char *buf, size_t len)
                                 s->opts[i].val);
 }
 
-#define CSV_HEADER                                                           \
-    "experiment,trial,strategy,options,producers,consumers,tasks,"           \
-    "delay_min_ms,delay_max_ms,work_us,repeat,seed,enqueued,delivered,"      \
-    "deliveries,duplicates,lost,early,lateness_p50_ms,lateness_p90_ms,"      \
-    "lateness_p99_ms,lateness_p999_ms,lateness_max_ms,tasks_per_s,"          \
-    "elapsed_s,redis_commands,round_trips,empty_polls,lost_races,wakeups,"   \
-    "putbacks,acked,unknown,backlog,idle_ms,claim_timeout_ms,measured_s,"   \
-    "redis_cpu_ms,backlog_enqueue_s,"                                        \
-    "fault,consumer_mode,kills,restarts,retries,redelivered,dup_fault,"      \
-    "dup_nofault,pending_end,lost_claimed,lost_nofault,early_fault,"         \
-    "unacked,redelivered_hidden,fault_windows,violations,rate,"        \
-    "enqueue_refused\n"
-
 /* Opens the in-memory stream a run file (trials.csv, meta.txt) is
  * written to, on *buf and *len (set to NULL and 0 first).  Returns the
  * stream, or NULL with err.  run_file_close() ends it. */
@@ -139,6 +127,7 @@ static int run_file_close(const run *rn, FILE *f, char **buf, size_t *len,
     return rc;
 }
 
+/* trials.csv: one row per trial, the columns of trialcols.h. */
 static int write_csv(const run *rn, char *err, size_t errlen)
 {
     char *buf;
@@ -146,58 +135,54 @@ static int write_csv(const run *rn, char *err, size_t errlen)
     FILE *f = run_file_open(&buf, &len, err, errlen);
     if (f == NULL)
         return -1;
-    fputs(CSV_HEADER, f);
+    dq_trialrow_header(f);
     for (size_t i = 0; i < rn->nrows; i++) {
         const trial_row *t = &rn->rows[i];
-        const dq_check *c = &t->r.check;
+        const dq_trial_result *r = &t->r;
+        const dq_check *c = &r->check;
+        const dq_counters *k = &r->counters;
         const dq_trial_params *p = &t->cell.params;
         char opts[512];
         opts_string(t->cell.strategy, opts, sizeof opts);
-        dq_runmeta_csv_field(f, rn->e->name, '\0');
-        fprintf(f, ",%zu,", i + 1);
-        dq_runmeta_csv_field(f, t->cell.strategy->s->name, '\0');
-        fputc(',', f);
-        dq_runmeta_csv_field(f, opts, '\0');
-        fprintf(f, ",%d,%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
-                ",%d,%" PRIu64, p->producers, p->consumers, p->tasks,
-                p->delay_min_ms, p->delay_max_ms, p->work_us, t->cell.repeat,
-                p->seed);
-        fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-                ",%" PRIu64 ",%" PRIu64, c->enqueued, c->delivered,
-                c->deliveries, c->duplicates, c->lost, c->early);
-        fprintf(f, ",%.3f,%.3f,%.3f,%.3f,%.3f", c->lateness.p50_ms,
-                c->lateness.p90_ms, c->lateness.p99_ms, c->lateness.p999_ms,
-                c->lateness.max_ms);
-        fprintf(f, ",%.1f,%.3f,%" PRId64, t->r.tasks_per_s, t->r.elapsed_s,
-                t->r.redis_commands);
-        fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-                ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
-                t->r.counters.round_trips, t->r.counters.empty_polls,
-                t->r.counters.lost_races, t->r.counters.wakeups,
-                t->r.counters.putbacks, c->acked, c->unknown);
-        /* What the server did, and the backlog's enqueue. */
-        fprintf(f, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%.3f,", p->backlog,
-                p->idle_ms, p->claim_timeout_ms, t->r.measured_s);
-        if (t->r.redis_cpu_us >= 0)
-            fprintf(f, "%.3f", (double)t->r.redis_cpu_us / 1000.0);
-        else
-            fputs("-1", f);
-        fprintf(f, ",%.3f,", t->r.backlog_s);
-        /* The fault and what the checker attributed (names as in
-         * dq_check). */
-        dq_runmeta_csv_field(f, t->cell.fault_spec, '\0');
-        fprintf(f, ",%s,%d,%d,%" PRIu64, t->r.process_mode ? "process"
-                                                         : "thread",
-                t->r.kills, t->r.restarts, t->r.retries);
-        fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-                ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-                ",%" PRIu64 ",%" PRIu64 ",%zu", c->redelivered,
-                c->dup_fault, c->dup_nofault, c->pending_end,
-                c->lost_claimed, c->lost_nofault, c->early_fault,
-                c->unacked, c->redelivered_hidden, c->fault_windows,
-                t->violations);
-        fprintf(f, ",%" PRId64 ",%" PRIu64 "\n", p->rate,
-                c->enqueue_refused);
+        dq_trialrow row = {
+            .experiment = rn->e->name, .trial = i + 1,
+            .strategy = t->cell.strategy->s->name, .options = opts,
+            .producers = p->producers, .consumers = p->consumers,
+            .tasks = p->tasks, .delay_min_ms = p->delay_min_ms,
+            .delay_max_ms = p->delay_max_ms, .work_us = p->work_us,
+            .repeat = t->cell.repeat, .seed = p->seed,
+            .enqueued = c->enqueued, .delivered = c->delivered,
+            .deliveries = c->deliveries, .duplicates = c->duplicates,
+            .lost = c->lost, .early = c->early,
+            .lateness_p50_ms = c->lateness.p50_ms,
+            .lateness_p90_ms = c->lateness.p90_ms,
+            .lateness_p99_ms = c->lateness.p99_ms,
+            .lateness_p999_ms = c->lateness.p999_ms,
+            .lateness_max_ms = c->lateness.max_ms,
+            .tasks_per_s = r->tasks_per_s, .elapsed_s = r->elapsed_s,
+            .redis_commands = r->redis_commands,
+            .round_trips = k->round_trips, .empty_polls = k->empty_polls,
+            .lost_races = k->lost_races, .wakeups = k->wakeups,
+            .putbacks = k->putbacks, .acked = c->acked,
+            .unknown = c->unknown, .backlog = p->backlog,
+            .idle_ms = p->idle_ms,
+            .claim_timeout_ms = p->claim_timeout_ms,
+            .measured_s = r->measured_s,
+            .redis_cpu_ms = r->redis_cpu_us >= 0
+                                ? (double)r->redis_cpu_us / 1000.0 : -1,
+            .backlog_enqueue_s = r->backlog_s, .fault = t->cell.fault_spec,
+            .consumer_mode = r->process_mode ? "process" : "thread",
+            .kills = r->kills, .restarts = r->restarts,
+            .retries = r->retries, .redelivered = c->redelivered,
+            .dup_fault = c->dup_fault, .dup_nofault = c->dup_nofault,
+            .pending_end = c->pending_end, .lost_claimed = c->lost_claimed,
+            .lost_nofault = c->lost_nofault, .early_fault = c->early_fault,
+            .unacked = c->unacked,
+            .redelivered_hidden = c->redelivered_hidden,
+            .fault_windows = c->fault_windows, .violations = t->violations,
+            .rate = p->rate, .enqueue_refused = c->enqueue_refused,
+        };
+        dq_trialrow_write(f, &row);
     }
     return run_file_close(rn, f, &buf, &len, "trials.csv", err, errlen);
 }
@@ -676,17 +661,20 @@ static void trial_line(const run *rn, const trial_row *t, const char *label,
                     ? (double)r->redis_cpu_us / 1000.0 / r->measured_s
                     : -1.0, nl);
     else if (p->nfaults > 0 || p->consumer_process)
-        fprintf(stderr, "%s%s: dup=%" PRIu64 " (redelivered %" PRIu64
-                ") lost=%" PRIu64 " pending=%" PRIu64 " early=%" PRIu64
-                " refused=%" PRIu64 " kills=%d restarts=%d %s%s", cr, label,
-                c->duplicates, c->redelivered, c->lost, c->pending_end,
-                c->early, c->enqueue_refused, r->kills, r->restarts,
+        fprintf(stderr, "%s%s: extra=%" PRIu64 " (redelivered %" PRIu64
+                " + fault dup %" PRIu64 " + dup %" PRIu64 ") lost=%" PRIu64
+                " pending=%" PRIu64 " early=%" PRIu64 " refused=%" PRIu64
+                " kills=%d restarts=%d %s%s", cr, label, c->duplicates,
+                c->redelivered, c->dup_fault, c->dup_nofault, c->lost,
+                c->pending_end, c->early, c->enqueue_refused, r->kills,
+                r->restarts,
                 t->violations ? "VIOLATES its guarantees" : "ok", nl);
     else
-        fprintf(stderr, "%s%s: dup=%" PRIu64 " lost=%" PRIu64
-                " early=%" PRIu64 " %.0f tasks/s p99 %.1f ms%s%s", cr, label,
-                c->duplicates, c->lost, c->early, r->tasks_per_s,
-                c->lateness.p99_ms,
+        fprintf(stderr, "%s%s: extra=%" PRIu64 " (redelivered %" PRIu64
+                " + dup %" PRIu64 ") lost=%" PRIu64 " early=%" PRIu64
+                " %.0f tasks/s p99 %.1f ms%s%s", cr, label, c->duplicates,
+                c->redelivered, c->dup_fault + c->dup_nofault, c->lost,
+                c->early, r->tasks_per_s, c->lateness.p99_ms,
                 t->violations ? " VIOLATES its guarantees" : "", nl);
     fflush(stderr);
 }

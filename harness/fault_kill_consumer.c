@@ -125,9 +125,7 @@ static bool kc_loss_allowed(const char *arg, unsigned flags)
 
 static void kc_describe(const dq_fault *f, char *buf, size_t len)
 {
-    const char *w = strcmp(f->word, "after-claim") == 0   ? "after a claim"
-                    : strcmp(f->word, "during-work") == 0 ? "during the work"
-                                                          : "before the ack";
+    const char *w = dq_kill_point_phrase(dq_kill_point_parse(f->word));
     snprintf(buf, len, "consumers killed with SIGKILL %s (%" PRId64 " kill%s "
              "per trial, each replaced)", w, f->count,
              f->count == 1 ? "" : "s");

@@ -28,6 +28,17 @@ const char *dq_kill_point_name(dq_kill_point p)
     return point_names[p];
 }
 
+const char *dq_kill_point_phrase(dq_kill_point p)
+{
+    static const char *const phrases[] = {
+        "", "after a claim", "during the work", "before the ack",
+    };
+
+    if ((size_t)p >= sizeof phrases / sizeof phrases[0])
+        return "";
+    return phrases[p];
+}
+
 dq_kill_point dq_kill_point_parse(const char *s)
 {
     for (size_t i = 1; i < sizeof point_names / sizeof point_names[0]; i++)

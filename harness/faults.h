@@ -355,6 +355,10 @@ uint64_t dq_fault_hash(uint64_t seed, uint64_t index, uint64_t salt);
 
 /* "after-claim", "during-work", "before-ack", or "none". */
 const char *dq_kill_point_name(dq_kill_point p);
+/* The point in words for people: "after a claim", "during the work",
+ * "before the ack"; "" for DQ_KILL_NONE.  The kill-consumer row's
+ * description and the report use it. */
+const char *dq_kill_point_phrase(dq_kill_point p);
 /* Parses a point name; DQ_KILL_NONE when unknown. */
 dq_kill_point dq_kill_point_parse(const char *s);
 

@@ -1,30 +1,34 @@
 /* claims.c -- the claims table and the rules that decide them.
  *
  * CLAIMS.md (the lab's brief) lists what tutorials and interview guides say
- * about delay queues on Redis.  This file restates each claim in dqlab's
- * own words under the same id and, where an experiment measures it, gives a
- * rule that reads the loaded results (report.h) and returns a verdict with
- * the numbers behind it.  Rules never hard-code a figure: every number in
- * the evidence is computed here from trials.csv (or probes.csv, `dqlab
- * probes`).  A rule looks for the data it needs in any experiment (not one
- * by name), so a later experiment that measures the same thing adds
- * evidence without touching the rule.
+ * about delay queues on Redis.  text/claims.md restates each claim in
+ * dqlab's own words under the same id, with what would decide it; where an
+ * experiment measures it, a rule here reads the loaded results (results.h)
+ * and returns a verdict with the numbers behind it, in the sentences of
+ * text/claims.md.  Rules never hard-code a figure: every number in an
+ * evidence text is computed from the results, and a comparison with a
+ * bound is made on the values as printed.  A rule looks for the data it
+ * needs in any experiment (not one by name), so a later experiment that
+ * measures the same thing adds evidence without touching the rule.
  *
- * Adding a claim decision: write a static rule below and put it in the
- * table; report.c prints the table as it is.
+ * Claims of the same shape share one rule with its parameters in the row
+ * (struct dq_claim_args): the duplicate tally of one strategy over the
+ * trials with 2+ consumers (C01, C02, C03, C13) and the probe readings
+ * (C06-C09, C20).  The others differ claim by claim: polling lateness and
+ * cost (C10, C11, C04, C16), growth with the backlog (C05, C17), expiry
+ * events (C18) and what faults did (C12, C14, C21: the loss table).
  */
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <ini.h>
+
 #include "../strategies/dq.h"
 #include "claims.h"
-#include "report_int.h"
-#include "perf.h"
+#include "md.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -45,33 +49,65 @@ const char *dq_verdict_name(dq_verdict v)
 
 /* ---- Helpers ----------------------------------------------------------- */
 
-/* What the trials of one strategy with at least min_consumers consumers
- * add up to, over every experiment. */
+/* Appends to the evidence: printf (SAY), a text of claims.md (TSAY); a
+ * text into the char array b (TBUF). */
+#define SAY(...) dq_append(ev->buf, ev->len, &ev->off, __VA_ARGS__)
+#define TSAY(id, fmt, ...)                                                   \
+    DQ_TCAT(ev->t, ev->buf, ev->len, &ev->off, "claims." #id, fmt,           \
+            ##__VA_ARGS__)
+#define TBUF(b, id, fmt, ...)                                                \
+    DQ_TCAT(ev->t, b, sizeof b, &(size_t){strlen(b)}, "claims." #id, fmt,    \
+            ##__VA_ARGS__)
+/* The evidence starts over with text id: a rule that finds out late that
+ * it cannot decide. */
+#define NONE(id, fmt, ...)                                                   \
+    (ev->off = 0, ev->buf[0] = '\0', TSAY(id, fmt, ##__VA_ARGS__),          \
+     DQ_VERDICT_NOT_MEASURED)
+
+/* The group of strategy (with poll_ms = poll when poll > 0) in e with
+ * backlog 0, or NULL. */
+static const dq_rgroup *find_group(const dq_rexp *e, const char *strategy,
+                                   long poll)
+{
+    for (size_t i = 0; e != NULL && i < e->ngroups; i++) {
+        const dq_rgroup *g = &e->groups[i];
+        if (strcmp(g->strategy, strategy) == 0 && g->backlog == 0 &&
+            (poll <= 0 || dq_group_poll_ms(g) == poll))
+            return g;
+    }
+    return NULL;
+}
+
+/* The largest p99 (and max in *mx) lateness over the trials of g in e. */
+static double worst_p99(const dq_rexp *e, const dq_rgroup *g, double *mx)
+{
+    double p99 = 0, m = 0;
+    for (size_t i = 0; i < e->ntrials; i++) {
+        const dq_trialrow *t = &e->trials[i];
+        if (strcmp(t->strategy, g->strategy) != 0 ||
+            strcmp(t->options, g->options) != 0 ||
+            t->consumers != g->consumers || t->backlog != g->backlog)
+            continue;
+        p99 = t->lateness_p99_ms > p99 ? t->lateness_p99_ms : p99;
+        m = t->lateness_max_ms > m ? t->lateness_max_ms : m;
+    }
+    if (mx != NULL)
+        *mx = m;
+    return p99;
+}
+
+/* What the trials of one strategy with 2+ consumers add up to, over every
+ * experiment without injected faults. */
 typedef struct tally {
     size_t trials, dup_trials;
-    uint64_t duplicates, dup_max, lost, early, deliveries, wakeups;
+    uint64_t duplicates, dup_max, deliveries, wakeups;
     uint64_t lost_races, round_trips, delivered;
     int max_consumers;
     char exps[256];       /* experiment names, comma-separated */
     char fig[128];        /* a duplicates figure that shows them, or "" */
 } tally;
 
-static bool has_figure(const dq_rexp *e, const char *kind, char *out,
-                       size_t len)
-{
-    for (size_t i = 0; i < e->nfigures; i++) {
-        const char *f = e->figures[i];
-        size_t fl = strlen(f), kl = strlen(kind);
-        if (fl > kl && strcmp(f + fl - kl, kind) == 0) {
-            snprintf(out, len, "%s", f);
-            return true;
-        }
-    }
-    return false;
-}
-
-static void tally_strategy(const dq_results *r, const char *strategy,
-                           int min_consumers, const char *figkind, tally *t)
+static void tally_of(const dq_results *r, const char *strategy, tally *t)
 {
     memset(t, 0, sizeof *t);
     for (size_t i = 0; i < r->nexps; i++) {
@@ -80,19 +116,16 @@ static void tally_strategy(const dq_results *r, const char *strategy,
         if (dq_loss_is(e))
             continue;  /* injected faults: the loss rules judge those */
         for (size_t j = 0; j < e->ntrials; j++) {
-            const dq_rtrial *x = &e->trials[j];
-            if (strcmp(x->strategy, strategy) != 0 ||
-                x->consumers < min_consumers || x->tasks == 0)
+            const dq_trialrow *x = &e->trials[j];
+            if (strcmp(x->strategy, strategy) != 0 || x->consumers < 2 ||
+                x->tasks == 0)
                 continue;  /* idle trials (tasks = 0) deliver nothing */
             used = true;
             t->trials++;
-            if (x->duplicates > 0)
-                t->dup_trials++;
+            t->dup_trials += x->duplicates > 0;
             t->duplicates += x->duplicates;
-            if (x->duplicates > t->dup_max)
-                t->dup_max = x->duplicates;
-            t->lost += x->lost;
-            t->early += x->early;
+            t->dup_max = x->duplicates > t->dup_max ? x->duplicates
+                                                    : t->dup_max;
             t->deliveries += x->deliveries;
             t->wakeups += x->wakeups;
             t->lost_races += x->lost_races;
@@ -101,1326 +134,167 @@ static void tally_strategy(const dq_results *r, const char *strategy,
             if (x->consumers > t->max_consumers)
                 t->max_consumers = x->consumers;
         }
-        if (used) {
-            size_t l = strlen(t->exps);
-            snprintf(t->exps + l, sizeof t->exps - l, "%s%s", l ? ", " : "",
-                     e->name);
-            if (t->fig[0] == '\0' && figkind != NULL)
-                has_figure(e, figkind, t->fig, sizeof t->fig);
-        }
+        if (!used)
+            continue;
+        size_t l = strlen(t->exps);
+        snprintf(t->exps + l, sizeof t->exps - l, "%s%s", l ? ", " : "",
+                 e->name);
+        if (t->fig[0] == '\0' && dq_rexp_has_plot(e, "duplicates"))
+            snprintf(t->fig, sizeof t->fig, "%s-duplicates", e->name);
     }
 }
 
-/* " (experiment X, figure Y)" */
-static void where(const tally *t, char *buf, size_t len)
+/* A probe reading: the integer keys of one probes.csv row of the claim. */
+typedef struct probe_read {
+    const char *probe;
+    const char *keys[6];  /* NULL-terminated */
+} probe_read;
+
+struct dq_claim_args {
+    /* rule_tally: the strategy and the wording / verdict of the claim */
+    const char *strategy;
+    dq_verdict (*say)(dq_ev *ev, const tally *t, const char *where);
+    /* rule_probes: the readings (v[k][i] = keys[i] of reads[k]), judged */
+    probe_read reads[5];
+    dq_verdict (*judge)(dq_ev *ev, const dq_results *r, int64_t v[5][6]);
+};
+
+/* ---- Duplicate tallies: C01, C02, C03, C13 ------------------------------ */
+
+/* "<strategy> delivered N duplicate deliveries in a of b trials with 2 to
+ * c consumers" into b. */
+static void dups_seen(dq_ev *ev, const tally *t, const char *s, char *b,
+                      size_t len)
 {
-    if (t->fig[0])
-        snprintf(buf, len, " (experiment %s, figure `%s`)", t->exps, t->fig);
-    else
-        snprintf(buf, len, " (experiment %s)", t->exps);
+    DQ_TCAT(ev->t, b, len, &(size_t){0}, "claims.dups_seen", "strategy=%s "
+            "n=%" PRIu64 " trials=%zu of=%zu max_c=%d", s, t->duplicates,
+            t->dup_trials, t->trials, t->max_consumers);
 }
 
-/* ---- Rules -------------------------------------------------------------- */
+/* "<strategy> delivered no duplicate in n trials with 2 to c consumers
+ * [(d deliveries)]<where>" into b. */
+static void dups_none(dq_ev *ev, const tally *t, const char *s,
+                      bool deliveries, const char *w, char *b, size_t len)
+{
+    size_t off = 0;
+    DQ_TCAT(ev->t, b, len, &off, "claims.dups_none", "strategy=%s "
+            "trials=%zu s=%s max_c=%d", s, t->trials,
+            t->trials == 1 ? "" : "s", t->max_consumers);
+    if (deliveries)
+        DQ_TCAT(ev->t, b, len, &off, "claims.dups_deliveries", " n=%"
+                PRIu64, t->deliveries);
+    dq_append(b, len, &off, "%s", w);
+}
 
 /* C01: naive (ZRANGEBYSCORE then ZREM) with 2+ consumers duplicates. */
-static dq_verdict rule_c01(const dq_results *r, char *ev, size_t evlen)
+static dq_verdict say_c01(dq_ev *ev, const tally *t, const char *w)
 {
-    tally t;
-    tally_strategy(r, "naive", 2, "-duplicates", &t);
-    if (t.trials == 0) {
-        snprintf(ev, evlen, "No trial ran naive with 2 or more consumers; "
-                 "the concurrency experiment decides it.");
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    char w[512];
-    where(&t, w, sizeof w);
-    if (t.duplicates > 0) {
-        snprintf(ev, evlen, "naive delivered %" PRIu64 " duplicate "
-                 "deliveries in %zu of %zu trials with 2 to %d consumers, "
-                 "at most %" PRIu64 " in one trial%s.", t.duplicates,
-                 t.dup_trials, t.trials, t.max_consumers, t.dup_max, w);
+    char b[1024];
+    if (t->duplicates > 0) {
+        dups_seen(ev, t, "naive", b, sizeof b);
+        TSAY(c01_holds, "seen=%s max=%" PRIu64 " where=%s", b, t->dup_max, w);
         return DQ_VERDICT_HOLDS;
     }
-    snprintf(ev, evlen, "naive delivered no duplicate in %zu trial%s with 2 "
-             "to %d consumers%s: the race exists but was not observed here "
-             "(more consumers, more tasks or a longer work time widen it).",
-             t.trials, t.trials == 1 ? "" : "s", t.max_consumers, w);
+    dups_none(ev, t, "naive", false, w, b, sizeof b);
+    TSAY(c01_not, "none=%s", b);
     return DQ_VERDICT_DOES_NOT_HOLD;
 }
 
 /* C02: a Lua claim script does not duplicate, however many consumers. */
-static dq_verdict rule_c02(const dq_results *r, char *ev, size_t evlen)
+static dq_verdict say_c02(dq_ev *ev, const tally *t, const char *w)
 {
-    tally t;
-    tally_strategy(r, "lua", 2, "-duplicates", &t);
-    if (t.trials == 0) {
-        snprintf(ev, evlen, "No trial ran lua with 2 or more consumers; the "
-                 "concurrency experiment decides it.");
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    char w[512];
-    where(&t, w, sizeof w);
-    if (t.duplicates > 0) {
-        snprintf(ev, evlen, "lua delivered %" PRIu64 " duplicate deliveries "
-                 "in %zu of %zu trials with 2 to %d consumers%s.",
-                 t.duplicates, t.dup_trials, t.trials, t.max_consumers, w);
+    char b[1024], few[128] = "";
+    if (t->duplicates > 0) {
+        dups_seen(ev, t, "lua", b, sizeof b);
+        SAY("%s%s.", b, w);
         return DQ_VERDICT_DOES_NOT_HOLD;
     }
-    snprintf(ev, evlen, "lua delivered no duplicate in %zu trial%s with 2 to "
-             "%d consumers (%" PRIu64 " deliveries)%s.  %sNo faults were "
-             "injected; the script removes the task as it returns it, so a "
-             "consumer that dies afterwards loses it instead (at-most-once, "
-             "see C12).", t.trials, t.trials == 1 ? "" : "s", t.max_consumers, t.deliveries, w,
-             t.max_consumers < 4 ? "Only measured with few consumers.  "
-                                 : "");
-    return t.max_consumers >= 4 ? DQ_VERDICT_HOLDS
-                                : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
+    dups_none(ev, t, "lua", true, w, b, sizeof b);
+    if (t->max_consumers < 4)
+        TBUF(few, c02_few, "  ");
+    TSAY(c02_holds, "none=%s few=%s", b, few);
+    return t->max_consumers >= 4 ? DQ_VERDICT_HOLDS
+                                 : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
 }
 
 /* C03: ZREM's reply as the claim: no duplicates, lost races cost. */
-static dq_verdict rule_c03(const dq_results *r, char *ev, size_t evlen)
+static dq_verdict say_c03(dq_ev *ev, const tally *t, const char *w)
 {
-    tally t;
-    tally_strategy(r, "naive-checked", 2, "-duplicates", &t);
-    if (t.trials == 0) {
-        snprintf(ev, evlen, "No trial ran naive-checked with 2 or more "
-                 "consumers; the concurrency experiment decides it.");
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    char w[512];
-    where(&t, w, sizeof w);
-    if (t.duplicates > 0) {
-        snprintf(ev, evlen, "naive-checked delivered %" PRIu64 " duplicate "
-                 "deliveries in %zu of %zu trials with 2 to %d "
-                 "consumers%s.", t.duplicates, t.dup_trials, t.trials,
-                 t.max_consumers, w);
+    char b[1024];
+    double d = (double)t->delivered;
+    if (t->duplicates > 0) {
+        dups_seen(ev, t, "naive-checked", b, sizeof b);
+        SAY("%s%s.", b, w);
         return DQ_VERDICT_DOES_NOT_HOLD;
     }
-    if (t.lost_races == 0) {
-        snprintf(ev, evlen, "naive-checked delivered no duplicate in %zu "
-                 "trial%s with 2 to %d consumers (%" PRIu64 " deliveries)%s, "
-                 "but no race was lost either (ZREM never returned 0), so "
-                 "the cost side was not observed.", t.trials,
-                 t.trials == 1 ? "" : "s",
-                 t.max_consumers, t.deliveries, w);
+    dups_none(ev, t, "naive-checked", true, w, b, sizeof b);
+    if (t->lost_races == 0) {
+        TSAY(c03_no_race, "none=%s", b);
         return DQ_VERDICT_HOLDS_WITH_CONDITIONS;
     }
-    snprintf(ev, evlen, "naive-checked delivered no duplicate in %zu trial%s "
-             "with 2 to %d consumers (%" PRIu64 " deliveries)%s, while it "
-             "lost %" PRIu64 " races (ZREM returned 0: another consumer "
-             "removed the task between its ZRANGEBYSCORE and its ZREM), "
-             "%.3f per delivery; each lost race costs 2 round trips, and "
-             "the trials made %.2f round trips per delivery in all.",
-             t.trials, t.trials == 1 ? "" : "s", t.max_consumers,
-             t.deliveries, w, t.lost_races,
-             t.delivered ? (double)t.lost_races / (double)t.delivered : 0.0,
-             t.delivered ? (double)t.round_trips / (double)t.delivered : 0.0);
+    TSAY(c03_holds, "none=%s races=%" PRIu64 " per=%.3f rt=%.2f", b,
+         t->lost_races, d ? (double)t->lost_races / d : 0.0,
+         d ? (double)t->round_trips / d : 0.0);
     return DQ_VERDICT_HOLDS;
-}
-
-/* ---- Helpers for the lateness / idle / backlog rules -------------------- */
-
-/* The first experiment whose meta plots include kind, or NULL. */
-static const dq_rexp *exp_with_plot(const dq_results *r, const char *kind)
-{
-    for (size_t i = 0; i < r->nexps; i++)
-        if (dq_rexp_has_plot(&r->exps[i], kind))
-            return &r->exps[i];
-    return NULL;
-}
-
-/* The group of strategy (with poll_ms = poll when poll > 0) in e with
- * backlog 0, or NULL. */
-static const dq_rgroup *find_group(const dq_rexp *e, const char *strategy,
-                                   long poll)
-{
-    if (e == NULL)
-        return NULL;
-    for (size_t i = 0; i < e->ngroups; i++) {
-        const dq_rgroup *g = &e->groups[i];
-        if (strcmp(g->strategy, strategy) == 0 && g->backlog == 0 &&
-            (poll <= 0 || group_poll_ms(g) == poll))
-            return g;
-    }
-    return NULL;
-}
-
-/* Largest p99 and max lateness over the trials of g in e. */
-static void group_lateness(const dq_rexp *e, const dq_rgroup *g,
-                           double *p99, double *mx)
-{
-    *p99 = *mx = 0;
-    for (size_t i = 0; i < e->ntrials; i++) {
-        const dq_rtrial *t = &e->trials[i];
-        if (strcmp(t->strategy, g->strategy) != 0 ||
-            strcmp(t->options, g->options) != 0 ||
-            t->consumers != g->consumers || t->backlog != g->backlog)
-            continue;
-        if (t->lat_p99_ms > *p99)
-            *p99 = t->lat_p99_ms;
-        if (t->lat_max_ms > *mx)
-            *mx = t->lat_max_ms;
-    }
-}
-
-#define APPEND(buf, off, len, ...)                                           \
-    do {                                                                     \
-        if ((off) < (len))                                                   \
-            (off) += (size_t)snprintf((buf) + (off), (len) - (off),          \
-                                      __VA_ARGS__);                          \
-    } while (0)
-
-/* C10: polling lateness lies in [0, poll interval]; shorter costs more.
- * The bound is compared strictly, on the values as printed (0.1 ms): no
- * slack is added, and every excess is printed in ms, so the verdict and
- * the numbers in the evidence cannot disagree.  The cost side compares
- * Redis commands (what the interval drives); the server CPU is printed
- * too, and when it moves against the commands the text says so and the
- * verdict is at most "holds with conditions". */
-static dq_verdict rule_c10(const dq_results *r, char *ev, size_t evlen)
-{
-    const dq_rexp *lat = exp_with_plot(r, "lateness-cdf");
-    const dq_rexp *idle = exp_with_plot(r, "idle-cost");
-    size_t off = 0, npoll = 0, nbound_p99 = 0, nbound_max = 0;
-    /* The numbers may not use the last 320 bytes: the conclusion always
-     * fits after them (report.c gives each claim 1024 bytes). */
-    size_t dlen = evlen > 960 ? evlen - 320 : evlen;
-    double worst99 = 0, worstmx = 0;     /* largest excess, ms */
-    bool early = false;
-    if (lat != NULL) {
-        for (size_t i = 0; i < lat->ngroups; i++) {
-            const dq_rgroup *g = &lat->groups[i];
-            long pm = group_poll_ms(g);
-            if (pm <= 0)
-                continue;
-            double p99, mx;
-            group_lateness(lat, g, &p99, &mx);
-            p99 = round(p99 * 10) / 10;
-            mx = round(mx * 10) / 10;
-            npoll++;
-            nbound_p99 += p99 <= (double)pm;
-            nbound_max += mx <= (double)pm;
-            early |= g->early_max > 0;
-            char name[300];
-            if (g->options[0])
-                snprintf(name, sizeof name, "%s %s", g->strategy,
-                         g->options);
-            else
-                snprintf(name, sizeof name, "%s (poll_ms %ld)", g->strategy,
-                         pm);
-            APPEND(ev, off, dlen, "%s%s: p99%s %.1f ms, max %.1f ms",
-                   off ? "; " : "", name, g->n > 1 ? " (worst trial)" : "",
-                   p99, mx);
-            if (p99 > (double)pm) {
-                APPEND(ev, off, dlen, " (p99 %.1f ms beyond)",
-                       p99 - (double)pm);
-                if (p99 - (double)pm > worst99)
-                    worst99 = p99 - (double)pm;
-            } else if (mx > (double)pm) {
-                APPEND(ev, off, dlen, " (max %.1f ms beyond)",
-                       mx - (double)pm);
-            }
-            if (mx - (double)pm > worstmx)
-                worstmx = mx - (double)pm;
-        }
-    }
-    if (npoll == 0) {
-        snprintf(ev, evlen, "No lateness experiment ran a polling strategy; "
-                 "experiments/lateness.ini (lateness CDF vs poll_ms) and "
-                 "experiments/idle.ini (idle cost vs poll_ms) decide it.");
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    APPEND(ev, off, dlen, " (experiment %s, figure `%s-lateness-cdf`). ",
-           lat->name, lat->name);
-    /* Cost: commands (and CPU) at the shortest vs the longest poll_ms. */
-    bool cost_known = false, cost_grows = true, cpu_agrees = true;
-    if (idle != NULL) {
-        for (size_t i = 0; i < idle->ngroups; i++) {
-            const dq_rgroup *a = &idle->groups[i];
-            if (group_poll_ms(a) <= 0)
-                continue;
-            const dq_rgroup *b = NULL;
-            bool shortest = true;
-            for (size_t j = 0; j < idle->ngroups; j++) {
-                const dq_rgroup *x = &idle->groups[j];
-                if (strcmp(x->strategy, a->strategy) != 0 ||
-                    group_poll_ms(x) <= 0)
-                    continue;
-                if (group_poll_ms(x) < group_poll_ms(a))
-                    shortest = false;
-                if (group_poll_ms(x) > group_poll_ms(a) &&
-                    (b == NULL || group_poll_ms(x) > group_poll_ms(b)))
-                    b = x;
-            }
-            if (!shortest || b == NULL || a->cmds_per_s_median < 0 ||
-                b->cmds_per_s_median < 0)
-                continue;
-            cost_known = true;
-            bool more = a->cmds_per_s_median > b->cmds_per_s_median;
-            bool cpu = a->cpu_ms_per_s_median > b->cpu_ms_per_s_median;
-            cost_grows &= more;
-            APPEND(ev, off, dlen, "Idle, %d consumers, %s: poll_ms %ld -> "
-                   "%.0f commands/s, %.1f ms server CPU/s; %ld -> %.1f "
-                   "commands/s, %.1f ms/s (experiment %s)%s. ",
-                   a->consumers, a->strategy, group_poll_ms(a),
-                   a->cmds_per_s_median, a->cpu_ms_per_s_median,
-                   group_poll_ms(b), b->cmds_per_s_median,
-                   b->cpu_ms_per_s_median, idle->name,
-                   more && !cpu ? " -- CPU against the commands (whole-"
-                                  "process figure: other load shows up)"
-                                : "");
-            if (more && !cpu)
-                cpu_agrees = false;
-        }
-    }
-    if (off >= dlen) {   /* numbers cut short: at the last sentence */
-        off = strlen(ev);
-        for (size_t k = off; k > 1; k--)
-            if (ev[k - 2] == '.' && ev[k - 1] == ' ') {
-                off = k - 1;
-                break;
-            }
-        ev[off] = '\0';
-        APPEND(ev, off, evlen, " (More in the tables above.) ");
-    }
-    if (early) {
-        APPEND(ev, off, evlen, "Some polling strategy delivered a task "
-               "early, below the claimed lower bound of 0.");
-        return DQ_VERDICT_DOES_NOT_HOLD;
-    }
-    if (nbound_p99 < npoll) {
-        APPEND(ev, off, evlen, "Compared strictly (no slack), %zu of %zu "
-               "polling variants had p99 beyond their poll interval (by up "
-               "to %.1f ms; marked above): at least 1%% of their tasks "
-               "waited longer than the interval.", npoll - nbound_p99,
-               npoll, worst99);
-        return DQ_VERDICT_DOES_NOT_HOLD;
-    }
-    if (!cost_known) {
-        APPEND(ev, off, evlen, "p99 within the poll interval (compared "
-               "strictly) for every polling variant; the cost side needs "
-               "the idle experiment with two poll_ms values.");
-        return DQ_VERDICT_HOLDS_WITH_CONDITIONS;
-    }
-    if (!cost_grows) {
-        APPEND(ev, off, evlen, "A shorter interval did not cause more Redis "
-               "commands here.");
-        return DQ_VERDICT_DOES_NOT_HOLD;
-    }
-    if (nbound_max == npoll)
-        APPEND(ev, off, evlen, "Every task of all %zu polling variants was "
-               "delivered within its poll interval (compared strictly), "
-               "and a shorter interval caused more Redis commands.", npoll);
-    else
-        APPEND(ev, off, evlen, "p99 within the poll interval (compared "
-               "strictly) for all %zu polling variants, but the maximum "
-               "exceeded it in %zu (by up to %.1f ms); a shorter interval "
-               "caused more Redis commands.", npoll, npoll - nbound_max,
-               worstmx);
-    if (!cpu_agrees)
-        APPEND(ev, off, evlen, "  The CPU part rests on the command counts: "
-               "the measured server CPU did not follow them everywhere.");
-    return nbound_max == npoll && cpu_agrees
-               ? DQ_VERDICT_HOLDS
-               : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
-}
-
-/* C11: sleeping ~100 ms keeps CPU low without much lateness. */
-static dq_verdict rule_c11(const dq_results *r, char *ev, size_t evlen)
-{
-    const dq_rexp *idle = exp_with_plot(r, "idle-cost");
-    const dq_rexp *lat = exp_with_plot(r, "lateness-cdf");
-    const dq_rgroup *i100 = find_group(idle, "naive", 100);
-    const dq_rgroup *i10 = find_group(idle, "naive", 10);
-    const dq_rgroup *base = find_group(idle, "heap", 0);
-    if (i100 == NULL || i100->cpu_ms_per_s_median < 0) {
-        snprintf(ev, evlen, "Needs naive at poll_ms = 100 in the idle "
-                 "experiment (experiments/idle.ini) for the idle cost, and "
-                 "the lateness experiment for the lateness at 100 ms.");
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    size_t off = 0;
-    APPEND(ev, off, evlen, "Idle, %d consumers of naive at poll_ms = 100: "
-           "%.1f Redis commands/s and %.1f ms of server CPU per second",
-           i100->consumers, i100->cmds_per_s_median,
-           i100->cpu_ms_per_s_median);
-    if (i10 != NULL)
-        APPEND(ev, off, evlen, " (poll_ms = 10: %.0f commands/s, %.1f ms/s)",
-               i10->cmds_per_s_median, i10->cpu_ms_per_s_median);
-    if (base != NULL && base->cpu_ms_per_s_median >= 0)
-        APPEND(ev, off, evlen, "; the server alone used %.1f ms/s",
-               base->cpu_ms_per_s_median);
-    APPEND(ev, off, evlen, " (experiment %s). ", idle->name);
-    const dq_rgroup *l100 = find_group(lat, "naive", 100);
-    const dq_rgroup *lu = find_group(lat, "lua", 100);
-    double p99 = -1, mx;
-    if (l100 != NULL) {
-        group_lateness(lat, l100, &p99, &mx);
-        APPEND(ev, off, evlen, "The price in lateness: naive at poll_ms = "
-               "100 had p50 %.1f ms, p99 %.1f ms (experiment %s)",
-               l100->p50_median, p99, lat->name);
-        if (lu != NULL) {
-            double p99u, mxu;
-            group_lateness(lat, lu, &p99u, &mxu);
-            APPEND(ev, off, evlen, "; lua, which sleeps until the head's "
-                   "due time (at most 100 ms) instead of blindly, had p50 "
-                   "%.1f ms, p99 %.1f ms", lu->p50_median, p99u);
-        }
-        APPEND(ev, off, evlen, ". ");
-    } else {
-        APPEND(ev, off, evlen, "Lateness at poll_ms = 100 not measured "
-               "(experiments/lateness.ini). ");
-    }
-    bool cheap = i100->cpu_ms_per_s_median < 10.0; /* < 1% of one core */
-    if (cheap && p99 >= 0)
-        APPEND(ev, off, evlen, "Under 1%% of one core: cheap, as long as a "
-               "lateness of about the interval is acceptable (p99 %.1f ms "
-               "for blind polling here).", p99);
-    else
-        APPEND(ev, off, evlen, "%s", cheap ? "Under 1% of one core: cheap."
-                                           : "At least 1% of one core.");
-    /* Only one consumer count measured: the scaling is an expectation. */
-    size_t ncounts = 0;
-    int counts[8];
-    for (size_t i = 0; i < idle->ngroups; i++) {
-        const dq_rgroup *g = &idle->groups[i];
-        if (strcmp(g->strategy, "naive") != 0 || group_poll_ms(g) != 100)
-            continue;
-        size_t k;
-        for (k = 0; k < ncounts && counts[k] != g->consumers; k++)
-            ;
-        if (k == ncounts && ncounts < 8)
-            counts[ncounts++] = g->consumers;
-    }
-    if (ncounts == 1)
-        APPEND(ev, off, evlen, "  Each consumer polls on its own, so the "
-               "cost is expected to grow with the number of consumers; not "
-               "measured here (the idle experiment ran %d consumers only).",
-               counts[0]);
-    return cheap ? DQ_VERDICT_HOLDS_WITH_CONDITIONS : DQ_VERDICT_DOES_NOT_HOLD;
-}
-
-/* ---- Backlog scaling from `dqlab bench` (perf.h) ----------------------- */
-
-/* Claim latency growth of every Redis strategy in the bench's backlog
- * scaling, from its smallest to its largest backlog.  Appends one clause
- * per strategy to ev.  Returns the number of strategies measured at two
- * backlogs or more, their p50 ratios in r50s; *faster counts those whose
- * p50 grew more than 1.25x
- * the ratio of the logarithms, *p99_over_3 those whose p99 grew more than
- * 3x; *lo_n and *hi_n get the smallest and largest backlog seen. */
-static size_t bench_backlog_growth(const dq_perf *p, char *ev, size_t *off,
-                                   size_t evlen, double r50s[32],
-                                   size_t *faster,
-                                   size_t *p99_over_3, int64_t *lo_n,
-                                   int64_t *hi_n)
-{
-    char seen[32][32];
-    size_t ns = 0, n = 0;
-    *faster = *p99_over_3 = 0;
-    *lo_n = *hi_n = 0;
-    for (size_t i = 0; i < p->nbl && ns < 32; i++) {
-        const char *name = p->bl[i].strategy;
-        const dq_strategy *st = dq_strategy_find(name);
-        bool dup = false;
-        for (size_t j = 0; j < ns; j++)
-            dup |= strcmp(seen[j], name) == 0;
-        if (dup || st == NULL || !(st->flags & DQ_G_NEEDS_REDIS))
-            continue;
-        snprintf(seen[ns++], 32, "%s", name);
-        const dq_perf_bl *lo, *hi;
-        dq_perf_backlog_range(p, name, &lo, &hi);
-        if (lo == NULL || hi == lo || lo->claim_us_p50 <= 0 ||
-            lo->claim_us_p99 <= 0)
-            continue;
-        double r50 = hi->claim_us_p50 / lo->claim_us_p50;
-        double r99 = hi->claim_us_p99 / lo->claim_us_p99;
-        double lr = log((double)hi->backlog) / log((double)lo->backlog);
-        *faster += r50 > 1.25 * lr;
-        if (n < 32)
-            r50s[n] = r50;
-        *p99_over_3 += r99 > 3.0;
-        if (*lo_n == 0 || lo->backlog < *lo_n)
-            *lo_n = lo->backlog;
-        if (hi->backlog > *hi_n)
-            *hi_n = hi->backlog;
-        APPEND(ev, *off, evlen, "%s%s p50 %.0f -> %.0f us (x%.2f), p99 "
-               "%.0f -> %.0f us (x%.2f)", n ? "; " : "", name,
-               lo->claim_us_p50, hi->claim_us_p50, r50, lo->claim_us_p99,
-               hi->claim_us_p99, r99);
-        n++;
-    }
-    return n;
-}
-
-/* C05: a claim costs O(log N) in the pending tasks (bench backlog). */
-static dq_verdict rule_c05(const dq_results *r, char *ev, size_t evlen)
-{
-    dq_perf p;
-    char err[256];
-    size_t off = 0, faster, over3;
-    int64_t lo, hi;
-    if (dq_perf_load(r->root, &p, err, sizeof err) != 0 || !p.present) {
-        snprintf(ev, evlen, "Needs the backlog scaling of `make bench` "
-                 "(results/bench/latest/backlog.csv)%s%s.",
-                 p.present ? ": " : "", p.present ? err : "");
-        dq_perf_free(&p);
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    APPEND(ev, off, evlen, "One claim call timed on its own, due tasks at "
-           "the head of a sorted set holding N tasks due an hour ahead "
-           "(`dqlab bench`, figure `bench-backlog`): ");
-    double r50s[32];
-    size_t n = bench_backlog_growth(&p, ev, &off, evlen, r50s, &faster,
-                                    &over3, &lo, &hi);
-    dq_perf_free(&p);
-    if (n == 0) {
-        snprintf(ev, evlen, "The bench measured no Redis strategy at two "
-                 "backlogs or more.");
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    double lr = log((double)hi) / log((double)lo);
-    APPEND(ev, off, evlen, ", from %" PRId64 " to %" PRId64 " pending, "
-           "while log N grows x%.2f.  ", lo, hi, lr);
-    /* Every one of them claims from the same sorted set, so the verdict
-     * follows the median strategy: one run disturbed by other load on a
-     * shared machine does not decide it alone. */
-    size_t m = n < 32 ? n : 32;
-    for (size_t i = 1; i < m; i++)
-        for (size_t j = i; j > 0 && r50s[j - 1] > r50s[j]; j--) {
-            double t = r50s[j];
-            r50s[j] = r50s[j - 1];
-            r50s[j - 1] = t;
-        }
-    double med = m % 2 ? r50s[m / 2] : (r50s[m / 2 - 1] + r50s[m / 2]) / 2;
-    if (med > 1.25 * lr) {
-        APPEND(ev, off, evlen, "The median strategy's p50 grew x%.2f, faster "
-               "than log N (above 1.25x the ratio of the logarithms; %zu of "
-               "%zu strategies did).", med, faster, n);
-        return DQ_VERDICT_DOES_NOT_HOLD;
-    }
-    if (faster > 0)
-        APPEND(ev, off, evlen, "%zu of %zu strategies grew faster than log N "
-               "in this run, but the median strategy's p50 grew x%.2f: on a "
-               "shared machine one disturbed run can do that; rerun `make "
-               "bench` to see whether it repeats.  ", faster, n, med);
-    APPEND(ev, off, evlen, "The median strategy's p50 did not grow faster "
-           "than log N: the "
-           "skip list's O(log N) descent is small next to a round trip, "
-           "which dominates the claim time.%s", hi < 1000000
-               ? "  Measured only up to this backlog (`make bench FULL=1` "
-                 "goes to 1,000,000)." : "");
-    return hi >= 1000000 ? DQ_VERDICT_HOLDS
-                         : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
-}
-
-/* C04 (partly): polling once a second is cheap; 100k pending is easy. */
-static dq_verdict rule_c04(const dq_results *r, char *ev, size_t evlen)
-{
-    const dq_rexp *idle = exp_with_plot(r, "idle-cost");
-    const dq_rexp *bl = exp_with_plot(r, "backlog-lateness");
-    const dq_rgroup *i1000 = find_group(idle, "naive", 1000);
-    const dq_rgroup *base = find_group(idle, "heap", 0);
-    const dq_rgroup *big = NULL;
-    if (bl != NULL)
-        for (size_t i = 0; i < bl->ngroups; i++)
-            if (strcmp(bl->groups[i].strategy, "lua") == 0 &&
-                (big == NULL || bl->groups[i].backlog > big->backlog))
-                big = &bl->groups[i];
-    dq_perf perf;
-    char perr[256];
-    if (dq_perf_load(r->root, &perf, perr, sizeof perr) != 0)
-        perf.present = false;
-    const dq_perf_bl *b1k = NULL, *b100k = NULL; /* lua in the bench */
-    if (perf.present) {
-        const dq_perf_bl *lo, *hi;
-        dq_perf_backlog_range(&perf, "lua", &lo, &hi);
-        if (lo != NULL && hi != NULL && hi != lo && hi->backlog >= 100000) {
-            b1k = lo;
-            b100k = dq_perf_backlog(&perf, "lua", 100000);
-            if (b100k == NULL)
-                b100k = hi;
-        }
-    }
-    if ((i1000 == NULL || i1000->cpu_ms_per_s_median < 0) && big == NULL &&
-        b100k == NULL) {
-        dq_perf_free(&perf);
-        snprintf(ev, evlen, "Needs naive at poll_ms = 1000 in the idle "
-                 "experiment and lua with a 100k backlog (experiments/"
-                 "expiry-scale.ini); the O(log N) claim cost (C05) is not "
-                 "measured.");
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    size_t off = 0;
-    bool cheap = true, easy = true, noisy = false;
-    if (i1000 != NULL && i1000->cpu_ms_per_s_median >= 0) {
-        /* Cheap: under 1% of a core.  The CPU is the whole server
-         * process's, so on a busy machine it can jump while the commands
-         * stay few; a handful of commands per second cannot cost 10 ms/s,
-         * so then the commands decide and the text says why. */
-        cheap = i1000->cpu_ms_per_s_median < 10.0;
-        if (!cheap && i1000->cmds_per_s_median >= 0 &&
-            i1000->cmds_per_s_median < 20.0)
-            cheap = noisy = true;
-        APPEND(ev, off, evlen, "Idle, %d consumers polling once a second "
-               "(naive, poll_ms = 1000): %.1f commands/s, %.1f ms server "
-               "CPU/s", i1000->consumers, i1000->cmds_per_s_median,
-               i1000->cpu_ms_per_s_median);
-        if (base != NULL && base->cpu_ms_per_s_median >= 0)
-            APPEND(ev, off, evlen, " against %.1f ms/s for the server "
-                   "alone", base->cpu_ms_per_s_median);
-        APPEND(ev, off, evlen, " (experiment %s). ", idle->name);
-        if (noisy)
-            APPEND(ev, off, evlen, "That CPU figure does not follow from "
-                   "%.1f commands/s (it is the whole redis-server process, "
-                   "so other load on the machine shows up in it): the "
-                   "commands decide here; rerun the idle experiment on a "
-                   "quiet machine for the CPU. ", i1000->cmds_per_s_median);
-    } else {
-        APPEND(ev, off, evlen, "The idle cost of polling once a second is "
-               "not measured (experiments/idle.ini). ");
-    }
-    if (big != NULL) {
-        double p99, mx;
-        group_lateness(bl, big, &p99, &mx);
-        easy = big->lost_max == 0 && p99 < 100.0;
-        APPEND(ev, off, evlen, "With %" PRId64 " pending tasks in the "
-               "sorted set, lua delivered a stream of %" PRIu64 " tasks "
-               "with p50 %.1f ms and p99 %.1f ms lateness, %" PRIu64 " not "
-               "delivered (experiment %s). ", big->backlog,
-               big->enqueued_sum, big->p50_median, p99, big->lost_max,
-               bl->name);
-    } else if (b100k == NULL) {
-        APPEND(ev, off, evlen, "The 100k-pending part is not measured "
-               "(needs experiments/expiry-scale.ini or `make bench`). ");
-    }
-    if (!cheap)
-        APPEND(ev, off, evlen, "Polling once a second cost 10 ms of server "
-               "CPU per second or more: not almost nothing. ");
-    if (!easy)
-        APPEND(ev, off, evlen, "At the largest backlog lua lost tasks or "
-               "had a p99 of 100 ms or more. ");
-    if (b100k != NULL && b1k->claim_us_p99 > 0) {
-        double r99 = b100k->claim_us_p99 / b1k->claim_us_p99;
-        bool ok = r99 <= 3.0 && b100k->claim_us_p99 < 10000;
-        APPEND(ev, off, evlen, "One lua claim with %" PRId64 " pending: p50 "
-               "%.0f us, p99 %.0f us, against p99 %.0f us with %" PRId64
-               " pending (x%.2f); %.0f bytes of Redis memory per pending "
-               "task (`dqlab bench`, figure `bench-backlog`; the growth up "
-               "to 1M is C05). ", b100k->backlog, b100k->claim_us_p50,
-               b100k->claim_us_p99, b1k->claim_us_p99, b1k->backlog, r99,
-               b100k->bytes_per_task);
-        if (!ok)
-            APPEND(ev, off, evlen, "The claim p99 grew more than 3x or "
-                   "passed 10 ms at that backlog. ");
-        easy = easy && ok;
-    } else {
-        APPEND(ev, off, evlen, "Not measured: claim latency vs backlog "
-               "(`make bench`, C05).");
-    }
-    dq_perf_free(&perf);
-    if (!cheap || !easy)
-        return DQ_VERDICT_DOES_NOT_HOLD;
-    return DQ_VERDICT_HOLDS_WITH_CONDITIONS;
-}
-
-/* C16: list (Redisson design) avoids blind polling and is on time. */
-static dq_verdict rule_c16(const dq_results *r, char *ev, size_t evlen)
-{
-    const dq_rexp *idle = exp_with_plot(r, "idle-cost");
-    const dq_rexp *lat = exp_with_plot(r, "lateness-cdf");
-    const dq_rgroup *ll = find_group(lat, "list", 0);
-    const dq_rgroup *ln = find_group(lat, "naive", 100);
-    const dq_rgroup *lu = find_group(lat, "lua", 100);
-    const dq_rgroup *il = find_group(idle, "list", 0);
-    const dq_rgroup *in = find_group(idle, "naive", 100);
-    if (ll == NULL && il == NULL) {
-        snprintf(ev, evlen, "Needs list in the lateness experiment "
-                 "(lateness p99) and in the idle experiment (idle "
-                 "commands/s).");
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    size_t off = 0;
-    int ok = 0, known = 0;
-    if (ll != NULL) {
-        double p99l, mxl;
-        group_lateness(lat, ll, &p99l, &mxl);
-        APPEND(ev, off, evlen, "Lateness p99 of list: %.1f ms (max %.1f)",
-               p99l, mxl);
-        if (ln != NULL) {
-            double p99n, mxn;
-            group_lateness(lat, ln, &p99n, &mxn);
-            APPEND(ev, off, evlen, "; naive polling every 100 ms: %.1f ms",
-                   p99n);
-            known++;
-            ok += p99l < p99n;
-        }
-        if (lu != NULL) {
-            double p99u, mxu;
-            group_lateness(lat, lu, &p99u, &mxu);
-            APPEND(ev, off, evlen, "; lua (sleeps until the head is due, "
-                   "at most 100 ms): %.1f ms", p99u);
-        }
-        APPEND(ev, off, evlen, " (experiment %s). ", lat->name);
-    }
-    if (il != NULL && il->cmds_per_s_median >= 0) {
-        APPEND(ev, off, evlen, "Idle, %d consumers: list %.1f Redis "
-               "commands/s (BLPOP with the claim timeout plus the mover's "
-               "wake-ups)", il->consumers, il->cmds_per_s_median);
-        if (in != NULL && in->cmds_per_s_median >= 0) {
-            APPEND(ev, off, evlen, ", naive at poll_ms = 100 %.1f",
-                   in->cmds_per_s_median);
-            known++;
-            ok += il->cmds_per_s_median < in->cmds_per_s_median;
-        }
-        APPEND(ev, off, evlen, " (experiment %s). ", idle->name);
-    }
-    if (known == 0) {
-        APPEND(ev, off, evlen, "No polling strategy to compare with.");
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    if (ok == known && known == 2) {
-        APPEND(ev, off, evlen, "list was both more punctual than blind "
-               "polling and cheaper while idle.  No faults were injected: "
-               "a lost wake-up message is bounded by poll_cap_ms.");
-        return DQ_VERDICT_HOLDS;
-    }
-    if (ok > 0) {
-        APPEND(ev, off, evlen, "list won %d of the %d comparisons with "
-               "blind polling (one experiment missing or lost).", ok, known);
-        return DQ_VERDICT_HOLDS_WITH_CONDITIONS;
-    }
-    APPEND(ev, off, evlen, "list won neither comparison.");
-    return DQ_VERDICT_DOES_NOT_HOLD;
-}
-
-static int64_t c18_outage(const dq_results *r, char *ev, size_t *off,
-                          size_t evlen);
-
-/* C18: expiry events come later as keys pile up (expiry-scale), and are
- * lost while no subscriber listens (loss, subscriber-outage). */
-static dq_verdict rule_c18(const dq_results *r, char *ev, size_t evlen)
-{
-    const dq_rexp *bl = exp_with_plot(r, "backlog-lateness");
-    const dq_rgroup *gs[32];
-    size_t n = 0;
-    if (bl != NULL)
-        for (size_t i = 0; i < bl->ngroups && n < 32; i++)
-            if (strcmp(bl->groups[i].strategy, "expiry") == 0)
-                gs[n++] = &bl->groups[i];
-    if (n < 2) {
-        size_t off = 0;
-        APPEND(ev, off, evlen, "The lateness part needs expiry at two or "
-               "more backlogs (experiments/expiry-scale.ini).");
-        int64_t ol = c18_outage(r, ev, &off, evlen);
-        if (ol < 0) {
-            APPEND(ev, off, evlen, "  The loss part needs expiry under "
-                   "subscriber-outage (experiments/loss.ini).");
-            return DQ_VERDICT_NOT_MEASURED;
-        }
-        return ol > 0 ? DQ_VERDICT_HOLDS_WITH_CONDITIONS
-                      : DQ_VERDICT_DOES_NOT_HOLD;
-    }
-    for (size_t i = 1; i < n; i++)   /* by backlog */
-        for (size_t j = i; j > 0 && gs[j - 1]->backlog > gs[j]->backlog; j--) {
-            const dq_rgroup *t = gs[j];
-            gs[j] = gs[j - 1];
-            gs[j - 1] = t;
-        }
-    /* The delivered fraction within the window decides: where most tasks
-     * were not delivered, the p50 of those that were is survivor biased
-     * (the keys the expire cycle happened to reach first) and is neither
-     * printed as a trend nor used.  p50 is compared only between backlogs
-     * at which every task was delivered. */
-    size_t off = 0;
-    APPEND(ev, off, evlen, "expiry, a stream of tasks due %s ms after "
-           "enqueue, behind a backlog of pending shadow keys, observed "
-           "until %s ms after the last due time:",
-           dq_rexp_meta(bl, "delay_ms"), dq_rexp_meta(bl, "grace_ms"));
-    for (size_t i = 0; i < n; i++) {
-        double frac = gs[i]->enqueued_sum
-                          ? (double)gs[i]->delivered_sum /
-                                (double)gs[i]->enqueued_sum : 0;
-        APPEND(ev, off, evlen, "%s %" PRId64 " pending -> %.1f%% delivered "
-               "within the window", i ? ";" : "", gs[i]->backlog,
-               100 * frac);
-        if (gs[i]->delivered_sum == gs[i]->enqueued_sum)
-            APPEND(ev, off, evlen, ", p50 %.0f ms", gs[i]->p50_median);
-    }
-    APPEND(ev, off, evlen, " (experiment %s, figure `%s-backlog-"
-           "lateness`). ", bl->name, bl->name);
-    const dq_rgroup *a = gs[0], *b = gs[n - 1];
-    double fa = a->enqueued_sum ? (double)a->delivered_sum /
-                                      (double)a->enqueued_sum : 0;
-    double fb = b->enqueued_sum ? (double)b->delivered_sum /
-                                      (double)b->enqueued_sum : 0;
-    bool all_a = a->delivered_sum == a->enqueued_sum;
-    bool all_b = b->delivered_sum == b->enqueued_sum;
-    bool falls = fb < fa * 0.9;
-    bool later = all_a && all_b && b->p50_median > 2 * a->p50_median;
-    bool grows = falls || later;
-    if (falls)
-        APPEND(ev, off, evlen, "The more keys with a TTL, the fewer of the "
-               "stream's events came within the window (%.1f%% at %"
-               PRId64 " pending, %.1f%% at %" PRId64 "): Redis publishes "
-               "`expired` when its sampling expire cycle finds the key, not "
-               "when the TTL runs out.%s", 100 * fa, a->backlog, 100 * fb,
-               b->backlog, fb < 0.5
-                   ? "  Where most tasks were not delivered, the p50 of "
-                     "those that were is not comparable (survivor bias: the "
-                     "keys the cycle reached first), so it is not quoted."
-                   : "");
-    else if (later)
-        APPEND(ev, off, evlen, "Every task was delivered at both ends, and "
-               "the p50 rose from %.0f ms to %.0f ms: Redis publishes "
-               "`expired` when its sampling expire cycle finds the key, not "
-               "when the TTL runs out.", a->p50_median, b->p50_median);
-    else
-        APPEND(ev, off, evlen, "Neither the delivered fraction fell (by "
-               "10%% or more) nor the p50 doubled with the number of keys "
-               "here.");
-    int64_t ol = c18_outage(r, ev, &off, evlen);
-    if (ol < 0)
-        APPEND(ev, off, evlen, "  Not measured: the loss of tasks whose key "
-               "expires while no subscriber listens (experiments/loss.ini, "
-               "subscriber-outage).");
-    if (grows && ol > 0)
-        return DQ_VERDICT_HOLDS;
-    return grows || ol > 0 ? DQ_VERDICT_HOLDS_WITH_CONDITIONS
-                           : DQ_VERDICT_DOES_NOT_HOLD;
 }
 
 /* C13: "single-threaded Redis makes everything atomic". */
-static dq_verdict rule_c13(const dq_results *r, char *ev, size_t evlen)
+static dq_verdict say_c13(dq_ev *ev, const tally *t, const char *w)
 {
-    tally t;
-    tally_strategy(r, "naive", 2, "-duplicates", &t);
-    if (t.trials == 0) {
-        snprintf(ev, evlen, "No trial ran naive with 2 or more consumers; the "
-                 "concurrency experiment decides it.");
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    char w[512];
-    where(&t, w, sizeof w);
-    if (t.duplicates > 0) {
-        snprintf(ev, evlen, "Redis ran every command on its one thread, yet "
-                 "naive's claim -- two commands, ZRANGEBYSCORE then ZREM -- "
-                 "handed the same task to two consumers %" PRIu64 " times in "
-                 "%zu of %zu trials%s.  Each command is atomic; a sequence "
-                 "of commands from one client is not.", t.duplicates,
-                 t.dup_trials, t.trials, w);
+    if (t->duplicates > 0) {
+        TSAY(c13_not, "n=%" PRIu64 " dup_trials=%zu trials=%zu where=%s",
+             t->duplicates, t->dup_trials, t->trials, w);
         return DQ_VERDICT_DOES_NOT_HOLD;
     }
-    snprintf(ev, evlen, "naive showed no duplicate in %zu trial%s%s, so "
-             "these runs do not refute the claim; they do not prove it "
-             "either (the interleaving may simply not have occurred).",
-             t.trials, t.trials == 1 ? "" : "s", w);
+    TSAY(c13_none, "trials=%zu s=%s where=%s", t->trials,
+         t->trials == 1 ? "" : "s", w);
     return DQ_VERDICT_NOT_MEASURED;
 }
 
-/* C17 (partly): the heap's waiting wakes about one thread per delivery. */
-static dq_verdict rule_c17(const dq_results *r, char *ev, size_t evlen)
+/* The duplicate tally rule: args->strategy over the trials with 2+
+ * consumers, worded and judged by args->say. */
+static dq_verdict rule_tally(const dq_claim_def *c, const dq_results *r,
+                             dq_ev *ev)
 {
     tally t;
-    tally_strategy(r, "heap", 2, NULL, &t);
-    if (t.trials == 0 || t.deliveries == 0 || t.wakeups == 0) {
-        snprintf(ev, evlen, "%s  Needs: heap inserts/removes per second vs "
-                 "n (O(log n)), and wake-ups per delivery with many "
-                 "consumers.", t.trials == 0
-                     ? "No trial ran heap with 2 or more consumers."
-                     : "The heap trials recorded no wake-ups.");
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    /* Per consumer count (trials that delivered tasks), wake-ups per
-     * delivery.  A thundering herd wakes every waiting consumer per
-     * delivery (up to consumers - 1); the rule calls it a herd at a
-     * consumer count when its ratio reaches half that count, and at
-     * least 2.  Each count is held to its own threshold, and the text
-     * states the threshold and the ratio, so the two cannot disagree. */
-    char per[512] = "";
-    size_t off = 0;
-    double worst = 0, worst_limit = 0, herd_ratio = 0, herd_limit = 0;
-    int worst_c = 0, herd_c = 0, cs[64];
-    size_t ncs = 0;
-    for (size_t i = 0; i < r->nexps; i++)
-        for (size_t j = 0; j < r->exps[i].ntrials; j++) {
-            const dq_rtrial *x = &r->exps[i].trials[j];
-            size_t k;
-            if (strcmp(x->strategy, "heap") != 0 || x->consumers < 2 ||
-                x->tasks == 0)
-                continue;
-            for (k = 0; k < ncs && cs[k] != x->consumers; k++)
-                ;
-            if (k == ncs && ncs < 64)
-                cs[ncs++] = x->consumers;
-        }
-    for (size_t a = 1; a < ncs; a++)
-        for (size_t b = a; b > 0 && cs[b - 1] > cs[b]; b--) {
-            int t2 = cs[b];
-            cs[b] = cs[b - 1];
-            cs[b - 1] = t2;
-        }
-    for (size_t k = 0; k < ncs; k++) {
-        int c = cs[k];
-        uint64_t wk = 0, dl = 0;
-        for (size_t i = 0; i < r->nexps; i++)
-            for (size_t j = 0; j < r->exps[i].ntrials; j++) {
-                const dq_rtrial *x = &r->exps[i].trials[j];
-                if (strcmp(x->strategy, "heap") == 0 && x->consumers == c &&
-                    x->tasks > 0) {
-                    wk += x->wakeups;
-                    dl += x->deliveries;
-                }
-            }
-        if (dl == 0)
-            continue;
-        double ratio = (double)wk / (double)dl;
-        double limit = (double)c / 2.0 > 2.0 ? (double)c / 2.0 : 2.0;
-        if (ratio > worst)
-            worst = ratio, worst_c = c, worst_limit = limit;
-        if (ratio >= limit && herd_c == 0)
-            herd_c = c, herd_ratio = ratio, herd_limit = limit;
-        off += (size_t)snprintf(per + off, off < sizeof per ? sizeof per - off
-                                : 0, "%s%.2f at %d consumers",
-                                off ? ", " : "", ratio, c);
-    }
-    bool herd = herd_c > 0;
-    char verdict[400];
-    if (herd)
-        snprintf(verdict, sizeof verdict, "At %d consumers, %.2f wake-ups "
-                 "per delivery reach the herd threshold of %.1f (half the "
-                 "consumers, at least 2): more consumers, more wake-ups per "
-                 "delivery.", herd_c, herd_ratio, herd_limit);
+    char w[512] = "";
+    tally_of(r, c->args->strategy, &t);
+    if (t.trials == 0)
+        return NONE(tally_none, "strategy=%s", c->args->strategy);
+    if (t.fig[0])
+        TBUF(w, tally_where_fig, " exps=%s fig=%s", t.exps, t.fig);
     else
-        snprintf(verdict, sizeof verdict, "%s (the largest, %.2f, at %d "
-                 "consumers, below the herd threshold there of %.1f: half "
-                 "the consumers, at least 2): no thundering herd%s.",
-                 worst <= 1.0 ? "At most one wake-up per delivery"
-                 : worst <= 1.5 ? "About one wake-up per delivery"
-                                : "A few wake-ups per delivery",
-                 worst, worst_c, worst_limit,
-                 cs[ncs - 1] < 4 ? ", though with at most 3 consumers a "
-                                   "herd has few threads to wake"
-                                 : "");
-    /* O(log n) from the bench's heap backlog rows.  A claim p50 below
-     * the clock's 1 us resolution (dq_now_us) at either end cannot show
-     * growth; it is then reported as not resolvable and does not count
-     * toward the verdict.  Resolvable and within 1.25x of log n's growth,
-     * it supports the claim; beyond, it conditions it. */
-    char logn[768] = "The O(log n) part is not yet measured (`make bench`: "
-                     "heap claim time vs n).";
-    int logn_state = 0;       /* 0: not measured/resolvable, 1: ok, -1: no */
-    {
-        dq_perf perf;
-        char perr[256];
-        const dq_perf_bl *lo = NULL, *hi = NULL;
-        if (dq_perf_load(r->root, &perf, perr, sizeof perr) == 0 &&
-            perf.present)
-            dq_perf_backlog_range(&perf, "heap", &lo, &hi);
-        if (lo != NULL && hi != lo) {
-            double lr = log((double)hi->backlog) / log((double)lo->backlog);
-            char enq[256] = "";
-            if (lo->enqueue_us_mean > 0 && hi->enqueue_us_mean > 0)
-                snprintf(enq, sizeof enq, "  Enqueue mean %.2f -> %.2f us "
-                         "(x%.2f), information only: a mean of calls each "
-                         "below the clock's resolution, and not the "
-                         "claim's cost.", lo->enqueue_us_mean,
-                         hi->enqueue_us_mean,
-                         hi->enqueue_us_mean / lo->enqueue_us_mean);
-            if (lo->claim_us_p50 < 1.0 || hi->claim_us_p50 < 1.0) {
-                snprintf(logn, sizeof logn, "O(log n): not resolvable with "
-                         "a 1 us clock -- one heap claim took p50 %.1f us "
-                         "with %" PRId64 " pending and %.1f us with %"
-                         PRId64 " (`dqlab bench`), below the clock's "
-                         "resolution, so this run does not decide that "
-                         "part.%s", lo->claim_us_p50, lo->backlog,
-                         hi->claim_us_p50, hi->backlog, enq);
-            } else {
-                double g = hi->claim_us_p50 / lo->claim_us_p50;
-                logn_state = g <= lr * 1.25 ? 1 : -1;
-                snprintf(logn, sizeof logn, "O(log n): one heap claim took "
-                         "p50 %.1f us with %" PRId64 " pending and %.1f us "
-                         "with %" PRId64 " (x%.2f; `dqlab bench`) while log "
-                         "n grows x%.2f: %s.%s", lo->claim_us_p50,
-                         lo->backlog, hi->claim_us_p50, hi->backlog, g, lr,
-                         logn_state > 0 ? "no faster than log n"
-                                        : "faster than log n",
-                         enq);
-            }
-        }
-        dq_perf_free(&perf);
-    }
-    snprintf(ev, evlen, "Wake-ups per delivery for heap: %s (experiment %s)."
-             "  %s  %s", per, t.exps, verdict, logn);
-    /* Without a resolvable O(log n) measurement only the wake-up half is
-     * decided: at best "holds with conditions". */
-    return herd ? DQ_VERDICT_DOES_NOT_HOLD
-           : logn_state > 0 ? DQ_VERDICT_HOLDS
-                            : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
+        TBUF(w, tally_where, " exps=%s", t.exps);
+    return c->args->say(ev, &t, w);
 }
 
-/* ---- Faults and losses (experiments/loss.ini, section_loss.c) ----------- */
+/* ---- Probe readings: C06, C07, C08, C09, C20 ---------------------------
+ * Claims about Redis itself; one real interaction each decides them
+ * (`dqlab probes`).  The rule reads the keys each row names from the
+ * verdict_input column of probes.csv, then the row's judge decides. */
 
-/* What one fault did to the strategies pick() selects, summed over the
- * loss table's columns whose spec starts with fault (and contains arg
- * when arg is not NULL). */
-typedef struct fault_sum {
-    size_t cells;
-    uint64_t enqueued, lost, duplicated, redelivered;
-    char lost_by[512];        /* "lua 2 of 200, naive 3 of 200" */
-    char clean[512];          /* strategies with nothing lost */
-    char red_by[512];         /* strategies that redelivered */
-} fault_sum;
-
-static void fault_total(const dq_loss_table *lt, const char *fault,
-                        const char *arg, unsigned need, unsigned refuse,
-                        fault_sum *s)
+static dq_verdict rule_probes(const dq_claim_def *c, const dq_results *r,
+                              dq_ev *ev)
 {
-    size_t fl = strlen(fault);
-    memset(s, 0, sizeof *s);
-    for (size_t r = 0; r < lt->nrows; r++) {
-        uint64_t enq = 0, lost = 0, red = 0;
-        size_t n = 0;
-        for (size_t c = 0; c < lt->nfaults; c++) {
-            const dq_loss_cell *x = dq_loss_cell_at(lt, r, c);
-            const char *spec = lt->faults[c];
-            if (x == NULL || strncmp(spec, fault, fl) != 0 ||
-                (spec[fl] != '\0' && spec[fl] != ':') ||
-                (arg != NULL && strstr(spec + fl, arg) == NULL) ||
-                (x->flags & need) != need || (x->flags & refuse) != 0)
-                continue;
-            n++;
-            enq += x->enqueued;
-            lost += x->lost;
-            red += x->redelivered;
-            s->duplicated += x->duplicated;
-        }
-        if (n == 0)
-            continue;
-        s->cells += n;
-        s->enqueued += enq;
-        s->lost += lost;
-        s->redelivered += red;
-        size_t l;
-        if (lost > 0) {
-            l = strlen(s->lost_by);
-            snprintf(s->lost_by + l, sizeof s->lost_by - l, "%s%s %" PRIu64
-                     " of %" PRIu64, l ? ", " : "", lt->rows[r], lost, enq);
-        } else {
-            l = strlen(s->clean);
-            snprintf(s->clean + l, sizeof s->clean - l, "%s%s (0 of %"
-                     PRIu64 ")", l ? ", " : "", lt->rows[r], enq);
-        }
-        if (red > 0) {
-            l = strlen(s->red_by);
-            snprintf(s->red_by + l, sizeof s->red_by - l, "%s%s %" PRIu64
-                     " of %" PRIu64, l ? ", " : "", lt->rows[r], red, enq);
-        }
+    const dq_probes *p = &r->probes;
+    int64_t v[5][6];
+    if (!p->present)
+        return NONE(probes_none, "root=%s", r->root);
+    for (size_t k = 0; k < 5 && c->args->reads[k].probe; k++) {
+        const probe_read *rd = &c->args->reads[k];
+        const dq_probe_row *row = dq_probes_find(p, c->id, rd->probe);
+        for (size_t i = 0; rd->keys[i] != NULL; i++)
+            if (!dq_probe_int(row, rd->keys[i], &v[k][i]))
+                return NONE(probes_lacks, "dir=%s id=%s probe=%s key=%s",
+                            p->dir, c->id, rd->probe, rd->keys[i]);
     }
+    return c->args->judge(ev, r, v);
 }
 
-/* fault_total over the Redis strategies other than (or only) strategy. */
-static void fault_total_sel(const dq_loss_table *lt, const char *fault,
-                            const char *arg, const char *strategy, bool only,
-                            fault_sum *s)
+/* The Redis version of the probe run, or "?". */
+static const char *probe_redis(const dq_results *r)
 {
-    dq_loss_table sub = *lt;
-    dq_loss_cell *cells = calloc(DQ_LOSS_MAX_ROWS * DQ_LOSS_MAX_FAULTS,
-                                 sizeof *cells);
-    memset(s, 0, sizeof *s);
-    if (cells == NULL)
-        return;
-    for (size_t r = 0; r < lt->nrows; r++)
-        for (size_t c = 0; c < lt->nfaults; c++) {
-            const dq_loss_cell *x = dq_loss_cell_at(lt, r, c);
-            if (x != NULL && (strcmp(x->strategy, strategy) == 0) == only)
-                cells[r * DQ_LOSS_MAX_FAULTS + c] = *x;
-        }
-    sub.cells = cells;
-    fault_total(&sub, fault, arg, DQ_G_NEEDS_REDIS, 0, s);
-    free(cells);
-}
-
-static void fault_total_except(const dq_loss_table *lt, const char *fault,
-                               const char *arg, const char *strategy,
-                               fault_sum *s)
-{
-    fault_total_sel(lt, fault, arg, strategy, false, s);
-}
-
-static void fault_total_only(const dq_loss_table *lt, const char *fault,
-                             const char *arg, const char *strategy,
-                             fault_sum *s)
-{
-    fault_total_sel(lt, fault, arg, strategy, true, s);
-}
-
-/* Loads the loss table; false with ev saying why when there is none. */
-static bool loss_table(const dq_results *r, dq_loss_table *lt, char *ev,
-                       size_t evlen, const char *needs)
-{
-    const dq_rexp *e = dq_loss_experiment(r);
-    char err[512];
-    if (e == NULL) {
-        snprintf(ev, evlen, "No loss experiment in the results.  Needs: %s "
-                 "(experiments/loss.ini).", needs);
-        return false;
-    }
-    if (dq_loss_load(e, lt, err, sizeof err) != 0) {
-        snprintf(ev, evlen, "The loss experiment could not be read: %s.",
-                 err);
-        return false;
-    }
-    return true;
-}
-
-/* C12: a consumer dying after the claim loses the task, unless leased. */
-static dq_verdict rule_c12(const dq_results *r, char *ev, size_t evlen)
-{
-    dq_loss_table lt;
-    fault_sum amo, lease;
-    if (!loss_table(r, &lt, ev, evlen, "kill-consumer trials"))
-        return DQ_VERDICT_NOT_MEASURED;
-    fault_total(&lt, "kill-consumer", NULL, DQ_G_AT_MOST_ONCE, 0, &amo);
-    fault_total(&lt, "kill-consumer", NULL, DQ_G_SURVIVES_CONSUMER_CRASH, 0,
-                &lease);
-    char points[160];
-    dq_kill_points(lt.faults, lt.nfaults, points, sizeof points);
-    const char *exp = lt.e->name;
-    dq_loss_free(&lt);
-    if (amo.cells == 0 || lease.cells == 0) {
-        snprintf(ev, evlen, "The loss experiment (%s) has no kill-consumer "
-                 "trial of both an at-most-once and a leased strategy.",
-                 exp);
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    size_t off = 0;
-    APPEND(ev, off, evlen, "Consumers killed with SIGKILL %s "
-           "(experiment %s): at-most-once strategies lost %" PRIu64 " of %"
-           PRIu64 " tasks (%s%s%s); leased strategies lost %" PRIu64 " of %"
-           PRIu64 "%s%s%s and redelivered %" PRIu64 ".  ",
-           points[0] ? points : "at a point of a claim", exp, amo.lost,
-           amo.enqueued, amo.lost_by[0] ? amo.lost_by : "none lost",
-           amo.clean[0] && amo.lost_by[0] ? "; nothing lost: " : "",
-           amo.lost_by[0] ? amo.clean : "", lease.lost, lease.enqueued,
-           lease.lost_by[0] ? " (" : "", lease.lost_by,
-           lease.lost_by[0] ? ")" : "", lease.redelivered);
-    if (lease.lost > 0) {
-        APPEND(ev, off, evlen, "A lease did not keep every killed "
-               "consumer's task.");
-        return DQ_VERDICT_DOES_NOT_HOLD;
-    }
-    if (amo.lost == 0) {
-        APPEND(ev, off, evlen, "No at-most-once task was lost: the kills "
-               "did not hit a claimed, unacked task in these runs.");
-        return DQ_VERDICT_HOLDS_WITH_CONDITIONS;
-    }
-    APPEND(ev, off, evlen, "The task a dead consumer held is gone when the "
-           "claim removed it, and comes back after the lease when it was "
-           "only re-scored.");
-    return DQ_VERDICT_HOLDS;
-}
-
-/* C14: AOF everysec keeps delayed tasks across a crash, losing ~1 s. */
-static dq_verdict rule_c14(const dq_results *r, char *ev, size_t evlen)
-{
-    dq_loss_table lt;
-    fault_sum off_s, every, always;
-    if (!loss_table(r, &lt, ev, evlen, "restart-redis trials"))
-        return DQ_VERDICT_NOT_MEASURED;
-    /* Redis strategies whose tasks wait in Redis data; expiry's wait on
-     * a notification that nobody hears during the restart (C18), so it
-     * is reported apart. */
-    fault_sum ex_every;
-    fault_total_except(&lt, "restart-redis", "off", "expiry", &off_s);
-    fault_total_except(&lt, "restart-redis", "everysec", "expiry", &every);
-    fault_total_except(&lt, "restart-redis", "always", "expiry", &always);
-    fault_total_only(&lt, "restart-redis", "everysec", "expiry", &ex_every);
-    const char *exp = lt.e->name;
-    dq_loss_free(&lt);
-    size_t off = 0;
-    APPEND(ev, off, evlen, "redis-server killed and restarted mid-trial "
-           "(experiment %s), tasks lost by the Redis strategies:", exp);
-    if (off_s.cells)
-        APPEND(ev, off, evlen, " no persistence %" PRIu64 " of %" PRIu64 ";",
-               off_s.lost, off_s.enqueued);
-    if (every.cells)
-        APPEND(ev, off, evlen, " AOF everysec %" PRIu64 " of %" PRIu64
-               " (%s);", every.lost, every.enqueued,
-               every.lost_by[0] ? every.lost_by : "none");
-    if (always.cells)
-        APPEND(ev, off, evlen, " AOF always %" PRIu64 " of %" PRIu64 ";",
-               always.lost, always.enqueued);
-    if (ex_every.cells)
-        APPEND(ev, off, evlen, " (expiry, apart: %" PRIu64 " of %" PRIu64
-               " with AOF everysec -- its keys expire while no subscriber "
-               "listens, see C18);", ex_every.lost, ex_every.enqueued);
-    if (every.cells == 0) {
-        APPEND(ev, off, evlen, " no restart with AOF everysec was run.");
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    double fe = every.enqueued ? (double)every.lost / (double)every.enqueued
-                               : 0;
-    double fo = off_s.enqueued ? (double)off_s.lost / (double)off_s.enqueued
-                               : 1;
-    if (every.lost == 0) {
-        APPEND(ev, off, evlen, " With AOF everysec every task survived the "
-               "restart here.");
-        return DQ_VERDICT_HOLDS;
-    }
-    if (off_s.cells && fe < fo / 2) {
-        APPEND(ev, off, evlen, " AOF everysec kept most tasks (%.1f%% lost "
-               "against %.1f%% without persistence): the writes of the "
-               "last second before the kill can be lost.", 100 * fe,
-               100 * fo);
-        return DQ_VERDICT_HOLDS_WITH_CONDITIONS;
-    }
-    APPEND(ev, off, evlen, " AOF everysec lost %.1f%% of the tasks, not "
-           "much less than without persistence.", 100 * fe);
-    return DQ_VERDICT_DOES_NOT_HOLD;
-}
-
-/* C21: at-least-once consumers do get tasks twice under faults. */
-static dq_verdict rule_c21(const dq_results *r, char *ev, size_t evlen)
-{
-    dq_loss_table lt;
-    if (!loss_table(r, &lt, ev, evlen, "at-least-once strategies under "
-                    "faults"))
-        return DQ_VERDICT_NOT_MEASURED;
-    uint64_t red = 0, enq = 0, dup_amo = 0;
-    size_t cells = 0;
-    char by[512] = "", amo_by[512] = "";
-    for (size_t c = 0; c < lt.nfaults; c++) {
-        if (strcmp(lt.faults[c], "none") == 0)
-            continue;
-        for (size_t row = 0; row < lt.nrows; row++) {
-            const dq_loss_cell *x = dq_loss_cell_at(&lt, row, c);
-            size_t l;
-            if (x == NULL)
-                continue;
-            if (x->flags & DQ_G_AT_LEAST_ONCE) {
-                cells++;
-                red += x->redelivered;
-                enq += x->enqueued;
-                if (x->redelivered) {
-                    l = strlen(by);
-                    snprintf(by + l, sizeof by - l, "%s%s under %s: %" PRIu64,
-                             l ? ", " : "", lt.rows[row], lt.faults[c],
-                             x->redelivered);
-                }
-            } else if (!(x->flags & DQ_G_DUPLICATES) &&
-                       x->duplicated + x->redelivered > 0) {
-                /* naive's repeats are its documented race (C01), not
-                 * the fault's doing */
-                dup_amo += x->duplicated + x->redelivered;
-                l = strlen(amo_by);
-                snprintf(amo_by + l, sizeof amo_by - l, "%s%s under %s: %"
-                         PRIu64, l ? ", " : "", lt.rows[row], lt.faults[c],
-                         x->duplicated + x->redelivered);
-            }
-        }
-    }
-    const char *exp = lt.e->name;
-    dq_loss_free(&lt);
-    if (cells == 0) {
-        snprintf(ev, evlen, "The loss experiment (%s) ran no at-least-once "
-                 "strategy under a fault.", exp);
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    size_t off = 0;
-    APPEND(ev, off, evlen, "At-least-once strategies under faults "
-           "(experiment %s) delivered %" PRIu64 " tasks a second time out "
-           "of %" PRIu64 "%s%s%s.", exp, red, enq, by[0] ? " (" : "", by,
-           by[0] ? ")" : "");
-    if (dup_amo > 0)
-        APPEND(ev, off, evlen, "  At-most-once strategies repeated tasks "
-               "too when a fault struck (%s).", amo_by);
-    if (red > 0 || dup_amo > 0) {
-        APPEND(ev, off, evlen, "  A consumer must expect the same task "
-               "twice: make processing idempotent.");
-        return DQ_VERDICT_HOLDS;
-    }
-    APPEND(ev, off, evlen, "  No task came back twice in these runs.");
-    return DQ_VERDICT_NOT_MEASURED;
-}
-
-/* C18's outage part into ev at *off: expiry's losses under a subscriber
- * outage beside the other strategies'.  Returns -1 when not measured, else
- * expiry's lost count. */
-static int64_t c18_outage(const dq_results *r, char *ev, size_t *off,
-                          size_t evlen)
-{
-    dq_loss_table lt;
-    char why[512];
-    if (!loss_table(r, &lt, why, sizeof why, "expiry under "
-                    "subscriber-outage"))
-        return -1;
-    fault_sum all;
-    uint64_t elost = 0, eenq = 0;
-    bool seen = false;
-    for (size_t c = 0; c < lt.nfaults; c++) {
-        if (strncmp(lt.faults[c], "subscriber-outage", 17) != 0)
-            continue;
-        for (size_t row = 0; row < lt.nrows; row++) {
-            const dq_loss_cell *x = dq_loss_cell_at(&lt, row, c);
-            if (x != NULL && strcmp(x->strategy, "expiry") == 0) {
-                seen = true;
-                elost += x->lost;
-                eenq += x->enqueued;
-            }
-        }
-    }
-    fault_total(&lt, "subscriber-outage", NULL, 0, 0, &all);
-    const char *exp = lt.e->name;
-    dq_loss_free(&lt);
-    if (!seen)
-        return -1;
-    APPEND(ev, *off, evlen, "  Under a subscriber outage (every consumer "
-           "down for a while; experiment %s) expiry lost %" PRIu64 " of %"
-           PRIu64 " tasks; lost by all strategies: %s; nothing lost: %s.",
-           exp, elost, eenq, all.lost_by[0] ? all.lost_by : "none",
-           all.clean[0] ? all.clean : "none");
-    return (int64_t)elost;
-}
-
-/* ---- Probes (`dqlab probes`, section_probes.c) --------------------------
- * C06, C07, C08, C09 and C20 are about Redis itself; one real interaction
- * each decides them.  The rules read the verdict_input column of
- * <results>/probes/latest/probes.csv. */
-
-/* Loads the probes into *p; false with ev saying what is missing (no run,
- * or a malformed file) and nothing to free. */
-static bool probes_load(const dq_results *r, dq_probes *p, char *ev,
-                        size_t evlen)
-{
-    char err[512];
-    int lr = dq_probes_load(r->root, p, err, sizeof err);
-    if (lr == 1)
-        return true;
-    if (lr == 0)
-        snprintf(ev, evlen, "No probe run under `%s/probes/`: run `bin/dqlab "
-                 "probes` (a few seconds; `make report` does).", r->root);
-    else
-        snprintf(ev, evlen, "The probe results are unreadable (%s): rerun "
-                 "`bin/dqlab probes`.", err);
-    return false;
-}
-
-/* The values of keys (NULL-terminated) of row into out[]; false when the
- * row or any key is missing, with ev saying which. */
-static bool probe_ints(const dq_probes *p, const char *claim,
-                       const char *probe, const char *const *keys,
-                       int64_t *out, char *ev, size_t evlen)
-{
-    const dq_probe_row *row = dq_probes_find(p, claim, probe);
-    for (size_t i = 0; keys[i] != NULL; i++)
-        if (!dq_probe_int(row, keys[i], &out[i])) {
-            snprintf(ev, evlen, "The probe run in `%s` lacks %s %s (%s): "
-                     "rerun `bin/dqlab probes`.", p->dir, claim, probe,
-                     keys[i]);
-            return false;
-        }
-    return true;
+    return r->probes.redis_version[0] ? r->probes.redis_version : "?";
 }
 
 /* "YYYY-mm-dd" (UTC) of s seconds since the epoch. */
@@ -1432,365 +306,1120 @@ static void utc_date(int64_t s, char *buf, size_t len)
         snprintf(buf, len, "?");
 }
 
-static dq_verdict rule_c06(const dq_results *r, char *ev, size_t evlen)
+/* C06: ms [exact, n, lo, hi], us [exact, n], ns [exact, n, max_err],
+ * first inexact integer, first inexact ms x 4096. */
+static dq_verdict judge_c06(dq_ev *ev, const dq_results *r, int64_t v[5][6])
 {
-    dq_probes p;
-    if (!probes_load(r, &p, ev, evlen))
-        return DQ_VERDICT_NOT_MEASURED;
-    int64_t ms[4], us[2], ns[3], first[1], x4096[1];
-    dq_verdict v = DQ_VERDICT_NOT_MEASURED;
-    if (!probe_ints(&p, "C06", "ms-epoch",
-                    (const char *[]){"exact", "n", "lo", "hi", NULL}, ms, ev,
-                    evlen) ||
-        !probe_ints(&p, "C06", "us-epoch",
-                    (const char *[]){"exact", "n", NULL}, us, ev, evlen) ||
-        !probe_ints(&p, "C06", "ns-epoch",
-                    (const char *[]){"exact", "n", "max_err", NULL}, ns, ev,
-                    evlen) ||
-        !probe_ints(&p, "C06", "first-inexact",
-                    (const char *[]){"first_inexact", NULL}, first, ev,
-                    evlen) ||
-        !probe_ints(&p, "C06", "ms-x4096",
-                    (const char *[]){"first_inexact_ms", NULL}, x4096, ev,
-                    evlen))
-        goto done;
-    char lo[32], hi[32], lastms[32], lastus[32], lastns[32], xd[32];
+    const int64_t *ms = v[0], *us = v[1], *ns = v[2], first = v[3][0];
+    const int64_t x4096 = v[4][0];
+    char lo[32], hi[32], lms[32], lus[32], lns[32], xd[32], pk[128] = "";
+    bool holds = ms[0] == ms[1];
     utc_date(ms[2] / 1000, lo, sizeof lo);
     utc_date(ms[3] / 1000, hi, sizeof hi);
-    size_t off = 0;
-    v = ms[0] == ms[1] ? DQ_VERDICT_HOLDS : DQ_VERDICT_DOES_NOT_HOLD;
-    APPEND(ev, off, evlen, "ZADD then ZSCORE (probes, Redis %s): %" PRId64
-           " of %" PRId64 " ms epoch timestamps from %s to %s came back "
-           "exact; microseconds over the same range: %" PRId64 " of %"
-           PRId64 "; nanoseconds near now: %" PRId64 " of %" PRId64
-           " (errors up to %" PRId64 " ns).",
-           p.redis_version[0] ? p.redis_version : "?", ms[0], ms[1], lo, hi,
-           us[0], us[1], ns[0], ns[1], ns[2]);
-    if (first[0] > 0) {
-        utc_date((first[0] - 1) / 1000, lastms, sizeof lastms);
-        utc_date((first[0] - 1) / 1000000, lastus, sizeof lastus);
-        utc_date((first[0] - 1) / 1000000000, lastns, sizeof lastns);
-        APPEND(ev, off, evlen, "  The first integer that does not round-trip "
-               "is %" PRId64 " (the double's 53-bit significand), so ms "
-               "timestamps stay exact until %s, microseconds until %s, and "
-               "nanosecond timestamps stopped being exact on %s.", first[0],
-               lastms, lastus, lastns);
+    TSAY(c06_scores, "redis=%s ms_exact=%" PRId64 " ms_n=%" PRId64 " lo=%s "
+         "hi=%s us_exact=%" PRId64 " us_n=%" PRId64 " ns_exact=%" PRId64
+         " ns_n=%" PRId64 " ns_err=%" PRId64, probe_redis(r), ms[0], ms[1],
+         lo, hi, us[0], us[1], ns[0], ns[1], ns[2]);
+    if (first > 0) {
+        utc_date((first - 1) / 1000, lms, sizeof lms);
+        utc_date((first - 1) / 1000000, lus, sizeof lus);
+        utc_date((first - 1) / 1000000000, lns, sizeof lns);
+        TSAY(c06_first, "  first=%" PRId64 " ms=%s us=%s ns=%s", first, lms,
+             lus, lns);
     }
-    if (x4096[0] > 0) {
-        utc_date(x4096[0] / 1000, xd, sizeof xd);
-        APPEND(ev, off, evlen, "  A ms timestamp times 4096 plus a 12-bit "
-               "sequence stays exact only until %s (first inexact ms %"
-               PRId64 ").", xd, x4096[0]);
+    if (x4096 > 0) {
+        utc_date(x4096 / 1000, xd, sizeof xd);
+        TSAY(c06_x4096, "  date=%s ms=%" PRId64, xd, x4096);
+        TBUF(pk, c06_packed, "%s", " ");
     } else {
-        APPEND(ev, off, evlen, "  ms x 4096 plus a 12-bit sequence stayed "
-               "exact through %s.", hi);
+        TSAY(c06_x4096_ok, "  date=%s", hi);
     }
-    APPEND(ev, off, evlen, "  So the claim %s for milliseconds, and not for "
-           "nanoseconds%s.", v == DQ_VERDICT_HOLDS ? "holds" : "fails even",
-           x4096[0] > 0 ? " or packed ms x 4096 ids beyond that date" : "");
-done:
-    dq_probes_free(&p);
-    return v;
+    if (holds)
+        TSAY(c06_holds, "  packed=%s", pk);
+    else
+        TSAY(c06_fails, "  packed=%s", pk);
+    return holds ? DQ_VERDICT_HOLDS : DQ_VERDICT_DOES_NOT_HOLD;
 }
 
-/* The value of key in [section] of the ini file at path, continuation
- * lines (starting with blanks) joined with a blank; false when absent or
- * unreadable.  Only for reading an experiment file's copy back. */
-static bool ini_value(const char *path, const char *section, const char *key,
-                      char *buf, size_t len)
+/* The strategies and faults of an experiment file's [experiment], each
+ * value's continuation lines joined with a blank (inih, as the experiment
+ * parser reads it). */
+typedef struct exp_lists {
+    char strategies[1024], faults[1024];
+} exp_lists;
+
+static int ini_on_key(void *user, const char *section, const char *name,
+                      const char *value)
 {
-    FILE *f = fopen(path, "r");
-    char line[1024], sec[64] = "";
-    bool found = false, in = false;
-    if (f == NULL)
-        return false;
-    buf[0] = '\0';
-    while (fgets(line, sizeof line, f) != NULL) {
-        line[strcspn(line, "\r\n")] = '\0';
-        if (in && (line[0] == ' ' || line[0] == '\t')) {
-            size_t l = strlen(buf);
-            snprintf(buf + l, len - l, " %s", line + strspn(line, " \t"));
-            continue;
-        }
-        in = false;
-        if (line[0] == '[') {
-            snprintf(sec, sizeof sec, "%.*s", (int)strcspn(line + 1, "]"),
-                     line + 1);
-            continue;
-        }
-        size_t kl = strlen(key);
-        if (strcmp(sec, section) == 0 && strncmp(line, key, kl) == 0 &&
-            (line[kl] == ' ' || line[kl] == '=' || line[kl] == '\t')) {
-            const char *v = strchr(line, '=');
-            if (v == NULL)
-                continue;
-            snprintf(buf, len, "%s", v + 1 + strspn(v + 1, " \t"));
-            found = in = true;
-        }
+    exp_lists *x = user;
+    char *buf = strcmp(name, "strategies") == 0 ? x->strategies
+                : strcmp(name, "faults") == 0   ? x->faults : NULL;
+    if (buf != NULL && strcmp(section, "experiment") == 0) {
+        size_t l = strlen(buf);
+        snprintf(buf + l, sizeof x->faults - l, "%s%s", l ? " " : "", value);
     }
-    fclose(f);
-    return found;
+    return 1;
 }
 
-/* C07's pointer to the loss table: zpopmin's kill-consumer cells when the
- * loaded loss run has them; else a note that the experiment's full form
- * runs them (only when its file copy says so); else nothing. */
-static void c07_loss(const dq_results *r, char *buf, size_t len)
+/* C07's loss part: what the loss experiment says of zpopmin's consumers
+ * killed, into loss ("" when nothing). */
+static void c07_loss(dq_ev *ev, const dq_results *r, char loss[512])
 {
-    dq_loss_table lt;
-    char why[512];
-    buf[0] = '\0';
-    if (!loss_table(r, &lt, why, sizeof why, "zpopmin under kill-consumer"))
-        return;
+    const dq_rexp *e = dq_loss_experiment(r);
+    const dq_loss_table *lt = e ? e->loss : NULL;
     uint64_t lost = 0, enq = 0;
     size_t cells = 0;
-    for (size_t c = 0; c < lt.nfaults; c++) {
-        if (strncmp(lt.faults[c], "kill-consumer", 13) != 0)
-            continue;
-        for (size_t row = 0; row < lt.nrows; row++) {
-            const dq_loss_cell *x = dq_loss_cell_at(&lt, row, c);
-            if (x != NULL && strcmp(x->strategy, "zpopmin") == 0) {
+    char path[4200];
+    exp_lists x = {"", ""};
+    if (lt == NULL)
+        return;
+    for (size_t c = 0; c < lt->nfaults; c++)
+        for (size_t row = 0; row < lt->nrows; row++) {
+            const dq_loss_cell *x = dq_loss_cell_at(lt, row, c);
+            if (x != NULL && strncmp(lt->faults[c], "kill-consumer", 13) == 0
+                && strcmp(x->strategy, "zpopmin") == 0) {
                 cells++;
                 lost += x->lost;
                 enq += x->enqueued;
             }
         }
-    }
-    const dq_rexp *e = lt.e;
-    dq_loss_free(&lt);
     if (cells > 0) {
-        snprintf(buf, len, "; in the loss experiment (%s) the zpopmin "
-                 "strategy lost %" PRIu64 " of %" PRIu64 " tasks when "
-                 "consumers were killed", e->name, lost, enq);
+        DQ_TCAT(ev->t, loss, 512, &(size_t){0}, "claims.c07_loss", "exp=%s "
+                "lost=%" PRIu64 " n=%" PRIu64, e->name, lost, enq);
         return;
     }
-    char path[4200], strat[1024], faults[1024];
     const char *copy = dq_rexp_meta(e, "file_copy");
     snprintf(path, sizeof path, "%s/%s", e->dir,
              copy[0] ? copy : "experiment.ini");
-    if (ini_value(path, "experiment", "strategies", strat, sizeof strat) &&
-        ini_value(path, "experiment", "faults", faults, sizeof faults) &&
-        strstr(strat, "zpopmin") != NULL &&
-        strstr(faults, "kill-consumer") != NULL)
-        snprintf(buf, len, "; this loss run did not kill zpopmin's "
-                 "consumers, the full form of `%s` (without --quick) "
-                 "does", dq_rexp_meta(e, "file")[0] ? dq_rexp_meta(e, "file")
-                                                    : "experiments/loss.ini");
+    if (ini_parse(path, ini_on_key, &x) >= 0 &&
+        strstr(x.strategies, "zpopmin") != NULL &&
+        strstr(x.faults, "kill-consumer") != NULL)
+        DQ_TCAT(ev->t, loss, 512, &(size_t){0}, "claims.c07_loss_quick",
+                "file=%s", dq_rexp_meta(e, "file")[0]
+                ? dq_rexp_meta(e, "file") : "experiments/loss.ini");
 }
 
-static dq_verdict rule_c07(const dq_results *r, char *ev, size_t evlen)
+/* C07: atomic [duplicates, missing, popped, n, threads], pop-then-die
+ * [lost, n]. */
+static dq_verdict judge_c07(dq_ev *ev, const dq_results *r, int64_t v[5][6])
 {
-    dq_probes p;
-    if (!probes_load(r, &p, ev, evlen))
-        return DQ_VERDICT_NOT_MEASURED;
-    int64_t a[5], d[2];
-    dq_verdict v = DQ_VERDICT_NOT_MEASURED;
-    if (!probe_ints(&p, "C07", "zpopmin-atomic",
-                    (const char *[]){"duplicates", "missing", "popped", "n",
-                                     "threads", NULL}, a, ev, evlen) ||
-        !probe_ints(&p, "C07", "pop-then-die",
-                    (const char *[]){"lost", "n", NULL}, d, ev, evlen))
-        goto done;
-    size_t off = 0;
-    if (a[0] > 0)
-        v = DQ_VERDICT_DOES_NOT_HOLD;
-    else if (d[0] > 0)
-        v = DQ_VERDICT_HOLDS_WITH_CONDITIONS;
-    else
-        v = DQ_VERDICT_HOLDS;
-    APPEND(ev, off, evlen, "Probes (Redis %s): %" PRId64 " threads popping a "
-           "%" PRId64 "-member set with ZPOPMIN made %" PRId64 " pops with %"
-           PRId64 " duplicates and %" PRId64 " members missed: the pop is "
-           "atomic.  A consumer process that ZPOPMINed a task not yet due and "
-           "died before putting it back lost %" PRId64 " of %" PRId64
-           " (the set no longer held it).",
-           p.redis_version[0] ? p.redis_version : "?", a[4], a[3], a[2],
-           a[0], a[1], d[0], d[1]);
-    if (v == DQ_VERDICT_HOLDS_WITH_CONDITIONS) {
-        char loss[512];
-        c07_loss(r, loss, sizeof loss);
-        APPEND(ev, off, evlen, "  Atomic, but not a correct delay-queue "
-               "claim on its own: a popped task that is not yet due must be "
-               "put back, and between the pop and the put-back (or the work) "
-               "only that consumer holds it (at-most-once%s).", loss);
+    const int64_t *a = v[0], *d = v[1];
+    char loss[512] = "";
+    dq_verdict verdict = a[0] > 0   ? DQ_VERDICT_DOES_NOT_HOLD
+                         : d[0] > 0 ? DQ_VERDICT_HOLDS_WITH_CONDITIONS
+                                    : DQ_VERDICT_HOLDS;
+    TSAY(c07, "redis=%s threads=%" PRId64 " members=%" PRId64 " pops=%"
+         PRId64 " dups=%" PRId64 " missed=%" PRId64 " lost=%" PRId64 " n=%"
+         PRId64, probe_redis(r), a[4], a[3], a[2], a[0], a[1], d[0], d[1]);
+    if (verdict == DQ_VERDICT_HOLDS_WITH_CONDITIONS) {
+        c07_loss(ev, r, loss);
+        TSAY(c07_conditions, "  loss=%s", loss);
     }
-done:
-    dq_probes_free(&p);
-    return v;
+    return verdict;
 }
 
-static dq_verdict rule_c08(const dq_results *r, char *ev, size_t evlen)
+/* C08: [members, due_first, delivered, tasks] of both layouts. */
+static dq_verdict judge_c08(dq_ev *ev, const dq_results *r, int64_t v[5][6])
 {
-    dq_probes p;
-    if (!probes_load(r, &p, ev, evlen))
-        return DQ_VERDICT_NOT_MEASURED;
-    int64_t pm[4], im[4];
-    const char *keys[] = {"members", "due_first", "delivered", "tasks", NULL};
-    dq_verdict v = DQ_VERDICT_NOT_MEASURED;
-    if (!probe_ints(&p, "C08", "payload-member", keys, pm, ev, evlen) ||
-        !probe_ints(&p, "C08", "id-member", keys, im, ev, evlen))
-        goto done;
-    v = pm[0] < pm[3] && im[0] == im[3] ? DQ_VERDICT_HOLDS
-                                        : DQ_VERDICT_DOES_NOT_HOLD;
-    snprintf(ev, evlen, "Probes (Redis %s): %" PRId64 " tasks with equal "
-             "payloads and different due times.  Payload as member: %" PRId64
-             " member(s); when the first task fell due %" PRId64 " was due, "
-             "and in the end a consumer found %" PRId64 " (the second ZADD "
-             "re-scored the first).  Task id as member, payload in a hash "
-             "(dqlab's layout): %" PRId64 " members, %" PRId64 " due at the "
-             "first due time, %" PRId64 " in the end.",
-             p.redis_version[0] ? p.redis_version : "?", pm[3], pm[0], pm[1],
-             pm[2], im[0], im[1], im[2]);
-done:
-    dq_probes_free(&p);
-    return v;
+    const int64_t *pm = v[0], *im = v[1];
+    TSAY(c08, "redis=%s tasks=%" PRId64 " pm_members=%" PRId64 " pm_due=%"
+         PRId64 " pm_found=%" PRId64 " im_members=%" PRId64 " im_due=%"
+         PRId64 " im_found=%" PRId64, probe_redis(r), pm[3], pm[0], pm[1],
+         pm[2], im[0], im[1], im[2]);
+    return pm[0] < pm[3] && im[0] == im[3] ? DQ_VERDICT_HOLDS
+                                           : DQ_VERDICT_DOES_NOT_HOLD;
 }
 
-static dq_verdict rule_c09(const dq_results *r, char *ev, size_t evlen)
+/* C09: [lost, n, ttl_ms, delay_ms] shorter and longer TTL, [leftovers,
+ * before, n]. */
+static dq_verdict judge_c09(dq_ev *ev, const dq_results *r, int64_t v[5][6])
 {
-    dq_probes p;
-    if (!probes_load(r, &p, ev, evlen))
-        return DQ_VERDICT_NOT_MEASURED;
-    int64_t s[4], l[4], left[3];
-    const char *keys[] = {"lost", "n", "ttl_ms", "delay_ms", NULL};
-    dq_verdict v = DQ_VERDICT_NOT_MEASURED;
-    if (!probe_ints(&p, "C09", "ttl-shorter", keys, s, ev, evlen) ||
-        !probe_ints(&p, "C09", "ttl-longer", keys, l, ev, evlen) ||
-        !probe_ints(&p, "C09", "leftovers",
-                    (const char *[]){"leftovers", "before", "n", NULL}, left,
-                    ev, evlen))
-        goto done;
-    if (s[0] == 0)
-        v = DQ_VERDICT_DOES_NOT_HOLD;
-    else if (l[0] == 0 && left[0] == 0)
-        v = DQ_VERDICT_HOLDS;
+    const int64_t *s = v[0], *l = v[1], *left = v[2];
+    TSAY(c09, "redis=%s s_ttl=%" PRId64 " s_delay=%" PRId64 " s_lost=%"
+         PRId64 " s_n=%" PRId64 " l_ttl=%" PRId64 " l_lost=%" PRId64 " l_n=%"
+         PRId64 " left_n=%" PRId64 " left_before=%" PRId64 " left=%" PRId64,
+         probe_redis(r), s[2], s[3], s[0], s[1], l[2], l[0], l[1], left[2],
+         left[1], left[0]);
+    return s[0] == 0                   ? DQ_VERDICT_DOES_NOT_HOLD
+           : l[0] == 0 && left[0] == 0 ? DQ_VERDICT_HOLDS
+                                       : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
+}
+
+/* C20: zadd-maxlen [rejected, zcard], xadd-maxlen [xlen, added, maxlen]. */
+static dq_verdict judge_c20(dq_ev *ev, const dq_results *r, int64_t v[5][6])
+{
+    const int64_t *z = v[0], *x = v[1];
+    const dq_probe_row *row = dq_probes_find(&r->probes, "C20",
+                                             "zadd-maxlen");
+    char rej[128] = "";
+    if (z[0] == 1)
+        TBUF(rej, c20_rejected, "");
+    TSAY(c20, "redis=%s observed=%s rejected=%s maxlen=%" PRId64 " added=%"
+         PRId64 " xlen=%" PRId64, probe_redis(r), row ? row->observed : "?",
+         rej, x[2], x[1], x[0]);
+    return z[0] == 1 && z[1] == 0 ? DQ_VERDICT_DOES_NOT_HOLD
+                                  : DQ_VERDICT_HOLDS;
+}
+
+/* ---- C10, C11, C04, C16: polling lateness and cost ---------------------- */
+
+typedef struct c10_bound {    /* the polling variants against the interval */
+    size_t npoll, nbound_p99, nbound_max;
+    double worst99, worstmx;  /* the largest excess, ms */
+    bool early;
+} c10_bound;
+
+/* C10's lateness part: each polling variant's p99 and max against its
+ * interval, strictly, on the values as printed (0.1 ms). */
+static void c10_lateness(dq_ev *ev, const dq_rexp *lat, c10_bound *b)
+{
+    for (size_t i = 0; lat != NULL && i < lat->ngroups; i++) {
+        const dq_rgroup *g = &lat->groups[i];
+        long pm = dq_group_poll_ms(g);
+        double mx, p99, d = (double)pm;
+        char name[300] = "";
+        if (pm <= 0)
+            continue;
+        p99 = round(worst_p99(lat, g, &mx) * 10) / 10;
+        mx = round(mx * 10) / 10;
+        b->npoll++;
+        b->nbound_p99 += p99 <= d;
+        b->nbound_max += mx <= d;
+        b->early |= g->early_max > 0;
+        if (g->options[0])
+            snprintf(name, sizeof name, "%s %s", g->strategy, g->options);
+        else
+            TBUF(name, c10_poll, "strategy=%s ms=%ld", g->strategy, pm);
+        DQ_TCATP(ev->t, ev->buf, ev->len, &ev->off, g->n > 1,
+                 "claims.c10_variant_worst", "claims.c10_variant",
+                 "%sname=%s p99=%.1f max=%.1f", ev->off ? "; " : "", name,
+                 p99, mx);
+        if (p99 > d)
+            TSAY(c10_p99_beyond, " ms=%.1f", p99 - d);
+        else if (mx > d)
+            TSAY(c10_max_beyond, " ms=%.1f", mx - d);
+        b->worst99 = p99 > d && p99 - d > b->worst99 ? p99 - d : b->worst99;
+        b->worstmx = mx - d > b->worstmx ? mx - d : b->worstmx;
+    }
+}
+
+/* C10's cost part: commands (and CPU) at the shortest against the longest
+ * poll_ms of each polling strategy while idle.  Returns whether any was
+ * measured; *grows: each shorter interval caused more commands; *agrees:
+ * the CPU moved with them. */
+static bool c10_cost(dq_ev *ev, const dq_rexp *idle, bool *grows,
+                     bool *agrees)
+{
+    bool known = false;
+    *grows = *agrees = true;
+    for (size_t i = 0; idle != NULL && i < idle->ngroups; i++) {
+        const dq_rgroup *a = &idle->groups[i], *b = NULL;
+        long pa = dq_group_poll_ms(a), px;
+        bool shortest = pa > 0;
+        char against[256] = "";
+        for (size_t j = 0; shortest && j < idle->ngroups; j++) {
+            const dq_rgroup *x = &idle->groups[j];
+            if (strcmp(x->strategy, a->strategy) != 0 ||
+                (px = dq_group_poll_ms(x)) <= 0)
+                continue;
+            shortest &= px >= pa;
+            b = px > pa && (b == NULL || px > dq_group_poll_ms(b)) ? x : b;
+        }
+        if (!shortest || b == NULL || a->cmds_per_s_median < 0 ||
+            b->cmds_per_s_median < 0)
+            continue;
+        bool more = a->cmds_per_s_median > b->cmds_per_s_median;
+        bool cpu = a->cpu_ms_per_s_median > b->cpu_ms_per_s_median;
+        known = true;
+        *grows &= more;
+        *agrees &= !(more && !cpu);
+        if (more && !cpu)
+            TBUF(against, c10_against, "%s", " ");
+        TSAY(c10_idle, "consumers=%d strategy=%s pa=%ld ca=%.0f ua=%.1f "
+             "pb=%ld cb=%.1f ub=%.1f exp=%s against=%s ", a->consumers,
+             a->strategy, pa, a->cmds_per_s_median, a->cpu_ms_per_s_median,
+             dq_group_poll_ms(b), b->cmds_per_s_median,
+             b->cpu_ms_per_s_median, idle->name, against);
+    }
+    return known;
+}
+
+/* C10's verdict after the numbers. */
+static dq_verdict c10_conclude(dq_ev *ev, const c10_bound *b, bool cost,
+                               bool grows, bool agrees)
+{
+    if (b->early) {
+        TSAY(c10_early, "");
+        return DQ_VERDICT_DOES_NOT_HOLD;
+    }
+    if (b->nbound_p99 < b->npoll) {
+        TSAY(c10_beyond, "n=%zu of=%zu by=%.1f", b->npoll - b->nbound_p99,
+             b->npoll, b->worst99);
+        return DQ_VERDICT_DOES_NOT_HOLD;
+    }
+    if (!cost) {
+        TSAY(c10_no_cost, "");
+        return DQ_VERDICT_HOLDS_WITH_CONDITIONS;
+    }
+    if (!grows) {
+        TSAY(c10_not_grows, "");
+        return DQ_VERDICT_DOES_NOT_HOLD;
+    }
+    if (b->nbound_max == b->npoll)
+        TSAY(c10_all_within, "n=%zu", b->npoll);
     else
-        v = DQ_VERDICT_HOLDS_WITH_CONDITIONS;
-    snprintf(ev, evlen, "Probes (Redis %s): payload TTL %" PRId64 " ms, due "
-             "in %" PRId64 " ms: %" PRId64 " of %" PRId64 " tasks had lost "
-             "their payload when claimed.  TTL %" PRId64 " ms, same delay: %"
-             PRId64 " of %" PRId64 " lost.  Of %" PRId64 " payloads left "
-             "unprocessed, %" PRId64 " still existed right after the claim "
-             "and %" PRId64 " after their TTL (no leftovers).",
-             p.redis_version[0] ? p.redis_version : "?", s[2], s[3], s[0],
-             s[1], l[2], l[0], l[1], left[2], left[1], left[0]);
-done:
-    dq_probes_free(&p);
-    return v;
+        TSAY(c10_max_exceeded, "n=%zu of=%zu by=%.1f", b->npoll,
+             b->npoll - b->nbound_max, b->worstmx);
+    if (!agrees)
+        TSAY(c10_cpu_note, "%s", "  ");
+    return b->nbound_max == b->npoll && agrees
+               ? DQ_VERDICT_HOLDS : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
 }
 
-static dq_verdict rule_c20(const dq_results *r, char *ev, size_t evlen)
+/* C10: polling lateness lies in [0, poll interval]; shorter costs more.
+ * The bound is compared strictly, on the values as printed: no slack, and
+ * every excess printed in ms, so the verdict and the numbers cannot
+ * disagree.  The cost side compares Redis commands (what the interval
+ * drives); when the server CPU moves against them the text says so and
+ * the verdict is at most "holds with conditions". */
+static dq_verdict rule_c10(const dq_claim_def *c, const dq_results *r,
+                           dq_ev *ev)
 {
-    dq_probes p;
-    if (!probes_load(r, &p, ev, evlen))
+    const dq_rexp *lat = dq_results_with_plot(r, "lateness-cdf");
+    /* the numbers leave the last 320 bytes to the conclusion */
+    size_t evlen = ev->len, dlen = evlen > 960 ? evlen - 320 : evlen;
+    c10_bound b = {0};
+    bool grows, agrees, cost;
+    (void)c;
+    ev->len = dlen;
+    c10_lateness(ev, lat, &b);
+    if (b.npoll == 0) {
+        ev->len = evlen;
+        return NONE(c10_none, "");
+    }
+    TSAY(c10_where, " exp=%s ", lat->name);
+    cost = c10_cost(ev, dq_results_with_plot(r, "idle-cost"), &grows,
+                    &agrees);
+    ev->len = evlen;
+    if (ev->off >= dlen) {   /* numbers cut short: end at the last sentence */
+        size_t k = strlen(ev->buf);
+        while (k > 1 && !(ev->buf[k - 2] == '.' && ev->buf[k - 1] == ' '))
+            k--;
+        ev->buf[ev->off = k > 1 ? k - 1 : strlen(ev->buf)] = '\0';
+        TSAY(c10_more, "%s ", " ");
+    }
+    return c10_conclude(ev, &b, cost, grows, agrees);
+}
+
+/* C11: sleeping ~100 ms keeps CPU low without much lateness. */
+static dq_verdict rule_c11(const dq_claim_def *c, const dq_results *r,
+                           dq_ev *ev)
+{
+    const dq_rexp *idle = dq_results_with_plot(r, "idle-cost");
+    const dq_rexp *lat = dq_results_with_plot(r, "lateness-cdf");
+    const dq_rgroup *i100 = find_group(idle, "naive", 100);
+    const dq_rgroup *i10 = find_group(idle, "naive", 10);
+    const dq_rgroup *base = find_group(idle, "heap", 0);
+    const dq_rgroup *l100 = find_group(lat, "naive", 100);
+    const dq_rgroup *lu = find_group(lat, "lua", 100);
+    size_t ncounts = 0, k;
+    double p99 = -1;
+    int counts[8];
+    (void)c;
+    if (i100 == NULL || i100->cpu_ms_per_s_median < 0)
+        return NONE(c11_none, "");
+    TSAY(c11_idle, "consumers=%d cmds=%.1f cpu=%.1f", i100->consumers,
+         i100->cmds_per_s_median, i100->cpu_ms_per_s_median);
+    if (i10 != NULL)
+        TSAY(c11_idle10, " cmds=%.0f cpu=%.1f", i10->cmds_per_s_median,
+             i10->cpu_ms_per_s_median);
+    if (base != NULL && base->cpu_ms_per_s_median >= 0)
+        TSAY(c11_base, "cpu=%.1f", base->cpu_ms_per_s_median);
+    TSAY(exp, " exp=%s ", idle->name);
+    if (l100 != NULL) {
+        p99 = worst_p99(lat, l100, NULL);
+        TSAY(c11_price, "p50=%.1f p99=%.1f exp=%s", l100->p50_median, p99,
+             lat->name);
+        if (lu != NULL)
+            TSAY(c11_lua, "p50=%.1f p99=%.1f", lu->p50_median,
+                 worst_p99(lat, lu, NULL));
+        SAY(". ");
+    } else {
+        TSAY(c11_no_lateness, " ");
+    }
+    bool cheap = i100->cpu_ms_per_s_median < 10.0; /* < 1% of one core */
+    if (cheap && p99 >= 0)
+        TSAY(c11_cheap_p99, "p99=%.1f", p99);
+    else if (cheap)
+        TSAY(c11_cheap, "");
+    else
+        TSAY(c11_not_cheap, "");
+    /* only one consumer count measured: the scaling is an expectation */
+    for (size_t i = 0; i < idle->ngroups; i++) {
+        const dq_rgroup *g = &idle->groups[i];
+        if (strcmp(g->strategy, "naive") != 0 || dq_group_poll_ms(g) != 100)
+            continue;
+        for (k = 0; k < ncounts && counts[k] != g->consumers;)
+            k++;
+        if (k == ncounts && ncounts < 8)
+            counts[ncounts++] = g->consumers;
+    }
+    if (ncounts == 1)
+        TSAY(c11_one_count, "  consumers=%d", counts[0]);
+    return cheap ? DQ_VERDICT_HOLDS_WITH_CONDITIONS : DQ_VERDICT_DOES_NOT_HOLD;
+}
+
+/* C04's idle part: polling once a second; returns whether it is cheap
+ * (under 1% of a core).  The CPU is the whole server process's, so on a
+ * busy machine it can jump while the commands stay few; a handful of
+ * commands per second cannot cost 10 ms/s, so then the commands decide
+ * and the text says why. */
+static bool c04_idle(dq_ev *ev, const dq_rexp *idle)
+{
+    const dq_rgroup *i1000 = find_group(idle, "naive", 1000);
+    const dq_rgroup *base = find_group(idle, "heap", 0);
+    if (i1000 == NULL || i1000->cpu_ms_per_s_median < 0) {
+        TSAY(c04_idle_none, " ");
+        return true;
+    }
+    bool cheap = i1000->cpu_ms_per_s_median < 10.0;
+    bool noisy = !cheap && i1000->cmds_per_s_median >= 0 &&
+                 i1000->cmds_per_s_median < 20.0;
+    TSAY(c04_idle, "consumers=%d cmds=%.1f cpu=%.1f", i1000->consumers,
+         i1000->cmds_per_s_median, i1000->cpu_ms_per_s_median);
+    if (base != NULL && base->cpu_ms_per_s_median >= 0)
+        TSAY(c04_base, " cpu=%.1f", base->cpu_ms_per_s_median);
+    TSAY(exp, " exp=%s ", idle->name);
+    if (noisy)
+        TSAY(c04_noisy, "cmds=%.1f ", i1000->cmds_per_s_median);
+    return cheap || noisy;
+}
+
+/* C04's bench part: one lua claim at 100k pending (or the largest backlog
+ * when 100k was not run) against the smallest, when the largest reaches
+ * 100k; returns whether it stays easy, -1 when not measured. */
+static int c04_bench(dq_ev *ev, const dq_perf *p)
+{
+    const dq_perf_bl *lo = NULL, *hi = NULL, *b;
+    if (p->present)
+        dq_perf_backlog_range(p, "lua", &lo, &hi);
+    if (lo == NULL || hi == NULL || hi == lo || hi->backlog < 100000 ||
+        lo->claim_us_p99 <= 0)
+        return -1;
+    b = dq_perf_backlog(p, "lua", 100000) ? dq_perf_backlog(p, "lua", 100000)
+                                          : hi;
+    double r99 = b->claim_us_p99 / lo->claim_us_p99;
+    bool ok = r99 <= 3.0 && b->claim_us_p99 < 10000;
+    TSAY(c04_bench, "n=%" PRId64 " p50=%.0f p99=%.0f lo_p99=%.0f lo_n=%"
+         PRId64 " x=%.2f bytes=%.0f ", b->backlog, b->claim_us_p50,
+         b->claim_us_p99, lo->claim_us_p99, lo->backlog, r99,
+         b->bytes_per_task);
+    if (!ok)
+        TSAY(c04_bench_grew, " ");
+    return ok;
+}
+
+/* C04 (partly): polling once a second is cheap; 100k pending is easy. */
+static dq_verdict rule_c04(const dq_claim_def *c, const dq_results *r,
+                           dq_ev *ev)
+{
+    const dq_rexp *idle = dq_results_with_plot(r, "idle-cost");
+    const dq_rexp *bl = dq_results_with_plot(r, "backlog-lateness");
+    const dq_rgroup *i1000 = find_group(idle, "naive", 1000), *big = NULL;
+    const dq_perf_bl *lo = NULL, *hi = NULL;
+    bool easy = true;
+    (void)c;
+    for (size_t i = 0; bl != NULL && i < bl->ngroups; i++)
+        if (strcmp(bl->groups[i].strategy, "lua") == 0 &&
+            (big == NULL || bl->groups[i].backlog > big->backlog))
+            big = &bl->groups[i];
+    if (r->bench.present)
+        dq_perf_backlog_range(&r->bench, "lua", &lo, &hi);
+    bool bench = lo != NULL && hi != NULL && hi != lo &&
+                 hi->backlog >= 100000;
+    if ((i1000 == NULL || i1000->cpu_ms_per_s_median < 0) && big == NULL &&
+        !bench)
+        return NONE(c04_none, "");
+    bool cheap = c04_idle(ev, idle);
+    if (big != NULL) {
+        double p99 = worst_p99(bl, big, NULL);
+        easy = big->lost_max == 0 && p99 < 100.0;
+        TSAY(c04_backlog, "n=%" PRId64 " tasks=%" PRIu64 " p50=%.1f p99=%.1f "
+             "lost=%" PRIu64 " exp=%s ", big->backlog, big->enqueued_sum,
+             big->p50_median, p99, big->lost_max, bl->name);
+    } else if (!bench) {
+        TSAY(c04_backlog_none, " ");
+    }
+    if (!cheap)
+        TSAY(c04_not_cheap, " ");
+    if (!easy)
+        TSAY(c04_not_easy, " ");
+    int ok = bench ? c04_bench(ev, &r->bench) : -1;
+    if (ok < 0)
+        TSAY(c04_bench_none, "");
+    return !cheap || !easy || ok == 0 ? DQ_VERDICT_DOES_NOT_HOLD
+                                      : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
+}
+
+/* C16: list (Redisson design) avoids blind polling and is on time. */
+static dq_verdict rule_c16(const dq_claim_def *c, const dq_results *r,
+                           dq_ev *ev)
+{
+    const dq_rexp *idle = dq_results_with_plot(r, "idle-cost");
+    const dq_rexp *lat = dq_results_with_plot(r, "lateness-cdf");
+    const dq_rgroup *ll = find_group(lat, "list", 0);
+    const dq_rgroup *ln = find_group(lat, "naive", 100);
+    const dq_rgroup *lu = find_group(lat, "lua", 100);
+    const dq_rgroup *il = find_group(idle, "list", 0);
+    const dq_rgroup *in = find_group(idle, "naive", 100);
+    int ok = 0, known = 0;
+    double mx;
+    (void)c;
+    if (ll == NULL && il == NULL)
+        return NONE(c16_none, "");
+    if (ll != NULL) {
+        double p99l = worst_p99(lat, ll, &mx);
+        TSAY(c16_list, "p99=%.1f max=%.1f", p99l, mx);
+        if (ln != NULL) {
+            double p99n = worst_p99(lat, ln, NULL);
+            TSAY(c16_naive, "p99=%.1f", p99n);
+            known++;
+            ok += p99l < p99n;
+        }
+        if (lu != NULL)
+            TSAY(c16_lua, "p99=%.1f", worst_p99(lat, lu, NULL));
+        TSAY(exp, " exp=%s ", lat->name);
+    }
+    if (il != NULL && il->cmds_per_s_median >= 0) {
+        TSAY(c16_idle, "consumers=%d cmds=%.1f", il->consumers,
+             il->cmds_per_s_median);
+        if (in != NULL && in->cmds_per_s_median >= 0) {
+            TSAY(c16_idle_naive, "cmds=%.1f", in->cmds_per_s_median);
+            known++;
+            ok += il->cmds_per_s_median < in->cmds_per_s_median;
+        }
+        TSAY(exp, " exp=%s ", idle->name);
+    }
+    if (known == 0) {
+        TSAY(c16_nothing, "");
         return DQ_VERDICT_NOT_MEASURED;
-    int64_t z[2], x[3];
-    dq_verdict v = DQ_VERDICT_NOT_MEASURED;
-    if (!probe_ints(&p, "C20", "zadd-maxlen",
-                    (const char *[]){"rejected", "zcard", NULL}, z, ev,
-                    evlen) ||
-        !probe_ints(&p, "C20", "xadd-maxlen",
-                    (const char *[]){"xlen", "added", "maxlen", NULL}, x, ev,
-                    evlen))
-        goto done;
-    const dq_probe_row *row = dq_probes_find(&p, "C20", "zadd-maxlen");
-    v = z[0] == 1 && z[1] == 0 ? DQ_VERDICT_DOES_NOT_HOLD
-                               : DQ_VERDICT_HOLDS;
-    snprintf(ev, evlen, "Probes (Redis %s): `ZADD key MAXLEN 10 1 a` -> "
-             "`%s`%s.  On a stream, XADD MAXLEN %" PRId64 " after %" PRId64
-             " entries left XLEN %" PRId64 ": MAXLEN is a Streams option; a "
-             "sorted set is capped only by trimming it yourself "
-             "(ZREMRANGEBYRANK).",
-             p.redis_version[0] ? p.redis_version : "?",
-             row ? row->observed : "?",
-             z[0] == 1 ? ": rejected, nothing added" : "", x[2], x[1], x[0]);
-done:
-    dq_probes_free(&p);
-    return v;
+    }
+    if (ok == known && known == 2)
+        TSAY(c16_both, "");
+    else if (ok > 0)
+        TSAY(c16_some, "ok=%d known=%d", ok, known);
+    else
+        TSAY(c16_neither, "");
+    return ok == known && known == 2 ? DQ_VERDICT_HOLDS
+           : ok > 0 ? DQ_VERDICT_HOLDS_WITH_CONDITIONS
+                    : DQ_VERDICT_DOES_NOT_HOLD;
+}
+
+/* ---- C05, C17: growth with the backlog (`dqlab bench`) ------------------ */
+
+/* ln(hi) / ln(lo) */
+static double log_ratio(int64_t hi, int64_t lo)
+{
+    return log((double)hi) / log((double)lo);
+}
+
+/* The claim latency growth of each Redis strategy of the bench's backlog
+ * scaling, smallest to largest backlog, one clause each.  Returns how
+ * many were measured at two backlogs, with their p50 ratios in r50s (at
+ * most 32), in *faster those above 1.25x the ratio of the logarithms, and
+ * the smallest and largest backlog. */
+static size_t backlog_growth(dq_ev *ev, const dq_perf *p, double *r50s,
+                             size_t *faster, int64_t *lo_n, int64_t *hi_n)
+{
+    const char *seen[32];
+    size_t ns = 0, n = 0, j;
+    *faster = 0;
+    *lo_n = *hi_n = 0;
+    for (size_t i = 0; i < p->nbl && ns < 32; i++) {
+        const char *name = p->bl[i].strategy;
+        const dq_strategy *st = dq_strategy_find(name);
+        const dq_perf_bl *lo, *hi;
+        for (j = 0; j < ns && strcmp(seen[j], name) != 0;)
+            j++;
+        if (j < ns || st == NULL || !(st->flags & DQ_G_NEEDS_REDIS))
+            continue;
+        seen[ns++] = name;
+        dq_perf_backlog_range(p, name, &lo, &hi);
+        if (lo == NULL || hi == lo || lo->claim_us_p50 <= 0 ||
+            lo->claim_us_p99 <= 0)
+            continue;
+        double r50 = hi->claim_us_p50 / lo->claim_us_p50;
+        *faster += r50 > 1.25 * log_ratio(hi->backlog, lo->backlog);
+        r50s[n] = r50;
+        *lo_n = *lo_n == 0 || lo->backlog < *lo_n ? lo->backlog : *lo_n;
+        *hi_n = hi->backlog > *hi_n ? hi->backlog : *hi_n;
+        TSAY(c05_growth, "%sname=%s p50_lo=%.0f p50_hi=%.0f x50=%.2f "
+             "p99_lo=%.0f p99_hi=%.0f x99=%.2f", n++ ? "; " : "", name,
+             lo->claim_us_p50, hi->claim_us_p50, r50, lo->claim_us_p99,
+             hi->claim_us_p99, hi->claim_us_p99 / lo->claim_us_p99);
+    }
+    return n;
+}
+
+/* C05: a claim costs O(log N) in the pending tasks (bench backlog).  Every
+ * strategy claims from the same sorted set, so the verdict follows the
+ * median strategy: one run disturbed by other load on a shared machine
+ * does not decide it alone. */
+static dq_verdict rule_c05(const dq_claim_def *c, const dq_results *r,
+                           dq_ev *ev)
+{
+    size_t faster, n, m;
+    int64_t lo, hi;
+    double r50s[32], med, lr;
+    (void)c;
+    if (!r->bench.present)
+        return NONE(c05_none, "");
+    TSAY(c05_intro, " ");
+    if ((n = backlog_growth(ev, &r->bench, r50s, &faster, &lo, &hi)) == 0)
+        return NONE(c05_no_strategy, "");
+    lr = log_ratio(hi, lo);
+    TSAY(c05_range, "lo=%" PRId64 " hi=%" PRId64 " x=%.2f  ", lo, hi, lr);
+    m = n < 32 ? n : 32;
+    for (size_t i = 1; i < m; i++)
+        for (size_t j = i; j > 0 && r50s[j - 1] > r50s[j]; j--) {
+            double t = r50s[j];
+            r50s[j] = r50s[j - 1];
+            r50s[j - 1] = t;
+        }
+    med = m % 2 ? r50s[m / 2] : (r50s[m / 2 - 1] + r50s[m / 2]) / 2;
+    if (med > 1.25 * lr) {
+        TSAY(c05_faster, "x=%.2f n=%zu of=%zu", med, faster, n);
+        return DQ_VERDICT_DOES_NOT_HOLD;
+    }
+    if (faster > 0)
+        TSAY(c05_some_faster, "n=%zu of=%zu x=%.2f  ", faster, n, med);
+    TSAY(c05_holds, "");
+    if (hi < 1000000)
+        TSAY(c05_only_to, "%s", "  ");
+    return hi >= 1000000 ? DQ_VERDICT_HOLDS
+                         : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
+}
+
+/* C17's O(log n) part from the bench's heap backlog rows, into logn.  A
+ * claim p50 below the clock's 1 us resolution (dq_now_us) at either end
+ * cannot show growth: not resolvable, and it does not count toward the
+ * verdict.  Resolvable and within 1.25x of log n's growth, it supports
+ * the claim; beyond, it conditions it.  Returns 1 ok, -1 not, 0
+ * undecided. */
+static int c17_logn(dq_ev *ev, const dq_perf *p, char logn[768])
+{
+    const dq_perf_bl *lo = NULL, *hi = NULL;
+    char enq[256] = "";
+    size_t off = 0;
+    if (p->present)
+        dq_perf_backlog_range(p, "heap", &lo, &hi);
+    if (lo == NULL || hi == lo) {
+        DQ_TCAT(ev->t, logn, 768, &off, "claims.c17_logn_none", "");
+        return 0;
+    }
+    double lr = log_ratio(hi->backlog, lo->backlog);
+    double g = hi->claim_us_p50 / lo->claim_us_p50;
+    if (lo->enqueue_us_mean > 0 && hi->enqueue_us_mean > 0)
+        TBUF(enq, c17_enqueue, "  lo=%.2f hi=%.2f x=%.2f",
+             lo->enqueue_us_mean, hi->enqueue_us_mean,
+             hi->enqueue_us_mean / lo->enqueue_us_mean);
+    if (lo->claim_us_p50 < 1.0 || hi->claim_us_p50 < 1.0) {
+        DQ_TCAT(ev->t, logn, 768, &off, "claims.c17_unresolvable", "lo=%.1f "
+                "lo_n=%" PRId64 " hi=%.1f hi_n=%" PRId64 " enq=%s",
+                lo->claim_us_p50, lo->backlog, hi->claim_us_p50, hi->backlog,
+                enq);
+        return 0;
+    }
+    DQ_TCATP(ev->t, logn, 768, &off, g <= lr * 1.25, "claims.c17_logn",
+             "claims.c17_logn_faster", "lo=%.1f lo_n=%" PRId64 " hi=%.1f "
+             "hi_n=%" PRId64 " x=%.2f lr=%.2f enq=%s", lo->claim_us_p50,
+             lo->backlog, hi->claim_us_p50, hi->backlog, g, lr, enq);
+    return g <= lr * 1.25 ? 1 : -1;
+}
+
+/* The heap's consumer counts of 2+ with tasks, ascending, into cs. */
+static size_t heap_counts(const dq_results *r, int *cs, size_t max)
+{
+    size_t ncs = 0, k;
+    for (size_t i = 0; i < r->nexps; i++)
+        for (size_t j = 0; j < r->exps[i].ntrials; j++) {
+            const dq_trialrow *x = &r->exps[i].trials[j];
+            if (strcmp(x->strategy, "heap") != 0 || x->consumers < 2 ||
+                x->tasks == 0)
+                continue;
+            for (k = 0; k < ncs && cs[k] != x->consumers;)
+                k++;
+            if (k == ncs && ncs < max)
+                cs[ncs++] = x->consumers;
+        }
+    for (size_t a = 1; a < ncs; a++)
+        for (size_t b = a; b > 0 && cs[b - 1] > cs[b]; b--) {
+            int t = cs[b];
+            cs[b] = cs[b - 1];
+            cs[b - 1] = t;
+        }
+    return ncs;
+}
+
+/* The heap's wake-ups per delivery at c consumers; -1: no delivery. */
+static double heap_wakeups(const dq_results *r, int c)
+{
+    uint64_t wk = 0, dl = 0;
+    for (size_t i = 0; i < r->nexps; i++)
+        for (size_t j = 0; j < r->exps[i].ntrials; j++) {
+            const dq_trialrow *x = &r->exps[i].trials[j];
+            if (strcmp(x->strategy, "heap") == 0 && x->consumers == c &&
+                x->tasks > 0)
+                wk += x->wakeups, dl += x->deliveries;
+        }
+    return dl ? (double)wk / (double)dl : -1;
+}
+
+/* C17 (partly): the heap's waiting wakes about one thread per delivery.
+ * A thundering herd wakes every waiting consumer per delivery (up to
+ * consumers - 1); the rule calls it a herd at a consumer count when its
+ * wake-ups per delivery reach half that count, and at least 2.  Each count
+ * is held to its own threshold, and the text states both. */
+static dq_verdict rule_c17(const dq_claim_def *c, const dq_results *r,
+                           dq_ev *ev)
+{
+    tally t;
+    char per[512] = "", verdict[400] = "", logn[768] = "", how[64] = "";
+    char few[128] = "";
+    size_t ncs = 0, o = 0;
+    double worst = 0, worst_limit = 0, herd_ratio = 0, herd_limit = 0;
+    int worst_c = 0, herd_c = 0, cs[64];
+    (void)c;
+    tally_of(r, "heap", &t);
+    if (t.trials == 0 || t.deliveries == 0 || t.wakeups == 0) {
+        DQ_TCATP(ev->t, how, sizeof how, &(size_t){0}, t.trials == 0,
+                 "claims.c17_no_heap", "claims.c17_no_wakeups", "");
+        return NONE(c17_none, "why=%s", how);
+    }
+    ncs = heap_counts(r, cs, 64);
+    for (size_t k = 0; k < ncs; k++) {
+        double ratio = heap_wakeups(r, cs[k]);
+        double limit = (double)cs[k] / 2.0 > 2.0 ? (double)cs[k] / 2.0 : 2.0;
+        if (ratio < 0)
+            continue;
+        if (ratio > worst)
+            worst = ratio, worst_c = cs[k], worst_limit = limit;
+        if (ratio >= limit && herd_c == 0)
+            herd_c = cs[k], herd_ratio = ratio, herd_limit = limit;
+        DQ_TCAT(ev->t, per, sizeof per, &o, "claims.c17_at", "%sratio=%.2f "
+                "consumers=%d", o ? ", " : "", ratio, cs[k]);
+    }
+    if (herd_c > 0) {
+        TBUF(verdict, c17_herd, "consumers=%d ratio=%.2f limit=%.1f", herd_c,
+             herd_ratio, herd_limit);
+    } else {
+        if (worst <= 1.0)
+            TBUF(how, c17_at_most_one, "");
+        else
+            DQ_TCATP(ev->t, how, sizeof how, &(size_t){0}, worst <= 1.5,
+                     "claims.c17_about_one", "claims.c17_a_few", "");
+        if (cs[ncs - 1] < 4)
+            TBUF(few, c17_few, "");
+        TBUF(verdict, c17_no_herd, "how=%s worst=%.2f consumers=%d "
+             "limit=%.1f few=%s", how, worst, worst_c, worst_limit, few);
+    }
+    int logn_state = c17_logn(ev, &r->bench, logn);
+    TSAY(c17, "per=%s exps=%s verdict=%s logn=%s", per, t.exps, verdict,
+         logn);
+    /* without a resolvable O(log n) measurement only the wake-up half is
+     * decided: at best "holds with conditions" */
+    return herd_c > 0 ? DQ_VERDICT_DOES_NOT_HOLD
+           : logn_state > 0 ? DQ_VERDICT_HOLDS
+                            : DQ_VERDICT_HOLDS_WITH_CONDITIONS;
+}
+
+/* ---- Faults: the loss table --------------------------------------------- */
+
+/* What one fault did to some strategies, over the loss table's columns
+ * whose spec names the fault (and holds arg, when not NULL). */
+typedef struct fault_sum {
+    size_t cells;
+    uint64_t enqueued, lost, redelivered;
+    char lost_by[512];        /* "lua 2 of 200, naive 3 of 200" */
+    char clean[512];          /* "list (0 of 200), ...": nothing lost */
+} fault_sum;
+
+/* Which cells: flags with all of need, and (strategy not NULL) only that
+ * strategy's cells or all but its. */
+typedef struct cell_filter {
+    unsigned need;
+    const char *strategy;
+    bool only;
+} cell_filter;
+
+static void fault_total(const dq_loss_table *lt, const char *fault,
+                        const char *arg, cell_filter f, fault_sum *s)
+{
+    size_t fl = strlen(fault);
+    memset(s, 0, sizeof *s);
+    for (size_t r = 0; r < lt->nrows; r++) {
+        uint64_t enq = 0, lost = 0, n = 0;
+        for (size_t c = 0; c < lt->nfaults; c++) {
+            const dq_loss_cell *x = dq_loss_cell_at(lt, r, c);
+            const char *spec = lt->faults[c];
+            if (x == NULL || strncmp(spec, fault, fl) != 0 ||
+                (spec[fl] != '\0' && spec[fl] != ':') ||
+                (arg != NULL && strstr(spec + fl, arg) == NULL) ||
+                (x->flags & f.need) != f.need || (f.strategy != NULL &&
+                (strcmp(x->strategy, f.strategy) == 0) != f.only))
+                continue;
+            n++;
+            enq += x->enqueued;
+            lost += x->lost;
+            s->redelivered += x->redelivered;
+        }
+        if (n == 0)
+            continue;
+        s->cells += n;
+        s->enqueued += enq;
+        s->lost += lost;
+        char *list = lost > 0 ? s->lost_by : s->clean;
+        size_t l = strlen(list);
+        snprintf(list + l, sizeof s->clean - l, lost > 0 ? "%s%s %" PRIu64
+                 " of %" PRIu64 : "%s%s (%" PRIu64 " of %" PRIu64 ")",
+                 l ? ", " : "", lt->rows[r], lost, enq);
+    }
+}
+
+/* The loss experiment's table (its name in *exp); NULL with the evidence
+ * saying what the claim needs (text needs) when there is none. */
+static const dq_loss_table *loss_table(dq_ev *ev, const dq_results *r,
+                                       const dq_tuse *needs, const char **exp)
+{
+    const dq_rexp *e = dq_loss_experiment(r);
+    char what[256] = "";
+    if (e == NULL) {
+        dq_tcat(ev->t, what, sizeof what, &(size_t){0}, needs, "");
+        (void)NONE(loss_none, "needs=%s", what);
+    }
+    *exp = e ? e->name : "";
+    return e ? e->loss : NULL;
+}
+
+/* C12: a consumer dying after the claim loses the task, unless leased. */
+static dq_verdict rule_c12(const dq_claim_def *c, const dq_results *r,
+                           dq_ev *ev)
+{
+    const char *exp;
+    const dq_loss_table *lt =
+        loss_table(ev, r, DQ_TUSE("claims.c12_needs", ""), &exp);
+    fault_sum amo, lease;
+    char points[160], clean[600] = "", by[600] = "";
+    (void)c;
+    if (lt == NULL)
+        return DQ_VERDICT_NOT_MEASURED;
+    fault_total(lt, "kill-consumer", NULL,
+                (cell_filter){DQ_G_AT_MOST_ONCE, NULL, false}, &amo);
+    fault_total(lt, "kill-consumer", NULL,
+                (cell_filter){DQ_G_SURVIVES_CONSUMER_CRASH, NULL, false},
+                &lease);
+    dq_kill_points(ev->t, lt->faults, lt->nfaults, points, sizeof points);
+    if (amo.cells == 0 || lease.cells == 0)
+        return NONE(c12_none, "exp=%s", exp);
+    if (points[0] == '\0')
+        TBUF(points, c12_point, "");
+    if (amo.lost_by[0] == '\0')
+        TBUF(amo.lost_by, c12_none_lost, "");
+    else if (amo.clean[0])
+        TBUF(clean, c12_clean, " "), strcat(clean, amo.clean);
+    if (lease.lost_by[0])
+        snprintf(by, sizeof by, " (%s)", lease.lost_by);
+    TSAY(c12, "points=%s exp=%s amo_lost=%" PRIu64 " amo_n=%" PRIu64
+         " amo_by=%s amo_clean=%s lease_lost=%" PRIu64 " lease_n=%" PRIu64
+         " lease_by=%s red=%" PRIu64 "  ", points, exp, amo.lost,
+         amo.enqueued, amo.lost_by, clean, lease.lost, lease.enqueued, by,
+         lease.redelivered);
+    if (lease.lost > 0)
+        TSAY(c12_lease_lost, "");
+    else if (amo.lost == 0)
+        TSAY(c12_no_amo_lost, "");
+    else
+        TSAY(c12_holds, "");
+    return lease.lost > 0 ? DQ_VERDICT_DOES_NOT_HOLD
+           : amo.lost == 0 ? DQ_VERDICT_HOLDS_WITH_CONDITIONS
+                           : DQ_VERDICT_HOLDS;
+}
+
+/* C14: AOF everysec keeps delayed tasks across a crash, losing ~1 s.  For
+ * the Redis strategies whose tasks wait in Redis data; expiry's wait on a
+ * notification nobody hears during the restart (C18): apart. */
+static dq_verdict rule_c14(const dq_claim_def *c, const dq_results *r,
+                           dq_ev *ev)
+{
+    const char *exp;
+    const dq_loss_table *lt =
+        loss_table(ev, r, DQ_TUSE("claims.c14_needs", ""), &exp);
+    const cell_filter others = {DQ_G_NEEDS_REDIS, "expiry", false};
+    fault_sum no, every, always, ex;
+    char none[64] = "";
+    (void)c;
+    if (lt == NULL)
+        return DQ_VERDICT_NOT_MEASURED;
+    fault_total(lt, "restart-redis", "off", others, &no);
+    fault_total(lt, "restart-redis", "everysec", others, &every);
+    fault_total(lt, "restart-redis", "always", others, &always);
+    fault_total(lt, "restart-redis", "everysec",
+                (cell_filter){DQ_G_NEEDS_REDIS, "expiry", true}, &ex);
+    TBUF(none, c18_nobody, "");
+    TSAY(c14_intro, "exp=%s", exp);
+    if (no.cells)
+        TSAY(c14_off, " lost=%" PRIu64 " n=%" PRIu64, no.lost, no.enqueued);
+    if (every.cells)
+        TSAY(c14_everysec, " lost=%" PRIu64 " n=%" PRIu64 " by=%s",
+             every.lost, every.enqueued, every.lost_by[0] ? every.lost_by
+             : none);
+    if (always.cells)
+        TSAY(c14_always, " lost=%" PRIu64 " n=%" PRIu64, always.lost,
+             always.enqueued);
+    if (ex.cells)
+        TSAY(c14_expiry, " lost=%" PRIu64 " n=%" PRIu64, ex.lost,
+             ex.enqueued);
+    if (every.cells == 0) {
+        TSAY(c14_no_everysec, "%s", " ");
+        return DQ_VERDICT_NOT_MEASURED;
+    }
+    double fe = every.enqueued ? (double)every.lost / (double)every.enqueued
+                               : 0;
+    double fo = no.enqueued ? (double)no.lost / (double)no.enqueued : 1;
+    if (every.lost == 0) {
+        TSAY(c14_all_kept, "%s", " ");
+        return DQ_VERDICT_HOLDS;
+    }
+    if (no.cells && fe < fo / 2) {
+        TSAY(c14_most_kept, " fe=%.1f fo=%.1f", 100 * fe, 100 * fo);
+        return DQ_VERDICT_HOLDS_WITH_CONDITIONS;
+    }
+    TSAY(c14_not, " fe=%.1f", 100 * fe);
+    return DQ_VERDICT_DOES_NOT_HOLD;
+}
+
+/* C21: at-least-once consumers do get tasks twice under faults. */
+static dq_verdict rule_c21(const dq_claim_def *c, const dq_results *r,
+                           dq_ev *ev)
+{
+    const char *exp;
+    const dq_loss_table *lt =
+        loss_table(ev, r, DQ_TUSE("claims.c21_needs", ""), &exp);
+    uint64_t red = 0, enq = 0, dup_amo = 0;
+    size_t cells = 0, lb = 0, la = 0;
+    char by[512] = "", amo_by[512] = "", list[600] = "";
+    (void)c;
+    if (lt == NULL)
+        return DQ_VERDICT_NOT_MEASURED;
+    for (size_t f = 0; f < lt->nfaults; f++)
+        for (size_t row = 0; strcmp(lt->faults[f], "none") != 0 &&
+                             row < lt->nrows; row++) {
+            const dq_loss_cell *x = dq_loss_cell_at(lt, row, f);
+            uint64_t rep = x ? x->duplicated + x->redelivered : 0;
+            if (x != NULL && (x->flags & DQ_G_AT_LEAST_ONCE)) {
+                cells++;
+                red += x->redelivered;
+                enq += x->enqueued;
+                if (x->redelivered)
+                    DQ_TCAT(ev->t, by, sizeof by, &lb, "claims.c21_item",
+                            "%srow=%s fault=%s n=%" PRIu64, lb ? ", " : "",
+                            lt->rows[row], lt->faults[f], x->redelivered);
+            } else if (x != NULL && !(x->flags & DQ_G_DUPLICATES) && rep) {
+                /* naive's repeats are its documented race (C01) */
+                dup_amo += rep;
+                DQ_TCAT(ev->t, amo_by, sizeof amo_by, &la,
+                        "claims.c21_item", "%srow=%s fault=%s n=%" PRIu64,
+                        la ? ", " : "", lt->rows[row], lt->faults[f], rep);
+            }
+        }
+    if (cells == 0)
+        return NONE(c21_none, "exp=%s", exp);
+    if (by[0])
+        snprintf(list, sizeof list, " (%s)", by);
+    TSAY(c21, "exp=%s red=%" PRIu64 " n=%" PRIu64 " by=%s", exp, red, enq,
+         list);
+    if (dup_amo > 0)
+        TSAY(c21_amo, "  by=%s", amo_by);
+    if (red > 0 || dup_amo > 0)
+        TSAY(c21_idempotent, "%s", "  ");
+    else
+        TSAY(c21_no_repeat, "%s", "  ");
+    return red > 0 || dup_amo > 0 ? DQ_VERDICT_HOLDS
+                                  : DQ_VERDICT_NOT_MEASURED;
+}
+
+/* ---- C18: expiry events ------------------------------------------------- */
+
+/* C18's outage part: expiry's losses under a subscriber outage beside the
+ * other strategies'.  -1 when not measured, else expiry's lost count. */
+static int64_t c18_outage(dq_ev *ev, const dq_results *r)
+{
+    const dq_rexp *e = dq_loss_experiment(r);
+    char none[64] = "";
+    fault_sum all, ex;
+    if (e == NULL)
+        return -1;
+    fault_total(e->loss, "subscriber-outage", NULL,
+                (cell_filter){0, NULL, false}, &all);
+    fault_total(e->loss, "subscriber-outage", NULL,
+                (cell_filter){0, "expiry", true}, &ex);
+    if (ex.cells == 0)
+        return -1;
+    TBUF(none, c18_nobody, "");
+    TSAY(c18_outage, "  exp=%s lost=%" PRIu64 " n=%" PRIu64 " by=%s "
+         "clean=%s", e->name, ex.lost, ex.enqueued, all.lost_by[0]
+         ? all.lost_by : none, all.clean[0] ? all.clean : none);
+    return (int64_t)ex.lost;
+}
+
+static double delivered_frac(const dq_rgroup *g)
+{
+    return g->enqueued_sum ? (double)g->delivered_sum /
+                                 (double)g->enqueued_sum : 0;
+}
+
+/* C18's lateness part: expiry's delivered fraction (and its p50 where
+ * every task came) at each backlog gs[0..n-1], sorted.  Where most tasks
+ * were not delivered, the p50 of those that were is survivor biased (the
+ * keys the expire cycle reached first), so it is neither quoted as a
+ * trend nor used.  Returns whether lateness grew with the keys. */
+static bool c18_backlog(dq_ev *ev, const dq_rexp *bl, const dq_rgroup **gs,
+                        size_t n)
+{
+    const dq_rgroup *a = gs[0], *b = gs[n - 1];
+    double fa = delivered_frac(a), fb = delivered_frac(b);
+    bool falls = fb < fa * 0.9;
+    bool later = a->delivered_sum == a->enqueued_sum &&
+                 b->delivered_sum == b->enqueued_sum &&
+                 b->p50_median > 2 * a->p50_median;
+    char bias[512] = "";
+    TSAY(c18_stream, "delay=%s grace=%s", dq_rexp_meta(bl, "delay_ms"),
+         dq_rexp_meta(bl, "grace_ms"));
+    for (size_t i = 0; i < n; i++) {
+        TSAY(c18_at, "%s n=%" PRId64 " pct=%.1f", i ? ";" : "",
+             gs[i]->backlog, 100 * delivered_frac(gs[i]));
+        if (gs[i]->delivered_sum == gs[i]->enqueued_sum)
+            TSAY(c18_p50, "ms=%.0f", gs[i]->p50_median);
+    }
+    TSAY(c18_where, " exp=%s ", bl->name);
+    if (falls && fb < 0.5)
+        TBUF(bias, c18_bias, "%s", "  ");
+    if (falls)
+        TSAY(c18_falls, "fa=%.1f a=%" PRId64 " fb=%.1f b=%" PRId64 " bias=%s",
+             100 * fa, a->backlog, 100 * fb, b->backlog, bias);
+    else if (later)
+        TSAY(c18_later, "a=%.0f b=%.0f", a->p50_median, b->p50_median);
+    else
+        TSAY(c18_neither, "");
+    return falls || later;
+}
+
+/* C18: expiry events come later as keys pile up (expiry-scale), and are
+ * lost while no subscriber listens (loss, subscriber-outage). */
+static dq_verdict rule_c18(const dq_claim_def *c, const dq_results *r,
+                           dq_ev *ev)
+{
+    const dq_rexp *bl = dq_results_with_plot(r, "backlog-lateness");
+    const dq_rgroup *gs[32], *t;
+    size_t n = 0;
+    bool grows = false;
+    (void)c;
+    for (size_t i = 0; bl != NULL && i < bl->ngroups && n < 32; i++)
+        if (strcmp(bl->groups[i].strategy, "expiry") == 0)
+            gs[n++] = &bl->groups[i];
+    for (size_t i = 1; i < n; i++)   /* by backlog */
+        for (size_t j = i; j > 0 && gs[j - 1]->backlog > gs[j]->backlog; j--)
+            t = gs[j], gs[j] = gs[j - 1], gs[j - 1] = t;
+    if (n < 2)
+        TSAY(c18_backlog_none, "");
+    else
+        grows = c18_backlog(ev, bl, gs, n);
+    int64_t ol = c18_outage(ev, r);
+    if (ol < 0 && n < 2) {
+        TSAY(c18_loss_none, "%s", "  ");
+        return DQ_VERDICT_NOT_MEASURED;
+    }
+    if (ol < 0)
+        TSAY(c18_loss_unmeasured, "%s", "  ");
+    return grows && ol > 0 ? DQ_VERDICT_HOLDS
+           : grows || ol > 0 ? DQ_VERDICT_HOLDS_WITH_CONDITIONS
+                             : DQ_VERDICT_DOES_NOT_HOLD;
 }
 
 /* ---- The table ---------------------------------------------------------- */
 
-const dq_claim_def dq_claims[] = {
-    {"C01", "Finding due tasks with ZRANGEBYSCORE and removing them with a "
-     "separate ZREM lets two consumers take the same task.",
-     "naive with 2 or more consumers: duplicates > 0", rule_c01},
-    {"C02", "Wrapping find-due and remove in one Lua script makes the claim "
-     "atomic: no task is processed twice.",
-     "lua with many consumers: duplicates = 0", rule_c02},
-    {"C03", "Treating ZREM's reply (1: I removed it) as the claim also stops "
-     "duplicates, at the cost of round trips wasted on lost races.",
-     "naive-checked with many consumers: duplicates = 0, lost races counted",
-     rule_c03},
-    {"C04", "Polling a sorted set once a second costs Redis almost nothing, "
-     "and 100,000 pending tasks are no problem.",
-     "idle and backlog experiments: commands/s, CPU, claim latency at 100k "
-     "pending", rule_c04},
-    {"C05", "A claim costs O(log N) in the number of pending tasks.",
-     "backlog scaling from 1k to 1M pending tasks", rule_c05},
-    {"C06", "A sorted-set score (a double) stores a millisecond Unix "
-     "timestamp exactly.",
-     "exact round trip of scores; where it stops (us, ns, large ms)",
-     rule_c06},
-    {"C07", "ZPOPMIN pops atomically, so it alone is a correct claim.",
-     "zpopmin: what happens to tasks not yet due; loss when a consumer dies "
-     "between pop and put-back", rule_c07},
-    {"C08", "The set member should be a task id with the payload stored "
-     "apart; using the payload as the member merges equal payloads into "
-     "one task.", "equal-payload test on both layouts", rule_c08},
-    {"C09", "A TTL on the payload key avoids leftovers, but a TTL shorter "
-     "than the delay (or the wait in a backlog) loses the task.",
-     "payload TTL shorter than the delay: lost count", rule_c09},
-    {"C10", "With polling, lateness lies between 0 and the poll interval, "
-     "and a shorter interval costs more CPU.",
-     "lateness distribution vs poll_ms; idle cost vs poll_ms", rule_c10},
-    {"C11", "Sleeping about 100 ms when nothing is due keeps CPU low without "
-     "much harm to lateness.", "idle cost and lateness at poll_ms=100",
-     rule_c11},
-    {"C12", "A consumer that dies between taking a task and finishing it "
-     "loses the task, unless the task is re-added with a retry time (a "
-     "lease).", "kill-consumer: lost > 0 for at-most-once strategies, 0 "
-     "for leased ones", rule_c12},
-    {"C13", "Redis runs commands on one thread, so everything done against "
-     "it is atomic and concurrency is no concern.",
-     "naive duplicates: single commands are atomic, sequences are not",
-     rule_c13},
-    {"C14", "With AOF (appendfsync everysec) delayed tasks survive a Redis "
-     "crash, losing at most about one second of writes.",
-     "restart-redis with AOF everysec / always / off: lost counts", rule_c14},
-    {"C15", "A primary/replica failover can lose a few recent tasks "
-     "(replication is asynchronous); WAIT narrows the window.",
-     "failover experiment with a replica", NULL},
-    {"C16", "The Redisson design (sorted set, ready list, Pub/Sub; consumers "
-     "block in BLPOP) avoids blind polling and delivers on time.",
-     "list: idle commands/s and lateness p99", rule_c16},
-    {"C17", "An in-process min-heap (like Java's DelayQueue) inserts and "
-     "removes in O(log n), and leader-follower waiting wakes one thread, "
-     "not a herd.", "heap: ops/s vs n; wake-ups per delivery", rule_c17},
-    {"C18", "Keyspace expiry events can drive a delay queue, but they are "
-     "fire-and-forget (lost while no subscriber listens) and fire when "
-     "Redis gets round to deleting the key, not at the TTL.",
-     "expiry: loss during a subscriber outage; lateness vs number of keys",
-     rule_c18},
-    {"C19", "Splitting one big sorted set into buckets (by time or hash), or "
-     "sharding on Redis Cluster, raises throughput for very large queues.",
-     "bucketed/sharded variant on a local Cluster vs one key", NULL},
-    {"C20", "A sorted set can be capped with MAXLEN like a stream.",
-     "Redis's reply to ZADD with MAXLEN (a Streams-only option)", rule_c20},
-    {"C21", "Since a consumer can still get a task twice (retries, "
-     "redelivery), processing must be idempotent and re-check the business "
-     "state.", "at-least-once strategies under faults: redelivered > 0",
-     rule_c21},
-    {NULL, NULL, NULL, NULL},
+#define TALLY(s, fn) &(const struct dq_claim_args){.strategy = s, .say = fn}
+#define PROBES(fn, ...)                                                      \
+    &(const struct dq_claim_args){.judge = fn, .reads = {__VA_ARGS__}}
+#define READ(probe, ...) {probe, {__VA_ARGS__, NULL}}
+/* A row: the id, its texts in claims.md ("c01_text", "c01_decide"). */
+#define CLAIM(n, ...) {"C" #n, &claim_texts[2 * (1##n - 101)],              \
+                       &claim_texts[2 * (1##n - 101) + 1], __VA_ARGS__}
+#define CLAIM_TEXTS(n)                                                       \
+    {"claims.c" #n "_text", ""}, {"claims.c" #n "_decide", ""}
+static const dq_tuse claim_texts[] DQ_TUSES = {
+    CLAIM_TEXTS(01), CLAIM_TEXTS(02), CLAIM_TEXTS(03), CLAIM_TEXTS(04),
+    CLAIM_TEXTS(05), CLAIM_TEXTS(06), CLAIM_TEXTS(07), CLAIM_TEXTS(08),
+    CLAIM_TEXTS(09), CLAIM_TEXTS(10), CLAIM_TEXTS(11), CLAIM_TEXTS(12),
+    CLAIM_TEXTS(13), CLAIM_TEXTS(14), CLAIM_TEXTS(15), CLAIM_TEXTS(16),
+    CLAIM_TEXTS(17), CLAIM_TEXTS(18), CLAIM_TEXTS(19), CLAIM_TEXTS(20),
+    CLAIM_TEXTS(21),
 };
 
-dq_verdict dq_claim_decide(const dq_claim_def *c, const dq_results *r, char *ev,
-                           size_t evlen)
+const dq_claim_def dq_claims[] = {
+    CLAIM(01, rule_tally, TALLY("naive", say_c01)),
+    CLAIM(02, rule_tally, TALLY("lua", say_c02)),
+    CLAIM(03, rule_tally, TALLY("naive-checked", say_c03)),
+    CLAIM(04, rule_c04, NULL),
+    CLAIM(05, rule_c05, NULL),
+    CLAIM(06, rule_probes, PROBES(judge_c06,
+                                  READ("ms-epoch", "exact", "n", "lo", "hi"),
+                                  READ("us-epoch", "exact", "n"),
+                                  READ("ns-epoch", "exact", "n", "max_err"),
+                                  READ("first-inexact", "first_inexact"),
+                                  READ("ms-x4096", "first_inexact_ms"))),
+    CLAIM(07, rule_probes, PROBES(judge_c07, READ("zpopmin-atomic",
+                                  "duplicates", "missing", "popped", "n",
+                                  "threads"),
+                                  READ("pop-then-die", "lost", "n"))),
+    CLAIM(08, rule_probes, PROBES(judge_c08, READ("payload-member",
+                                  "members", "due_first", "delivered",
+                                  "tasks"),
+                                  READ("id-member", "members", "due_first",
+                                       "delivered", "tasks"))),
+    CLAIM(09, rule_probes, PROBES(judge_c09, READ("ttl-shorter", "lost", "n",
+                                                  "ttl_ms", "delay_ms"),
+                                  READ("ttl-longer", "lost", "n", "ttl_ms",
+                                       "delay_ms"),
+                                  READ("leftovers", "leftovers", "before",
+                                       "n"))),
+    CLAIM(10, rule_c10, NULL),
+    CLAIM(11, rule_c11, NULL),
+    CLAIM(12, rule_c12, NULL),
+    CLAIM(13, rule_tally, TALLY("naive", say_c13)),
+    CLAIM(14, rule_c14, NULL),
+    CLAIM(15, NULL, NULL),
+    CLAIM(16, rule_c16, NULL),
+    CLAIM(17, rule_c17, NULL),
+    CLAIM(18, rule_c18, NULL),
+    CLAIM(19, NULL, NULL),
+    CLAIM(20, rule_probes, PROBES(judge_c20, READ("zadd-maxlen", "rejected",
+                                                  "zcard"),
+                                  READ("xadd-maxlen", "xlen", "added",
+                                       "maxlen"))),
+    CLAIM(21, rule_c21, NULL),
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+dq_verdict dq_claim_decide(const dq_claim_def *c, const dq_results *r,
+                           dq_texts *t, char *buf, size_t len)
 {
-    if (c->rule == NULL) {
-        snprintf(ev, evlen, "No experiment measures it yet.  Would decide "
-                 "it: %s.", c->decide);
-        return DQ_VERDICT_NOT_MEASURED;
-    }
-    return c->rule(r, ev, evlen);
+    char decide[512] = "";
+    dq_ev e = {t, buf, len, 0}, *ev = &e;
+    buf[0] = '\0';
+    if (c->rule != NULL)
+        return c->rule(c, r, ev);
+    dq_tcat(t, decide, sizeof decide, &(size_t){0}, c->decide, "");
+    TSAY(unmeasured, "decide=%s", decide);
+    return DQ_VERDICT_NOT_MEASURED;
 }

@@ -614,3 +614,46 @@ Test(files, messages_never_quote_the_userinfo, .timeout = 60)
         }
     }
 }
+
+/* ---- Options given twice ------------------------------------------------- */
+
+/* A parameter, an option of the run or a strategy option given twice is
+ * refused with one line, as an experiment file refuses a key given twice
+ * (the last value used to win silently). */
+Test(files, an_option_given_twice_is_refused, .timeout = 60)
+{
+    static const char *const twice[][8] = {
+        {"run", "--strategy", "heap", "--tasks", "10", "--tasks", "20", NULL},
+        {"run", "--strategy", "heap", "--tasks=10", "--tasks", "20", NULL},
+        {"run", "--strategy", "lua", "--opt", "poll_ms=10", "--opt",
+         "poll_ms=20", NULL},
+        {"run", "--strategy", "lua", "--strategy", "heap", NULL},
+        {"run", "--strategy", "heap", "--quiet", "--quiet", NULL},
+    };
+    static const char *const want[] = {
+        "dqlab run: --tasks given twice", "dqlab run: --tasks given twice",
+        "dqlab run: --opt poll_ms given twice",
+        "dqlab run: --strategy given twice", "dqlab run: --quiet given twice",
+    };
+    result r;
+
+    for (size_t i = 0; i < sizeof twice / sizeof twice[0]; i++) {
+        run(&r, NULL, twice[i]);
+        expect_one_line(&r, want[i]);
+    }
+}
+
+/* rediss:// is named as unsupported, and the form the message gives is
+ * printed as it is, not masked as if it were a URL with a password. */
+Test(files, a_rediss_url_is_refused_with_the_form_intact, .timeout = 30)
+{
+    const char *args[] = {"run", "--strategy", "lua", "--redis",
+                          "rediss://alice:s3cr3t@127.0.0.1:1", NULL};
+    result r;
+
+    run(&r, NULL, args);
+    expect_one_line(&r, "--redis: rediss:// (TLS) is not supported");
+    cr_assert(strstr(r.err, "redis://[user:password@]host:port[/db]") !=
+                  NULL, "the form was mangled: %s", r.err);
+    cr_assert(strstr(r.err, "s3cr3t") == NULL, "leaked: %s", r.err);
+}

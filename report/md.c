@@ -1,0 +1,317 @@
+/* md.c -- the report's writing kit (md.h): the Markdown text and its HTML
+ * twin, tables, gnuplot figures, formatting.
+ *
+ * Files are written through dq_runmeta_write_atomic (harness/runmeta.h),
+ * the writer every stored file of dqlab uses, and a figure is drawn to a
+ * temporary name first: an interrupted report never leaves half a file.
+ */
+#define _GNU_SOURCE /* open_memstream */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../harness/runmeta.h"
+#include "md.h"
+
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+int dq_md_open(dq_md *o, const char *dir, const char *scripts,
+               dq_texts *texts, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    o->texts = texts;
+    o->dir = dir;
+    o->scripts = scripts;
+    o->md = open_memstream(&o->mdbuf, &o->mdlen);
+    o->hmd = open_memstream(&o->hmdbuf, &o->hmdlen);
+    if (o->md != NULL && o->hmd != NULL)
+        return 0;
+    snprintf(err, errlen, "open_memstream: %s", strerror(errno));
+    return -1;
+}
+
+void dq_md_close(dq_md *o)
+{
+    if (o->md)
+        fclose(o->md);
+    if (o->hmd)
+        fclose(o->hmd);
+    o->md = o->hmd = NULL;
+}
+
+void dq_md_free(dq_md *o)
+{
+    dq_md_close(o);
+    free(o->mdbuf);
+    free(o->hmdbuf);
+    o->mdbuf = o->hmdbuf = NULL;
+}
+
+void dq_put(dq_md *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(o->md, fmt, ap);
+    va_end(ap);
+    va_start(ap, fmt);
+    vfprintf(o->hmd, fmt, ap);
+    va_end(ap);
+}
+
+void dq_text(dq_md *o, const dq_tuse *u, const char *fmt, ...)
+{
+    char buf[32768];
+    size_t off = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    dq_vtcat(o->texts, buf, sizeof buf, &off, u, fmt, ap);
+    va_end(ap);
+    dq_put(o, "%s", off > 0 ? buf : "");
+}
+
+static void html_escape(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+}
+
+void dq_cells(dq_md *o, bool head, const char *const *cells, size_t n)
+{
+    fputc('|', o->md);
+    for (size_t i = 0; i < n; i++) {
+        fputc(' ', o->md);
+        for (const char *c = cells[i]; *c; c++)
+            fprintf(o->md, "%s%c", *c == '|' ? "\\" : "", *c);
+        fputs(" |", o->md);
+    }
+    fputc('\n', o->md);
+    for (size_t i = 0; head && i <= n; i++)
+        fputs(i == 0 ? "|" : i < n ? "---|" : "---|\n", o->md);
+    fputs(head ? "<table>\n<thead>\n<tr>" : "<tr>", o->hmd);
+    for (size_t i = 0; i < n; i++) {
+        fputs(head ? "<th>" : "<td>", o->hmd);
+        html_escape(o->hmd, cells[i]);
+        fputs(head ? "</th>" : "</td>", o->hmd);
+    }
+    fputs(head ? "</tr>\n</thead>\n<tbody>\n" : "</tr>\n", o->hmd);
+}
+
+/* Splits buf in place at sep into cells and writes the row. */
+static void split_row(dq_md *o, bool head, char *buf, char sep)
+{
+    const char *cells[64];
+    size_t n = 0;
+    for (char *p = buf; n < 64; *p++ = '\0') {
+        cells[n++] = p;
+        if ((p = strchr(p, sep)) == NULL)
+            break;
+    }
+    dq_cells(o, head, cells, n);
+}
+
+void dq_head(dq_md *o, const char *cells)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", cells);
+    split_row(o, true, buf, '|');
+}
+
+void dq_row(dq_md *o, const char *fmt, ...)
+{
+    char buf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    split_row(o, false, buf, DQ_CELL[0]);
+}
+
+void dq_table_end(dq_md *o)
+{
+    fputc('\n', o->md);
+    fputs("</tbody>\n</table>\n\n", o->hmd);
+}
+
+/* gnuplot -c script in outpath, through a temporary name; the terminal
+ * follows outpath's extension (common.gp).  0 or -1 with err. */
+static int run_gnuplot(const char *script, const char *in,
+                       const char *outpath, char *err, size_t errlen)
+{
+    char tmp[PATH_MAX + 32];
+    const char *ext = strrchr(outpath, '.');
+    int status;
+    snprintf(tmp, sizeof tmp, "%.*s.tmp%ld%s", (int)(ext - outpath), outpath,
+             (long)getpid(), ext);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        execlp("gnuplot", "gnuplot", "-c", script, in, tmp, (char *)NULL);
+        _exit(127);
+    }
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) {
+            snprintf(err, errlen, "waitpid: %s", strerror(errno));
+            return -1;
+        }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+            snprintf(err, errlen, "gnuplot not found in PATH (apt-get "
+                     "install gnuplot-nox)");
+        else
+            snprintf(err, errlen, "gnuplot -c %s %s %s failed", script, in,
+                     outpath);
+    } else if (rename(tmp, outpath) != 0) {
+        snprintf(err, errlen, "rename %s: %s", outpath, strerror(errno));
+    } else {
+        return 0;
+    }
+    unlink(tmp);
+    return -1;
+}
+
+int dq_figure(dq_md *o, const char *stem, const char *script,
+              const char *data, size_t len, bool link, char *err,
+              size_t errlen)
+{
+    static const char *const exts[] = {"svg", "png"};
+    char path[PATH_MAX], gp[PATH_MAX], fig[PATH_MAX];
+    snprintf(path, sizeof path, "%s/data/%s.csv", o->dir, stem);
+    if (dq_runmeta_write_atomic(path, data, len, err, errlen) != 0)
+        return -1;
+    snprintf(gp, sizeof gp, "%s/%s.gp", o->scripts, script);
+    if (access(gp, R_OK) != 0) {
+        snprintf(err, errlen, "%s: %s (run dqlab report from the dqlab "
+                 "directory, or pass --scripts DIR)", gp, strerror(errno));
+        return -1;
+    }
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(fig, sizeof fig, "%s/figures/%s.%s", o->dir, stem, exts[i]);
+        if (run_gnuplot(gp, path, fig, err, errlen) != 0)
+            return -1;
+    }
+    if (link)
+        dq_figure_link(o, stem);
+    return 0;
+}
+
+void dq_figure_link(dq_md *o, const char *stem)
+{
+    dq_put(o, "![%s](figures/%s.svg) ([PNG](figures/%s.png), [data](data/"
+           "%s.csv))\n\n", stem, stem, stem, stem);
+}
+
+void dq_raw(dq_md *o, const char *dir, const char *files)
+{
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof cwd) != NULL) {
+        size_t n = strlen(cwd);
+        if (n > 1 && strncmp(dir, cwd, n) == 0 && dir[n] == '/')
+            dir += n + 1;
+    }
+    DQ_TEXT(o, "generic.raw", "dir=%s files=%s\n\n", dir, files);
+}
+
+FILE *dq_mem_open(char **buf, size_t *len, char *err, size_t errlen)
+{
+    *buf = NULL;
+    *len = 0;
+    FILE *f = open_memstream(buf, len);
+    if (f == NULL)
+        snprintf(err, errlen, "open_memstream: %s", strerror(errno));
+    return f;
+}
+
+int dq_wide_csv(char **buf, size_t *len, const char *xname,
+                const char *names, size_t stride, size_t nseries,
+                const char *const *sufs, size_t nsufs, const int64_t *xs,
+                size_t nx, dq_wide_cell_fn cell, void *ctx, char *err,
+                size_t errlen)
+{
+    FILE *f = dq_mem_open(buf, len, err, errlen);
+    if (f == NULL)
+        return -1;
+    fputs(xname, f);
+    for (size_t s = 0; s < nseries; s++)
+        for (size_t k = 0; k < (nsufs ? nsufs : 1); k++)
+            fprintf(f, ",%s%s", names + s * stride, nsufs ? sufs[k] : "");
+    fputc('\n', f);
+    for (size_t i = 0; i < nx; i++) {
+        fprintf(f, "%" PRId64, xs[i]);
+        for (size_t s = 0; s < nseries; s++) {
+            fputc(',', f);
+            cell(f, ctx, s, xs[i]);
+        }
+        fputc('\n', f);
+    }
+    fclose(f);
+    return 0;
+}
+
+void dq_fmt_double(char *buf, size_t len, double v, int prec)
+{
+    if (v < 0)
+        snprintf(buf, len, "n/a");
+    else
+        snprintf(buf, len, "%.*f", prec, v);
+}
+
+void dq_fmt_ms(char *buf, size_t len, double ms)
+{
+    snprintf(buf, len, "%.*f", ms < 10 ? 2 : ms < 1000 ? 1 : 0, ms);
+}
+
+void dq_join_and(char names[][32], const size_t *idx, size_t n, char *buf,
+                 size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s",
+                                i == 0 ? "" : i + 1 == n ? " and " : ", ",
+                                names[idx[i]]);
+}
+
+void dq_append(char *buf, size_t len, size_t *off, const char *fmt, ...)
+{
+    va_list ap;
+    if (*off >= len)
+        return;
+    va_start(ap, fmt);
+    *off += (size_t)vsnprintf(buf + *off, len - *off, fmt, ap);
+    va_end(ap);
+}
+
+size_t dq_add_distinct_i64(int64_t *xs, size_t n, size_t max, int64_t v)
+{
+    for (size_t j = 0; j < n; j++)
+        if (xs[j] == v)
+            return n;
+    if (n < max)
+        xs[n++] = v;
+    return n;
+}
+
+void dq_sort_i64(int64_t *xs, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && xs[j - 1] > xs[j]; j--) {
+            int64_t t = xs[j];
+            xs[j] = xs[j - 1];
+            xs[j - 1] = t;
+        }
+}

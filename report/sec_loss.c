@@ -1,0 +1,495 @@
+/* sec_loss.c -- the section of the loss experiment (experiments/loss.ini):
+ * what each strategy lost, duplicated and redelivered under each injected
+ * fault, beside what it declares.
+ *
+ * The numbers are the loss table of the results model (results_logs.c):
+ * each trial's event log re-checked, which splits the extra deliveries
+ * into redelivered / duplicated after a fault / duplicated without one
+ * and the missing tasks into lost / pending at the end.  A log that can
+ * carry no verdict (incomplete: no clean end; checker.h
+ * dq_check_no_verdict) is left out of every count, shown as "no verdict:
+ * log incomplete" (never as ok or a violation) and listed with its
+ * reason under the table.  The central table: rows strategies (with what
+ * they declare), columns faults, each cell "lost / duplicated /
+ * redelivered of N" summed over the repeats, with a cross where
+ * dq_check_violations says the strategy broke a
+ * guarantee it declares.  Under it, one paragraph per fault (the why is
+ * written once per fault kind, text/loss.md mech_*; every figure in it is
+ * computed) and
+ * its timeline: for the first repeat of each strategy, deliveries per
+ * bucket against seconds since the trial's first record, the cumulative
+ * share delivered, and the fault windows shaded (loss_timeline.gp).
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../harness/faults.h"
+#include "../strategies/dq.h"
+#include "sections.h"
+
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+void dq_loss_describe(dq_texts *t, const dq_rexp *e, char *buf, size_t len)
+{
+    char specs[DQ_LOSS_MAX_FAULTS][64], list[256], delay[64], ph[2048] = "";
+    char base[128] = "";
+    size_t n = 0, off = 0, bo = 0;
+    snprintf(list, sizeof list, "%s", dq_rexp_meta(e, "faults"));
+    for (char *save = NULL, *f = strtok_r(list, ", ", &save); f != NULL;
+         f = strtok_r(NULL, ", ", &save)) {
+        if (strcmp(f, "none") == 0 && bo == 0)
+            DQ_TCAT(t, base, sizeof base, &bo, "loss.baseline", "");
+        else if (strcmp(f, "none") != 0 && n < DQ_LOSS_MAX_FAULTS)
+            snprintf(specs[n++], sizeof specs[0], "%s", f);
+    }
+    snprintf(delay, sizeof delay, "%s", dq_rexp_meta(e, "delay_ms"));
+    if (strchr(delay, ':') != NULL)
+        *strchr(delay, ':') = '-';     /* "0:500" -> "0-500" */
+    if (n == 0)
+        DQ_TCAT(t, ph, sizeof ph, &off, "loss.no_faults", "");
+    for (size_t i = 0; i < n; i++) {
+        dq_append(ph, sizeof ph, &off, "%s", i ? "; " : "");
+        dq_fault_phrase(t, specs[i], ph + off, sizeof ph - off);
+        off += strlen(ph + off);
+        dq_append(ph, sizeof ph, &off, " (`%s`)", specs[i]);
+    }
+    DQ_TCAT(t, buf, len, &(size_t){0}, "loss.describe", "delay=%s "
+            "faults=%s baseline=%s", delay[0] ? delay : "?", ph, base);
+}
+
+/* What a strategy declares, in a few words (text/loss.md, decl_*). */
+static void declared(dq_texts *t, unsigned flags, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    if (flags & DQ_G_AT_LEAST_ONCE)
+        DQ_TCAT(t, buf, len, &off, "loss.decl_alo", "");
+    else if (flags & DQ_G_AT_MOST_ONCE)
+        DQ_TCAT(t, buf, len, &off, "loss.decl_amo", "");
+    else
+        dq_append(buf, len, &off, "?");
+    if (flags & DQ_G_SURVIVES_CONSUMER_CRASH)
+        DQ_TCAT(t, buf, len, &off, "loss.decl_survives", "%s", ", ");
+    if (flags & DQ_G_NO_DUP_CONCURRENT)
+        DQ_TCAT(t, buf, len, &off, "loss.decl_no_dups", "%s", ", ");
+    else if (flags & DQ_G_DUPLICATES)
+        DQ_TCAT(t, buf, len, &off, "loss.decl_dups", "%s", ", ");
+    if (!(flags & DQ_G_NEEDS_REDIS))
+        DQ_TCAT(t, buf, len, &off, "loss.decl_in_process", "%s", ", ");
+}
+
+/* Why a fault does what it does, once per fault kind (the text holds no
+ * measured number). */
+/* The mechanism of spec's fault, from its row of the fault table
+ * (faults.h), appended to buf; nothing when the fault is unknown. */
+static void mechanism(const char *spec, char *buf, size_t len, size_t *off)
+{
+    char name[64];
+    size_t n = strcspn(spec, ":,");
+    const char *m;
+
+    snprintf(name, sizeof name, "%.*s", (int)(n < 63 ? n : 63), spec);
+    m = dq_fault_mechanism(name);
+    if (m[0] != '\0')
+        dq_append(buf, len, off, "%s", m);
+}
+
+/* Cell text of lt->cells[r][c]: "lost / duplicated / redelivered of N
+ * [+P] [✗]", then the trials with no verdict beside it, or only them, or
+ * "-" when no trial ran it. */
+static void loss_cell(dq_texts *t, const dq_loss_table *lt, size_t r,
+                      size_t c, char *buf, size_t len)
+{
+    const dq_loss_cell *x = dq_loss_cell_at(lt, r, c);
+    size_t k = lt->cells[r][c].no_verdict_trials, off = 0;
+    char pend[32] = "";
+    if (x != NULL && x->pending_end)
+        snprintf(pend, sizeof pend, " +%" PRIu64, x->pending_end);
+    if (x != NULL)
+        dq_append(buf, len, &off, "%" PRIu64 " / %" PRIu64 " / %" PRIu64
+                  " of %" PRIu64 "%s%s", x->lost, x->duplicated,
+                  x->redelivered, x->enqueued, pend,
+                  x->violation_trials ? " ✗" : "");
+    if (k > 0 && x != NULL)
+        DQ_TCAT(t, buf, len, &off, "loss.cell_also_no_verdict", " n=%zu "
+                "s=%s", k, k == 1 ? "" : "s");
+    else if (k > 0)
+        DQ_TCAT(t, buf, len, &off, "loss.cell_no_verdict", "");
+    else if (x == NULL)
+        snprintf(buf, len, "-");
+}
+
+/* The cells of lt with trials of no verdict (nov) or with a cross (else):
+ * one item each, and their count in *n. */
+static void cell_items(dq_texts *t, const dq_loss_table *lt, bool nov,
+                       char *buf, size_t len, size_t *n)
+{
+    size_t off = 0;
+    *n = 0;
+    buf[0] = '\0';
+    for (size_t r = 0; r < lt->nrows; r++)
+        for (size_t c = 0; c < lt->nfaults; c++) {
+            const dq_loss_cell *x = &lt->cells[r][c];
+            if (nov && x->no_verdict_trials > 0)
+                DQ_TCAT(t, buf, len, &off, "loss.no_verdict_item", " row=%s "
+                        "fault=%s n=%zu s=%s why=%s", lt->rows[r],
+                        lt->faults[c], x->no_verdict_trials,
+                        x->no_verdict_trials == 1 ? "" : "s",
+                        x->no_verdict_why);
+            else if (!nov && x->trials > 0 && x->violation_trials)
+                DQ_TCAT(t, buf, len, &off, "loss.cross_item", " row=%s "
+                        "fault=%s n=%zu trials=%zu s=%s violation=%s",
+                        lt->rows[r], lt->faults[c], x->violation_trials,
+                        x->trials, x->trials == 1 ? "" : "s", x->violation);
+            *n += nov ? x->no_verdict_trials : x->trials > 0 &&
+                                                 x->violation_trials > 0;
+        }
+}
+
+/* The table, the trials with no verdict and the crosses under it. */
+static void loss_table(dq_md *o, const dq_loss_table *lt)
+{
+    const char *head[DQ_LOSS_MAX_FAULTS + 2] = {"strategy", "declares"};
+    char cell[DQ_LOSS_MAX_FAULTS + 2][160], items[4096];
+    const char *cells[DQ_LOSS_MAX_FAULTS + 2];
+    size_t n;
+    for (size_t c = 0; c < lt->nfaults; c++)
+        head[c + 2] = lt->faults[c];
+    dq_cells(o, true, head, lt->nfaults + 2);
+    for (size_t r = 0; r < lt->nrows; r++) {
+        unsigned flags = 0;
+        for (size_t c = 0; c < lt->nfaults; c++)
+            if (dq_loss_cell_at(lt, r, c) != NULL)
+                flags = dq_loss_cell_at(lt, r, c)->flags;
+        snprintf(cell[0], sizeof cell[0], "%s", lt->rows[r]);
+        declared(o->texts, flags, cell[1], sizeof cell[1]);
+        for (size_t c = 0; c < lt->nfaults; c++)
+            loss_cell(o->texts, lt, r, c, cell[c + 2], sizeof cell[0]);
+        for (size_t k = 0; k < lt->nfaults + 2; k++)
+            cells[k] = cell[k];
+        dq_cells(o, false, cells, lt->nfaults + 2);
+    }
+    dq_table_end(o);
+    cell_items(o->texts, lt, true, items, sizeof items, &n);
+    if (n > 0)
+        DQ_TEXT(o, "loss.no_verdict", "n=%zu s=%s list=%s\n\n", n,
+                n == 1 ? "" : "s", items);
+    cell_items(o->texts, lt, false, items, sizeof items, &n);
+    if (n == 0)
+        DQ_TEXT(o, "loss.no_crosses", "\n\n");
+    else
+        DQ_TEXT(o, "loss.crosses", "list=%s\n\n", items);
+}
+
+/* "a (3 of 150), b (1 of 150)" of the rows whose value (0 lost, 1
+ * duplicated, 2 redelivered, 3 early) is > 0; the count in *count. */
+static void list_rows(const dq_loss_table *lt, size_t col, int what,
+                      char *buf, size_t len, size_t *count)
+{
+    size_t off = 0;
+    *count = 0;
+    buf[0] = '\0';
+    for (size_t r = 0; r < lt->nrows; r++) {
+        const dq_loss_cell *x = dq_loss_cell_at(lt, r, col);
+        if (x == NULL)
+            continue;
+        uint64_t v = what == 0 ? x->lost : what == 1 ? x->duplicated
+                     : what == 2 ? x->redelivered : x->early;
+        if (v > 0)
+            dq_append(buf, len, &off, "%s%s (%" PRIu64 " of %" PRIu64 ")",
+                      (*count)++ ? ", " : "", lt->rows[r], v, x->enqueued);
+    }
+}
+
+/* The paragraph of fault column c. */
+static void fault_paragraph(dq_md *o, const dq_loss_table *lt, size_t c)
+{
+    static const dq_tuse what[4] DQ_TUSES = {
+        {"loss.lost", "list=%s  "}, {"loss.duplicated", "list=%s  "},
+        {"loss.redelivered", "list=%s  "}, {"loss.early", "list=%s  "}};
+    char list[4][1024], buf[4096];
+    size_t n[4], off = 0, ran = 0, any = 0;
+    uint64_t win_us = 0, windows = 0;
+    for (int k = 0; k < 4; k++) {
+        list_rows(lt, c, k, list[k], sizeof list[k], &n[k]);
+        any += n[k];
+    }
+    for (size_t r = 0; r < lt->nrows; r++) {
+        const dq_loss_cell *x = dq_loss_cell_at(lt, r, c);
+        if (x != NULL) {
+            win_us += (uint64_t)x->window_us;
+            windows += x->windows;
+            ran++;
+        }
+    }
+    DQ_TCAT(o->texts, buf, sizeof buf, &off, "loss.fault", "fault=%s",
+            lt->faults[c]);
+    if (windows > 0)
+        DQ_TCAT(o->texts, buf, sizeof buf, &off, "loss.windows", " n=%"
+                PRIu64 " s=%s ms=%.0f", windows, windows == 1 ? "" : "s",
+                (double)win_us / 1000.0 / (double)windows);
+    dq_append(buf, sizeof buf, &off, ": ");
+    if (any == 0)
+        DQ_TCAT(o->texts, buf, sizeof buf, &off, "loss.nothing", "  ");
+    for (int k = 0; k < 4; k++)
+        if (n[k])
+            dq_tcat(o->texts, buf, sizeof buf, &off, &what[k], "list=%s  ",
+                    list[k]);
+    if (any && ran > n[0])
+        DQ_TCAT(o->texts, buf, sizeof buf, &off, "loss.clean", "n=%zu "
+                "ran=%zu ies=%s  ", ran - n[0], ran, ran == 1 ? "y" : "ies");
+    mechanism(lt->faults[c], buf, sizeof buf, &off);
+    dq_put(o, "%s\n\n", buf);
+}
+
+/* ---- Timelines ---------------------------------------------------------- */
+
+/* The longest stretch without a delivery that overlaps a fault window,
+ * and whether deliveries never resumed after it. */
+static int64_t tl_stall(const dq_timeline *l, bool *never)
+{
+    int64_t stall = 0;
+    *never = false;
+    for (size_t i = 0; i < l->nd; i++) {
+        int64_t a = l->d_us[i], b = i + 1 < l->nd ? l->d_us[i + 1]
+                                                  : l->end_us;
+        for (size_t w = 0; w < l->nwin; w++)
+            if (a < l->win[w].e_us && b > l->win[w].b_us && b - a > stall) {
+                stall = b - a;
+                *never = i + 1 == l->nd;
+            }
+    }
+    return stall;
+}
+
+/* The tasks due inside a window: how many, how many never delivered, and
+ * the latest delivery after its window closed (-1: none after). */
+static void tl_due_in(const dq_timeline *l, size_t *due_in,
+                      size_t *undelivered, int64_t *caught)
+{
+    *due_in = *undelivered = 0;
+    *caught = -1;
+    for (size_t i = 0; i < l->ntasks; i++) {
+        const dq_tl_rec *k = &l->tasks[i];
+        for (size_t w = 0; w < l->nwin; w++) {
+            const dq_tl_win *x = &l->win[w];
+            if (k->t_us < x->b_us || k->t_us > x->e_us)
+                continue;
+            (*due_in)++;
+            if (k->first_us == 0)
+                (*undelivered)++;
+            else if (k->first_us - x->e_us > *caught)
+                *caught = k->first_us - x->e_us;
+            break;
+        }
+    }
+}
+
+/* A killed consumer's task: did it come back, and when (the latest)? */
+static void tl_kills(const dq_timeline *l, size_t *kills, size_t *back,
+                     int64_t *back_max)
+{
+    *kills = *back = 0;
+    *back_max = 0;
+    for (size_t w = 0; w < l->nwin; w++) {
+        const dq_tl_win *x = &l->win[w];
+        int64_t first = 0;
+        if (x->id[0] == '\0')
+            continue;
+        (*kills)++;
+        for (size_t i = 0; i < l->nd; i++)
+            if (l->d[i].t_us > x->b_us && strcmp(l->d[i].id, x->id) == 0 &&
+                (first == 0 || l->d[i].t_us < first))
+                first = l->d[i].t_us;
+        if (first > 0 && ++*back && first - x->b_us > *back_max)
+            *back_max = first - x->b_us;
+    }
+}
+
+/* What one trial's timeline shows, one list item appended to buf. */
+static void tl_describe(dq_texts *t, const dq_timeline *l, const char *label,
+                        char *buf, size_t len, size_t *off)
+{
+    size_t due_in, undelivered, kills, back;
+    int64_t caught, back_max, stall;
+    bool never, s;
+    dq_append(buf, len, off, "- **%s**: ", label);
+    if (l->nwin == 0) {
+        DQ_TCAT(t, buf, len, off, "loss.tl_no_window", "");
+        return;
+    }
+    stall = tl_stall(l, &never);
+    s = stall >= 1000000;
+    if (stall > 0)
+        DQ_TCATP(t, buf, len, off, never, "loss.tl_gap_end", "loss.tl_gap",
+                 "gap=%.*f %s", s ? 2 : 0, (double)stall / (s ? 1e6 : 1e3),
+                 s ? "s" : "ms");
+    else
+        DQ_TCAT(t, buf, len, off, "loss.tl_no_delivery", "");
+    tl_due_in(l, &due_in, &undelivered, &caught);
+    /* (tasks delivered before their window closed are not news) */
+    if (due_in > 0 && (caught >= 0 || undelivered > 0))
+        DQ_TCAT(t, buf, len, off, "loss.tl_due_in", "n=%zu s=%s ws=%s",
+                due_in, due_in == 1 ? "" : "s", l->nwin == 1 ? "" : "s");
+    if (due_in > 0 && caught >= 0)
+        DQ_TCAT(t, buf, len, off, "loss.tl_caught", "ms=%.0f",
+                (double)caught / 1e3);
+    if (due_in > 0 && undelivered > 0)
+        DQ_TCAT(t, buf, len, off, "loss.tl_undelivered", "n=%zu",
+                undelivered);
+    tl_kills(l, &kills, &back, &back_max);
+    if (kills > 0 && back == 0)
+        DQ_TCAT(t, buf, len, off, "loss.tl_kills_lost", "s=%s n=%zu",
+                kills == 1 ? "" : "s", kills);
+    else if (kills > 0)
+        DQ_TCAT(t, buf, len, off, "loss.tl_kills_back", "back=%zu n=%zu "
+                "secs=%.2f", back, kills, (double)back_max / 1e6);
+}
+
+/* "kill-consumer:during-work:2" -> "kill-consumer-during-work-2" */
+static void tl_slug(const char *spec, char *buf, size_t len)
+{
+    size_t j = 0;
+    for (size_t i = 0; spec[i] && j + 1 < len; i++) {
+        char c = spec[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                  (c >= '0' && c <= '9') || c == '-' || c == '_';
+        if (ok || j == 0 || buf[j - 1] != '-')
+            buf[j++] = ok ? c : '-';
+    }
+    while (j > 0 && buf[j - 1] == '-')
+        j--;
+    buf[j] = '\0';
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One panel's block: deliveries per bucket and the share delivered so
+ * far, a row per bucket (t_s its start).  0 or -1 out of memory. */
+static int tl_block(FILE *fb, const dq_timeline *l, int64_t bucket_us)
+{
+    size_t nb = (size_t)((l->end_us - l->t0_us) / bucket_us) + 1;
+    size_t di = 0, nfs = 0, fi = 0;
+    uint64_t firsts = 0;
+    int64_t *fs = malloc((l->ntasks + 1) * sizeof *fs);
+    if (fs == NULL)
+        return -1;
+    for (size_t i = 0; i < l->ntasks; i++)
+        if (l->tasks[i].first_us > 0)
+            fs[nfs++] = l->tasks[i].first_us;
+    qsort(fs, nfs, sizeof *fs, cmp_i64);
+    for (size_t b = 0; b < nb; b++) {
+        int64_t hi = l->t0_us + (int64_t)(b + 1) * bucket_us;
+        size_t n = 0;
+        for (; di < l->nd && l->d_us[di] < hi; di++)
+            n++;
+        for (; fi < nfs && fs[fi] < hi; fi++)
+            firsts++;
+        fprintf(fb, "%.3f,%zu,%.1f\n", (double)b * (double)bucket_us / 1e6,
+                n, l->ntasks ? 100.0 * (double)firsts / (double)l->ntasks
+                             : 0.0);
+    }
+    free(fs);
+    return 0;
+}
+
+/* The bucket: the largest of 100, 50, 20, 10 ms that still gives the
+ * longest of the column's panels 40 buckets. */
+static int64_t tl_bucket(const dq_loss_table *lt, size_t col)
+{
+    int64_t span_us = 0, bucket_us = 100000;
+    for (size_t r = 0; r < lt->nrows; r++) {
+        const dq_loss_cell *x = &lt->cells[r][col];
+        const dq_timeline *l = x->first ? &x->first_log->tl : NULL;
+        if (l != NULL && l->end_us - l->t0_us > span_us)
+            span_us = l->end_us - l->t0_us;
+    }
+    while (bucket_us > 10000 && span_us / bucket_us < 40)
+        bucket_us = bucket_us == 100000 ? 50000
+                    : bucket_us == 50000 ? 20000 : 10000;
+    return bucket_us;
+}
+
+/* The timeline figure of fault column col: data/<exp>-timeline-<slug>.csv
+ * (block 0 "panel,t0_s,t1_s" windows; then one block per strategy
+ * "t_s,<label>,delivered_pct"), a paragraph, the figure.  0 or -1. */
+static int tl_figure(dq_md *o, const dq_rexp *e, const dq_loss_table *lt,
+                     size_t col, char *err, size_t errlen)
+{
+    char slug[64], *csv, *blocks, text[8192] = "";
+    size_t csvlen, blen, toff = 0, panels = 0;
+    int64_t bucket_us = tl_bucket(lt, col);
+    FILE *f = dq_mem_open(&csv, &csvlen, err, errlen), *fb = NULL;
+    int rc = -1;
+    if (f == NULL || (fb = dq_mem_open(&blocks, &blen, err, errlen)) == NULL)
+        goto done;
+    fputs("# panel,t0_s,t1_s: the fault windows of each panel's trial\n", f);
+    for (size_t r = 0; r < lt->nrows; r++) {
+        const dq_loss_cell *x = &lt->cells[r][col];
+        const dq_timeline *l = x->first ? &x->first_log->tl : NULL;
+        if (l == NULL)
+            continue;
+        panels++;
+        for (size_t w = 0; w < l->nwin; w++)
+            fprintf(f, "%zu,%.3f,%.3f\n", panels,
+                    (double)(l->win[w].b_us - l->t0_us) / 1e6,
+                    (double)(l->win[w].e_us - l->t0_us) / 1e6);
+        fprintf(fb, "\n\nt_s,%s (trial %zu),delivered_pct\n", lt->rows[r],
+                x->first->trial);
+        if (tl_block(fb, l, bucket_us) != 0) {
+            snprintf(err, errlen, "out of memory");
+            goto done;
+        }
+        if (toff > 0)
+            dq_append(text, sizeof text, &toff, "\n");
+        tl_describe(o->texts, l, lt->rows[r], text, sizeof text, &toff);
+    }
+    fprintf(f, "0,0,0\n"); /* keeps block 0 non-empty */
+    fclose(fb);
+    fb = NULL;
+    fwrite(blocks, 1, blen, f);
+    fclose(f);
+    f = NULL;
+    tl_slug(lt->faults[col], slug, sizeof slug);
+    if (panels > 0)
+        DQ_TEXT(o, "loss.timeline", "fault=%s bucket=%" PRId64 "\n\n",
+                lt->faults[col], bucket_us / 1000);
+    if (panels > 0)
+        dq_put(o, "%s\n\n", text);
+    rc = panels ? dq_sec_figure(o, e, "loss", slug, csv, csvlen, err,
+                                errlen) : 0;
+done:
+    if (fb != NULL)
+        fclose(fb);
+    if (f != NULL)
+        fclose(f);
+    free(blocks);
+    free(csv);
+    return rc;
+}
+
+int dq_sec_loss(dq_md *o, const dq_results *r, const dq_rexp *e, char *err,
+                size_t errlen)
+{
+    const dq_loss_table *lt = e->loss;
+    (void)r;
+    if (lt == NULL || lt->nrows == 0)
+        return 1;           /* no trial: the generic section */
+    DQ_TEXT(o, "loss.intro", "\n\n");
+    loss_table(o, lt);
+    DQ_TEXT(o, "loss.each_fault", "\n\n");
+    for (size_t c = 0; c < lt->nfaults; c++) {
+        fault_paragraph(o, lt, c);
+        if (strcmp(lt->faults[c], "none") != 0 &&
+            tl_figure(o, e, lt, c, err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,234 @@
+/* test_report.c -- the files between `dqlab experiment` and `dqlab report`:
+ * trials.csv has one column list (harness/trialcols.h) for its writer and
+ * its reader, and every CSV the report reads goes through one RFC 4180
+ * reader.
+ *
+ * The report is run as a command ($DQLAB, set by tests/run.sh, from the
+ * repository root so that it finds the gnuplot scripts) on a results
+ * directory written here.
+ */
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../harness/trialcols.h"
+
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+static const char *dqlab(void)
+{
+    const char *d = getenv("DQLAB");
+    if (d == NULL || *d == '\0')
+        cr_assert_fail("DQLAB is not set: run the tests through tests/run.sh");
+    return d;
+}
+
+static int sh(const char *cmd)
+{
+    int st = system(cmd);
+    return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Writes text to path; asserts. */
+static void put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f != NULL, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A results dir root/x/run (latest -> run) with a meta.txt; returns the
+ * run directory in run. */
+static void make_run(const char *root, char *run, size_t len)
+{
+    char cmd[3 * PATH_MAX];
+    snprintf(run, len, "%s/x/run", root);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s' && ln -s run "
+             "'%s/x/latest'", root, run, root);
+    cr_assert_eq(sh(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/meta.txt", run);
+    put(cmd, "# test\nname = x\ncomplete = yes\ntrials_done = 1\n");
+}
+
+Test(report_files, trials_csv_header_is_the_column_list)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert(f != NULL);
+    dq_trialrow_header(f);
+    fclose(f);
+    /* The file format: changing it is a change of every stored result. */
+    cr_expect_str_eq(buf,
+        "experiment,trial,strategy,options,producers,consumers,tasks,"
+        "delay_min_ms,delay_max_ms,work_us,repeat,seed,enqueued,delivered,"
+        "deliveries,duplicates,lost,early,lateness_p50_ms,lateness_p90_ms,"
+        "lateness_p99_ms,lateness_p999_ms,lateness_max_ms,tasks_per_s,"
+        "elapsed_s,redis_commands,round_trips,empty_polls,lost_races,wakeups,"
+        "putbacks,acked,unknown,backlog,idle_ms,claim_timeout_ms,measured_s,"
+        "redis_cpu_ms,backlog_enqueue_s,fault,consumer_mode,kills,restarts,"
+        "retries,redelivered,dup_fault,dup_nofault,pending_end,lost_claimed,"
+        "lost_nofault,early_fault,unacked,redelivered_hidden,fault_windows,"
+        "violations\n");
+    free(buf);
+}
+
+/* trials.csv of run: one row written by the writer's code, with a quote,
+ * a comma and a line break in its options. */
+static void write_trials(const char *run)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/trials.csv", run);
+    FILE *f = fopen(path, "w");
+    cr_assert(f != NULL, "%s", path);
+    dq_trialrow_header(f);
+    dq_trialrow row = {
+        .experiment = "x", .trial = 1, .strategy = "lua",
+        .options = "note=\"a,b\nc\"", .producers = 1, .consumers = 2,
+        .tasks = 10, .delay_max_ms = 100, .repeat = 1, .enqueued = 10,
+        .delivered = 10, .deliveries = 12, .duplicates = 2,
+        .lateness_p50_ms = 1.5, .lateness_p99_ms = 7.5, .tasks_per_s = 321,
+        .redis_commands = 40, .round_trips = 30, .redis_cpu_ms = -1,
+        .fault = "none", .consumer_mode = "thread",
+    };
+    dq_trialrow_write(f, &row);
+    fclose(f);
+}
+
+/* Runs the report on root into root/out; asserts it succeeded. */
+static void report(const char *root)
+{
+    char cmd[4 * PATH_MAX];
+    snprintf(cmd, sizeof cmd, "'%s' report '%s' --out '%s/out' >/dev/null "
+             "2>'%s.err'", dqlab(), root, root, root);
+    cr_assert_eq(sh(cmd), 0, "dqlab report failed (stderr in %s.err)", root);
+}
+
+/* The row is read back whole: the fields after the quoted options are
+ * the report's table row for it. */
+Test(report_files, written_row_is_read_back, .timeout = 60)
+{
+    char root[PATH_MAX], run[PATH_MAX], cmd[4 * PATH_MAX];
+    snprintf(root, sizeof root, "/tmp/dqlab-report-test-%ld", (long)getpid());
+    make_run(root, run, sizeof run);
+    write_trials(run);
+    report(root);
+    snprintf(cmd, sizeof cmd, "grep -q '^| lua | 2 | 1 | 321 | 2 | 2 | 0 | "
+             "0 | 1.5 | 7.5 | 4.0 | 3.0 |$' '%s/out/REPORT.md'", root);
+    cr_expect_eq(sh(cmd), 0, "REPORT.md lacks the row as written");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.err'", root, root);
+    sh(cmd);
+}
+
+/* probes.csv: a quoted field with a comma, a doubled quote and a line
+ * break is one cell of the Probes table. */
+Test(report_files, probes_csv_quoting, .timeout = 60)
+{
+    char root[PATH_MAX], run[PATH_MAX], path[PATH_MAX + 64];
+    char cmd[4 * PATH_MAX];
+    snprintf(root, sizeof root, "/tmp/dqlab-report-probes-%ld",
+             (long)getpid());
+    make_run(root, run, sizeof run);
+    write_trials(run);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/probes/p' && ln -s p "
+             "'%s/probes/latest'", root, root);
+    cr_assert_eq(sh(cmd), 0);
+    snprintf(path, sizeof path, "%s/probes/p/probes.csv", root);
+    put(path, "claim,probe,action,observed,verdict_input\n"
+              "C20,zadd-maxlen,\"ZADD k MAXLEN 10, then \"\"1\"\"\nand "
+              "more\",ERR,rejected=1;zcard=0\n");
+    report(root);
+    snprintf(cmd, sizeof cmd, "grep -q '^| C20 | zadd-maxlen | ZADD k "
+             "MAXLEN 10, then \"1\"$' '%s/out/REPORT.md'", root);
+    cr_expect_eq(sh(cmd), 0, "the Probes table lacks the quoted cell");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.err'", root, root);
+    sh(cmd);
+}
+
+/* A run root/NAME (latest -> run) with meta.txt lines meta and one lua
+ * trial per log in logs[0..n-1] (logs/trial-NNN.log, trials.csv rows
+ * from the writer's code). */
+static void make_logged_run(const char *root, const char *name,
+                            const char *meta, const char *const *logs,
+                            size_t n)
+{
+    char run[PATH_MAX], path[PATH_MAX + 64], cmd[3 * PATH_MAX];
+    snprintf(run, sizeof run, "%s/%s/run", root, name);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/logs' && ln -s run '%s/%s/"
+             "latest'", run, root, name);
+    cr_assert_eq(sh(cmd), 0);
+    snprintf(path, sizeof path, "%s/meta.txt", run);
+    put(path, meta);
+    snprintf(path, sizeof path, "%s/trials.csv", run);
+    FILE *f = fopen(path, "w");
+    cr_assert(f != NULL, "%s", path);
+    dq_trialrow_header(f);
+    for (size_t i = 0; i < n; i++) {
+        dq_trialrow row = {
+            .experiment = name, .trial = i + 1, .strategy = "lua",
+            .options = "", .producers = 1, .consumers = 2, .tasks = 2,
+            .delay_max_ms = 100, .repeat = (int)i + 1, .enqueued = 2,
+            .delivered = 2, .deliveries = 2, .redis_commands = -1,
+            .redis_cpu_ms = -1, .fault = "", .consumer_mode = "thread",
+        };
+        dq_trialrow_write(f, &row);
+        snprintf(path, sizeof path, "%s/logs/trial-%03zu.log", run, i + 1);
+        put(path, logs[i]);
+    }
+    fclose(f);
+}
+
+#define LOG_HEAD "# dqlab event log v2\nH\tstrategy\tlua\nH\ttasks\t2\n"
+#define LOG_BODY                                                             \
+    "E\t900000\tt1\t1000\tp0\nE\t900001\tt2\t1000\tp0\n"                     \
+    "D\t1000500\tt1\tc0\t0\nA\t1000600\tt1\tc0\t0\n"                         \
+    "D\t1000700\tt2\tc1\t0\nA\t1000800\tt2\tc1\t0\n"
+#define LOG_END "H\tend_us\t3000000\nZ\t3000100\tclean\n"
+
+/* A log without its Z record carries no verdict: the loss table leaves
+ * its trial out of every count, marks its cell and names it with the
+ * reason; the lateness figures leave it out with one sentence. */
+Test(report_files, log_without_end_has_no_verdict, .timeout = 60)
+{
+    char root[PATH_MAX], cmd[4 * PATH_MAX];
+    const char *loss[] = {
+        LOG_HEAD LOG_BODY LOG_END,
+        LOG_HEAD "H\tfault\tkill-consumer:after-claim:1\n" LOG_BODY,
+    };
+    const char *lat[] = {LOG_HEAD LOG_BODY LOG_END, LOG_HEAD LOG_BODY};
+    snprintf(root, sizeof root, "/tmp/dqlab-report-noverdict-%ld",
+             (long)getpid());
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    sh(cmd);
+    make_logged_run(root, "loss", "name = loss\ncomplete = yes\nplots = loss"
+                    "\nfaults = none, kill-consumer:after-claim:1\n", loss, 2);
+    make_logged_run(root, "lat", "name = lat\ncomplete = yes\nplots = "
+                    "lateness-cdf\n", lat, 2);
+    report(root);
+    snprintf(cmd, sizeof cmd, "grep -q '^| lua | at-most-once.* | 0 / 0 / 0 "
+             "of 2 | no verdict: log incomplete |$' '%s/out/REPORT.md'", root);
+    cr_expect_eq(sh(cmd), 0, "the loss cell is not marked 'no verdict'");
+    snprintf(cmd, sizeof cmd, "grep -qF 'No verdict for 1 trial log, left "
+             "out of every count above: lua under `kill-consumer:after-"
+             "claim:1`, 1 trial (trial 2: log incomplete: no end record' "
+             "'%s/out/REPORT.md'", root);
+    cr_expect_eq(sh(cmd), 0, "the trial with no verdict is not listed");
+    snprintf(cmd, sizeof cmd, "grep -q 'No strategy broke a guarantee' "
+             "'%s/out/REPORT.md'", root);
+    cr_expect_eq(sh(cmd), 0, "an incomplete log was judged");
+    snprintf(cmd, sizeof cmd, "grep -q '^| lua | 2 | 1 | 2 | 2 | 0 | 0 |' "
+             "'%s/out/REPORT.md'", root);
+    cr_expect_eq(sh(cmd), 0, "the lateness table counts the incomplete log");
+    snprintf(cmd, sizeof cmd, "grep -qF 'No verdict for 1 trial log (log "
+             "incomplete: no end record), left out of these figures.' "
+             "'%s/out/REPORT.md'", root);
+    cr_expect_eq(sh(cmd), 0, "the lateness section does not say it left "
+                 "a trial out");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.err'", root, root);
+    sh(cmd);
+}
