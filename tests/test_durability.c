@@ -76,6 +76,26 @@ static int rm_entry(const char *path, const struct stat *sb, int flag,
     return 0;
 }
 
+/* The directories of this test's runs, removed by the suites' .fini
+ * (each test runs in a process of its own), so that a failed assertion
+ * leaves nothing behind. */
+static char g_dirs[8][64];
+static size_t g_ndirs;
+
+static void remove_dirs(void)
+{
+    for (size_t i = 0; i < g_ndirs; i++)
+        nftw(g_dirs[i], rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    g_ndirs = 0;
+}
+
+TestSuite(rate, .fini = remove_dirs);
+TestSuite(os_crash, .fini = remove_dirs);
+TestSuite(failover, .fini = remove_dirs);
+TestSuite(evict, .fini = remove_dirs);
+TestSuite(restart_redis, .fini = remove_dirs);
+TestSuite(durability, .fini = remove_dirs);
+
 /* A new directory for one run, with tmp/ inside (dqlab's TMPDIR). */
 static void new_dir(outcome *o)
 {
@@ -83,6 +103,8 @@ static void new_dir(outcome *o)
 
     snprintf(o->dir, sizeof o->dir, "/tmp/dqlab-dur-XXXXXX");
     cr_assert_not_null(mkdtemp(o->dir), "mkdtemp");
+    if (g_ndirs < sizeof g_dirs / sizeof g_dirs[0])
+        snprintf(g_dirs[g_ndirs++], sizeof g_dirs[0], "%s", o->dir);
     snprintf(tmp, sizeof tmp, "%s/tmp", o->dir);
     cr_assert_eq(mkdir(tmp, 0700), 0, "mkdir %s", tmp);
 }
@@ -301,14 +323,17 @@ Test(rate, is_a_list_in_experiment_files)
                       "consumers = 1\ntasks = 10\nrate = 0, 100\n";
     dq_experiment e;
     dq_exp_cell c;
-    int fd = mkstemp(path);
+    int fd = mkstemp(path), rc;
 
     cr_assert_geq(fd, 0);
-    cr_assert_eq(write(fd, ini, strlen(ini)), (ssize_t)strlen(ini));
+    rc = write(fd, ini, strlen(ini)) == (ssize_t)strlen(ini);
     close(fd);
-    cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
-                 "%s", err);
+    if (!rc)
+        unlink(path);
+    cr_assert(rc, "write %s", path);
+    rc = dq_experiment_load(path, false, &e, err, sizeof err);
     unlink(path);
+    cr_assert_eq(rc, 0, "%s", err);
     cr_assert_eq(dq_experiment_ntrials(&e), 2);
     dq_experiment_cell(&e, 0, &c);
     cr_assert_eq(c.params.rate, 0);
@@ -527,7 +552,11 @@ Test(durability, own_server_faults_refuse_redis, .timeout = 30)
 /* With --redis, a maxmemory-policy that can evict the queue's keys gets
  * one warning line on stderr; the run goes on (exit 0). */
 static dq_redis_server own;
-static void own_stop(void) { dq_redis_server_stop(&own); }
+static void own_stop(void)
+{
+    dq_redis_server_stop(&own);
+    remove_dirs();
+}
 
 static outcome run_on_own(const char *strategy, const char *policy)
 {
@@ -590,14 +619,17 @@ Test(durability, experiment_wait_runs_only_with_a_replica)
                       "[opts.lua]\nwait = 0, 1\n";
     dq_experiment e;
     dq_exp_cell c;
-    int fd = mkstemp(path);
+    int fd = mkstemp(path), rc;
 
     cr_assert_geq(fd, 0);
-    cr_assert_eq(write(fd, ini, strlen(ini)), (ssize_t)strlen(ini));
+    rc = write(fd, ini, strlen(ini)) == (ssize_t)strlen(ini);
     close(fd);
-    cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
-                 "%s", err);
+    if (!rc)
+        unlink(path);
+    cr_assert(rc, "write %s", path);
+    rc = dq_experiment_load(path, false, &e, err, sizeof err);
     unlink(path);
+    cr_assert_eq(rc, 0, "%s", err);
     /* lua wait=0 x 2 faults, lua wait=1 x failover; heap: neither. */
     cr_assert_eq(dq_experiment_ntrials(&e), 3);
     dq_experiment_cell(&e, 2, &c);
@@ -631,16 +663,29 @@ Test(durability, experiment_file_loads)
 
 /* ---- The checker: refused enqueues, retried enqueues ------------------------ */
 
-static void check_text(const char *text, dq_check *c)
+/* Writes text to a temporary file and checks it as a log: dq_check_file's
+ * return code, with err. */
+static int check_log_text(const char *text, dq_check *c, char *err,
+                          size_t errlen)
 {
-    char path[] = "/tmp/dqlab-log-XXXXXX", err[512];
-    int fd = mkstemp(path);
+    char path[] = "/tmp/dqlab-log-XXXXXX";
+    int fd = mkstemp(path), rc;
+    bool ok;
 
     cr_assert_geq(fd, 0);
-    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
     close(fd);
-    cr_assert_eq(dq_check_file(path, c, err, sizeof err), 0, "%s", err);
+    rc = ok ? dq_check_file(path, c, err, errlen) : -2;
     unlink(path);
+    cr_assert(ok, "write %s", path);
+    return rc;
+}
+
+static void check_text(const char *text, dq_check *c)
+{
+    char err[512];
+
+    cr_assert_eq(check_log_text(text, c, err, sizeof err), 0, "%s", err);
 }
 
 Test(checker, refused_enqueues_are_counted_apart)
@@ -667,16 +712,11 @@ Test(checker, refused_enqueues_are_counted_apart)
 
 Test(checker, refused_record_shape_is_checked)
 {
-    char path[] = "/tmp/dqlab-log-XXXXXX", err[512];
-    const char *text = "# dqlab event log v2\nN\t1\tt1\t2\tp0\n";
+    char err[512];
     dq_check c;
-    int fd = mkstemp(path);
 
-    cr_assert_geq(fd, 0);
-    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
-    cr_assert_eq(dq_check_file(path, &c, err, sizeof err), -1);
-    unlink(path);
+    cr_assert_eq(check_log_text("# dqlab event log v2\nN\t1\tt1\t2\tp0\n",
+                                &c, err, sizeof err), -1);
     cr_assert(strstr(err, ":2: N record needs 6 fields") != NULL, "%s", err);
 }
 
