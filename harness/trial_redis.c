@@ -353,6 +353,44 @@ drop: /* the claim, if any, given back: the queue stays as it was */
     return -1;
 }
 
+/* CONFIG GET name into out ("" when refused or unknown). */
+static void config_get(dq_queue *admin, redisContext *c, const char *name,
+                       char *out, size_t len)
+{
+    const char *argv[3] = {"CONFIG", "GET", name};
+    int rc;
+    redisReply *r = dq_redis_cmd(admin, c, &rc, 3, argv, NULL);
+
+    out[0] = '\0';
+    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_STRING)
+        snprintf(out, len, "%s", r->element[1]->str);
+    if (r != NULL)
+        freeReplyObject(r);
+}
+
+void dq_trial_redis_evict_warning(dq_queue *admin, redisContext *c,
+                                  unsigned flags, char *out, size_t len)
+{
+    char max[32], policy[32];
+
+    out[0] = '\0';
+    config_get(admin, c, "maxmemory", max, sizeof max);
+    config_get(admin, c, "maxmemory-policy", policy, sizeof policy);
+    if (max[0] == '\0' || strcmp(max, "0") == 0)
+        return;
+    if (strncmp(policy, "allkeys-", 8) == 0)
+        snprintf(out, len, "the server's maxmemory-policy %s may evict the "
+                 "queue's keys (dq:{%s}:*) once it reaches maxmemory %s: "
+                 "tasks would vanish without an error (noeviction refuses "
+                 "writes instead)", policy, admin->queue, max);
+    else if (strncmp(policy, "volatile-", 9) == 0 && (flags & DQ_G_TTL_KEYS))
+        snprintf(out, len, "the server's maxmemory-policy %s may evict the "
+                 "queue's keys with a TTL (dq:{%s}:*) once it reaches "
+                 "maxmemory %s: their tasks would be lost", policy,
+                 admin->queue, max);
+}
+
 /* Sum of calls= over INFO commandstats, and cmdstat_info's. */
 static int commandstats(dq_queue *q, redisContext *c, int64_t *total,
                         int64_t *info)

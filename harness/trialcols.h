@@ -84,7 +84,9 @@
     X(unacked, U64, "")                                                      \
     X(redelivered_hidden, U64, "")                                           \
     X(fault_windows, U64, "")                                                \
-    X(violations, SZ, "")         /* guarantees the trial broke */
+    X(violations, SZ, "")         /* guarantees the trial broke */           \
+    X(rate, I64, "0")             /* offered tasks/s, 0: unpaced */          \
+    X(enqueue_refused, U64, "0")  /* N records: refused (OOM) */
 
 #define DQ_TC_CTYPE_STR const char *
 #define DQ_TC_CTYPE_INT int
