@@ -60,6 +60,11 @@ int dq_section_perf(dq_md *o, const dq_results *r, char *err,
                     size_t errlen);
 void dq_section_probes(dq_md *o, const dq_results *r);
 void dq_section_claims(dq_md *o, const dq_results *r);
+/* The interview and coursework pack (sec_pack.c): the tutorials'
+ * interview questions answered from r, and the exercises of
+ * harness/exercise.h.  Comes after the claims: it links the figures the
+ * sections above drew (only those the output directory holds). */
+void dq_section_pack(dq_md *o, const dq_results *r);
 void dq_section_strategies(dq_md *o);
 
 /* The section functions of the table (sec_*.c). */
