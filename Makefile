@@ -2,7 +2,7 @@
 #
 #   make            build bin/dqlab
 #   make report     install missing packages, run the quick experiment suite
-#                   and `dqlab probes`, write report/out/REPORT.md and
+#                   and `dqlab probes` and `dqlab opcost`, write report/out/REPORT.md and
 #                   report/out/index.html (FULL=1: the full suite)
 #   make test       install missing packages, build and run the Criterion
 #                   tests against a private redis-server
@@ -116,8 +116,11 @@ report:
 	        echo "make report: $$f: a strategy broke a guarantee it declares; see the report" >&2; \
 	    elif [ $$rc -ne 0 ]; then exit $$rc; fi; \
 	done
-	@# Claims about Redis itself (C06-C09, C20): a few seconds, own server.
+	@# Claims about Redis itself (C06-C09, C20, C22, C27, C28): a few
+	@# seconds, own server.  Then the heap's and the wheel's cost per
+	@# operation against the pending tasks (C17): about a second.
 	./bin/dqlab probes --results results
+	./bin/dqlab opcost --out results/opcost
 	./bin/dqlab report results
 
 # `dqlab bench`: speed, the Redis ceiling, backlog scaling, lateness under

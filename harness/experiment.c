@@ -180,6 +180,7 @@ static int write_csv(const run *rn, char *err, size_t errlen)
             .unacked = c->unacked,
             .redelivered_hidden = c->redelivered_hidden,
             .fault_windows = c->fault_windows, .violations = t->violations,
+            .rtt_ms = r->rtt_ms,
         };
         dq_trialrow_write(f, &row);
     }

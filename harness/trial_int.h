@@ -194,6 +194,19 @@ int dq_trial_redis_open(dq_queue *admin, const dq_trial_params *p,
                         const dq_config *cfg, struct redisContext **c,
                         char *version, size_t vlen, char *err,
                         size_t errlen);
+/* One round trip to the server: the median time of DQ_TRIAL_RTT_PINGS
+ * PINGs on c, in ms, into *rtt_ms (-1 when a PING failed).  Sent before
+ * the first snapshot, so the trial's command counts never include them.
+ * dq_trial_redis_echo times one ECHO on c into *us (DQ_OK, or the error
+ * code with admin->err; the snapshots leave ECHO calls out), and
+ * dq_trial_rtt_median is the median of us[0..n-1] in ms (sorts us; -1
+ * when n is 0). */
+#define DQ_TRIAL_RTT_PINGS 21
+void dq_trial_redis_rtt(dq_queue *admin, struct redisContext *c,
+                        double *rtt_ms);
+int dq_trial_redis_echo(dq_queue *admin, struct redisContext *c,
+                        int64_t *us);
+double dq_trial_rtt_median(int64_t *us, size_t n);
 /* One snapshot of what the server did: INFO commandstats calls (and our
  * own INFO's), INFO cpu. */
 typedef struct dq_trial_snapshot {

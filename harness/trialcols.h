@@ -84,7 +84,8 @@
     X(unacked, U64, "")                                                      \
     X(redelivered_hidden, U64, "")                                           \
     X(fault_windows, U64, "")                                                \
-    X(violations, SZ, "")         /* guarantees the trial broke */
+    X(violations, SZ, "")         /* guarantees the trial broke */          \
+    X(rtt_ms, F3NA, "-1")         /* one round trip, median, ms (trial.h) */
 
 #define DQ_TC_CTYPE_STR const char *
 #define DQ_TC_CTYPE_INT int

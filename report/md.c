@@ -87,6 +87,32 @@ static void html_escape(FILE *f, const char *s)
         }
 }
 
+/* A table cell's text for the HTML copy: escaped, with each Markdown link
+ * to an anchor of this page, "[text](#id)", as a link (the rest of a cell
+ * is plain text: no other Markdown inside a raw HTML block). */
+static void html_cell(FILE *f, const char *s)
+{
+    char buf[1024];
+    while (*s) {
+        const char *close = s[0] == '[' ? strstr(s, "](#") : NULL;
+        const char *end = close ? strchr(close + 3, ')') : NULL;
+        size_t tl = close ? (size_t)(close - s - 1) : 0;
+        if (end == NULL || tl >= sizeof buf || memchr(s + 1, ']', tl)) {
+            snprintf(buf, 2, "%c", *s++);
+            html_escape(f, buf);
+            continue;
+        }
+        fputs("<a href=\"#", f);
+        snprintf(buf, sizeof buf, "%.*s", (int)(end - close - 3), close + 3);
+        html_escape(f, buf);
+        fputs("\">", f);
+        snprintf(buf, sizeof buf, "%.*s", (int)tl, s + 1);
+        html_escape(f, buf);
+        fputs("</a>", f);
+        s = end + 1;
+    }
+}
+
 void dq_cells(dq_md *o, bool head, const char *const *cells, size_t n)
 {
     fputc('|', o->md);
@@ -99,10 +125,11 @@ void dq_cells(dq_md *o, bool head, const char *const *cells, size_t n)
     fputc('\n', o->md);
     for (size_t i = 0; head && i <= n; i++)
         fputs(i == 0 ? "|" : i < n ? "---|" : "---|\n", o->md);
-    fputs(head ? "<table>\n<thead>\n<tr>" : "<tr>", o->hmd);
+    fputs(head ? "<div class=\"wide\"><table>\n<thead>\n<tr>" : "<tr>",
+          o->hmd);
     for (size_t i = 0; i < n; i++) {
         fputs(head ? "<th>" : "<td>", o->hmd);
-        html_escape(o->hmd, cells[i]);
+        html_cell(o->hmd, cells[i]);
         fputs(head ? "</th>" : "</td>", o->hmd);
     }
     fputs(head ? "</tr>\n</thead>\n<tbody>\n" : "</tr>\n", o->hmd);
@@ -141,7 +168,7 @@ void dq_row(dq_md *o, const char *fmt, ...)
 void dq_table_end(dq_md *o)
 {
     fputc('\n', o->md);
-    fputs("</tbody>\n</table>\n\n", o->hmd);
+    fputs("</tbody>\n</table></div>\n\n", o->hmd);
 }
 
 /* gnuplot -c script in outpath, through a temporary name; the terminal
@@ -211,6 +238,7 @@ int dq_figure(dq_md *o, const char *stem, const char *script,
 
 void dq_figure_link(dq_md *o, const char *stem)
 {
+    dq_put(o, "<a id=\"fig-%s\"></a>", stem);
     dq_put(o, "![%s](figures/%s.svg) ([PNG](figures/%s.png), [data](data/"
            "%s.csv))\n\n", stem, stem, stem, stem);
 }

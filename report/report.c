@@ -51,6 +51,7 @@ static const char html_head[] =
     "tr:nth-child(even) td{background:#fafafa}\n"
     "code{background:#f3f3f3;padding:0 .2rem;border-radius:3px}\n"
     "img{max-width:100%;height:auto;border:1px solid #eee}\n"
+    ".wide{overflow-x:auto;max-width:100%}\n"
     "</style>\n</head>\n<body>\n";
 
 /* nftw callback of rm_rf. */
