@@ -44,6 +44,7 @@
  * whether it can carry a verdict at all (dq_check_no_verdict).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -538,13 +539,53 @@ static void judge_early(const checker *c, dq_check *out, const span *sp)
     }
 }
 
-/* A never-delivered id: pending at the end, or lost (by a window that
- * explains it, or by none). */
-static void judge_undelivered(const checker *c, dq_check *out, const rec *r)
+/* Whether a lease claimed at t_us would still bring the task back at the
+ * end: not run out, or run out less than DQ_CHECK_LOSS_SLACK_MS before it
+ * (the next claim, up to a claim timeout away, has not taken it yet). */
+static bool lease_holds(const dq_check *out, int64_t t_us)
+{
+    return out->lease_ms > 0 &&
+           t_us + (out->lease_ms + DQ_CHECK_LOSS_SLACK_MS) * 1000 >
+               out->end_us;
+}
+
+/* Whether a window of a fault that explains claimed losses (a consumer
+ * killed right after its claim, before any D record) names id as the
+ * task it held ("...,id=<id>" in its begin arg) with its lease still
+ * holding at the end. */
+static bool held_at_end(const checker *c, const dq_check *out,
+                        const char *id)
+{
+    size_t n = strlen(id);
+
+    for (size_t w = 0; w < c->nwv && out->lease_ms > 0; w++) {
+        const window *x = &c->wv[w];
+        const char *a = strstr(x->arg, "id=");
+        while (a != NULL && a != x->arg && a[-1] != ',' && a[-1] != ':')
+            a = strstr(a + 1, "id=");
+        if ((x->explains & DQ_FAULT_EXPLAINS_CLAIMED) && a != NULL &&
+            strncmp(a + 3, id, n) == 0 &&
+            (a[3 + n] == '\0' || a[3 + n] == ',') &&
+            lease_holds(out, x->begin))
+            return true;
+    }
+    return false;
+}
+
+/* A never-delivered id: pending at the end (not due yet, or held by a
+ * killed consumer under a lease that still holds), or lost (by a window
+ * that explains it, or by none). */
+static void judge_undelivered(const checker *c, dq_check *out, const rec *r,
+                              const char *id)
 {
     const window *x = NULL;
 
     if (r->due_ms * 1000 >= out->end_us) {
+        out->pending_end++;
+        out->pending_undelivered++;
+        return;
+    }
+    if (held_at_end(c, out, id)) {
         out->pending_end++;
         return;
     }
@@ -602,8 +643,7 @@ static void judge_unacked(const checker *c, dq_check *out, const span *sp)
             x->begin < last->t || x->begin > out->end_us ||
             !win_for(x, last->cons))
             continue;
-        if (out->lease_ms > 0 &&
-            last->t + out->lease_ms * 1000 > out->end_us) {
+        if (lease_holds(out, last->t)) {
             out->pending_end++;
         } else {
             out->lost++;
@@ -637,7 +677,7 @@ static void judge(checker *c, dq_check *out, double *lat, size_t *nlat)
         }
         judge_early(c, out, &sp);
         if (sp.d1 == sp.d0) {
-            judge_undelivered(c, out, sp.r);
+            judge_undelivered(c, out, sp.r, c->ids.arena + c->ids.e[i].off);
             continue;
         }
         out->delivered++;
@@ -733,6 +773,13 @@ static int header_record(reader *rd, char **fld, int nf)
              !parse_nonneg(fld[2], &out->lease_ms))
         return bad(rd, "bad H opt.lease_ms '%.30s' (expected ms >= 0)",
                    fld[2]);
+    else if (strcmp(fld[1], "pending_at_end") == 0 &&
+             !parse_nonneg(fld[2], &out->queued_at_end))
+        return bad(rd, "bad H pending_at_end '%.30s' (expected a count "
+                   ">= 0)", fld[2]);
+    else if (strcmp(fld[1], "failed") == 0)
+        snprintf(out->failed, sizeof out->failed, "the trial failed: %s",
+                 fld[2][0] ? fld[2] : "(no reason given)");
     return 0;
 }
 
@@ -765,9 +812,11 @@ static int record_shape(reader *rd, char **fld, int nf)
             return bad(rd, "Z record in a v1 log");
         if (nf != 3)
             return bad(rd, "Z record needs 3 fields, has %d", nf);
-        if (strcmp(fld[2], "clean") != 0 && strcmp(fld[2], "interrupted") != 0)
-            return bad(rd, "Z record must say clean or interrupted, not "
-                       "'%.20s'", fld[2]);
+        if (strcmp(fld[2], "clean") != 0 &&
+            strcmp(fld[2], "interrupted") != 0 &&
+            strcmp(fld[2], "failed") != 0)
+            return bad(rd, "Z record must say clean, interrupted or failed, "
+                       "not '%.20s'", fld[2]);
         return 0;
     case 'F':
         if (nf != 5)
@@ -865,8 +914,9 @@ static int timed_record(reader *rd, char **fld)
      * one of them (first_us / last_us, the end without H end_us). */
     if (fld[0][0] == 'Z') {
         rd->z_line = rd->lineno;
-        out->end = fld[2][0] == 'c' ? DQ_CHECK_END_CLEAN
-                                    : DQ_CHECK_END_INTERRUPTED;
+        out->end = fld[2][0] == 'c'   ? DQ_CHECK_END_CLEAN
+                   : fld[2][0] == 'f' ? DQ_CHECK_END_FAILED
+                                      : DQ_CHECK_END_INTERRUPTED;
         return 0;
     }
     if (out->first_us == 0 || t < out->first_us)
@@ -966,6 +1016,19 @@ static int read_lines(reader *rd, FILE *f)
     return rc;
 }
 
+/* How many lost ids were still queued at the end: the queue held
+ * queued_at_end never-claimed tasks (H pending_at_end); those not due yet
+ * are pending, the rest can only be lost ones never delivered. */
+static void lost_queued(dq_check *out)
+{
+    int64_t q = out->queued_at_end - (int64_t)out->pending_undelivered;
+    uint64_t never = out->lost - out->lost_claimed;
+
+    if (out->queued_at_end < 0 || q <= 0)
+        return;
+    out->lost_queued = (uint64_t)q < never ? (uint64_t)q : never;
+}
+
 /* After the last line: the windows, the judgement, the lateness. */
 static int conclude(reader *rd, double **lat_out)
 {
@@ -988,6 +1051,7 @@ static int conclude(reader *rd, double **lat_out)
         return -1;
     }
     judge(&rd->c, out, lat, &n);
+    lost_queued(out);
     qsort(lat, n, sizeof *lat, cmp_double);
     out->lateness.n = n;
     out->lateness.p50_ms = dq_percentile(lat, n, 50);
@@ -1012,6 +1076,7 @@ static int check_stream(FILE *f, const char *name, dq_check *out,
 
     memset(&rd, 0, sizeof rd);
     memset(out, 0, sizeof *out);
+    out->queued_at_end = -1;
     rd.out = out;
     rd.name = name;
     rd.h_end_us = -1;
@@ -1060,6 +1125,17 @@ int dq_check_file(const char *path, dq_check *out, char *err, size_t errlen)
     return rc;
 }
 
+void dq_check_queued_note(const dq_check *c, char *buf, size_t len)
+{
+    if (c->lost_queued == 0)
+        snprintf(buf, len, "%s", "");
+    else
+        snprintf(buf, len, "%" PRIu64 " of the lost tasks %s still queued "
+                 "in Redis when the trial ended (late beyond the deadline, "
+                 "not gone)", c->lost_queued,
+                 c->lost_queued == 1 ? "was" : "were");
+}
+
 const char *dq_check_no_verdict(const dq_check *c)
 {
     if (c->log_version == 1)
@@ -1070,6 +1146,10 @@ const char *dq_check_no_verdict(const dq_check *c)
         return NULL;
     case DQ_CHECK_END_INTERRUPTED:
         return "trial interrupted: the log ends with 'Z interrupted'";
+    case DQ_CHECK_END_FAILED:
+        return c->failed[0] ? c->failed
+                            : "the trial failed (the log ends with 'Z "
+                              "failed' and no H failed record)";
     case DQ_CHECK_END_NONE:
     default:
         return c->torn ? "log incomplete: its last line is cut short and it "
@@ -1150,11 +1230,18 @@ json_t *dq_check_json(const dq_check *c)
     U("ack_refused", c->ack_refused);
     U("ack_failed", c->ack_failed);
     U("log_version", c->log_version);
+    U("lost_queued", c->lost_queued);
 #undef U
+    json_object_set_new(o, "pending_at_end",
+                        c->queued_at_end >= 0
+                            ? json_integer((json_int_t)c->queued_at_end)
+                            : json_null());
     json_object_set_new(o, "log_end",
                         c->end == DQ_CHECK_END_CLEAN ? json_string("clean")
                         : c->end == DQ_CHECK_END_INTERRUPTED
                             ? json_string("interrupted")
+                        : c->end == DQ_CHECK_END_FAILED
+                            ? json_string("failed")
                             : json_null());
     json_object_set_new(o, "no_verdict",
                         dq_check_no_verdict(c)

@@ -28,7 +28,9 @@
  * matched to the deliveries of its consumer, as v1 did.)
  *
  * How the log ended.  A v2 log ends with a Z record (eventlog.h): "clean"
- * when the trial ran to its end, "interrupted" when a signal stopped it.
+ * when the trial ran to its end, "interrupted" when a signal stopped it,
+ * "failed" when the trial itself failed (H failed <why> says why: a fault
+ * Redis refused, a consumer process that died unplanned...).
  * A log without one -- its writer was killed (buffered records never
  * written), the file was cut at or inside a line (a last line without LF
  * is not read: torn) -- is incomplete, and so is every v1 log, which
@@ -59,11 +61,25 @@
  *                         without it the last record's time is the end
  *   H opt.lease_ms <ms>   a lease (visibility timeout): a task claimed by
  *                         a killed consumer comes back after it
+ *   H pending_at_end <n>  tasks the queue still held, never claimed, once
+ *                         every consumer stopped (dq_pending, written by
+ *                         the trial where the strategy counts them): of
+ *                         the never-delivered lost ids, up to n minus the
+ *                         never-delivered pending ones were still queued
+ *                         (lost_queued) -- late beyond the deadline (a
+ *                         stalled server, a slow consumer), not gone.
+ *                         The verdict does not change: they were not
+ *                         delivered in time.
  * With them, each enqueued id is counted as:
  *   pending_end   never delivered and due at or after the end (the trial
  *                 stopped first); or last delivered to a killed consumer,
- *                 never acked, with its lease (opt.lease_ms) not yet run
- *                 out at the end: it would still come back
+ *                 never acked, or held by one killed right after its
+ *                 claim (the "id=" of the kill's F begin, no D record),
+ *                 with its lease (opt.lease_ms) not yet run out at the end,
+ *                 or run out less than DQ_CHECK_LOSS_SLACK_MS before it
+ *                 (no claim has taken it back yet): it would still come
+ *                 back.  A leased trial's drain deadline is bounded
+ *                 (trial.c), so a task killed again and again ends here
  *   lost          never delivered and due before the end; plus
  *                 lost_claimed: delivered, never acked, and its consumer
  *                 killed after its last delivery (a window of a fault
@@ -157,7 +173,8 @@ typedef struct dq_fault_stat {
 typedef enum dq_check_end {
     DQ_CHECK_END_NONE = 0,     /* no Z record: incomplete */
     DQ_CHECK_END_CLEAN,        /* Z clean */
-    DQ_CHECK_END_INTERRUPTED   /* Z interrupted */
+    DQ_CHECK_END_INTERRUPTED,  /* Z interrupted */
+    DQ_CHECK_END_FAILED        /* Z failed (H failed says why) */
 } dq_check_end;
 
 typedef struct dq_check {
@@ -188,6 +205,15 @@ typedef struct dq_check {
     int64_t end_us;            /* the end used for pending_end */
     int64_t lease_ms;          /* H opt.lease_ms, 0 when absent */
     char fault_spec[128];      /* H faults (or H fault), "" when absent */
+    int64_t queued_at_end;     /* H pending_at_end: tasks the queue still
+                                  held, never claimed, when the trial
+                                  ended; -1 when absent */
+    uint64_t pending_undelivered; /* part of pending_end: never delivered,
+                                  due after the end */
+    uint64_t lost_queued;      /* part of lost: never delivered, yet still
+                                  queued at the end (top comment) */
+    char failed[300];          /* "the trial failed: <H failed>", "" when
+                                  the log has no H failed */
     size_t nfaults;            /* distinct fault names, at most
                                   DQ_CHECK_MAX_FAULTS */
     dq_fault_stat faults[DQ_CHECK_MAX_FAULTS]; /* first-seen order */
@@ -213,12 +239,20 @@ int dq_check_file_lateness(const char *path, dq_check *out, double **lat,
                            char *err, size_t errlen);
 
 /* NULL when the checked log c can carry a verdict (a v2 log ending with
- * "Z clean"); otherwise why not, as a static one-line text starting with
- * "log incomplete" (no Z record, a torn last line, a v1 log) or "trial
- * interrupted" (Z interrupted), for "no verdict: <text>".  Every caller
- * that judges a stored log asks this first: counts of an incomplete log
- * are neither ok nor a violation. */
+ * "Z clean"); otherwise why not, as a one-line text starting with "log
+ * incomplete" (no Z record, a torn last line, a v1 log), "trial
+ * interrupted" (Z interrupted) or "the trial failed: <why>" (Z failed,
+ * the reason from H failed), for "no verdict: <text>"; static, or c's
+ * own (valid as long as c).  Every caller that judges a stored log asks
+ * this first: counts of an incomplete log are neither ok nor a
+ * violation. */
 const char *dq_check_no_verdict(const dq_check *c);
+
+/* The explanation of lost_queued (c->lost_queued > 0): "N of the lost
+ * tasks were still queued in Redis when the trial ended (late beyond the
+ * deadline, not gone)" into buf (len bytes); "" when it is 0.  The same
+ * words for `dqlab check` and the `dqlab run` summary. */
+void dq_check_queued_note(const dq_check *c, char *buf, size_t len);
 
 /* Percentile p (0..100) of n sorted samples, nearest-rank; 0 when n == 0. */
 double dq_percentile(const double *sorted, size_t n, double p);
@@ -235,9 +269,10 @@ size_t dq_percentile_rank(double p, size_t n);
  * dup_nofault, pending_end, lost_claimed, lost_nofault, early_fault,
  * unacked, fault_windows, end_us, fault (the H fault spec or null),
  * faults [{name, windows, window_ms, lost, redelivered, dup_fault,
- * early}], ack_refused, ack_failed, log_version, log_end ("clean",
- * "interrupted" or null), no_verdict (dq_check_no_verdict's text or
- * null).  NULL on allocation failure. */
+ * early}], ack_refused, ack_failed, log_version, lost_queued,
+ * pending_at_end (null when the log has none), log_end ("clean",
+ * "interrupted", "failed" or null), no_verdict (dq_check_no_verdict's
+ * text or null).  NULL on allocation failure. */
 struct json_t;
 struct json_t *dq_check_json(const dq_check *c);
 

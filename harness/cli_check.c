@@ -9,9 +9,10 @@
  *   2  the log cannot be read or a record is malformed ("file:line: what");
  *   3  no verdict ("verdict: no verdict: why"): the log cannot carry one --
  *      it does not end with "Z clean" (its writer was killed or
- *      interrupted, the file was cut, or it is a v1 log, which never
- *      recorded its end: dq_check_no_verdict, checker.h), or it names no
- *      strategy dqlab knows.  The counts are printed all the same.
+ *      interrupted, the trial failed, the file was cut, or it is a v1
+ *      log, which never recorded its end: dq_check_no_verdict,
+ *      checker.h), or it names no strategy dqlab knows.  The counts are
+ *      printed all the same.
  *
  * The verdict uses dq_check_violations() (checker.h), the rules `dqlab
  * run` applies, on what the log alone can show: early deliveries no
@@ -56,7 +57,8 @@ static void usage(FILE *f)
                "last line\n  'Z clean') gets a verdict.\n\n"
                "Exit: 0 ok, 1 a guarantee broken, 2 the log is unreadable "
                "or malformed,\n3 no verdict (the log is incomplete or "
-               "interrupted, or names no known\nstrategy).\n");
+               "interrupted, the trial failed,\nor the log names no known "
+               "strategy).\n");
 }
 
 /* Reads the strategy of the log at path (its first "H strategy" record;
@@ -204,6 +206,11 @@ static void print_counts(const dq_check *c)
     printf("lost        %" PRIu64 "  (%" PRIu64 " claimed by a killed "
            "consumer, %" PRIu64 " no fault explains)\n", c->lost,
            c->lost_claimed, c->lost_nofault);
+    if (c->lost_queued > 0) {
+        char note[200];
+        dq_check_queued_note(c, note, sizeof note);
+        printf("            %s\n", note);
+    }
     printf("pending end %" PRIu64 "  (due after the end, or leased to a "
            "killed consumer)\n", c->pending_end);
     printf("early       %" PRIu64 "  (%" PRIu64 " in a %s window)\n",
@@ -233,6 +240,7 @@ static void print_text(const char *path, const dq_check *c,
     printf("log         %s (v%d, %s)\n", path, c->log_version,
            c->end == DQ_CHECK_END_CLEAN         ? "ended clean"
            : c->end == DQ_CHECK_END_INTERRUPTED ? "ended interrupted"
+           : c->end == DQ_CHECK_END_FAILED      ? "ended failed"
            : c->torn                            ? "no end record, last line cut"
                                                 : "no end record");
     if (strategy[0])

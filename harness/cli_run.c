@@ -284,17 +284,25 @@ static void print_human(const dq_trial_params *p, const dq_trial_result *r,
 
     print_setup(p, r, where);
     printf("enqueued    %" PRIu64 "\n", c->enqueued);
-    printf("delivered   %" PRIu64 "  (deliveries %" PRIu64 ", duplicates %"
-           PRIu64 ", acked %" PRIu64 ")\n", c->delivered, c->deliveries,
-           c->duplicates, c->acked);
-    if (c->fault_windows > 0 || c->redelivered + c->redelivered_hidden > 0)
-        printf("redelivered %" PRIu64 "  (of which %" PRIu64 " whose first "
-               "delivery died unlogged with its consumer); duplicates "
-               "during a fault %" PRIu64 ", without %" PRIu64 "\n",
-               c->redelivered + c->redelivered_hidden, c->redelivered_hidden,
-               c->dup_fault, c->dup_nofault);
+    printf("delivered   %" PRIu64 "  (deliveries %" PRIu64 ", acked %" PRIu64
+           ")\n", c->delivered, c->deliveries, c->acked);
+    /* The terms of checker.h, so that the line adds up: duplicates =
+     * redelivered + dup_fault + dup_nofault. */
+    printf("extra deliveries %" PRIu64 " = redelivered %" PRIu64
+           " + duplicates during a fault %" PRIu64 " + duplicates without "
+           "a fault %" PRIu64 "\n", c->duplicates, c->redelivered,
+           c->dup_fault, c->dup_nofault);
+    if (c->redelivered_hidden > 0)
+        printf("            and %" PRIu64 " redelivered whose first "
+               "delivery died unlogged with its consumer\n",
+               c->redelivered_hidden);
     printf("lost        %" PRIu64 "%s\n", c->lost,
            r->interrupted ? "  (interrupted: not a verdict)" : "");
+    if (c->lost_queued > 0) {
+        char note[200];
+        dq_check_queued_note(c, note, sizeof note);
+        printf("            %s\n", note);
+    }
     if (c->pending_end > 0)
         printf("pending     %" PRIu64 "  (due after the end, or still leased "
                "to a killed consumer)\n", c->pending_end);
@@ -304,8 +312,8 @@ static void print_human(const dq_trial_params *p, const dq_trial_result *r,
     printf("lateness ms p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n",
            c->lateness.p50_ms, c->lateness.p90_ms, c->lateness.p99_ms,
            c->lateness.p999_ms, c->lateness.max_ms);
-    printf("throughput  %.1f tasks/s over %.3f s\n", r->tasks_per_s,
-           r->elapsed_s);
+    printf("throughput  %.1f tasks/s (delivered over %.3f s, first enqueue "
+           "to last delivery)\n", r->tasks_per_s, r->elapsed_s);
     if (r->redis_commands >= 0)
         printf("redis cmds  %" PRId64 "  (%.2f per task)\n", r->redis_commands,
                c->enqueued ? (double)r->redis_commands / (double)c->enqueued
@@ -322,7 +330,12 @@ static void print_human(const dq_trial_params *p, const dq_trial_result *r,
                r->first_error);
     if (log_path != NULL)
         printf("log         %s\n", log_path);
-    if (nv == 0)
+    if (nv == 0 && (p->strategy->flags & DQ_G_DUPLICATES) &&
+        c->dup_nofault > 0 && !r->interrupted)
+        printf("verdict     ok (%s declares duplicates: %" PRIu64 " %s its "
+               "documented race)\n", p->strategy->name, c->dup_nofault,
+               c->dup_nofault == 1 ? "is" : "are");
+    else if (nv == 0)
         printf("verdict     ok%s\n", r->interrupted ? " so far (interrupted)"
                                                    : "");
     for (size_t i = 0; i < nv; i++)
@@ -346,11 +359,22 @@ static int cli_option(cli *c, const char *name, const char *val)
         }
         if (dq_opt_parse(val, &p->opts[p->nopts], err, sizeof err) != DQ_OK)
             goto bad_opt;
+        for (size_t i = 0; i < p->nopts; i++)
+            if (strcmp(p->opts[i].key, p->opts[p->nopts].key) == 0) {
+                run_error("--opt %s given twice (give each option once)",
+                          p->opts[i].key);
+                return 2;
+            }
         p->nopts++;
     } else if (strcmp(name, "--redis") == 0) {
         c->url = val;
-        if (dq_redis_url_parse(val, &c->target, err, sizeof err) != 0)
-            goto bad;
+        if (dq_redis_url_parse(val, &c->target, err, sizeof err) != 0) {
+            /* Never quotes the URL (redis_url.h): printed as it is, so
+             * the form it names is not taken for a URL with a password
+             * and masked. */
+            fprintf(stderr, "dqlab run: %s\n", err);
+            return 2;
+        }
         c->have_target = true;
     } else if (strcmp(name, "--out") == 0) {
         c->outdir = val;
@@ -374,9 +398,6 @@ static int cli_option(cli *c, const char *name, const char *val)
         snprintf(p->queue, sizeof p->queue, "%s", val);
     }
     return 0;
-bad:
-    run_error("%s", err);
-    return 2;
 bad_opt:
     run_error("--opt: %s", err);
     return 2;
@@ -404,11 +425,16 @@ static int cli_flag(cli *c, const char *name, const char *val)
     return 1;
 }
 
-/* The command line into c.  Returns 0, 1 after --help (printed), or 2. */
+/* The command line into c.  Returns 0, 1 after --help (printed), or 2.
+ * An option given twice is refused (--opt with the same key too; --fault
+ * is repeatable): one of the two values would be dropped unseen. */
 static int cli_parse(cli *c, int argc, char **argv)
 {
     static const char *const own[] = {"--strategy", "--opt", "--redis",
-                                      "--out", "--queue", "--fault", NULL};
+                                      "--out", "--queue", "--fault",
+                                      "--fresh", "--json", "--quiet", NULL};
+    unsigned own_seen = 0;
+    dq_params_seen seen = 0;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = NULL, *eq = strchr(a, '=');
@@ -431,14 +457,27 @@ static int cli_parse(cli *c, int argc, char **argv)
                  eq ? (int)(eq - a) : (int)strlen(a), a);
         if (eq)
             val = eq + 1;
+        d = dq_param_by_flag(name);
+        for (size_t k = 0; own[k] != NULL; k++)
+            if (strcmp(name, own[k]) == 0) {
+                known = true;
+                if ((own_seen & (1u << k)) && strcmp(name, "--opt") != 0 &&
+                    strcmp(name, "--fault") != 0) {
+                    run_error("%s given twice (give each option once)",
+                              name);
+                    return 2;
+                }
+                own_seen |= 1u << k;
+            }
+        if (d != NULL && dq_param_once(d, &seen, name, err, sizeof err)) {
+            run_error("%s", err);
+            return 2;
+        }
         if ((rc = cli_flag(c, name, val)) != 0) {
             if (rc == 2)
                 return 2;
             continue;
         }
-        d = dq_param_by_flag(name);
-        for (size_t k = 0; own[k] != NULL; k++)
-            known |= strcmp(name, own[k]) == 0;
         if (d == NULL && !known) {
             run_error("unknown option '%s' (see dqlab run --help)", name);
             return 2;

@@ -546,7 +546,8 @@ int dq_log_end(dq_eventlog *l, int64_t t_us, const char *how)
     rec r;
 
     if (!rec_ok(l, how != NULL && (strcmp(how, "clean") == 0 ||
-                                   strcmp(how, "interrupted") == 0), 0))
+                                   strcmp(how, "interrupted") == 0 ||
+                                   strcmp(how, "failed") == 0), 0))
         return -1;
     /* Every thread's records first: the Z line must be the last. */
     if (dq_eventlog_flush_all(l) != 0)

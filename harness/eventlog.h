@@ -22,12 +22,14 @@
  *                                              the call failed); that
  *                                              delivery is not acked
  *   F  <t_us> <fault> begin|end <arg>          a fault window
- *   Z  <t_us> clean|interrupted                how the log ended: the last
+ *   Z  <t_us> clean|interrupted|failed         how the log ended: the last
  *                                              line of every log whose
  *                                              writer finished (clean: the
  *                                              trial ran to its end;
  *                                              interrupted: stopped by
- *                                              SIGINT/SIGTERM/SIGHUP)
+ *                                              SIGINT/SIGTERM/SIGHUP;
+ *                                              failed: the trial failed,
+ *                                              why in H failed)
  *
  * <attempt> is dq_task.attempt (1 for a first delivery, 0 when the
  * strategy does not count).  A log without a Z line (a writer killed, or a
@@ -62,7 +64,10 @@
  * is for readers of the log.
  * Headers the trial adds for faults: H consumer_mode thread|process,
  * H fault <spec>[,<spec>...] (only with faults), H end_us <t_us> (when the
- * trial stopped waiting; written after the run's records start).
+ * trial stopped waiting; written after the run's records start).  At the
+ * end: H pending_at_end <n> (tasks the queue still held, never claimed,
+ * once every consumer stopped; where the strategy counts them), and for a
+ * trial that failed, H failed <why> (one line) right before Z failed.
  *
  * Ids, consumer and producer names must not contain TAB, CR or LF (the
  * writer refuses them).
@@ -153,8 +158,8 @@ int dq_log_ack_refused(dq_eventlog *l, int64_t t_us, const char *id,
 int dq_log_fault(dq_eventlog *l, int64_t t_us, const char *fault,
                  const char *phase, const char *arg);
 /* Ends the log: writes every thread's buffered records (as
- * dq_eventlog_flush_all), then the Z record with how ("clean" or
- * "interrupted"; EINVAL otherwise) at once.  After it this handle writes
+ * dq_eventlog_flush_all), then the Z record with how ("clean",
+ * "interrupted" or "failed"; EINVAL otherwise) at once.  After it this handle writes
  * nothing more (EINVAL).  Call it when no other thread or process writes
  * to the log any more (after joining and reaping them), right before
  * dq_eventlog_close: the Z line must be the file's last.  Returns 0, or -1

@@ -659,17 +659,19 @@ static void trial_line(const run *rn, const trial_row *t, const char *label,
                     ? (double)r->redis_cpu_us / 1000.0 / r->measured_s
                     : -1.0, nl);
     else if (p->nfaults > 0 || p->consumer_process)
-        fprintf(stderr, "%s%s: dup=%" PRIu64 " (redelivered %" PRIu64
-                ") lost=%" PRIu64 " pending=%" PRIu64 " early=%" PRIu64
-                " kills=%d restarts=%d %s%s", cr, label, c->duplicates,
-                c->redelivered, c->lost, c->pending_end, c->early, r->kills,
-                r->restarts, t->violations ? "VIOLATES its guarantees" : "ok",
-                nl);
+        fprintf(stderr, "%s%s: extra=%" PRIu64 " (redelivered %" PRIu64
+                " + fault dup %" PRIu64 " + dup %" PRIu64 ") lost=%" PRIu64
+                " pending=%" PRIu64 " early=%" PRIu64 " kills=%d "
+                "restarts=%d %s%s", cr, label, c->duplicates, c->redelivered,
+                c->dup_fault, c->dup_nofault, c->lost, c->pending_end,
+                c->early, r->kills, r->restarts,
+                t->violations ? "VIOLATES its guarantees" : "ok", nl);
     else
-        fprintf(stderr, "%s%s: dup=%" PRIu64 " lost=%" PRIu64
-                " early=%" PRIu64 " %.0f tasks/s p99 %.1f ms%s%s", cr, label,
-                c->duplicates, c->lost, c->early, r->tasks_per_s,
-                c->lateness.p99_ms,
+        fprintf(stderr, "%s%s: extra=%" PRIu64 " (redelivered %" PRIu64
+                " + dup %" PRIu64 ") lost=%" PRIu64 " early=%" PRIu64
+                " %.0f tasks/s p99 %.1f ms%s%s", cr, label, c->duplicates,
+                c->redelivered, c->dup_fault + c->dup_nofault, c->lost,
+                c->early, r->tasks_per_s, c->lateness.p99_ms,
                 t->violations ? " VIOLATES its guarantees" : "", nl);
     fflush(stderr);
 }

@@ -98,6 +98,7 @@ typedef struct load_state {
     bool set_base[NSET], set_quick[NSET];
     dq_opt opts[MAX_REGISTERED][DQ_MAX_OPTS];
     size_t nopts[MAX_REGISTERED];
+    int opts_line[MAX_REGISTERED]; /* line of the first [opts.NAME], 0 */
 } load_state;
 
 static void load_fail(load_state *st, const char *fmt, ...)
@@ -159,8 +160,12 @@ static bool check_section(load_state *st, const char *sec)
     if (strcmp(sec, "quick") == 0)
         return true;
     if (strncmp(sec, "opts.", 5) == 0) {
-        if (registry_index(sec + 5) >= 0)
+        int si = registry_index(sec + 5);
+        if (si >= 0) {
+            if (st->opts_line[si] == 0)
+                st->opts_line[si] = st->lineno;
             return true;
+        }
         registered_names(names, sizeof names);
         load_fail(st, "[%s]: unknown strategy '%.40s' (known: %s)", sec,
                   sec + 5, names);
@@ -641,7 +646,9 @@ static int on_opts_key(load_state *st, const char *section, const char *name,
         return 0;
     }
     s = dq_strategies[si];
-    for (const dq_optdef *d = s->options; d && d->name; d++) {
+    /* Its own options and those every Redis strategy takes (wait=). */
+    for (size_t j = 0; dq_strategy_option(s, j) != NULL; j++) {
+        const dq_optdef *d = dq_strategy_option(s, j);
         if (strcmp(d->name, name) == 0)
             goto known;
         if (off < sizeof names)
@@ -893,6 +900,37 @@ done:
     return ok;
 }
 
+/* Whether strategy s is in b's list or, when [quick] has one, in that. */
+static bool listed(const load_state *st, const dq_experiment *b,
+                   const dq_strategy *s)
+{
+    for (size_t i = 0; i < b->nstrategies; i++)
+        if (b->strategies[i].s == s)
+            return true;
+    for (size_t i = 0; st->set_quick[K_STRATEGIES] &&
+                       i < st->quick.nstrategies; i++)
+        if (st->quick.strategies[i].s == s)
+            return true;
+    return false;
+}
+
+/* An [opts.NAME] section whose strategy no list runs would be ignored
+ * unseen: refused at its header line. */
+static bool check_opts_sections(load_state *st, const dq_experiment *b)
+{
+    for (int si = 0; dq_strategies[si] != NULL && si < MAX_REGISTERED;
+         si++) {
+        const dq_strategy *s = dq_strategies[si];
+        if (st->opts_line[si] == 0 || listed(st, b, s))
+            continue;
+        st->lineno = st->opts_line[si];
+        load_fail(st, "[opts.%s]: %s is not in strategies", s->name,
+                  s->name);
+        return false;
+    }
+    return true;
+}
+
 /* Everything checked once the whole file is read.  Returns false (error
  * recorded at the [experiment] header, or line 1). */
 static bool finish(load_state *st, bool quick)
@@ -911,7 +949,7 @@ static bool finish(load_state *st, bool quick)
         load_fail(st, "[experiment] has no strategies list");
     else if (!st->set_base[P_SET(dq_param_by_key("consumers"))])
         load_fail(st, "[experiment] has no consumers list");
-    if (st->err[0] != '\0')
+    if (st->err[0] != '\0' || !check_opts_sections(st, b))
         return false;
     set_defaults(st, b);
     if (!check_forms(st, b))

@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "opcost.h"
 #include "signals.h"
+#include "witness.h"
 
 static const struct {
     const char *name;
@@ -37,6 +38,7 @@ static const struct {
                               "C20; results/probes/)"},
     {"opcost", dq_opcost_cmd, "ns per operation of in-process strategies vs "
                               "pending tasks (results/opcost/)"},
+    {"witness", dq_witness_cmd, "charts of real failures (results/witness/)"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

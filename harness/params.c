@@ -58,7 +58,8 @@ const dq_param dq_params[] = {
         16, DQ_PARAM_CHILD, NULL, NULL,
         "payload size, binary with NUL/LF/comma"),
     I64("grace_ms", "--grace-ms", "G", grace_ms, 0, 3600000, 2000, 0, NULL,
-        NULL, "drain deadline = latest due + G"),
+        NULL, "drain deadline = latest due + G; after a consumer\n"
+        "kill, with a lease, up to one lease_ms more"),
     I64("enqueue_batch", "--enqueue-batch", "N", enqueue_batch, 1,
         DQ_TRIAL_MAX_ENQUEUE_BATCH, 1, DQ_PARAM_CHILD, when_batched, NULL,
         "tasks per enqueue call: N > 1 sends groups with\ndq_enqueue_many "
@@ -225,6 +226,22 @@ void dq_param_format(const dq_param *d, const dq_trial_params *p, char *buf,
 
     dq_param_get(d, p, &v, &v2);
     dq_param_text(d, v, v2, buf, len);
+}
+
+_Static_assert(DQ_NPARAMS <= 64, "dq_params_seen holds one bit per row");
+
+int dq_param_once(const dq_param *d, dq_params_seen *seen, const char *what,
+                  char *err, size_t errlen)
+{
+    uint64_t bit = 1ULL << (d - dq_params);
+
+    if (*seen & bit) {
+        snprintf(err, errlen, "%s given twice (give each option once)",
+                 what);
+        return -1;
+    }
+    *seen |= bit;
+    return 0;
 }
 
 void dq_params_defaults(dq_trial_params *p)

@@ -79,6 +79,15 @@ extern const dq_param dq_params[];
 const dq_param *dq_param_by_key(const char *key);
 const dq_param *dq_param_by_flag(const char *flag);
 
+/* The rows given so far on one command line, one bit each. */
+typedef uint64_t dq_params_seen;
+/* Marks d as given in *seen; what names it in the message ("--tasks").
+ * Returns 0, or -1 with one line in err when d was given before: a value
+ * given twice is refused, as an experiment file refuses a key given
+ * twice, rather than one of them silently dropped. */
+int dq_param_once(const dq_param *d, dq_params_seen *seen, const char *what,
+                  char *err, size_t errlen);
+
 /* Sets every parameter of the table to its default. */
 void dq_params_defaults(struct dq_trial_params *p);
 

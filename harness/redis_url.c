@@ -183,6 +183,12 @@ int dq_redis_url_parse(const char *url, dq_redis_target *t, char *err,
                  "redis://[user:password@]host:port[/db])");
         return -1;
     }
+    if (strncasecmp(url, "rediss://", 9) == 0) {
+        snprintf(err, errlen, "--redis: rediss:// (TLS) is not supported: "
+                 "hiredis 0.14 has no TLS (expected "
+                 "redis://[user:password@]host:port[/db])");
+        return -1;
+    }
     if (strncmp(url, scheme, sizeof scheme - 1) != 0) {
         snprintf(err, errlen, "--redis: URL must start with redis:// "
                  "(expected redis://[user:password@]host:port[/db])");

@@ -22,8 +22,11 @@
  * in_fd/out_fd/err_fd (-1: /dev/null; a descriptor given must be >= 3 or
  * equal to its target); every other descriptor closed; exec; _exit(127)
  * if exec fails.  Signals are blocked in the parent around fork(), and the
- * child pid is registered with dq_signals_on_force_kill().  Returns the
- * pid, or -1 with errno set (fork failed). */
+ * child pid is registered with dq_signals_on_force_kill().  Returns once
+ * the child has exec'd (or died before it: a close-on-exec pipe tells,
+ * spawn.c), so that a signal sent to the pid afterwards reaches the new
+ * program and is never among the ones dropped before exec.  Returns the
+ * pid, or -1 with errno set (pipe or fork failed). */
 pid_t dq_spawn(const char *path, char *const argv[], char *const envp[],
                int in_fd, int out_fd, int err_fd);
 

@@ -2,9 +2,11 @@
  *
  *   0. Check and settle the parameters: every value in its range, what the
  *      faults need (faults.h), consumers as processes when one needs them.
- *   1. Redis strategies: connect once on a bare handle (trial_redis.c),
- *      refuse when keys dq:{queue}:* already exist (or purge them with
- *      fresh); let each fault prepare (server settings, checks).
+ *   1. Redis strategies: connect once on a bare handle (trial_redis.c);
+ *      on a server that is not dqlab's claim the queue (dq:{queue}:owner,
+ *      refused while another run holds it); refuse when keys
+ *      dq:{queue}:* already exist (or purge them with fresh); let each
+ *      fault prepare (server settings, checks).
  *   2. Open one dq_queue handle per producer and per consumer thread (all
  *      in this thread, so a bad option or connection fails before anything
  *      runs); every handle shares one dq_local for in-process strategies.
@@ -16,17 +18,30 @@
  *      then the producer and consumer threads (trial_workers.c).
  *   5. Wait until every task was delivered at least once (with a lease
  *      also acked, so that redeliveries after a lease ran out are seen) or
- *      the drain deadline -- grace after the latest due time, the end of
- *      the fault windows, and, for an at-least-once strategy, the last
- *      consumer kill + lease_ms, when the killed consumer's task comes back
- *      -- passes, or a signal; the fault schedule (trial_faults.c) and the
- *      children are looked after on the way.
- *   6. Stop and join everyone, sum the counters of every handle, take the
- *      second snapshot, let the faults restore the server, purge the
- *      queue's keys (the log is the record of the trial).
+ *      the drain deadline passes, or a signal; the fault schedule
+ *      (trial_faults.c) and the children are looked after on the way.
+ *      The deadline (drain_deadline_ms): grace after the latest due time
+ *      and the end of the fault windows; after a consumer kill, for an
+ *      at-least-once strategy, the last kill + lease_ms + grace (when the
+ *      killed consumer's task comes back), but never more than one
+ *      lease_ms past the first deadline: a task killed again and again
+ *      would otherwise hold the trial one lease per kill.  A task still
+ *      leased then is pending at the end (checker.h).
+ *   6. Stop and join everyone, sum the counters of every handle, record
+ *      how many tasks the queue still holds (H pending_at_end, where the
+ *      strategy counts them), take the second snapshot, let the faults
+ *      restore the server, purge the queue's keys (the log is the record
+ *      of the trial) and release the claim.
  *   7. End the log with its Z record (clean, or interrupted) and run the
  *      checker on it: the numbers reported come from the log, not from
  *      here.
+ *
+ * A trial that fails once it has the queue (a fault refused by Redis, a
+ * consumer that died unplanned, the log unwritable) stops everyone as in
+ * 6, purges the queue's keys and releases the claim, so the next run finds
+ * the queue as it was, and ends the log with H failed <why> and Z failed:
+ * the checker then says "no verdict: the trial failed: <why>", not that
+ * the writer was killed.
  *
  * Idle mode (tasks = 0, idle_ms > 0): no task is enqueued; consumers
  * claim against the empty queue for idle_ms and the trial measures what
@@ -71,6 +86,9 @@ typedef struct run {
     redisContext *redis;        /* its connection, NULL without Redis */
     dq_trial_procs *ps;         /* process mode, else NULL */
     dq_trial_faults tf;
+    dq_trial_owner owner;       /* the claim on a server not dqlab's */
+    bool queue_ours;            /* the queue passed step 1: its keys are
+                                   this trial's to purge */
     bool faults_finished;
     bool idle, needs_redis, all_in_one;
     dq_config cfg;
@@ -159,9 +177,11 @@ static int step_connect(run *u)
     if (u->needs_redis) {
         dq_trial_config_redis(&u->cfg, p->redis);
         if (dq_trial_redis_open(&u->admin, p, &u->cfg, &u->redis,
+                                p->server == NULL ? &u->owner : NULL,
                                 r->redis_version, sizeof r->redis_version,
                                 u->err, u->errlen) != 0)
             return -1;
+        u->queue_ours = true;
     }
     u->tf.ctx.redis = u->redis;
     return dq_trial_faults_prepare(&u->tf, u->err, u->errlen);
@@ -330,6 +350,11 @@ static bool wait_tend(run *u)
 {
     char err[300];
 
+    if (dq_trial_owner_lost(&u->owner, err, sizeof err)) {
+        u->queue_ours = false; /* another run's keys now: left alone */
+        dq_trial_fail(&u->t, "%s", err);
+        return false;
+    }
     if (u->ps != NULL) {
         dq_trial_procs_watch(u->ps, u->r);
         if (atomic_load(&u->t.failed))
@@ -344,12 +369,28 @@ static bool wait_tend(run *u)
     return !atomic_load(&u->t.failed);
 }
 
+/* The drain deadline in wall ms (the top comment, step 5). */
+static int64_t drain_deadline_ms(const run *u)
+{
+    int64_t from = atomic_load(&u->t.latest_due_ms), end, ext;
+
+    if (u->tf.done_wall_ms > from)
+        from = u->tf.done_wall_ms;
+    end = from + u->p.grace_ms;
+    if (u->lease_end_wall_ms == 0)
+        return end;
+    ext = u->lease_end_wall_ms + u->p.grace_ms;
+    if (ext > end + u->lease_ms)
+        ext = end + u->lease_ms;
+    return ext > end ? ext : end;
+}
+
 /* Whether the trial is over: drained (*drained) or past its deadline. */
 static bool wait_over(run *u, bool *drained)
 {
     const dq_trial_params *p = &u->p;
     dq_trial_state *t = &u->t;
-    int64_t now_ms = dq_wall_us() / 1000, from_ms;
+    int64_t now_ms = dq_wall_us() / 1000, deadline_ms;
     bool producers_done = u->all_in_one
                               ? dq_trial_procs_producers_done(u->ps)
                               : atomic_load(&t->producers_left) == 0;
@@ -357,20 +398,15 @@ static bool wait_over(run *u, bool *drained)
     *drained = false;
     if (u->idle)
         return (*drained = dq_mono_us() - u->start_us >= p->idle_ms * 1000);
+    deadline_ms = drain_deadline_ms(u);
     if (atomic_load(&t->distinct) == p->tasks &&
         (u->lease_ms == 0 || atomic_load(&t->acked_distinct) == p->tasks) &&
         (u->lease_end_wall_ms == 0 ||
-         now_ms > u->lease_end_wall_ms + p->grace_ms))
+         now_ms > u->lease_end_wall_ms + p->grace_ms ||
+         now_ms > deadline_ms))
         return (*drained = true);
-    /* The drain deadline: grace after the latest due time, the end of the
-     * faults and the last killed consumer's lease. */
-    from_ms = atomic_load(&t->latest_due_ms);
-    if (u->tf.done_wall_ms > from_ms)
-        from_ms = u->tf.done_wall_ms;
-    if (u->lease_end_wall_ms > from_ms)
-        from_ms = u->lease_end_wall_ms;
     return producers_done && !dq_trial_faults_pending(&u->tf) &&
-           now_ms > from_ms + p->grace_ms;
+           now_ms > deadline_ms;
 }
 
 /* 5. The wait. */
@@ -437,6 +473,29 @@ static int step_stop(run *u)
     return 0;
 }
 
+/* The tasks the queue still holds once everyone stopped, never claimed:
+ * H pending_at_end (the backlog, never due in the trial, left out), so
+ * that the checker can tell a task lost from one still queued (a server
+ * stalled past the deadline).  Only where the strategy counts them, on a
+ * handle of this process that reaches the queue (not an in-process
+ * strategy's, whose queue lived in its child). */
+static void log_pending(run *u)
+{
+    char v[24];
+    int64_t n;
+
+    if (u->idle || u->nw == 0 || u->all_in_one ||
+        !(u->p.strategy->flags & DQ_G_NEEDS_REDIS) ||
+        u->p.strategy->pending == NULL || u->ws[0].q == NULL)
+        return;
+    n = dq_pending(u->ws[0].q);
+    if (n < 0)
+        return;
+    n = n > u->p.backlog ? n - u->p.backlog : 0;
+    snprintf(v, sizeof v, "%" PRId64, n);
+    dq_log_header(u->t.log, "pending_at_end", v);
+}
+
 /* 6b. The second snapshot (not when the server restarted: its counters
  * started again); then close every handle, summing what each counted
  * (its close included: a buffer given back), let the faults restore the
@@ -446,6 +505,7 @@ static void step_measure(run *u)
 {
     dq_trial_result *r = u->r;
     dq_trial_snapshot after;
+    char err[300];
 
     if (u->redis != NULL) {
         r->measured_s = (double)(dq_mono_us() - u->before.mono_us) / 1e6;
@@ -456,6 +516,7 @@ static void step_measure(run *u)
                                 (after.info_calls - u->before.info_calls);
         }
     }
+    log_pending(u);
     for (int i = 0; i < u->nw; i++) {
         dq_trial_worker_close(&u->ws[i]);
         dq_trial_add_counters(&r->counters, &u->ws[i].acc);
@@ -470,8 +531,11 @@ static void step_measure(run *u)
                               r->first_error, sizeof r->first_error);
     dq_trial_faults_finish(&u->tf);
     u->faults_finished = true;
-    if (u->redis != NULL && dq_redis_purge(&u->admin, u->redis) != DQ_OK)
-        dq_redis_purge(&u->admin, u->redis); /* best effort */
+    if (u->queue_ours &&
+        dq_trial_redis_close(&u->admin, u->redis, &u->owner, err,
+                             sizeof err) != 0)
+        fprintf(stderr, "dqlab: queue %s: %s\n", r->queue, err);
+    u->queue_ours = false;
 }
 
 /* 7. End the log (every thread has been joined and every child reaped:
@@ -513,15 +577,48 @@ static int step_check_log(run *u)
     return 0;
 }
 
-/* Every path: nothing left running, nothing left open. */
-static void cleanup(run *u)
+/* A trial that failed once its log existed: why, as H failed (one line,
+ * no TAB), then Z failed, written once no thread or child writes any more
+ * (eventlog.h).  Nothing is written after a Z already there. */
+static void end_log_failed(run *u, const char *why)
 {
+    char v[256];
+    size_t i;
+
+    snprintf(v, sizeof v, "%s", why[0] ? why : "unknown error");
+    for (i = 0; v[i] != '\0'; i++)
+        if (v[i] == '\t' || v[i] == '\r' || v[i] == '\n')
+            v[i] = ' ';
+    dq_eventlog_flush_all(u->t.log); /* so that H failed comes last */
+    if (dq_log_header(u->t.log, "failed", v) == 0)
+        dq_log_end(u->t.log, dq_wall_us(), "failed");
+}
+
+/* Every path: nothing left running, nothing left open; after a failure
+ * (failed) the queue's keys purged and the log ended as failed (the top
+ * comment). */
+static void cleanup(run *u, bool failed)
+{
+    char why[256], err[300];
+
+    snprintf(why, sizeof why, "%s", u->err);
     atomic_store(&u->t.stop, true);
     if (!u->faults_finished)
         dq_trial_faults_finish(&u->tf);
     join_threads(u);
-    for (int i = 0; i < u->nw; i++)
+    if (u->ps != NULL)
+        dq_trial_procs_stop(u->ps);
+    for (int i = 0; i < u->nw; i++) {
         dq_close(u->ws[i].q);
+        u->ws[i].q = NULL;
+    }
+    if (u->queue_ours &&
+        dq_trial_redis_close(&u->admin, u->redis, &u->owner, err,
+                             sizeof err) != 0)
+        fprintf(stderr, "dqlab: queue %s: %s\n", u->r->queue, err);
+    dq_trial_owner_stop(&u->owner);
+    if (failed && u->t.log != NULL)
+        end_log_failed(u, why);
     free(u->ws);
     dq_trial_procs_free(u->ps);
     dq_eventlog_close(u->t.log);
@@ -565,7 +662,7 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
                 ret = r->interrupted ? 1 : 0;
         }
     }
-    cleanup(u);
+    cleanup(u, ret < 0);
     free(u);
     return ret;
 }

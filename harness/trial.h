@@ -136,9 +136,11 @@ void dq_trial_defaults(dq_trial_params *p);
 /* Runs the trial.  Returns 0 with *r filled, 1 when stopped by a signal
  * (signals.h dq_signals_caught; r filled with what was checked), or -1
  * with a one-line message in err: 2-class errors (bad input: queue keys
- * already exist without fresh, strategy refused its options, Redis
- * unreachable or wrong password, Redis too old) are reported the same
- * way; the caller exits 2. */
+ * already exist without fresh, the queue is claimed by another run,
+ * strategy refused its options, Redis unreachable or wrong password,
+ * Redis too old) are reported the same way; the caller exits 2.  A trial
+ * that fails once it holds its queue leaves no key of it behind and, once
+ * its log exists, ends it with H failed and Z failed (trial.c). */
 int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
                  size_t errlen);
 

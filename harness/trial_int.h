@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../strategies/rconn.h"
 #include "eventlog.h"
 #include "faults.h"
 #include "trial.h"
@@ -130,7 +131,9 @@ void dq_trial_procs_watch(dq_trial_procs *ps, dq_trial_result *r);
  * every enqueue. */
 bool dq_trial_procs_producers_done(const dq_trial_procs *ps);
 /* Stops every child (SIGTERM, then SIGKILL after 3 s), reaps them and
- * takes their summaries.  Nothing is left running. */
+ * takes their summaries, polling: it returns within 5 s whatever the
+ * children do (one still there 2 s after its SIGKILL is left to the
+ * kernel and fails the trial).  Nothing is left running. */
 void dq_trial_procs_stop(dq_trial_procs *ps);
 /* What the children's summary lines added up to. */
 void dq_trial_procs_totals(const dq_trial_procs *ps, dq_counters *c,
@@ -186,14 +189,52 @@ void dq_trial_faults_finish(dq_trial_faults *tf);
 
 /* ---- The admin connection (trial_redis.c) ------------------------------- */
 
+/* The claim of one trial on its queue, dq:{queue}:owner (trial_redis.c's
+ * top comment): zeroed by the caller, filled by dq_trial_redis_open. */
+#define DQ_TRIAL_OWNER_TTL_MS 30000
+#define DQ_TRIAL_OWNER_REFRESH_MS 5000
+typedef struct dq_trial_owner {
+    bool held;                 /* the key holds our value (as far as we
+                                  know) */
+    char key[96];              /* dq:{queue}:owner */
+    char id[160];              /* our value: "dqlab pid N on HOST since T" */
+    dq_script refresh, release;
+    dq_queue q;                /* the refresher's bare handle ... */
+    struct redisContext *c;    /* ... and its own connection */
+    pthread_t th;
+    bool started, sync_init, stop;
+    pthread_mutex_t mu;        /* guards stop */
+    pthread_cond_t cv;
+    atomic_bool lost;          /* another run holds the key now */
+    char lost_msg[300];        /* why, written before lost is set */
+} dq_trial_owner;
+
 /* Connects the bare handle admin for queue (rconn.h helpers: the same
- * AUTH / version / unreachable messages as the strategies), reads the
- * server's version into version, refuses a queue whose keys exist unless
- * fresh (then purges them).  Returns 0 with *c, or -1 with err. */
+ * AUTH / version / unreachable messages as the strategies) and reads the
+ * server's version into version.  With o (a server that is not dqlab's):
+ * claims dq:{queue}:owner (SET NX PX) first and refuses a queue another
+ * run holds -- fresh or not -- then starts the thread that renews the
+ * claim.  Refuses a queue whose other keys exist unless fresh (then
+ * purges them).  Returns 0 with *c, or -1 with err (*c may be set: the
+ * caller frees it; o may hold a claim: dq_trial_redis_close releases
+ * it). */
 int dq_trial_redis_open(dq_queue *admin, const dq_trial_params *p,
                         const dq_config *cfg, struct redisContext **c,
-                        char *version, size_t vlen, char *err,
-                        size_t errlen);
+                        dq_trial_owner *o, char *version, size_t vlen,
+                        char *err, size_t errlen);
+/* Stops the refresher and closes its connection; no command is sent
+ * (every path; again is fine). */
+void dq_trial_owner_stop(dq_trial_owner *o);
+/* True (with why in msg) once the refresher found the key held by
+ * another run; false for o NULL. */
+bool dq_trial_owner_lost(const dq_trial_owner *o, char *msg, size_t len);
+/* The end of the trial on the server, every path: stops the refresher,
+ * then deletes every key dq:{queue}:* -- with a claim, only while it is
+ * still ours, the owner key last.  o may be NULL (no claim).  Returns 0,
+ * or -1 with err (keys left: Redis failed, or the queue is another
+ * run's now). */
+int dq_trial_redis_close(dq_queue *admin, struct redisContext *c,
+                         dq_trial_owner *o, char *err, size_t errlen);
 /* One round trip to the server: the median time of DQ_TRIAL_RTT_PINGS
  * PINGs on c, in ms, into *rtt_ms (-1 when a PING failed).  Sent before
  * the first snapshot, so the trial's command counts never include them.

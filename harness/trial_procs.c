@@ -46,7 +46,8 @@
 #include "trial_int.h"
 
 #define PASSWORD_ENV "DQLAB_CHILD_REDIS_PASSWORD="
-#define STOP_GRACE_US 3000000
+#define STOP_GRACE_US 3000000      /* SIGTERM .. SIGKILL */
+#define STOP_KILL_WAIT_US 2000000  /* SIGKILL .. giving up on the child */
 
 typedef struct child {
     pid_t pid;          /* 0: not running */
@@ -55,6 +56,7 @@ typedef struct child {
                            or -1 */
     int gen;            /* 0 for the first process of a slot */
     bool term_sent;     /* stopped by us (outage, end of trial) */
+    bool kill_sent;     /* SIGKILLed by the stop */
     char name[24];
     char out[1024];
     size_t outlen;
@@ -270,7 +272,7 @@ static int child_spawn(dq_trial_procs *ps, int slot, char *err,
         snprintf(c->name, sizeof c->name, "c%d.%d", slot, c->gen);
     c->outlen = 0;
     c->out[0] = '\0';
-    c->term_sent = false;
+    c->term_sent = c->kill_sent = false;
     child_args(ps, slot, a);
     if (a->overflow) {
         snprintf(err, errlen, "child command line too long");
@@ -519,28 +521,47 @@ static void children_term(dq_trial_procs *ps)
         }
 }
 
+/* One child during the stop: reaped (its summary taken) or given up on
+ * once it outlived its SIGKILL by STOP_KILL_WAIT_US.  Never blocks. */
+static void stop_one(dq_trial_procs *ps, child *c, int64_t now,
+                     int64_t deadline)
+{
+    int status;
+    pid_t got;
+
+    child_drain(c);
+    if (now > deadline && !c->kill_sent) {
+        kill(c->pid, SIGKILL);
+        c->kill_sent = true;
+    }
+    got = dq_spawn_reap(c->pid, &status, false);
+    if (got == c->pid || got < 0) { /* < 0: not ours any more */
+        child_drain(c);
+        child_summary(ps, c);
+        child_close(c);
+    } else if (now > deadline + STOP_KILL_WAIT_US) {
+        /* Not even SIGKILL ended it (uninterruptible sleep): leave it to
+         * the kernel rather than hang the trial; PR_SET_PDEATHSIG still
+         * holds for it. */
+        dq_trial_fail(ps->t, "consumer process %s (pid %ld) did not exit "
+                      "%d s after SIGKILL", c->name, (long)c->pid,
+                      STOP_KILL_WAIT_US / 1000000);
+        child_close(c);
+    }
+}
+
 void dq_trial_procs_stop(dq_trial_procs *ps)
 {
     int64_t deadline = dq_mono_us() + STOP_GRACE_US;
 
     children_term(ps);
     while (children_running(ps)) {
-        bool late = dq_mono_us() > deadline;
-        for (int i = 0; i < ps->nch; i++) {
-            child *c = &ps->ch[i];
-            int status;
-            if (c->pid == 0)
-                continue;
-            child_drain(c);
-            if (late) /* then reap it, blocking: it cannot outlive us */
-                kill(c->pid, SIGKILL);
-            if (dq_spawn_reap(c->pid, &status, late) == c->pid) {
-                child_drain(c);
-                child_summary(ps, c);
-                child_close(c);
-            }
-        }
-        dq_sleep_us(5000);
+        int64_t now = dq_mono_us();
+        for (int i = 0; i < ps->nch; i++)
+            if (ps->ch[i].pid > 0)
+                stop_one(ps, &ps->ch[i], now, deadline);
+        if (children_running(ps))
+            dq_sleep_us(5000);
     }
 }
 

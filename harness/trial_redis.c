@@ -16,10 +16,29 @@
  * trial with tasks and no fault, so the load is the trial's own; ECHO
  * calls are left out of redis_commands like INFO's), else of a few PINGs
  * sent before the first snapshot.
+ *
+ * The owner key.  On a server that is not dqlab's (--redis) two runs may
+ * pick the same queue; a check for existing keys cannot keep them apart
+ * (both pass it before either writes), and two trials on one queue take
+ * each other's tasks.  So the trial claims dq:{queue}:owner with SET NX PX
+ * (atomic: one of two runs gets it) before it looks at the queue, keeps
+ * it alive from a thread of its own on its own connection (every
+ * DQ_TRIAL_OWNER_REFRESH_MS, a TTL of DQ_TRIAL_OWNER_TTL_MS, so that a
+ * dqlab killed with SIGKILL holds the queue that long at most), and
+ * deletes it last, after the queue's other keys.  Refreshing and deleting
+ * compare the value first, in one Lua script (the single-instance lock of
+ * https://redis.io/docs/manual/patterns/distributed-locks/); a user the
+ * server refuses scripts (ACL) gets GET then PEXPIRE / DEL, which differs
+ * only when the key expires between the two, a TTL after its last refresh.
+ * --fresh deletes the queue's keys only once the claim is ours.  The
+ * private server needs none of this: nobody else knows its port.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <hiredis/hiredis.h>
 
@@ -41,9 +60,258 @@ static void server_version(dq_queue *admin, redisContext *c, char *version,
         freeReplyObject(rep);
 }
 
+/* ---- The owner key --------------------------------------------------------- */
+
+#define OWNER_SUFFIX "owner"
+
+/* KEYS[1] the owner key, ARGV[1] our value, ARGV[2] the TTL in ms: 1 when
+ * it is ours (TTL renewed, or claimed again after it vanished), 0 when
+ * another run holds it. */
+static const char refresh_src[] =
+    "local v = redis.call('GET', KEYS[1])\n"
+    "if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 "
+    "end\n"
+    "if not v then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) "
+    "return 1 end\n"
+    "return 0\n";
+/* KEYS[1] the owner key, ARGV[1] our value: deletes it when it is ours. */
+static const char release_src[] =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then "
+    "return redis.call('DEL', KEYS[1]) end\n"
+    "return 0\n";
+
+/* The value of the owner key, "dqlab pid N on HOST since TIME", so that
+ * a refused run can say whose the queue is. */
+static void owner_id(char *buf, size_t len)
+{
+    char host[64] = "?", when[32] = "?";
+    time_t now = time(NULL);
+    struct tm tm;
+
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    if (localtime_r(&now, &tm) != NULL)
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    snprintf(buf, len, "dqlab pid %ld on %s since %s", (long)getpid(), host,
+             when);
+}
+
+/* Who holds key and for how long, for a refusal: "<its value>; its claim
+ * lapses in N s unless that run renews it" into buf. */
+static void owner_holder(dq_queue *admin, redisContext *c, const char *key,
+                         char *buf, size_t len)
+{
+    int rc;
+    redisReply *v = dq_redis_cmdf(admin, c, &rc, "GET %s", key);
+    redisReply *t = dq_redis_cmdf(admin, c, &rc, "PTTL %s", key);
+
+    snprintf(buf, len, "%s", v != NULL && v->type == REDIS_REPLY_STRING
+                                 ? v->str : "unknown");
+    if (t != NULL && t->type == REDIS_REPLY_INTEGER && t->integer > 0) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, len - n, "; its claim lapses in %lld s unless "
+                 "that run renews it", (t->integer + 999) / 1000);
+    }
+    freeReplyObject(v);
+    freeReplyObject(t);
+}
+
+/* SET owner NX PX on admin's connection.  Returns 0 (ours), or -1 with
+ * err: in use, or the Redis error. */
+static int owner_claim(dq_trial_owner *o, dq_queue *admin, redisContext *c,
+                       char *err, size_t errlen)
+{
+    char ttl[24], who[300];
+    const char *argv[6] = {"SET", o->key, o->id, "NX", "PX", ttl};
+    int rc;
+    redisReply *r;
+
+    snprintf(ttl, sizeof ttl, "%d", DQ_TRIAL_OWNER_TTL_MS);
+    r = dq_redis_cmd(admin, c, &rc, 6, argv, NULL);
+    if (r == NULL) {
+        snprintf(err, errlen, "%s", admin->err);
+        return -1;
+    }
+    if (r->type == REDIS_REPLY_STATUS) {
+        freeReplyObject(r);
+        o->held = true;
+        return 0;
+    }
+    freeReplyObject(r);
+    owner_holder(admin, c, o->key, who, sizeof who);
+    snprintf(err, errlen, "queue %s is in use by another dqlab run (owner "
+             "%s); wait for it to end or choose another queue (--queue)",
+             admin->queue, who);
+    return -1;
+}
+
+/* The script src on (q, c) with the owner key and our value (and the TTL
+ * for the refresh), else its two-command form.  Returns 1 ours / done, 0
+ * not ours, or a DQ_E* code (q->err). */
+static int owner_op(dq_trial_owner *o, dq_queue *q, redisContext *c,
+                    bool refresh)
+{
+    char ttl[24];
+    const char *args[3] = {o->key, o->id, ttl};
+    dq_script *s = refresh ? &o->refresh : &o->release;
+    int64_t v = 0;
+    int rc;
+    redisReply *r;
+
+    snprintf(ttl, sizeof ttl, "%d", DQ_TRIAL_OWNER_TTL_MS);
+    rc = dq_redis_eval_int(q, c, s, 1, refresh ? 3 : 2, args, NULL,
+                           "owner: unexpected reply", &v);
+    if (rc != DQ_EREDIS)
+        return rc == DQ_OK ? (v != 0 || !refresh ? 1 : 0) : rc;
+    /* Scripts refused (an ACL without @scripting): compare, then act. */
+    r = dq_redis_cmdf(q, c, &rc, "GET %s", o->key);
+    if (r == NULL)
+        return rc;
+    v = r->type == REDIS_REPLY_NIL ? 2
+        : r->type == REDIS_REPLY_STRING && strcmp(r->str, o->id) == 0;
+    freeReplyObject(r);
+    if (v == 0)
+        return refresh ? 0 : 1;
+    if (!refresh)
+        r = v == 1 ? dq_redis_cmdf(q, c, &rc, "DEL %s", o->key) : NULL;
+    else if (v == 1)
+        r = dq_redis_cmdf(q, c, &rc, "PEXPIRE %s %s", o->key, ttl);
+    else
+        r = dq_redis_cmdf(q, c, &rc, "SET %s %s NX PX %s", o->key, o->id,
+                          ttl);
+    freeReplyObject(r);
+    return rc == DQ_OK ? 1 : rc;
+}
+
+/* The refresher: every DQ_TRIAL_OWNER_REFRESH_MS until told to stop.  A
+ * failed refresh (server unreachable, stalled) is tried again at the next
+ * one; the key found held by someone else ends the claim. */
+static void *owner_main(void *arg)
+{
+    dq_trial_owner *o = arg;
+    struct timespec ts;
+
+    pthread_mutex_lock(&o->mu);
+    while (!o->stop) {
+        int rc;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_sec += DQ_TRIAL_OWNER_REFRESH_MS / 1000;
+        while (!o->stop &&
+               pthread_cond_timedwait(&o->cv, &o->mu, &ts) != ETIMEDOUT)
+            ;
+        if (o->stop)
+            break;
+        pthread_mutex_unlock(&o->mu);
+        rc = owner_op(o, &o->q, o->c, true);
+        pthread_mutex_lock(&o->mu);
+        if (rc == 0) { /* the message first: readers take it once lost */
+            snprintf(o->lost_msg, sizeof o->lost_msg, "queue %s was "
+                     "claimed by another dqlab run while this trial ran "
+                     "(its owner key %s no longer holds this run's value)",
+                     o->q.queue, o->key);
+            atomic_store(&o->lost, true);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&o->mu);
+    return NULL;
+}
+
+/* Starts the refresher on a connection of its own (named dqlab:<queue>:
+ * dqlab-owner).  Returns 0, or -1 with err. */
+static int owner_start(dq_trial_owner *o, const dq_queue *admin,
+                       char *err, size_t errlen)
+{
+    pthread_condattr_t ca;
+
+    o->q = *admin;
+    o->q.cfg.queue = o->q.queue;
+    o->q.cfg.consumer = "dqlab-owner";
+    o->q.redis_conn = NULL;
+    o->q.redis_confirm = NULL;
+    o->q.redis_sock_timeout_ms = 0;
+    if (dq_redis_connect(&o->q, NULL, DQ_TRIAL_OWNER_REFRESH_MS, &o->c) !=
+        DQ_OK) {
+        snprintf(err, errlen, "%s", o->q.err);
+        return -1;
+    }
+    pthread_mutex_init(&o->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&o->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    o->sync_init = true;
+    if (pthread_create(&o->th, NULL, owner_main, o) != 0) {
+        snprintf(err, errlen, "pthread_create: %s", strerror(errno));
+        return -1;
+    }
+    o->started = true;
+    return 0;
+}
+
+void dq_trial_owner_stop(dq_trial_owner *o)
+{
+    if (o->started) {
+        pthread_mutex_lock(&o->mu);
+        o->stop = true;
+        pthread_cond_signal(&o->cv);
+        pthread_mutex_unlock(&o->mu);
+        pthread_join(o->th, NULL);
+        o->started = false;
+    }
+    if (o->sync_init) {
+        pthread_cond_destroy(&o->cv);
+        pthread_mutex_destroy(&o->mu);
+        o->sync_init = false;
+    }
+    if (o->c != NULL)
+        redisFree(o->c);
+    o->c = NULL;
+}
+
+bool dq_trial_owner_lost(const dq_trial_owner *o, char *msg, size_t len)
+{
+    if (o == NULL || !atomic_load(&o->lost))
+        return false;
+    snprintf(msg, len, "%s", o->lost_msg);
+    return true;
+}
+
+int dq_trial_redis_close(dq_queue *admin, redisContext *c,
+                         dq_trial_owner *o, char *err, size_t errlen)
+{
+    int rc;
+
+    if (o == NULL || !o->held) {
+        if (o != NULL)
+            dq_trial_owner_stop(o);
+        if (dq_redis_purge(admin, c) == DQ_OK ||
+            dq_redis_purge(admin, c) == DQ_OK) /* once more: best effort */
+            return 0;
+        snprintf(err, errlen, "%s", admin->err);
+        return -1;
+    }
+    dq_trial_owner_stop(o);
+    /* Ours still (renewed for the time the purge takes)?  Only then are
+     * the queue's keys this trial's to delete; the owner key goes last. */
+    rc = owner_op(o, admin, c, true);
+    if (rc == 1 && dq_redis_purge_but(admin, c, OWNER_SUFFIX) == DQ_OK &&
+        owner_op(o, admin, c, false) == 1) {
+        o->held = false;
+        return 0;
+    }
+    if (rc == 0)
+        snprintf(err, errlen, "queue %s was claimed by another dqlab run: "
+                 "its keys were left alone", admin->queue);
+    else
+        snprintf(err, errlen, "%s", admin->err);
+    return -1;
+}
+
 int dq_trial_redis_open(dq_queue *admin, const dq_trial_params *p,
                         const dq_config *cfg, redisContext **c,
-                        char *version, size_t vlen, char *err, size_t errlen)
+                        dq_trial_owner *o, char *version, size_t vlen,
+                        char *err, size_t errlen)
 {
     int rc;
 
@@ -55,20 +323,38 @@ int dq_trial_redis_open(dq_queue *admin, const dq_trial_params *p,
     if (dq_redis_connect(admin, p->strategy->min_redis, 10000, c) != DQ_OK)
         goto fail;
     server_version(admin, *c, version, vlen);
-    rc = dq_redis_exists(admin, *c);
+    if (o != NULL) {
+        dq_redis_key(admin, OWNER_SUFFIX, o->key, sizeof o->key);
+        owner_id(o->id, sizeof o->id);
+        o->refresh.src = refresh_src;
+        o->release.src = release_src;
+        if (owner_claim(o, admin, *c, err, errlen) != 0)
+            return -1;
+    }
+    rc = o != NULL ? dq_redis_exists_but(admin, *c, OWNER_SUFFIX)
+                   : dq_redis_exists(admin, *c);
     if (rc < 0)
         goto fail;
     if (rc == 1 && !p->fresh) {
         snprintf(err, errlen, "queue '%s' already has keys in Redis "
                  "(dq:{%s}:*); pass --fresh to delete them or choose "
                  "another queue", admin->queue, admin->queue);
-        return -1;
+        goto drop;
     }
-    if (rc == 1 && dq_redis_purge(admin, *c) != DQ_OK)
+    if (rc == 1 && (o != NULL ? dq_redis_purge_but(admin, *c, OWNER_SUFFIX)
+                              : dq_redis_purge(admin, *c)) != DQ_OK)
         goto fail;
+    if (o != NULL && owner_start(o, admin, err, errlen) != 0)
+        goto drop;
     return 0;
 fail:
     snprintf(err, errlen, "%s", admin->err);
+drop: /* the claim, if any, given back: the queue stays as it was */
+    if (o != NULL && o->held) {
+        dq_trial_owner_stop(o);
+        if (owner_op(o, admin, *c, false) == 1)
+            o->held = false;
+    }
     return -1;
 }
 

@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmark.h>
+
 #include "../harness/runmeta.h"
 #include "md.h"
 
@@ -87,34 +89,48 @@ static void html_escape(FILE *f, const char *s)
         }
 }
 
-/* A table cell's text for the HTML copy: escaped, with each Markdown link
- * to an anchor of this page, "[text](#id)", as a link (the rest of a cell
- * is plain text: no other Markdown inside a raw HTML block). */
-static void html_cell(FILE *f, const char *s)
+/* One cell of the HTML twin: escaped text, or inline Markdown rendered
+ * by cmark without the paragraph around it. */
+static void html_cell(FILE *f, const char *cell, bool md)
 {
-    char buf[1024];
-    while (*s) {
-        const char *close = s[0] == '[' ? strstr(s, "](#") : NULL;
-        const char *end = close ? strchr(close + 3, ')') : NULL;
-        size_t tl = close ? (size_t)(close - s - 1) : 0;
-        if (end == NULL || tl >= sizeof buf || memchr(s + 1, ']', tl)) {
-            snprintf(buf, 2, "%c", *s++);
-            html_escape(f, buf);
-            continue;
-        }
-        fputs("<a href=\"#", f);
-        snprintf(buf, sizeof buf, "%.*s", (int)(end - close - 3), close + 3);
-        html_escape(f, buf);
-        fputs("\">", f);
-        snprintf(buf, sizeof buf, "%.*s", (int)tl, s + 1);
-        html_escape(f, buf);
-        fputs("</a>", f);
-        s = end + 1;
+    if (!md) {
+        html_escape(f, cell);
+        return;
     }
+    char *h = cmark_markdown_to_html(cell, strlen(cell),
+                                     CMARK_OPT_UNSAFE | CMARK_OPT_SMART);
+    if (h == NULL) {
+        html_escape(f, cell);
+        return;
+    }
+    size_t n = strlen(h);
+    while (n > 0 && h[n - 1] == '\n')
+        n--;
+    bool p = n >= 7 && strncmp(h, "<p>", 3) == 0 &&
+             strncmp(h + n - 4, "</p>", 4) == 0;
+    fprintf(f, "%.*s", (int)(p ? n - 7 : n), p ? h + 3 : h);
+    free(h);
 }
 
-void dq_cells(dq_md *o, bool head, const char *const *cells, size_t n)
+/* The HTML twin's table start: a horizontally scrollable box (so that a
+ * wide table never widens the page), with the id dq_table_id set. */
+static void html_table_open(dq_md *o)
 {
+    fputs("<div", o->hmd);
+    if (o->table_id[0] != '\0') {
+        fputs(" id=\"", o->hmd);
+        html_escape(o->hmd, o->table_id);
+        fputc('"', o->hmd);
+    }
+    fputs(" style=\"overflow-x:auto\">\n<table>\n<thead>\n<tr>", o->hmd);
+    o->table_id[0] = '\0';
+}
+
+static void write_cells(dq_md *o, bool head, const char *const *cells,
+                        size_t n, bool md)
+{
+    if (head && o->table_id[0] != '\0')
+        fprintf(o->md, "<div id=\"%s\"></div>\n\n", o->table_id);
     fputc('|', o->md);
     for (size_t i = 0; i < n; i++) {
         fputc(' ', o->md);
@@ -125,34 +141,51 @@ void dq_cells(dq_md *o, bool head, const char *const *cells, size_t n)
     fputc('\n', o->md);
     for (size_t i = 0; head && i <= n; i++)
         fputs(i == 0 ? "|" : i < n ? "---|" : "---|\n", o->md);
-    fputs(head ? "<div class=\"wide\"><table>\n<thead>\n<tr>" : "<tr>",
-          o->hmd);
+    if (head)
+        html_table_open(o);
+    else
+        fputs("<tr>", o->hmd);
     for (size_t i = 0; i < n; i++) {
         fputs(head ? "<th>" : "<td>", o->hmd);
-        html_cell(o->hmd, cells[i]);
+        html_cell(o->hmd, cells[i], md);
         fputs(head ? "</th>" : "</td>", o->hmd);
     }
     fputs(head ? "</tr>\n</thead>\n<tbody>\n" : "</tr>\n", o->hmd);
 }
 
-/* Splits buf in place at sep into cells and writes the row. */
-static void split_row(dq_md *o, bool head, char *buf, char sep)
+void dq_cells(dq_md *o, bool head, const char *const *c, size_t n)
 {
-    const char *cells[64];
+    write_cells(o, head, c, n, false);
+}
+
+void dq_mdcells(dq_md *o, bool head, const char *const *c, size_t n)
+{
+    write_cells(o, head, c, n, true);
+}
+
+void dq_table_id(dq_md *o, const char *id)
+{
+    snprintf(o->table_id, sizeof o->table_id, "%s", id);
+}
+
+/* Splits buf in place at sep into cells and writes the row. */
+static void split_row(dq_md *o, bool head, char *buf, char sep, bool md)
+{
+    const char *c[64];
     size_t n = 0;
     for (char *p = buf; n < 64; *p++ = '\0') {
-        cells[n++] = p;
+        c[n++] = p;
         if ((p = strchr(p, sep)) == NULL)
             break;
     }
-    dq_cells(o, head, cells, n);
+    write_cells(o, head, c, n, md);
 }
 
 void dq_head(dq_md *o, const char *cells)
 {
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", cells);
-    split_row(o, true, buf, '|');
+    split_row(o, true, buf, '|', false);
 }
 
 void dq_row(dq_md *o, const char *fmt, ...)
@@ -162,13 +195,38 @@ void dq_row(dq_md *o, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    split_row(o, false, buf, DQ_CELL[0]);
+    split_row(o, false, buf, DQ_CELL[0], false);
+}
+
+void dq_mdrow(dq_md *o, const char *fmt, ...)
+{
+    char buf[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    split_row(o, false, buf, DQ_CELL[0], true);
 }
 
 void dq_table_end(dq_md *o)
 {
     fputc('\n', o->md);
-    fputs("</tbody>\n</table></div>\n\n", o->hmd);
+    fputs("</tbody>\n</table>\n</div>\n\n", o->hmd);
+}
+
+void dq_anchor(dq_md *o, const char *id)
+{
+    dq_put(o, "<div id=\"%s\"></div>\n\n", id);
+}
+
+void dq_box_open(dq_md *o, const char *id)
+{
+    dq_put(o, "<div id=\"%s\">\n\n", id);
+}
+
+void dq_box_close(dq_md *o)
+{
+    dq_put(o, "</div>\n\n");
 }
 
 /* gnuplot -c script in outpath, through a temporary name; the terminal
@@ -236,9 +294,68 @@ int dq_figure(dq_md *o, const char *stem, const char *script,
     return 0;
 }
 
+/* Reads the whole file at path into *buf (malloc'd, *len bytes): 1, 0
+ * when it does not exist, -1 with err. */
+static int slurp(const char *path, char **buf, size_t *len, char *err,
+                 size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        if (errno == ENOENT)
+            return 0;
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    FILE *m = dq_mem_open(buf, len, err, errlen);
+    char chunk[65536];
+    size_t n;
+    while (m != NULL && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        fwrite(chunk, 1, n, m);
+    bool bad = ferror(f);
+    fclose(f);
+    if (m == NULL)
+        return -1;
+    fclose(m);
+    if (bad) {
+        snprintf(err, errlen, "%s: read error", path);
+        free(*buf);
+        return -1;
+    }
+    return 1;
+}
+
+int dq_copy_figure(dq_md *o, const char *src, const char *stem, char *err,
+                   size_t errlen)
+{
+    static const char *const exts[] = {"svg", "png"};
+    char in[PATH_MAX], out[PATH_MAX], *buf;
+    size_t len;
+    int got = 0;
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(in, sizeof in, "%s.%s", src, exts[i]);
+        int rc = slurp(in, &buf, &len, err, errlen);
+        if (rc < 0)
+            return -1;
+        if (rc == 0) {
+            if (i == 0)
+                return 0;
+            continue;
+        }
+        snprintf(out, sizeof out, "%s/figures/%s.%s", o->dir, stem, exts[i]);
+        rc = dq_runmeta_write_atomic(out, buf, len, err, errlen);
+        free(buf);
+        if (rc != 0)
+            return -1;
+        got |= 1 << i;
+    }
+    return got;
+}
+
 void dq_figure_link(dq_md *o, const char *stem)
 {
-    dq_put(o, "<a id=\"fig-%s\"></a>", stem);
+    char id[300];
+    snprintf(id, sizeof id, "fig-%s", stem);   /* what claims link to */
+    dq_anchor(o, id);
     dq_put(o, "![%s](figures/%s.svg) ([PNG](figures/%s.png), [data](data/"
            "%s.csv))\n\n", stem, stem, stem, stem);
 }

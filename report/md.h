@@ -25,6 +25,7 @@ typedef struct dq_md {
     char *mdbuf, *hmdbuf;      /* their text after dq_md_close() */
     size_t mdlen, hmdlen;
     dq_texts *texts;           /* the prose templates (text.h) */
+    char table_id[64];         /* the next table's id (dq_table_id) */
 } dq_md;
 
 /* Opens both texts in memory, with texts for dq_text (not owned): 0, or
@@ -64,6 +65,28 @@ void dq_row(dq_md *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void dq_cells(dq_md *o, bool head, const char *const *cells, size_t n);
 void dq_table_end(dq_md *o);
+/* The same with cells of inline Markdown (links "[2 of 150](#exp-loss)",
+ * emphasis, code spans): as written in REPORT.md, rendered by cmark in
+ * the HTML twin.  The text must be safe as it is (no raw HTML from
+ * results). */
+void dq_mdrow(dq_md *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void dq_mdcells(dq_md *o, bool head, const char *const *cells, size_t n);
+/* In the HTML twin every table sits in a box that scrolls sideways
+ * (<div style="overflow-x:auto">), so that a wide table never widens the
+ * page on a narrow screen.  dq_table_id gives the next table's box an id
+ * (at most 63 bytes; REPORT.md gets an empty <div id> before the table),
+ * for links and for tools/firstscreen.sh ("summary-matrix"). */
+void dq_table_id(dq_md *o, const char *id);
+
+/* Link targets in both texts.  dq_anchor: an empty <div id="ID"> (an
+ * HTML block of its own, so no empty paragraph), to put before a
+ * heading that links point at ("[Loss](#exp-loss)").  dq_box_open and
+ * dq_box_close: a <div id="ID"> around Markdown written between them
+ * (blank lines apart, so the Markdown inside is still Markdown). */
+void dq_anchor(dq_md *o, const char *id);
+void dq_box_open(dq_md *o, const char *id);
+void dq_box_close(dq_md *o);
 
 /* Writes data (len bytes) as <dir>/data/<stem>.csv and draws
  * <dir>/figures/<stem>.svg and .png with gnuplot -c <scripts>/<script>.gp
@@ -72,6 +95,13 @@ void dq_table_end(dq_md *o);
 int dq_figure(dq_md *o, const char *stem, const char *script,
               const char *data, size_t len, bool link, char *err,
               size_t errlen);
+/* Copies the figure src.svg (and src.png when it exists; src: a path
+ * without extension, e.g. "results/witness/latest/naive-duplicate") to
+ * <dir>/figures/<stem>.svg and .png, so that the report holds every
+ * image it shows.  Returns 0 when src.svg does not exist (nothing
+ * copied), else 1 | 2 (bit 1: the PNG was copied too), or -1 with err. */
+int dq_copy_figure(dq_md *o, const char *src, const char *stem, char *err,
+                   size_t errlen);
 /* The figure's line: the SVG as an image, links to the PNG and data. */
 void dq_figure_link(dq_md *o, const char *stem);
 /* "Raw results: `DIR` (files)." with DIR relative to the working

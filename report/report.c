@@ -15,9 +15,14 @@
  * "what happened" paragraphs and the claim verdicts (claims.c) included,
  * is computed from the results, never typed by hand.  The output is built
  * in a directory beside <out> and renamed into place at the end, so a
- * failure leaves the previous report whole.
+ * failure leaves the previous report whole.  <out> is replaced whole, so
+ * it must be new, empty, or a report: one this command wrote (it holds
+ * REPORT_MARK) or, from before the mark, one holding nothing but a
+ * report's own entries (report_entries); anything else is refused before
+ * any work, so `--out results` or `--out ~` never loses a file.
  */
 #define _GNU_SOURCE /* nftw */
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
@@ -32,6 +37,7 @@
 
 #include "../harness/commands.h"
 #include "../harness/runmeta.h"
+#include "front.h"
 #include "sections.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -41,7 +47,7 @@ static const char html_head[] =
     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
     "<title>dqlab report</title>\n<style>\n"
     "body{font-family:system-ui,-apple-system,\"DejaVu Sans\",sans-serif;"
-    "max-width:64rem;margin:2rem auto;padding:0 1rem;line-height:1.5;"
+    "max-width:70rem;margin:2rem auto;padding:0 1rem;line-height:1.5;"
     "color:#222}\n"
     "h1,h2,h3{line-height:1.2}h2{border-bottom:1px solid #ddd;"
     "padding-bottom:.2rem;margin-top:2.5rem}\n"
@@ -51,7 +57,7 @@ static const char html_head[] =
     "tr:nth-child(even) td{background:#fafafa}\n"
     "code{background:#f3f3f3;padding:0 .2rem;border-radius:3px}\n"
     "img{max-width:100%;height:auto;border:1px solid #eee}\n"
-    ".wide{overflow-x:auto;max-width:100%}\n"
+    "code{overflow-wrap:anywhere}pre{overflow-x:auto}\n"
     "</style>\n</head>\n<body>\n";
 
 /* nftw callback of rm_rf. */
@@ -178,6 +184,56 @@ static int check_loaded(const dq_results *r, int n)
     return 0;
 }
 
+/* The file every report directory holds, so that the next report may
+ * replace it; and what a report directory written before it held. */
+#define REPORT_MARK ".dqlab-report"
+static const char *const report_entries[] = {
+    "REPORT.md", "index.html", "data", "figures", "firstscreen.png", NULL,
+};
+
+static bool report_entry(const char *name)
+{
+    for (size_t i = 0; report_entries[i] != NULL; i++)
+        if (strcmp(name, report_entries[i]) == 0)
+            return true;
+    return false;
+}
+
+/* 0 when outdir may be replaced (absent, empty, or a report); else -1
+ * with err naming one entry that is not a report's. */
+static int check_outdir(const char *outdir, char *err, size_t errlen)
+{
+    char mark[PATH_MAX + 16], other[256] = "";
+    struct stat st;
+    DIR *d;
+    struct dirent *e;
+
+    if (stat(outdir, &st) != 0)
+        return 0; /* absent: made at the end */
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "--out %s: not a directory", outdir);
+        return -1;
+    }
+    snprintf(mark, sizeof mark, "%s/%s", outdir, REPORT_MARK);
+    if (access(mark, F_OK) == 0)
+        return 0;
+    if ((d = opendir(outdir)) == NULL) {
+        snprintf(err, errlen, "--out %s: %s", outdir, strerror(errno));
+        return -1;
+    }
+    while ((e = readdir(d)) != NULL && other[0] == '\0')
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+            !report_entry(e->d_name))
+            snprintf(other, sizeof other, "%s", e->d_name);
+    closedir(d);
+    if (other[0] == '\0')
+        return 0;
+    snprintf(err, errlen, "--out %s: holds '%.100s', which is not part of a "
+             "report; the report replaces the whole directory, so give a "
+             "new or empty one (or an earlier report's)", outdir, other);
+    return -1;
+}
+
 /* The staging directory beside outdir (its parent made), and the name
  * the old report is moved to.  0 or -1 with err. */
 static int make_stage(const char *outdir, char *stage, char *old, size_t len,
@@ -202,28 +258,65 @@ static int make_stage(const char *outdir, char *stage, char *old, size_t len,
     if (dq_runmeta_mkdirs(path, err, errlen) != 0)
         return -1;
     snprintf(path, sizeof path, "%s/figures", stage);
-    return dq_runmeta_mkdirs(path, err, errlen);
+    if (dq_runmeta_mkdirs(path, err, errlen) != 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/%s", stage, REPORT_MARK);
+    return dq_runmeta_write_atomic(path, "dqlab report\n", 13, err, errlen);
 }
 
-/* The whole text: the header, then every part. */
-static int write_report(dq_md *o, const dq_results *r, int n, char *err,
-                        size_t errlen)
+/* The front: what dqlab is, the contents, the summary matrix, the
+ * decision guide, the scenarios and the strategy cards, all computed from
+ * one dq_facts of r.  0 or -1 with err. */
+static int write_front(dq_md *o, const dq_results *r, int n, char *err,
+                       size_t errlen)
 {
     char now[64];
     time_t t = time(NULL);
     struct tm tm;
     localtime_r(&t, &tm);
     strftime(now, sizeof now, "%Y-%m-%d %H:%M:%S %z", &tm);
+    dq_facts *f = malloc(sizeof *f);
+    if (f == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    dq_facts_compute(r, f);
     DQ_TEXT(o, "report.head", "now=%s root=%s n=%d s=%s\n\n", now,
             r->root, n, n == 1 ? "" : "s");
+    dq_section_contents(o, r);
+    dq_section_summary(o, f);
+    dq_section_guide(o, r, f);
+    dq_section_scenarios(o, r, f);
+    int rc = dq_section_cards(o, r, f, err, errlen);
+    free(f);
+    return rc;
+}
+
+/* The whole text: the front, then every part, each after the anchor the
+ * contents links to. */
+static int write_report(dq_md *o, const dq_results *r, int n, char *err,
+                        size_t errlen)
+{
+    char id[80];
+    if (write_front(o, r, n, err, errlen) != 0)
+        return -1;
+    dq_anchor(o, "environment");
     dq_section_environment(o, r);
-    for (size_t i = 0; i < r->nexps; i++)
+    DQ_TEXT(o, "front.regenerate", "root=%s\n\n", r->root);
+    for (size_t i = 0; i < r->nexps; i++) {
+        dq_exp_anchor(&r->exps[i], id, sizeof id);
+        dq_anchor(o, id);
         if (dq_section_experiment(o, r, &r->exps[i], err, errlen) != 0)
             return -1;
+    }
+    dq_anchor(o, "bench");
     if (dq_section_perf(o, r, err, errlen) != 0)
         return -1;
+    dq_anchor(o, "probes");
     dq_section_probes(o, r);
+    dq_anchor(o, "claims");
     dq_section_claims(o, r);
+    dq_anchor(o, "strategies");
     dq_section_strategies(o);
     if (o->texts->err[0] != '\0') {
         snprintf(err, errlen, "internal error: %s", o->texts->err);
@@ -269,7 +362,12 @@ static int swap_in(const char *stage, const char *outdir, const char *old,
     struct stat st;
     bool had_old = stat(outdir, &st) == 0;
     if (had_old && rename(outdir, old) != 0) {
-        snprintf(err, errlen, "rename %s: %s", outdir, strerror(errno));
+        if (errno == EBUSY)
+            snprintf(err, errlen, "--out %s: cannot be replaced (a mount "
+                     "point, or in use): give a directory inside it",
+                     outdir);
+        else
+            snprintf(err, errlen, "rename %s: %s", outdir, strerror(errno));
         return -1;
     }
     if (rename(stage, outdir) != 0) {
@@ -292,7 +390,13 @@ int dq_cmd_report(int argc, char **argv)
     dq_texts texts;
     dq_md o;
     int rc = parse_args(argc, argv, &root, &outdir, &scripts), n;
-    if (rc >= 0 || (rc = check_inputs(root, scripts, &texts)) != 0)
+    if (rc >= 0)
+        return rc;
+    if (check_outdir(outdir, err, sizeof err) != 0) {
+        fprintf(stderr, "dqlab report: %s\n", err);
+        return 2;
+    }
+    if ((rc = check_inputs(root, scripts, &texts)) != 0)
         return rc;
     if ((n = dq_results_load(root, dq_section_logs, &r, err,
                              sizeof err)) < 0) {

@@ -286,6 +286,7 @@ int dq_results_load(const char *root, dq_logs_fn logs, dq_results *r,
                              err, errlen);
     if (rc == 0 && (dq_perf_load(root, &r->bench, err, errlen) != 0 ||
                     dq_probes_load(root, &r->probes, err, errlen) != 0 ||
+                    dq_witness_load(root, &r->witness, err, errlen) != 0 ||
                     dq_opcost_load(root, &r->opcost, err, errlen) != 0))
         rc = -1;
 done:
@@ -310,6 +311,7 @@ void dq_results_free(dq_results *r)
     dq_csv_free(&r->probes.csv);
     dq_csv_free(&r->opcost.csv);
     dq_meta_free(&r->opcost.meta);
+    dq_csv_free(&r->witness.csv);
     memset(r, 0, sizeof *r);
 }
 
@@ -401,4 +403,16 @@ const dq_rexp *dq_loss_experiment(const dq_results *r)
         if (dq_loss_is(&r->exps[i]) && r->exps[i].loss != NULL)
             return &r->exps[i];
     return NULL;
+}
+
+bool dq_rpool_pct(const dq_rpool *p, double q, double *out)
+{
+    uint64_t total = p->enqueued ? p->enqueued : p->n;
+    if (total == 0 || p->n == 0)
+        return false;
+    size_t rank = dq_percentile_rank(q, (size_t)total);
+    if (rank > p->n)
+        return false;
+    *out = p->lat[rank - 1];
+    return true;
 }

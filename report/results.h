@@ -9,6 +9,8 @@
  *   RESULTS/bench/latest    `dqlab bench` (harness/bench.h)
  *   RESULTS/probes/latest   `dqlab probes` (harness/probes.h)
  *   RESULTS/opcost/latest   `dqlab opcost` (harness/opcost.h)
+ *   RESULTS/witness/latest  `dqlab witness` (harness/witness.h): its
+ *                           witness.csv (the cards copy its charts)
  * Every CSV goes through the one reader dq_csv_load (files.c) and every
  * meta.txt through dq_meta_load.  Trials are grouped by matrix cell with
  * medians over the repeats.  All of it is owned by the dq_results.
@@ -241,6 +243,23 @@ typedef struct dq_opcost {
     const dq_opcost_row *rows;
     size_t n;
 } dq_opcost;
+/* `dqlab witness` (harness/witness.h): RESULTS/witness/latest, its
+ * witness.csv rows (witness,strategy,task_id,attempts,quantity,value) and
+ * the charts <dir>/<witness>.svg and .png beside it. */
+typedef struct dq_witness_row {
+    const char *witness;           /* "naive-duplicate", ... */
+    const char *strategy, *task_id;
+    int64_t attempts;              /* attempts it took to see it */
+    const char *quantity;          /* "witnessed", "elapsed_ms", ... */
+    int64_t value;                 /* unit: the quantity's suffix */
+} dq_witness_row;
+typedef struct dq_witnesses {
+    bool present;                  /* RESULTS/witness/latest/witness.csv */
+    char dir[4096];                /* the run latest points to */
+    dq_csv csv;
+    const dq_witness_row *rows;
+    size_t n;
+} dq_witnesses;
 
 typedef struct dq_results {
     char root[4096];               /* the results directory */
@@ -253,6 +272,7 @@ typedef struct dq_results {
     dq_perf bench;
     dq_probes probes;
     dq_opcost opcost;
+    dq_witnesses witness;
 } dq_results;
 
 /* ---- Loading ------------------------------------------------------------ */
@@ -280,6 +300,9 @@ int dq_probes_load(const char *root, dq_probes *p, char *err,
                    size_t errlen);
 int dq_opcost_load(const char *root, dq_opcost *p, char *err,
                    size_t errlen);
+/* results_witness.c: w zeroed and 0 when there is no witness run. */
+int dq_witness_load(const char *root, dq_witnesses *w, char *err,
+                    size_t errlen);
 
 /* ---- Lookups ------------------------------------------------------------ */
 
@@ -344,5 +367,18 @@ bool dq_probe_int(const dq_probe_row *row, const char *key, int64_t *out);
 void dq_opcost_range(const dq_opcost *p, const char *strategy,
                      const char *mix, const dq_opcost_row **lo,
                      const dq_opcost_row **hi);
+/* The witness.csv row of witness name and quantity (NULL: its first
+ * row), or NULL; whether name was witnessed (its row "witnessed" is 1);
+ * the value of name's quantity, or absent when it has none. */
+const dq_witness_row *dq_witness_find(const dq_witnesses *w,
+                                      const char *name, const char *quantity);
+bool dq_witness_seen(const dq_witnesses *w, const char *name);
+int64_t dq_witness_value(const dq_witnesses *w, const char *name,
+                         const char *quantity, int64_t absent);
+/* Percentile q (0..100, nearest rank) of p's lateness over every enqueued
+ * task, an undelivered task counting as later than any delivered one:
+ * true with *out in ms, false when the rank falls among the undelivered
+ * (or p holds no task). */
+bool dq_rpool_pct(const dq_rpool *p, double q, double *out);
 
 #endif

@@ -580,7 +580,9 @@ int dq_sec_loss(dq_md *o, const dq_results *r, const dq_rexp *e, char *err,
     if (lt == NULL || lt->nrows == 0)
         return 1;           /* no trial: the generic section */
     DQ_TEXT(o, "loss.intro", "\n\n");
-    dq_put(o, "<a id=\"tab-%s\"></a>\n\n", e->name);
+    char id[128];
+    snprintf(id, sizeof id, "tab-%s", e->name);
+    dq_anchor(o, id);
     loss_table(o, lt);
     DQ_TEXT(o, "loss.each_fault", "\n\n");
     for (size_t c = 0; c < lt->nfaults; c++) {

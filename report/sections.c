@@ -578,7 +578,6 @@ void dq_section_probes(dq_md *o, const dq_results *r)
     const dq_probes *p = &r->probes;
     char v[64];
     size_t off = 0;
-    dq_put(o, "<a id=\"probes\"></a>\n\n");
     DQ_TEXT(o, "generic.probes", "\n\n");
     if (!p->present) {
         DQ_TEXT(o, "generic.probes_none", "root=%s\n\n", r->root);
@@ -611,7 +610,7 @@ static void claim_row(dq_md *o, const dq_claim_def *c, dq_verdict v,
     cells[2] = res->sample[0] ? res->sample : none;
     cells[3] = res->interval[0] ? res->interval : none;
     snprintf(link, sizeof link, "[%s](#claim-%s)", text, c->id);
-    dq_cells(o, false, cells, 5);
+    dq_mdcells(o, false, cells, 5);
 }
 
 /* One claim's evidence item, with its anchor and its figure's link. */
@@ -623,10 +622,14 @@ static void claim_item(dq_md *o, const dq_claim_def *c, dq_verdict v,
     size_t n = (size_t)snprintf(e, sizeof e, "%s", ev);
     while (n > 0 && e[n - 1] == ' ')   /* the figure's sentence follows */
         e[--n] = '\0';
+    char id[32];
     if (res->figure[0])
         DQ_TBUF(o, fig, "generic.claim_figure", "  anchor=%s", res->figure);
+    snprintf(id, sizeof id, "claim-%s", c->id);
+    dq_anchor(o, id);
     DQ_TEXT(o, "generic.claim_item", "id=%s verdict=%s text=%s "
-            "evidence=%s fig=%s\n", c->id, dq_verdict_name(v), text, e, fig);
+            "evidence=%s fig=%s\n\n", c->id, dq_verdict_name(v), text, e,
+            fig);
 }
 
 void dq_section_claims(dq_md *o, const dq_results *r)

@@ -10,6 +10,7 @@
 #ifndef DQ_SECTIONS_H
 #define DQ_SECTIONS_H
 
+#include "facts.h"
 #include "md.h"
 #include "results.h"
 
@@ -36,8 +37,22 @@ extern const dq_section dq_sections[];
 /* The event logs the sections that fit e read (a dq_logs_fn). */
 unsigned dq_section_logs(const dq_rexp *e);
 
-/* The report's parts in the order report.c writes them; the int ones
- * return 0 or -1 with err. */
+/* The front parts, right after the report's opening (sec_front.c,
+ * sec_guide.c, sec_cards.c): the contents (links to every part, id
+ * "contents"), the summary matrix (id "summary-matrix"), the decision
+ * guide and three scenarios, one card per strategy.  f is
+ * dq_facts_compute(r); the cards copy the witness charts into figures/
+ * (0, or -1 with err). */
+void dq_section_contents(dq_md *o, const dq_results *r);
+void dq_section_summary(dq_md *o, const dq_facts *f);
+void dq_section_guide(dq_md *o, const dq_results *r, const dq_facts *f);
+void dq_section_scenarios(dq_md *o, const dq_results *r,
+                          const dq_facts *f);
+int dq_section_cards(dq_md *o, const dq_results *r, const dq_facts *f,
+                     char *err, size_t errlen);
+
+/* The report's other parts in the order report.c writes them; the int
+ * ones return 0 or -1 with err. */
 void dq_section_environment(dq_md *o, const dq_results *r);
 int dq_section_experiment(dq_md *o, const dq_results *r, const dq_rexp *e,
                           char *err, size_t errlen);

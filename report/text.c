@@ -43,10 +43,13 @@ static void put(char *buf, size_t len, size_t *off, const char *s, size_t n)
     *off += n;
 }
 
-/* Whether a line keeps its own line: a list item, a table row, a heading. */
+/* Whether a line keeps its own line: a list item (indented too: a nested
+ * one keeps its indent), a table row, a heading. */
 static bool own_line(const char *l)
 {
-    const char *p = l;
+    const char *p;
+    l += strspn(l, " ");
+    p = l;
     while (isdigit((unsigned char)*p))
         p++;
     return strncmp(l, "- ", 2) == 0 || strncmp(l, "* ", 2) == 0 ||

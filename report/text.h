@@ -8,8 +8,9 @@
  * by the value of key.  Lines are joined as the report prints them: a
  * blank line separates paragraphs ("\n\n"), a line break inside one is
  * one space, or two after a sentence's end (".", "?", "!"); a line that
- * starts a list item ("- ", "* ", "1. "), a table row ("|") or a heading
- * ("#") keeps its own line.  Leading and trailing blank lines are
+ * starts a list item ("- ", "* ", "1. ", also indented: a nested item
+ * keeps its indent), a table row ("|") or a heading ("#") keeps its own
+ * line.  Leading and trailing blank lines are
  * dropped, so a template never ends with a line break: the caller writes
  * what follows.  There are no conditionals: a section picks one of
  * several whole templates, and may render one into a value of another.
@@ -51,7 +52,7 @@ typedef struct dq_tuse {
     ({ static const dq_tuse dq_use_[2] DQ_TUSES = {{a, fmt}, {b, fmt}};      \
        &dq_use_[(cond) ? 0 : 1]; })
 
-#define DQ_TEXTS_MAX 512
+#define DQ_TEXTS_MAX 1024
 typedef struct dq_texts {
     size_t n;
     char *name[DQ_TEXTS_MAX];  /* "group.name" */

@@ -759,19 +759,24 @@ void dq_redis_key(const dq_queue *q, const char *suffix, char *buf,
     snprintf(buf, buflen, "dq:{%s}:%s", q->queue, suffix);
 }
 
-/* Runs SCAN over dq:{queue}:*; with unlink, deletes every key found,
- * otherwise stops at the first one.  Returns DQ_OK / DQ_E*; *found set. */
-static int scan_keys(dq_queue *q, redisContext *c, bool unlink, bool *found)
+/* Runs SCAN over dq:{queue}:*, leaving out the key dq:{queue}:<keep>
+ * (keep NULL: none); with unlink, deletes every key found, otherwise
+ * stops at the first one.  Returns DQ_OK / DQ_E*; *found set. */
+static int scan_keys(dq_queue *q, redisContext *c, bool unlink,
+                     const char *keep, bool *found)
 {
-    char pattern[128], cursor[32] = "0";
+    char pattern[128], kept[128] = "", cursor[32] = "0";
     int rc = DQ_OK;
 
     *found = false;
     dq_redis_key(q, "*", pattern, sizeof pattern);
+    if (keep != NULL)
+        dq_redis_key(q, keep, kept, sizeof kept);
     do {
         const char *argv[6] = {"SCAN", cursor, "MATCH", pattern, "COUNT",
                                SCAN_COUNT};
         redisReply *r = dq_redis_cmd(q, c, &rc, 6, argv, NULL), *keys;
+        size_t n = 0;
 
         if (r == NULL)
             return rc;
@@ -783,11 +788,13 @@ static int scan_keys(dq_queue *q, redisContext *c, bool unlink, bool *found)
         }
         snprintf(cursor, sizeof cursor, "%s", r->element[0]->str);
         keys = r->element[1];
-        if (keys->elements > 0)
+        for (size_t i = 0; i < keys->elements; i++)
+            n += strcmp(keys->element[i]->str, kept) != 0;
+        if (n > 0)
             *found = true;
-        if (unlink && keys->elements > 0) {
-            const char **argv2 = malloc((keys->elements + 1) * sizeof *argv2);
-            size_t *lens = malloc((keys->elements + 1) * sizeof *lens);
+        if (unlink && n > 0) {
+            const char **argv2 = malloc((n + 1) * sizeof *argv2);
+            size_t *lens = malloc((n + 1) * sizeof *lens);
             redisReply *u = NULL;
 
             if (argv2 == NULL || lens == NULL) {
@@ -795,11 +802,14 @@ static int scan_keys(dq_queue *q, redisContext *c, bool unlink, bool *found)
             } else {
                 argv2[0] = "UNLINK";
                 lens[0] = 6;
+                n = 0;
                 for (size_t i = 0; i < keys->elements; i++) {
-                    argv2[i + 1] = keys->element[i]->str;
-                    lens[i + 1] = keys->element[i]->len;
+                    if (strcmp(keys->element[i]->str, kept) == 0)
+                        continue;
+                    argv2[++n] = keys->element[i]->str;
+                    lens[n] = keys->element[i]->len;
                 }
-                u = dq_redis_cmd(q, c, &rc, (int)keys->elements + 1, argv2, lens);
+                u = dq_redis_cmd(q, c, &rc, (int)n + 1, argv2, lens);
                 freeReplyObject(u);
             }
             free(argv2);
@@ -818,13 +828,28 @@ int dq_redis_purge(dq_queue *q, redisContext *c)
 {
     bool found;
 
-    return scan_keys(q, c, true, &found);
+    return scan_keys(q, c, true, NULL, &found);
 }
 
 int dq_redis_exists(dq_queue *q, redisContext *c)
 {
     bool found;
-    int rc = scan_keys(q, c, false, &found);
+    int rc = scan_keys(q, c, false, NULL, &found);
+
+    return rc != DQ_OK ? rc : (found ? 1 : 0);
+}
+
+int dq_redis_purge_but(dq_queue *q, redisContext *c, const char *keep)
+{
+    bool found;
+
+    return scan_keys(q, c, true, keep, &found);
+}
+
+int dq_redis_exists_but(dq_queue *q, redisContext *c, const char *keep)
+{
+    bool found;
+    int rc = scan_keys(q, c, false, keep, &found);
 
     return rc != DQ_OK ? rc : (found ? 1 : 0);
 }

@@ -215,6 +215,10 @@ void dq_redis_key(const dq_queue *q, const char *suffix, char *buf,
 int dq_redis_purge(dq_queue *q, redisContext *c);
 /* Returns 1 when any key matches dq:{<queue>}:*, 0 when none, or DQ_E*. */
 int dq_redis_exists(dq_queue *q, redisContext *c);
+/* The same, leaving out the one key dq:{<queue>}:<keep> (the harness's
+ * owner key of the queue, trial_int.h). */
+int dq_redis_purge_but(dq_queue *q, redisContext *c, const char *keep);
+int dq_redis_exists_but(dq_queue *q, redisContext *c, const char *keep);
 
 /* Timeout for a blocking command (BLPOP, BZPOPMIN, BLMOVE), in seconds as
  * Redis takes it since 6.0 (a double): clamps wait_ms to [DQ_BLOCK_MIN_MS,

@@ -135,7 +135,7 @@ Test(checker, malformed_logs)
 {
     check_bad("bad_magic.log", 1, "not a dqlab event log");
     check_bad("bad_after_end.log", 4, "record after the end of the log");
-    check_bad("bad_z.log", 3, "Z record must say clean or interrupted");
+    check_bad("bad_z.log", 3, "Z record must say clean, interrupted or failed");
     check_bad("bad_v1_ack_attempt.log", 4, "A record needs 4 fields");
     check_bad("bad_fields.log", 4, "D record needs 5 fields");
     check_bad("bad_time.log", 3, "bad time '12x'");
@@ -685,6 +685,50 @@ Test(check_verdict, no_clean_end_no_verdict_exit_3)
     /* The counts are still printed. */
     expect_check("verdict_no_end.log", 3, "duplicates  0 redelivered");
     expect_check("verdict_no_end.log", 3, "(v2, no end record)");
+}
+
+/* A trial that failed says so: its log ends with H failed and Z failed,
+ * and the check gives no verdict naming why (not "writer was killed"). */
+Test(check_verdict, failed_trial_no_verdict_says_why)
+{
+    expect_check("verdict_failed.log", 3, "verdict: no verdict: the trial "
+                 "failed: mover-stall: Redis refused CLIENT KILL ID 24: "
+                 "NOPERM\n");
+    expect_check("verdict_failed.log", 3, "(v2, ended failed)");
+    expect_check("verdict_failed.log", 3, "enqueued    2\n");
+}
+
+/* H pending_at_end: the lost tasks still queued are named as such; the
+ * verdict stays a violation. */
+Test(check_verdict, lost_tasks_still_queued_are_named)
+{
+    char err[256];
+    dq_check c;
+    char path[512];
+
+    log_path("verdict_lost_queued.log", path, sizeof path);
+    cr_assert_eq(dq_check_file(path, &c, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(c.lost, 2);
+    cr_assert_eq(c.pending_end, 1);
+    cr_assert_eq(c.queued_at_end, 3);
+    cr_assert_eq(c.lost_queued, 2);
+    expect_check("verdict_lost_queued.log", 1, "2 of the lost tasks were "
+                 "still queued in Redis when the trial ended (late beyond "
+                 "the deadline, not gone)\n");
+    expect_check("verdict_lost_queued.log", 1, "verdict: VIOLATION: lost:");
+    /* Without the header nothing is said. */
+    log_path("verdict_lost.log", path, sizeof path);
+    cr_assert_eq(dq_check_file(path, &c, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(c.queued_at_end, -1);
+    cr_assert_eq(c.lost_queued, 0);
+}
+
+/* A task a killed consumer claimed (no D record: after-claim) is pending,
+ * not lost, while its lease still holds at the end. */
+Test(check_verdict, task_held_by_a_killed_consumer_is_pending)
+{
+    expect_check("verdict_kill_after_claim_held.log", 0, "verdict: ok\n");
+    expect_check("verdict_kill_after_claim_held.log", 0, "pending end 1");
 }
 
 /* Faults: the exit code follows what each strategy declares. */

@@ -181,6 +181,52 @@ Test(experiment, unknown_strategy_option)
                  "heap has no option 'turbo'");
 }
 
+/* An [opts.NAME] of a strategy no list runs would be ignored unseen. */
+Test(experiment, opts_of_a_strategy_not_listed_is_refused)
+{
+    expect_error("[experiment]\nname = x\nstrategies = lua\nconsumers = 1\n"
+                 "\n[opts.heap]\nbatch = 1\n", false, 6,
+                 "[opts.heap]: heap is not in strategies");
+}
+
+/* ... but a strategy of the [quick] list counts. */
+Test(experiment, opts_of_a_strategy_listed_in_quick_is_accepted)
+{
+    char *path = write_tmp("[experiment]\nname = x\nstrategies = lua\n"
+                           "consumers = 1\n[quick]\nstrategies = heap\n"
+                           "[opts.heap]\nbatch = 2\n");
+    dq_experiment e;
+    char err[1024] = "";
+
+    cr_assert_eq(dq_experiment_load(path, true, &e, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_str_eq(e.strategies[0].s->name, "heap");
+    cr_assert_str_eq(e.strategies[0].opts[0].val, "2");
+    dq_experiment_free(&e);
+    remove_tmp(path);
+}
+
+/* The options every Redis strategy takes (wait, wait_timeout_ms) are
+ * options of [opts.NAME] too, checked as --opt checks them. */
+Test(experiment, common_redis_options_in_an_opts_section)
+{
+    char *path = write_tmp("[experiment]\nname = x\nstrategies = lua\n"
+                           "consumers = 1\n[opts.lua]\nwait = 0\n"
+                           "wait_timeout_ms = 500\n");
+    dq_experiment e;
+    char err[1024] = "";
+
+    cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_eq(e.strategies[0].nopts, 2);
+    cr_assert_str_eq(e.strategies[0].opts[0].key, "wait");
+    cr_assert_str_eq(e.strategies[0].opts[1].val, "500");
+    dq_experiment_free(&e);
+    remove_tmp(path);
+    expect_error("[experiment]\nname = x\nstrategies = lua\nconsumers = 1\n"
+                 "[opts.lua]\nwait = -1\n", false, 6, "wait");
+}
+
 Test(experiment, bad_number)
 {
     expect_error("[experiment]\nname = x\nstrategies = heap\n"

@@ -557,6 +557,50 @@ Test(files, report_says_why_a_write_failed, .timeout = 60)
     rm_rf(dir);
 }
 
+/* The report replaces its --out directory whole, so a directory holding
+ * anything a report does not write is refused, before any work, and kept
+ * as it was; a directory a report wrote (its mark) is replaced. */
+Test(files, report_refuses_a_directory_that_is_not_a_report, .timeout = 60)
+{
+    char dir[128], res[256], out[256], scripts[300], doc[300], mark[300];
+    char buf[64];
+    result r;
+
+    make_tmp(dir, sizeof dir, "rout");
+    tiny_results(dir);
+    scripts_dir(scripts, sizeof scripts);
+    snprintf(res, sizeof res, "%s/results", dir);
+    snprintf(out, sizeof out, "%s/home", dir);
+    cr_assert_eq(mkdir(out, 0755), 0);
+    snprintf(doc, sizeof doc, "%s/important.doc", out);
+    write_file(doc, "keep me\n");
+    const char *args[] = {"report", res, "--out", out, "--scripts", scripts,
+                          NULL};
+    run(&r, NULL, args);
+    expect_one_line(&r, "holds 'important.doc', which is not part of a "
+                        "report");
+    read_file(doc, buf, sizeof buf);
+    cr_assert_str_eq(buf, "keep me\n");
+    /* The results root itself is not a report either. */
+    const char *into_results[] = {"report", res, "--out", res, "--scripts",
+                                  scripts, NULL};
+    run(&r, NULL, into_results);
+    expect_one_line(&r, "which is not part of a report");
+    cr_assert(exists(res), "the results directory is gone");
+    /* A report's own directory is replaced, twice. */
+    snprintf(out, sizeof out, "%s/rep", dir);
+    for (int i = 0; i < 2; i++) {
+        const char *again[] = {"report", res, "--out", out, "--scripts",
+                               scripts, NULL};
+        run(&r, NULL, again);
+        cr_assert_eq(r.status, 0, "report %d: exit %d: %s", i + 1, r.status,
+                     r.err);
+    }
+    snprintf(mark, sizeof mark, "%s/.dqlab-report", out);
+    cr_assert(exists(mark), "no %s", mark);
+    rm_rf(dir);
+}
+
 Test(files, experiment_that_cannot_write_leaves_no_run_dir, .timeout = 60)
 {
     char dir[128], ini[256], res[256], exp[300];
@@ -613,4 +657,47 @@ Test(files, messages_never_quote_the_userinfo, .timeout = 60)
                       "%s (case %zu) leaked: %s", urls[i], k, r.err);
         }
     }
+}
+
+/* ---- Options given twice ------------------------------------------------- */
+
+/* A parameter, an option of the run or a strategy option given twice is
+ * refused with one line, as an experiment file refuses a key given twice
+ * (the last value used to win silently). */
+Test(files, an_option_given_twice_is_refused, .timeout = 60)
+{
+    static const char *const twice[][8] = {
+        {"run", "--strategy", "heap", "--tasks", "10", "--tasks", "20", NULL},
+        {"run", "--strategy", "heap", "--tasks=10", "--tasks", "20", NULL},
+        {"run", "--strategy", "lua", "--opt", "poll_ms=10", "--opt",
+         "poll_ms=20", NULL},
+        {"run", "--strategy", "lua", "--strategy", "heap", NULL},
+        {"run", "--strategy", "heap", "--quiet", "--quiet", NULL},
+    };
+    static const char *const want[] = {
+        "dqlab run: --tasks given twice", "dqlab run: --tasks given twice",
+        "dqlab run: --opt poll_ms given twice",
+        "dqlab run: --strategy given twice", "dqlab run: --quiet given twice",
+    };
+    result r;
+
+    for (size_t i = 0; i < sizeof twice / sizeof twice[0]; i++) {
+        run(&r, NULL, twice[i]);
+        expect_one_line(&r, want[i]);
+    }
+}
+
+/* rediss:// is named as unsupported, and the form the message gives is
+ * printed as it is, not masked as if it were a URL with a password. */
+Test(files, a_rediss_url_is_refused_with_the_form_intact, .timeout = 30)
+{
+    const char *args[] = {"run", "--strategy", "lua", "--redis",
+                          "rediss://alice:s3cr3t@127.0.0.1:1", NULL};
+    result r;
+
+    run(&r, NULL, args);
+    expect_one_line(&r, "--redis: rediss:// (TLS) is not supported");
+    cr_assert(strstr(r.err, "redis://[user:password@]host:port[/db]") !=
+                  NULL, "the form was mangled: %s", r.err);
+    cr_assert(strstr(r.err, "s3cr3t") == NULL, "leaked: %s", r.err);
 }

@@ -13,7 +13,10 @@
  * the race window, so the result does not depend on scheduling luck.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 
 #include "../strategies/dq.h"
 #include "testlib.h"
@@ -64,4 +67,44 @@ Test(naive, four_consumers_duplicate, .timeout = 60)
     int dups = naive_dups("four", 4, 200);
     cr_assert_gt(dups, 0, "naive with 4 consumers and gap_us=2000 made no "
                  "duplicate delivery of 200 tasks");
+}
+
+/* `dqlab run`'s summary: the extra deliveries add up on one line, and an
+ * ok verdict for naive says that its duplicates are the documented race
+ * (a bare "ok" next to hundreds of duplicates reads as a contradiction);
+ * the throughput line says over which interval it was measured. */
+Test(naive, summary_adds_up_and_names_the_race, .timeout = 60)
+{
+    const char *d = getenv("DQLAB");
+    char cmd[512], out[16384], want[160];
+    unsigned long long extra = 0, red = 0, dfault = 0, dnone = 0;
+    const char *line;
+    size_t n;
+    FILE *f;
+    int st;
+
+    cr_assert(d != NULL && *d, "DQLAB is not set: run through tests/run.sh");
+    snprintf(cmd, sizeof cmd, "'%s' run --strategy naive --consumers 4 "
+             "--tasks 200 --opt gap_us=2000 --quiet", d);
+    f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    n = fread(out, 1, sizeof out - 1, f);
+    out[n] = '\0';
+    st = pclose(f);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit %d:\n%s",
+              WEXITSTATUS(st), out);
+    line = strstr(out, "\nextra deliveries ");
+    cr_assert_not_null(line, "no 'extra deliveries' line:\n%s", out);
+    cr_assert_eq(sscanf(line, "\nextra deliveries %llu = redelivered %llu + "
+                        "duplicates during a fault %llu + duplicates "
+                        "without a fault %llu", &extra, &red, &dfault,
+                        &dnone), 4, "%s", line);
+    cr_assert_eq(extra, red + dfault + dnone, "%s", line);
+    cr_assert_gt(dnone, 0, "no duplicate:\n%s", out);
+    snprintf(want, sizeof want, "\nverdict     ok (naive declares "
+             "duplicates: %llu %s its documented race)\n", dnone,
+             dnone == 1 ? "is" : "are");
+    cr_assert(strstr(out, want) != NULL, "no '%s' in:\n%s", want + 1, out);
+    cr_assert(strstr(out, "first enqueue to last delivery)") != NULL,
+              "the throughput line does not say its interval:\n%s", out);
 }

@@ -8,7 +8,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <stdbool.h>
+
+#include "../harness/params.h"
 #include "../harness/parse.h"
+#include "../harness/trialcols.h"
 #include "../harness/redis_url.h"
 
 Test(parse, i64_accepts)
@@ -297,4 +301,35 @@ Test(params, one_range_per_parameter)
                                 &v, &v2, err, sizeof err), -1);
     cr_assert(strstr(err, "x.ini:3: payload_bytes: '1048577' is out of "
                           "range 0..1048576") != NULL, "%s", err);
+}
+
+/* The parameter table and the trials.csv column list agree: every column
+ * a parameter row says it fills (dq_param.csv) is a column of
+ * DQ_TRIAL_COLUMNS, so the file's format is declared once (trialcols.h)
+ * and each parameter's place in it once (params.c). */
+#define TRIALCOL_NAME(name, type, absent) #name,
+static const char *const trial_columns[] = {
+    DQ_TRIAL_COLUMNS(TRIALCOL_NAME) NULL,
+};
+
+Test(params, csv_columns_are_trials_csv_columns)
+{
+    size_t named = 0;
+
+    for (const dq_param *d = dq_params; d->key != NULL; d++) {
+        char cols[128], *save = NULL;
+        if (d->csv == NULL)
+            continue;
+        snprintf(cols, sizeof cols, "%s", d->csv);
+        for (char *c = strtok_r(cols, ",", &save); c != NULL;
+             c = strtok_r(NULL, ",", &save)) {
+            bool found = false;
+            for (size_t i = 0; trial_columns[i] != NULL; i++)
+                found = found || strcmp(trial_columns[i], c) == 0;
+            cr_expect(found, "row %s names column '%s', which trials.csv "
+                      "(harness/trialcols.h) does not have", d->key, c);
+            named++;
+        }
+    }
+    cr_expect_gt(named, 5, "only %zu columns named by the table", named);
 }

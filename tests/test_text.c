@@ -174,6 +174,28 @@ Test(text, lines_are_joined_as_the_report_prints_them)
     sh(cmd);
 }
 
+/* A nested list item (indented) keeps its own line and its indent; the
+ * indented line after it continues it. */
+Test(text, nested_list_items_keep_their_indent)
+{
+    char dir[256], cmd[1024], out[1024] = "";
+    dq_texts t;
+    size_t off = 0;
+    snprintf(dir, sizeof dir, "/tmp/dqlab-text-nest-%ld", (long)getpid());
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r report/text '%s' && "
+             "printf '%%s\\n' '<!-- head -->' '1. Q {{now}}' '   - **A** "
+             "{{root}}' '     goes on.' '2. R{{n}}{{s}}' > '%s/report.md'",
+             dir, dir, dir);
+    cr_assert_eq(sh(cmd), 0, "%s", cmd);
+    cr_assert_eq(dq_texts_load(&t, dir, cmd, sizeof cmd), 0, "%s", cmd);
+    dq_tcat(&t, out, sizeof out, &off, use_of("report.head"),
+            "now=%s root=%s n=%d s=%s", "N", "R", 3, "s");
+    cr_expect_str_eq(out, "1. Q N\n   - **A** R goes on.\n2. R3s");
+    dq_texts_free(&t);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    sh(cmd);
+}
+
 /* dqlab report with a template file missing: one line naming it, exit 2,
  * nothing written. */
 Test(text, report_names_a_missing_template_file, .timeout = 60)

@@ -21,6 +21,10 @@
  *                  of one tick wake a waiting consumer a few times, not
  *                  nine (the leader sleeps to the tick's last ms).
  *   tick_mismatch  a second handle with another tick_ms is refused.
+ *   crowded_slot   300 tasks in one slot (ten chunks of entries): cancel
+ *                  and reschedule from chunks other than the newest, then
+ *                  a cascade of what is left through every level; each
+ *                  task once, in insertion order, dq_pending exact.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -372,5 +376,82 @@ Test(wheel, tick_mismatch, .timeout = 30)
               "tick_ms: '%s'", err);
     dq_close(a);
     c.nopts = 0;
+    tl_teardown(&c);
+}
+
+/* 300 tasks due at the same millisecond an hour ahead share one slot,
+ * stored in ten chunks of 32 entries.  Cancelling every third of the first
+ * 150 (chunks other than the newest, so the newest chunk's last entry
+ * fills each hole) and rescheduling every fifth of the rest to the past
+ * must leave the slot exact: the rescheduled come out at once in
+ * insertion order, the others, cascaded through every level by a handle
+ * two hours ahead, in insertion order too, each once. */
+Test(wheel, crowded_slot, .timeout = 30)
+{
+    enum { N = 300 };
+    tl_ctx c;
+    tl_setup(&c, "wheel", "crowded_slot");
+    dq_queue *q = tl_open(&c);
+    int64_t now = dq_wall_us() / 1000, due = now + 3600000;
+    bool gone[N] = {false}, early[N] = {false};
+    char id[32];
+    for (int i = 0; i < N; i++) {
+        snprintf(id, sizeof id, "task-%d", i);
+        tl_enqueue(q, id, "c", 1, due);
+    }
+    int left = N;
+    for (int i = 0; i < N / 2; i += 3) {
+        snprintf(id, sizeof id, "task-%d", i);
+        cr_assert_eq(dq_cancel(q, id), DQ_OK, "cancel %s: %s", id,
+                     dq_errstr(q));
+        gone[i] = true;
+        left--;
+    }
+    for (int i = N / 2; i < N; i += 5) {
+        snprintf(id, sizeof id, "task-%d", i);
+        cr_assert_eq(dq_reschedule(q, id, now - 1000), DQ_OK,
+                     "reschedule %s: %s", id, dq_errstr(q));
+        early[i] = true;
+    }
+    cr_assert_eq(dq_pending(q), left);
+    snprintf(id, sizeof id, "task-%d", 0);
+    cr_assert_eq(dq_cancel(q, id), DQ_ENOTFOUND, "task-0 cancelled twice");
+    /* The rescheduled ones: due now, in insertion order. */
+    int last = -1;
+    for (int i = 0; i < N; i++) {
+        if (!early[i])
+            continue;
+        tl_got g = tl_claim(q, 0);
+        cr_assert_eq(g.rc, DQ_OK, "rescheduled task-%d not claimed", i);
+        cr_assert_eq(tl_task_index(g.id, N), i, "got %s, expected task-%d",
+                     g.id, i);
+        left--;
+    }
+    cr_assert_eq(tl_claim(q, 0).rc, DQ_EMPTY, "a task due in an hour came "
+                 "out now");
+    /* The rest, two hours later by a second handle's clock. */
+    dq_config cfg = tl_config(&c, "later");
+    cfg.clock_offset_us = INT64_C(7200) * 1000000;
+    dq_queue *later = NULL;
+    char err[256] = "";
+    cr_assert_eq(dq_open(c.s, &cfg, &later, err, sizeof err), DQ_OK, "%s",
+                 err);
+    for (int i = 0; i < N; i++) {
+        if (gone[i] || early[i])
+            continue;
+        tl_got g = tl_claim(later, 0);
+        cr_assert_eq(g.rc, DQ_OK, "task-%d not claimed after the cascade", i);
+        int got = tl_task_index(g.id, N);
+        cr_assert(got > last && got == i, "got %s after task-%d, expected "
+                  "task-%d", g.id, last, i);
+        cr_assert_eq(g.due_ms, due);
+        last = got;
+        left--;
+    }
+    cr_assert_eq(left, 0);
+    cr_assert_eq(tl_claim(later, 0).rc, DQ_EMPTY);
+    cr_assert_eq(dq_pending(later), 0);
+    dq_close(later);
+    dq_close(q);
     tl_teardown(&c);
 }

@@ -14,7 +14,7 @@ set -eu
 
 PKGS="gcc libc6-dev make pkg-config redis-server redis-tools redis-sentinel \
 libhiredis-dev libcriterion-dev libjansson-dev libcmark-dev libinih-dev \
-gnuplot-nox"
+gnuplot-nox mscgen"
 TEST_PKGS="chromium fonts-dejavu-core"
 
 case ${1:-} in

@@ -1,6 +1,7 @@
 #!/bin/sh
 # check.sh -- tests of the first-screen check (tools/firstscreen.sh) in real
-# headless Chromium, on two hand-written pages shaped like the report.
+# headless Chromium, on two hand-written pages shaped like the report, and
+# on a real report of a smoke run.
 #
 #   sh tests/browser/check.sh [--filter PATTERN] [--tap=FILE] [other args]
 #
@@ -22,6 +23,16 @@
 #   browser/timeout_kills_browser  a browser that never answers is killed
 #                            after --timeout 1: exit 2, no process of it
 #                            left, no temporary directory left
+#   browser/real_report_passes  the report `dqlab report` writes meets the
+#                            contract: the experiments of tests/smoke/ (the
+#                            quick suite's plots in miniature, about 20 s on
+#                            private servers) under a temporary directory,
+#                            three witness charts (dqlab witness), their
+#                            report, the check on its index.html (the
+#                            charts on the cards must load); and its
+#                            summary matrix holds a measured figure in
+#                            every cell of the lua-lease row
+# Environment: DQLAB, the dqlab binary (tests/run.sh sets it).
 # Exit: 0 when all selected tests passed, 1 otherwise.
 set -u
 
@@ -172,10 +183,60 @@ test_timeout_kills_browser() {
     [ -z "$(ls -A "$work/tmp")" ] || bad "left in TMPDIR: $(ls -A "$work/tmp" | tr '\n' ' ')"
 }
 
+# The first screen of a report built from real results: what `make report`
+# writes, in miniature.  Exit 1 from an experiment is a finding (a strategy
+# broke a guarantee it declares), as in `make report`; anything else fails.
+test_real_report_passes() {
+    dq=${DQLAB:-}
+    if [ -z "$dq" ] || [ ! -x "$dq" ]; then
+        bad "DQLAB is not the dqlab binary ('$dq'): run through tests/run.sh"
+        return
+    fi
+    res=$work/smoke-results
+    out=$work/smoke.out
+    for f in tests/smoke/*.ini; do
+        "$dq" experiment "$f" --results "$res" >"$out" 2>&1
+        rc=$?
+        if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then
+            bad "dqlab experiment $f exited $rc; its last lines:"
+            why="$why$(tail -n 5 "$out" | sed 's/^/    /')
+"
+            return
+        fi
+    done
+    # Witness charts for the cards (their images must load too); not
+    # naive's race, which may take many attempts on a loaded machine.
+    if ! "$dq" witness --results "$res" \
+        --only lease-redelivery,expiry-loss,lua-late-head >"$out" 2>&1; then
+        bad "dqlab witness failed: $(tail -n 1 "$out")"
+        return
+    fi
+    if ! "$dq" report "$res" --out "$work/smoke-report" >"$out" 2>&1; then
+        bad "dqlab report on the smoke results failed: $(tail -n 1 "$out")"
+        return
+    fi
+    sh "$check" --screenshot "$work/smoke.png" "$work/smoke-report/index.html" \
+        >"$out" 2>&1
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        bad "firstscreen.sh exited $rc on the smoke run's report, expected 0; it said:"
+        why="$why$(sed 's/^/    /' "$out")
+"
+    fi
+    grep -q '^!\[lease-redelivery\](figures/witness-lease-redelivery.svg)' \
+        "$work/smoke-report/REPORT.md" || bad "no witness chart on lua-lease's card"
+    row=$(grep '^| \[lua-lease\](#card-lua-lease) |' "$work/smoke-report/REPORT.md")
+    [ -n "$row" ] || bad "REPORT.md has no summary matrix row for lua-lease"
+    case $row in
+    *"not measured"*) bad "the lua-lease row has a cell not measured: $row" ;;
+    esac
+}
+
 run fixture_passes
 run negative_fails
 run no_browser_hint
 run timeout_kills_browser
+run real_report_passes
 
 if [ -n "$tap" ]; then
     { echo "TAP version 13"; echo "1..$ntap"; printf '%s' "$taplines"; } >"$tap"

@@ -1,0 +1,503 @@
+/* witness.c -- the `dqlab witness` command (witness.h): options, the run
+ * directory, one private redis-server per witness, the attempts with fresh
+ * seeds until the event is seen, and the files it leaves.  The trials
+ * themselves are in witness_naive.c, witness_lease.c, witness_expiry.c
+ * and witness_late.c, the capture in witness_cap.c, the chart in
+ * witness_msc.c.
+ *
+ * Bounds: each witness stops after its max_attempts or its time budget,
+ * whichever comes first; naive's race needs a few attempts, the others
+ * happen by construction (a second attempt only after a machine stall).
+ * All four take a few seconds on an idle machine; the budgets add up to
+ * 20 s, the most the command may take before it gives up.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "redis_server.h"
+#include "runmeta.h"
+#include "signals.h"
+#include "witness.h"
+#include "witness_int.h"
+
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+typedef struct wt_def {
+    const char *name, *strategy;
+    wt_attempt_fn fn;
+    int max_attempts;
+    int64_t budget_ms;     /* no new attempt after this much wall time */
+} wt_def;
+
+static const wt_def witnesses[] = {
+    {"naive-duplicate", "naive", wt_naive_duplicate, 50, 8000},
+    {"lease-redelivery", "lua-lease", wt_lease_redelivery, 5, 4000},
+    {"expiry-loss", "expiry", wt_expiry_loss, 5, 4000},
+    {"lua-late-head", "lua", wt_lua_late_head, 5, 4000},
+};
+#define NWITNESS (sizeof witnesses / sizeof witnesses[0])
+
+/* ---- Helpers for the trials ---------------------------------------------- */
+
+uint64_t wt_rand(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+void wt_metric(wt_run *w, const char *key, int64_t value)
+{
+    if (w->nm >= WT_MAX_METRICS)
+        return;
+    snprintf(w->m[w->nm].key, sizeof w->m[0].key, "%s", key);
+    w->m[w->nm].value = value;
+    w->nm++;
+}
+
+int wt_log_begin(wt_run *w, const char *mode, const char *const *opts,
+                 size_t nopts, char *err, size_t errlen)
+{
+    char v[64], k[48], e[256];
+    int bad = 0;
+
+    w->log = dq_eventlog_create(w->logpath, e, sizeof e);
+    if (w->log == NULL) {
+        snprintf(err, errlen, "%s", e);
+        return -1;
+    }
+    bad |= dq_log_header(w->log, "strategy", w->strategy);
+    bad |= dq_log_header(w->log, "queue", w->queue);
+    snprintf(v, sizeof v, "%" PRIu64, w->seed);
+    bad |= dq_log_header(w->log, "seed", v);
+    bad |= dq_log_header(w->log, "witness", w->name);
+    bad |= dq_log_header(w->log, "consumer_mode", mode);
+    snprintf(v, sizeof v, "%" PRId64, dq_wall_us());
+    bad |= dq_log_header(w->log, "start_us", v);
+    bad |= dq_log_header(w->log, "redis_version", w->redis_version);
+    for (size_t i = 0; i < nopts; i++) {
+        size_t kl = strcspn(opts[i], "=");
+        snprintf(k, sizeof k, "opt.%.*s", (int)kl, opts[i]);
+        bad |= dq_log_header(w->log, k, opts[i] + kl + (opts[i][kl] == '='));
+    }
+    if (bad) {
+        snprintf(err, errlen, "event log %s: %s", w->logpath, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int wt_log_finish(wt_run *w, char *err, size_t errlen)
+{
+    char v[32];
+    int bad;
+
+    snprintf(v, sizeof v, "%" PRId64, dq_wall_us());
+    bad = dq_log_header(w->log, "end_us", v);
+    bad |= dq_log_end(w->log, dq_wall_us(), "clean");
+    dq_eventlog_close(w->log);
+    w->log = NULL;
+    if (bad) {
+        snprintf(err, errlen, "event log %s: %s", w->logpath, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int wt_open(wt_run *w, const char *who, const char *const *opts,
+            size_t nopts, dq_queue **q, char *err, size_t errlen)
+{
+    const dq_strategy *s = dq_strategy_find(w->strategy);
+    dq_opt o[DQ_MAX_OPTS];
+    dq_config cfg = {0};
+
+    if (s == NULL || nopts > DQ_MAX_OPTS) {
+        snprintf(err, errlen, "witness %s: no strategy %s", w->name,
+                 w->strategy);
+        return DQ_EINVAL;
+    }
+    for (size_t i = 0; i < nopts; i++)
+        if (dq_opt_parse(opts[i], &o[i], err, errlen) != DQ_OK)
+            return DQ_EINVAL;
+    cfg.queue = w->queue;
+    cfg.redis_host = "127.0.0.1";
+    cfg.redis_port = w->port;
+    cfg.opts = o;
+    cfg.nopts = nopts;
+    cfg.consumer = who;
+    return dq_open(s, &cfg, q, err, errlen);
+}
+
+int wt_chart_log(wt_run *w, const char *id, wt_rec **recs, size_t *n,
+                 char *err, size_t errlen)
+{
+    wt_chart *ch = &w->chart;
+    char b[40];
+
+    if (wt_log_read(w->logpath, recs, n, err, errlen) != 0)
+        return -1;
+    for (size_t i = 0; i < *n; i++) {
+        const wt_rec *r = &(*recs)[i];
+        if (strcmp(r->id, id) != 0)
+            continue;
+        if (r->type == 'E')
+            wt_chart_add(ch, WT_BOX, r->t_us, "producer", NULL,
+                         "log E: %s enqueued, due %s", id,
+                         wt_arg(ch, (snprintf(b, sizeof b, "%" PRId64,
+                                              r->due_ms), b), b, sizeof b));
+        else if (r->type == 'D' && r->attempt > 0)
+            wt_chart_add(ch, WT_BOX, r->t_us, r->who, NULL,
+                         "log D: %s delivered to %s, attempt %d", id, r->who,
+                         r->attempt);
+        else if (r->type == 'D')   /* attempt 0: the strategy does not count */
+            wt_chart_add(ch, WT_BOX, r->t_us, r->who, NULL,
+                         "log D: %s delivered to %s", id, r->who);
+        else if (r->type == 'A')
+            wt_chart_add(ch, WT_BOX, r->t_us, r->who, NULL,
+                         "log A: %s acked by %s", id, r->who);
+        else if (r->type == 'R')
+            wt_chart_add(ch, WT_BOX, r->t_us, r->who, NULL,
+                         "log R: ack refused (%s)", r->arg);
+    }
+    return 0;
+}
+
+/* ---- One witness --------------------------------------------------------- */
+
+typedef struct wt_outcome {
+    int rc;                /* 1 witnessed, 0 not, 130, -1 */
+    int attempts;
+    int64_t elapsed_ms;    /* server start to stop */
+    wt_run run;            /* the winning (or last) attempt */
+} wt_outcome;
+
+/* Writes the winning attempt's files: chart, images, capture; renames its
+ * log.  Returns 0, or -1 with err. */
+static int store_files(wt_run *w, char *err, size_t errlen)
+{
+    char msc[PATH_MAX + 64], svg[PATH_MAX + 64], png[PATH_MAX + 64];
+    char mon[PATH_MAX + 64], log[PATH_MAX + 64];
+
+    snprintf(msc, sizeof msc, "%s/%s.msc", w->dir, w->name);
+    snprintf(svg, sizeof svg, "%s/%s.svg", w->dir, w->name);
+    snprintf(png, sizeof png, "%s/%s.png", w->dir, w->name);
+    snprintf(mon, sizeof mon, "%s/%s.monitor.txt", w->dir, w->name);
+    snprintf(log, sizeof log, "%s/%s.log", w->dir, w->name);
+    if (rename(w->logpath, log) != 0) {
+        snprintf(err, errlen, "rename %s: %s", w->logpath, strerror(errno));
+        return -1;
+    }
+    snprintf(w->logpath, sizeof w->logpath, "%s", log);
+    if (wt_chart_write(&w->chart, msc, err, errlen) != 0 ||
+        wt_render(msc, svg, png, err, errlen) != 0 ||
+        wt_cap_write(&w->cap, mon, w->chart.title, err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
+/* Frees what an attempt holds and removes its log unless kept. */
+static void attempt_clear(wt_run *w, bool keep_log)
+{
+    if (w->log) {
+        dq_eventlog_close(w->log);
+        w->log = NULL;
+    }
+    if (!keep_log && w->logpath[0])
+        unlink(w->logpath);
+    wt_cap_free(&w->cap);
+    wt_chart_free(&w->chart);
+}
+
+static void run_witness(const wt_def *d, const dq_redis_server *srv,
+                        const char *dir, uint64_t seed0, wt_outcome *o,
+                        char *err, size_t errlen)
+{
+    int64_t t0 = dq_mono_us();
+    wt_run *w = &o->run;
+
+    o->rc = 0;
+    for (o->attempts = 1; o->attempts <= d->max_attempts; o->attempts++) {
+        memset(w, 0, sizeof *w);
+        w->name = d->name;
+        w->strategy = d->strategy;
+        w->port = srv->port;
+        snprintf(w->redis_version, sizeof w->redis_version, "%s",
+                 srv->version);
+        snprintf(w->dir, sizeof w->dir, "%s", dir);
+        w->attempt = o->attempts;
+        w->seed = seed0 + (uint64_t)(o->attempts - 1);
+        snprintf(w->queue, sizeof w->queue, "w-%s-%ld-%d", d->name,
+                 (long)getpid(), o->attempts);
+        snprintf(w->logpath, sizeof w->logpath, "%s/%s.attempt-%d.log", dir,
+                 d->name, o->attempts);
+        o->rc = dq_signals_caught() ? 130 : d->fn(w, err, errlen);
+        if (o->rc < 0 && dq_signals_caught())
+            o->rc = 130;   /* an error caused by the interruption */
+        if (o->rc == 1 && store_files(w, err, errlen) != 0)
+            o->rc = -1;
+        attempt_clear(w, o->rc == 1);
+        if (o->rc != 0 || dq_mono_us() - t0 > d->budget_ms * 1000)
+            break;
+    }
+    if (o->attempts > d->max_attempts)
+        o->attempts = d->max_attempts;
+}
+
+/* ---- The command --------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: dqlab witness [--results DIR] [--only LIST] "
+               "[--seed N]\n\n"
+               "Short scripted trials that make a failure happen, each on a "
+               "private redis-server\nwith a MONITOR capture, drawn as "
+               "message sequence charts (mscgen) into\nDIR/witness/<stamp>/ "
+               "(default DIR: results; latest when all were seen).\n\n"
+               "  --only LIST  comma-separated witnesses (default: all):\n");
+    for (size_t i = 0; i < NWITNESS; i++)
+        fprintf(f, "               %s (%s)\n", witnesses[i].name,
+                witnesses[i].strategy);
+    fprintf(f, "  --seed N     seed of the first attempt (default: from the "
+               "clock)\n\nFile formats: harness/witness.h.  Exit: 0 all "
+               "witnessed, 2 bad input or a\nwitness not seen, 130 "
+               "interrupted.\n");
+}
+
+/* Parses --only's list into sel[].  Returns 0, or -1 with err. */
+static int parse_only(const char *list, bool *sel, char *err, size_t errlen)
+{
+    char buf[512], *save = NULL;
+
+    snprintf(buf, sizeof buf, "%s", list);
+    memset(sel, 0, NWITNESS * sizeof *sel);
+    for (char *t = strtok_r(buf, ",", &save); t;
+         t = strtok_r(NULL, ",", &save)) {
+        size_t i;
+        for (i = 0; i < NWITNESS && strcmp(t, witnesses[i].name) != 0; i++)
+            ;
+        if (i == NWITNESS) {
+            snprintf(err, errlen, "--only: unknown witness '%s' (witnesses: "
+                     "naive-duplicate, lease-redelivery, expiry-loss, "
+                     "lua-late-head)", t);
+            return -1;
+        }
+        sel[i] = true;
+    }
+    for (size_t i = 0; i < NWITNESS; i++)
+        if (sel[i])
+            return 0;
+    snprintf(err, errlen, "--only: empty list");
+    return -1;
+}
+
+typedef struct wt_args {
+    const char *results;
+    bool sel[NWITNESS];
+    uint64_t seed;
+    char command[768];
+} wt_args;
+
+static int parse_args(int argc, char **argv, wt_args *a, char *err,
+                      size_t errlen)
+{
+    size_t cl = (size_t)snprintf(a->command, sizeof a->command,
+                                 "dqlab witness");
+    a->results = "results";
+    a->seed = (uint64_t)dq_wall_us();
+    for (size_t i = 0; i < NWITNESS; i++)
+        a->sel[i] = true;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end;
+        if (strcmp(o, "--results") && strcmp(o, "--only") &&
+            strcmp(o, "--seed")) {
+            snprintf(err, errlen, "unknown %s '%s' (see dqlab witness --help)",
+                     o[0] == '-' ? "option" : "argument", o);
+            return -1;
+        }
+        if (v == NULL || v[0] == '\0') {
+            snprintf(err, errlen, "%s needs a value", o);
+            return -1;
+        }
+        i++;
+        if (strcmp(o, "--results") == 0)
+            a->results = v;
+        else if (strcmp(o, "--only") == 0) {
+            if (parse_only(v, a->sel, err, errlen) != 0)
+                return -1;
+        } else {
+            errno = 0;
+            a->seed = strtoull(v, &end, 10);
+            if (errno || *end || v[0] == '-') {
+                snprintf(err, errlen, "--seed: '%s' is not a number", v);
+                return -1;
+            }
+        }
+        if (cl < sizeof a->command)
+            cl += (size_t)snprintf(a->command + cl, sizeof a->command - cl,
+                                   " %s %s", o, v);
+    }
+    return 0;
+}
+
+/* Appends the rows of one witness to csv and its sentence to meta. */
+static void write_rows(FILE *csv, FILE *meta, const wt_def *d,
+                       const wt_outcome *o)
+{
+    const wt_run *w = &o->run;
+    char key[80];
+#define ROW(k, v)                                                             \
+    fprintf(csv, "%s,%s,%s,%d,%s,%" PRId64 "\n", d->name, d->strategy,        \
+            o->rc == 1 ? w->task_id : "", o->attempts, (k), (int64_t)(v))
+    ROW("witnessed", o->rc == 1);
+    ROW("elapsed_ms", o->elapsed_ms);
+    ROW("seed", (int64_t)w->seed);
+    if (o->rc == 1)
+        for (size_t i = 0; i < w->nm; i++)
+            ROW(w->m[i].key, w->m[i].value);
+#undef ROW
+    snprintf(key, sizeof key, "seen.%s", d->name);
+    dq_runmeta_kv(meta, key, o->rc == 1 ? w->seen : "not witnessed");
+}
+
+/* Runs the selected witnesses, one private server each, writing rows. */
+static int run_all(const wt_args *a, const char *dir, FILE *csv, FILE *meta,
+                   char *version, size_t vlen, char *err, size_t errlen)
+{
+    int ret = 0;
+
+    for (size_t i = 0; i < NWITNESS; i++) {
+        dq_redis_server srv;
+        dq_redis_server_opts so = {0};
+        wt_outcome o;
+        if (!a->sel[i])
+            continue;
+        int64_t t0 = dq_mono_us();
+        memset(&o, 0, sizeof o);
+        if (dq_redis_server_start(&srv, &so, err, errlen) != 0)
+            return dq_signals_caught() ? 130 : 2;
+        snprintf(version, vlen, "%s", srv.version);
+        run_witness(&witnesses[i], &srv, dir, a->seed, &o, err, errlen);
+        dq_redis_server_stop(&srv);
+        o.elapsed_ms = (dq_mono_us() - t0) / 1000;
+        write_rows(csv, meta, &witnesses[i], &o);
+        if (o.rc == 1)
+            fprintf(stderr, "dqlab witness: %s: task %s after %d attempt%s "
+                    "(%.1f s): %s\n", witnesses[i].name, o.run.task_id,
+                    o.attempts, o.attempts == 1 ? "" : "s",
+                    (double)o.elapsed_ms / 1000.0, o.run.seen);
+        else if (o.rc == 0) {
+            /* Go on with the others; the first one not seen is named. */
+            if (ret == 0)
+                snprintf(err, errlen, "%s: not witnessed in %d attempts "
+                         "(%.1f s)", witnesses[i].name, o.attempts,
+                         (double)o.elapsed_ms / 1000.0);
+            ret = 2;
+        } else
+            return o.rc == 130 ? 130 : 2;
+    }
+    return ret;
+}
+
+static int finish_files(const char *dir, const char *csvbuf, size_t csvlen,
+                        const char *metabuf, size_t metalen, char *err,
+                        size_t errlen)
+{
+    char path[PATH_MAX + 32];
+
+    snprintf(path, sizeof path, "%s/witness.csv", dir);
+    if (dq_runmeta_write_atomic(path, csvbuf, csvlen, err, errlen) != 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/meta.txt", dir);
+    return dq_runmeta_write_atomic(path, metabuf, metalen, err, errlen);
+}
+
+/* Runs the selected witnesses into dir and writes witness.csv and
+ * meta.txt there.  Returns the exit code; err says why when it is not 0. */
+static int run_into(const wt_args *a, const char *dir, char *err,
+                    size_t errlen)
+{
+    char started[40], version[32] = "", v[32], ferr[512];
+    char *cbuf = NULL, *mbuf = NULL;
+    size_t clen = 0, mlen = 0;
+    FILE *csv = open_memstream(&cbuf, &clen), *meta;
+    int64_t t0 = dq_mono_us();
+    int ret;
+
+    if (csv == NULL || (meta = open_memstream(&mbuf, &mlen)) == NULL) {
+        snprintf(err, errlen, "open_memstream: %s", strerror(errno));
+        if (csv)
+            fclose(csv);
+        free(cbuf);
+        return 2;
+    }
+    dq_runmeta_now_iso(started, sizeof started);
+    fprintf(csv, "witness,strategy,task_id,attempts,quantity,value\n");
+    fprintf(meta, "# dqlab witness: message sequence charts of real trials "
+            "(harness/witness.h)\n");
+    dq_runmeta_kv(meta, "command", a->command);
+    dq_runmeta_kv(meta, "started", started);
+    snprintf(v, sizeof v, "%" PRIu64, a->seed);
+    dq_runmeta_kv(meta, "seed", v);
+    ret = run_all(a, dir, csv, meta, version, sizeof version, err, errlen);
+    dq_runmeta_kv(meta, "redis_version", version);
+    snprintf(v, sizeof v, "%" PRId64, (dq_mono_us() - t0) / 1000);
+    dq_runmeta_kv(meta, "duration_ms", v);
+    dq_runmeta_env(meta);
+    fclose(csv);
+    fclose(meta);
+    if (finish_files(dir, cbuf, clen, mbuf, mlen, ferr, sizeof ferr) != 0 &&
+        ret == 0) {
+        snprintf(err, errlen, "%s", ferr);
+        ret = 2;
+    }
+    free(cbuf);
+    free(mbuf);
+    return ret;
+}
+
+int dq_witness_cmd(int argc, char **argv)
+{
+    wt_args a;
+    char err[1024] = "", parent[PATH_MAX], dir[PATH_MAX], stamp[64];
+    char path[PATH_MAX + 8];
+    int ret;
+
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
+    if (parse_args(argc, argv, &a, err, sizeof err) == 0 &&
+        wt_mscgen_check(err, sizeof err) == 0) {
+        snprintf(parent, sizeof parent, "%s/witness", a.results);
+        ret = dq_runmeta_make_dir(parent, stamp, sizeof stamp, dir,
+                                  sizeof dir, err, sizeof err);
+    } else
+        ret = -1;
+    if (ret != 0) {
+        fprintf(stderr, "dqlab witness: %s\n", err);
+        return 2;
+    }
+    snprintf(path, sizeof path, "%s/logs", dir);
+    rmdir(path);   /* the logs sit beside the charts */
+    ret = run_into(&a, dir, err, sizeof err);
+    if (ret == 0 && dq_runmeta_update_latest(parent, stamp, err,
+                                             sizeof err) != 0)
+        ret = 2;
+    if (ret == 130)
+        fprintf(stderr, "dqlab witness: interrupted; %s is incomplete\n", dir);
+    else if (ret != 0)
+        fprintf(stderr, "dqlab witness: %s (results in %s, latest not "
+                "moved)\n", err, dir);
+    else
+        fprintf(stderr, "dqlab witness: %s\n", dir);
+    return ret;
+}

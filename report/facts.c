@@ -1,0 +1,293 @@
+/* facts.c -- the measured facts per strategy (facts.h), from the results
+ * model: the loss table, the groups of the concurrency, idle, lateness
+ * and backlog experiments.  Nothing here formats text.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "facts.h"
+
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+const char *const dq_aof_modes[DQ_AOF_MODES] = {"off", "everysec", "always"};
+
+/* Whether g ran with the strategy's defaults: no options, or each one at
+ * its default value. */
+static bool default_opts(const dq_rgroup *g)
+{
+    const dq_strategy *s = dq_strategy_find(g->strategy);
+    char buf[256], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", g->options);
+    for (char *kv = strtok_r(buf, ";", &save); kv;
+         kv = strtok_r(NULL, ";", &save)) {
+        char *eq = strchr(kv, '=');
+        const dq_optdef *d = s ? s->options : NULL;
+        if (eq == NULL)
+            return false;
+        *eq = '\0';
+        while (d && d->name && strcmp(d->name, kv) != 0)
+            d++;
+        if (d == NULL || d->name == NULL || d->def == NULL ||
+            strcmp(d->def, eq + 1) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* The index of e's group for strategy name with the defaults, else its
+ * first group; -1 when it did not run in e. */
+static long pick_group(const dq_rexp *e, const char *name)
+{
+    long first = -1;
+    for (size_t i = 0; e && i < e->ngroups; i++) {
+        if (strcmp(e->groups[i].strategy, name) != 0)
+            continue;
+        if (default_opts(&e->groups[i]))
+            return (long)i;
+        first = first < 0 ? (long)i : first;
+    }
+    return first;
+}
+
+/* The options of e's group g as "k=v, k2=v2" when they need saying: g
+ * ran with other than the defaults, or its strategy ran in e with other
+ * options too; else "". */
+static void opts_text(const dq_rexp *e, const dq_rgroup *g, char *buf,
+                      size_t len)
+{
+    bool several = false;
+    for (size_t i = 0; i < e->ngroups; i++)
+        several |= strcmp(e->groups[i].strategy, g->strategy) == 0 &&
+                   strcmp(e->groups[i].options, g->options) != 0;
+    buf[0] = '\0';
+    if (!several && default_opts(g))
+        return;
+    snprintf(buf, len, "%s", g->options);
+    for (char *p = buf; (p = strchr(p, ';')) != NULL;)
+        *p = ',';
+}
+
+/* The row of name in f, added in registry order when absent (NULL for a
+ * strategy dqlab does not know, or no room). */
+static dq_fact *row_of(dq_facts *f, const char *name)
+{
+    const dq_strategy *s = dq_strategy_find(name);
+    size_t at = 0;
+    if (s == NULL)
+        return NULL;
+    for (size_t i = 0; i < f->n; i++)
+        if (f->f[i].s == s)
+            return &f->f[i];
+    if (f->n == DQ_FACTS_MAX)
+        return NULL;
+    for (size_t k = 0; dq_strategies[k] != NULL && dq_strategies[k] != s; k++)
+        for (size_t i = 0; i < f->n; i++)
+            at += f->f[i].s == dq_strategies[k];
+    memmove(&f->f[at + 1], &f->f[at], (f->n - at) * sizeof f->f[0]);
+    memset(&f->f[at], 0, sizeof f->f[at]);
+    f->f[at].s = s;
+    f->f[at].poll_ms = -1;
+    f->n++;
+    return &f->f[at];
+}
+
+/* The tally of fault column spec in x, or NULL for a fault not counted. */
+static dq_tally *tally_of(dq_fact *x, const char *spec)
+{
+    static const struct { const char *name; size_t off; } kinds[] = {
+        {"restart-redis:", offsetof(dq_fact, crash)},
+        {"os-crash:", offsetof(dq_fact, host)},
+    };
+    if (strncmp(spec, "kill-consumer", 13) == 0)
+        return &x->kill;
+    if (strncmp(spec, "subscriber-outage", 17) == 0)
+        return &x->outage;
+    for (size_t k = 0; k < 2; k++) {
+        size_t n = strlen(kinds[k].name);
+        if (strncmp(spec, kinds[k].name, n) != 0)
+            continue;
+        for (size_t m = 0; m < DQ_AOF_MODES; m++) {
+            size_t ml = strlen(dq_aof_modes[m]);
+            if (strncmp(spec + n, dq_aof_modes[m], ml) == 0 &&
+                (spec[n + ml] == '\0' || spec[n + ml] == ':'))
+                return (dq_tally *)((char *)x + kinds[k].off) + m;
+        }
+    }
+    return NULL;
+}
+
+static void add_cell(dq_tally *t, const dq_loss_cell *c)
+{
+    t->measured = true;
+    t->n += c->lost;
+    t->of += c->enqueued;
+    t->redelivered += c->redelivered;
+    t->duplicated += c->duplicated;
+    t->trials += c->trials;
+}
+
+/* The loss table's cells into the kill, crash, host and outage tallies;
+ * the kills from trials.csv. */
+static void from_loss(dq_facts *f, const dq_rexp *e)
+{
+    const dq_loss_table *lt = e->loss;
+    for (size_t r = 0; r < lt->nrows; r++)
+        for (size_t c = 0; c < lt->nfaults; c++) {
+            const dq_loss_cell *x = dq_loss_cell_at(lt, r, c);
+            dq_fact *row = x ? row_of(f, x->strategy) : NULL;
+            dq_tally *t = row ? tally_of(row, lt->faults[c]) : NULL;
+            if (t != NULL)
+                add_cell(t, x);
+        }
+    for (size_t i = 0; i < e->ntrials; i++) {
+        const dq_trialrow *t = &e->trials[i];
+        dq_fact *row = strncmp(t->fault, "kill-consumer", 13) == 0
+                           ? row_of(f, t->strategy) : NULL;
+        if (row != NULL && t->kills > 0)
+            row->kill.kills += (uint64_t)t->kills;
+    }
+}
+
+/* Duplicates with 2+ consumers; commands per task at the fewest. */
+static void from_conc(dq_facts *f, const dq_rexp *e)
+{
+    for (size_t i = 0; i < e->ngroups; i++) {
+        const dq_rgroup *g = &e->groups[i];
+        dq_fact *x = row_of(f, g->strategy);
+        if (x == NULL)
+            continue;
+        if (g->consumers >= 2) {
+            if (!x->dup.measured || g->consumers < x->dup_cmin)
+                x->dup_cmin = g->consumers;
+            if (g->consumers > x->dup_cmax)
+                x->dup_cmax = g->consumers;
+            x->dup.measured = true;
+            x->dup.n += g->dup_sum;
+            x->dup.of += g->enqueued_sum;
+            x->dup.trials += g->n;
+            x->dup_with += g->dup_trials;
+        }
+        if (!x->cmds || g->consumers < x->cmds_consumers) {
+            x->cmds = true;
+            x->cmds_per_task = g->cmds_per_task_median;
+            x->rt_per_task = g->rt_per_task_median;
+            x->cmds_consumers = g->consumers;
+            x->cmds_trials = g->n;
+        }
+    }
+}
+
+static void from_idle(dq_facts *f, const dq_rexp *e)
+{
+    for (size_t k = 0; k < e->ngroups; k++) {
+        dq_fact *x = row_of(f, e->groups[k].strategy);
+        long i = x ? pick_group(e, x->s->name) : -1;
+        if (i < 0 || x->idle)
+            continue;
+        const dq_rgroup *g = &e->groups[i];
+        x->idle = true;
+        x->idle_cmds_s = g->cmds_per_s_median;
+        x->idle_cpu_ms_s = g->cpu_ms_per_s_median;
+        x->idle_consumers = g->consumers;
+        opts_text(e, g, x->idle_opts, sizeof x->idle_opts);
+    }
+}
+
+static void from_lat(dq_facts *f, const dq_rexp *e)
+{
+    for (size_t k = 0; e->pools != NULL && k < e->ngroups; k++) {
+        dq_fact *x = row_of(f, e->groups[k].strategy);
+        long i = x ? pick_group(e, x->s->name) : -1;
+        if (i < 0 || x->lat)
+            continue;
+        const dq_rpool *p = &e->pools[i];
+        x->lat = true;
+        x->lat_censored = !dq_rpool_pct(p, 99, &x->p99_ms);
+        x->lat_tasks = p->enqueued;
+        x->lat_trials = p->trials;
+        x->poll_ms = dq_group_poll_ms(&e->groups[i]);
+        opts_text(e, &e->groups[i], x->lat_opts, sizeof x->lat_opts);
+    }
+}
+
+/* Delivered within the window at each strategy's largest backlog. */
+static void from_backlog(dq_facts *f, const dq_rexp *e)
+{
+    double grace = strtod(dq_rexp_meta(e, "grace_ms"), NULL) / 1000.0;
+    for (size_t i = 0; e->pools != NULL && i < e->ngroups; i++) {
+        const dq_rgroup *g = &e->groups[i];
+        dq_fact *x = row_of(f, g->strategy);
+        if (x == NULL || (x->backlog && g->backlog <= x->backlog_n))
+            continue;
+        x->backlog = true;
+        x->backlog_n = g->backlog;
+        x->backlog_delivered = e->pools[i].delivered;
+        x->backlog_tasks = e->pools[i].enqueued;
+        x->backlog_window_s = grace;
+    }
+}
+
+static dq_seen seen_of(const dq_fact *x)
+{
+    if (!x->kill.measured)
+        return DQ_SEEN_NONE;
+    if (x->kill.n > 0 && (x->kill.duplicated > 0 || x->dup.n > 0))
+        return DQ_SEEN_BROKEN;
+    if (x->kill.n > 0)
+        return DQ_SEEN_AMO;
+    return x->kill.redelivered > 0 ? DQ_SEEN_ALO : DQ_SEEN_NO_LOSS;
+}
+
+void dq_facts_compute(const dq_results *r, dq_facts *f)
+{
+    memset(f, 0, sizeof *f);
+    f->loss = dq_loss_experiment(r);
+    f->conc = dq_results_with_plot(r, "duplicates");
+    f->idle = dq_results_with_plot(r, "idle-cost");
+    f->lat = dq_results_with_plot(r, "lateness-cdf");
+    f->backlog = dq_results_with_plot(r, "backlog-lateness");
+    for (size_t i = 0; i < r->nexps; i++)      /* every strategy that ran */
+        for (size_t g = 0; g < r->exps[i].ngroups; g++)
+            row_of(f, r->exps[i].groups[g].strategy);
+    if (f->loss)
+        from_loss(f, f->loss);
+    if (f->conc)
+        from_conc(f, f->conc);
+    if (f->idle)
+        from_idle(f, f->idle);
+    if (f->lat)
+        from_lat(f, f->lat);
+    if (f->backlog)
+        from_backlog(f, f->backlog);
+    for (size_t i = 0; i < f->n; i++)
+        f->f[i].seen = seen_of(&f->f[i]);
+    for (size_t i = 0; i < r->nexps && !f->redis_version[0]; i++)
+        snprintf(f->redis_version, sizeof f->redis_version, "%s",
+                 dq_rexp_meta(&r->exps[i], "redis_version"));
+}
+
+const dq_fact *dq_facts_find(const dq_facts *f, const char *name)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (strcmp(f->f[i].s->name, name) == 0)
+            return &f->f[i];
+    return NULL;
+}
+
+dq_tally dq_tally_sum(const dq_tally *a, size_t n)
+{
+    dq_tally s = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (!a[i].measured)
+            continue;
+        s.measured = true;
+        s.n += a[i].n;
+        s.of += a[i].of;
+        s.redelivered += a[i].redelivered;
+        s.duplicated += a[i].duplicated;
+        s.trials += a[i].trials;
+        s.kills += a[i].kills;
+    }
+    return s;
+}

@@ -1,0 +1,48 @@
+/* front.h -- the figures of facts.h as linked Markdown, shared by the
+ * report's front parts: sec_front.c (the contents and the summary
+ * matrix), sec_guide.c (the decision guide and the scenarios) and
+ * sec_cards.c (the strategy cards).
+ *
+ * Each dq_cell_* writes one figure of strategy x into buf (len bytes) as
+ * inline Markdown: the number as a link to the section it comes from
+ * ("[2 of 150](#exp-loss) (1 trial)"), with its sample, or "not
+ * measured" when no trial of the run gives it.  Words come from
+ * text/front.md.
+ */
+#ifndef DQ_FRONT_H
+#define DQ_FRONT_H
+
+#include <stddef.h>
+
+#include "facts.h"
+#include "md.h"
+
+/* The anchor id of e's section, "exp-<name>" ("exp-" alone for NULL);
+ * report.c writes it before the section (dq_anchor). */
+void dq_exp_anchor(const dq_rexp *e, char *buf, size_t len);
+/* "[naive](#card-naive)": the strategy's name linked to its card. */
+void dq_cell_name(dq_texts *t, const dq_fact *x, char *buf, size_t len);
+/* What x declares: "at-least-once", "at-most-once", "at-most-once with
+ * duplicates" (no link: its flags, not a measurement). */
+void dq_cell_declared(dq_texts *t, const dq_fact *x, char *buf, size_t len);
+void dq_cell_seen(dq_texts *t, const dq_facts *f, const dq_fact *x,
+                  char *buf, size_t len);
+void dq_cell_kill(dq_texts *t, const dq_facts *f, const dq_fact *x,
+                  char *buf, size_t len);
+/* restart-redis per AOF mode ("off 95/150, everysec 0/150, ..."). */
+void dq_cell_crash(dq_texts *t, const dq_facts *f, const dq_fact *x,
+                   char *buf, size_t len);
+void dq_cell_dup(dq_texts *t, const dq_facts *f, const dq_fact *x,
+                 char *buf, size_t len);
+void dq_cell_idle(dq_texts *t, const dq_facts *f, const dq_fact *x,
+                  char *buf, size_t len);
+void dq_cell_lat(dq_texts *t, const dq_facts *f, const dq_fact *x,
+                 char *buf, size_t len);
+void dq_cell_cmds(dq_texts *t, const dq_facts *f, const dq_fact *x,
+                  char *buf, size_t len);
+void dq_cell_version(dq_texts *t, const dq_facts *f, const dq_fact *x,
+                     char *buf, size_t len);
+/* "s" unless n is 1. */
+const char *dq_s(uint64_t n);
+
+#endif

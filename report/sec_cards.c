@@ -1,0 +1,237 @@
+/* sec_cards.c -- one card per strategy that ran (text/cards.md): how it
+ * works (its dq_strategy.summary, the line `dqlab list` prints), Redis
+ * commands per task, the guarantee it declares and the one this run
+ * showed, where this run saw it break, and its witness chart.
+ *
+ * The charts are those of `dqlab witness` (harness/witness.h) under
+ * RESULTS/witness/latest, copied into figures/witness-<name>.svg and .png
+ * so that the report holds every image it shows; the caption is written
+ * from that run's witness.csv, so it names the task id and times of the
+ * trial the chart shows.  Without a witness run, each card that would have
+ * a chart says how to draw it.  The witnesses and the strategy each
+ * shows are the table below (the names `dqlab witness --only` takes).
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <string.h>
+
+#include "front.h"
+#include "sections.h"
+
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+typedef void (*caption_fn)(dq_texts *t, const dq_witnesses *w,
+                           const char *name, const char *task, char *buf,
+                           size_t len);
+
+#define WV(q) dq_witness_value(w, name, q, -1)
+
+static void cap_naive(dq_texts *t, const dq_witnesses *w, const char *name,
+                      const char *task, char *buf, size_t len)
+{
+    const dq_witness_row *x = dq_witness_find(w, name, NULL);
+    int64_t d = WV("duplicates");
+    DQ_TCAT(t, buf, len, &(size_t){0}, "cards.naive_duplicate", "task=%s "
+            "attempts=%" PRId64 " window=%" PRId64 " dups=%" PRId64 " s=%s",
+            task, x ? x->attempts : 0,
+            WV("second_find_before_first_remove_us"), d,
+            dq_s((uint64_t)d));
+}
+
+static void cap_lease(dq_texts *t, const dq_witnesses *w, const char *name,
+                      const char *task, char *buf, size_t len)
+{
+    DQ_TCAT(t, buf, len, &(size_t){0}, "cards.lease_redelivery", "task=%s "
+            "first=%" PRId64 " kill=%.1f lease=%" PRId64 " reclaim=%.1f "
+            "attempt=%" PRId64, task, WV("first_attempt"),
+            (double)WV("kill_after_claim_us") / 1000.0, WV("lease_ms"),
+            (double)WV("reclaim_after_claim_us") / 1000.0,
+            WV("reclaim_attempt"));
+}
+
+static void cap_expiry(dq_texts *t, const dq_witnesses *w, const char *name,
+                       const char *task, char *buf, size_t len)
+{
+    int64_t subs = WV("channel_subscribers_at_event");
+    DQ_TCAT(t, buf, len, &(size_t){0}, "cards.expiry_loss", "task=%s "
+            "subs=%" PRId64 " s=%s after=%.1f left=%" PRId64, task, subs,
+            dq_s((uint64_t)subs),
+            (double)WV("subscribed_after_event_us") / 1000.0,
+            WV("payload_left"));
+}
+
+static void cap_late(dq_texts *t, const dq_witnesses *w, const char *name,
+                     const char *task, char *buf, size_t len)
+{
+    DQ_TCAT(t, buf, len, &(size_t){0}, "cards.lua_late_head", "task=%s "
+            "sleep=%.1f head=%" PRId64 " poll=%" PRId64 " new=%" PRId64
+            " late=%.1f bound=%.1f", task, (double)WV("sleep_us") / 1000.0,
+            WV("head_delay_ms"), WV("poll_ms"), WV("new_delay_ms"),
+            (double)WV("new_lateness_us") / 1000.0,
+            (double)WV("bound_us") / 1000.0);
+}
+
+/* What each witness shows, in a few words: the uses of cards.about_*,
+ * in the order of witnesses[] below. */
+static const dq_tuse about[] DQ_TUSES = {
+    {"cards.about_naive_duplicate", ""},
+    {"cards.about_lease_redelivery", ""},
+    {"cards.about_expiry_loss", ""},
+    {"cards.about_lua_late_head", ""},
+};
+
+/* The witnesses of `dqlab witness`, the strategy each shows and its
+ * caption. */
+static const struct witness {
+    const char *name, *strategy;
+    caption_fn caption;
+} witnesses[] = {
+    {"naive-duplicate", "naive", cap_naive},
+    {"lease-redelivery", "lua-lease", cap_lease},
+    {"expiry-loss", "expiry", cap_expiry},
+    {"lua-late-head", "lua", cap_late},
+};
+#define NWITNESSES (sizeof witnesses / sizeof witnesses[0])
+
+/* The chart of witness k on strategy's card: copied and shown with its
+ * caption, or how to draw it.  0 or -1 with err. */
+static int chart(dq_md *o, const dq_results *r, size_t k, char *err,
+                 size_t errlen)
+{
+    const dq_witnesses *w = &r->witness;
+    const struct witness *x = &witnesses[k];
+    char src[PATH_MAX], stem[96], png[256] = "", cap[1024] = "";
+    char what[256] = "";
+    int got = 0;
+    dq_tcat(o->texts, what, sizeof what, &(size_t){0}, &about[k], "");
+    snprintf(stem, sizeof stem, "witness-%s", x->name);
+    snprintf(src, sizeof src, "%s/%s", w->dir, x->name);
+    if (w->present && dq_witness_seen(w, x->name) &&
+        (got = dq_copy_figure(o, src, stem, err, errlen)) < 0)
+        return -1;
+    if (got == 0) {
+        DQ_TEXT(o, "cards.chart_missing", "witness=%s root=%s what=%s\n\n",
+                x->name, r->root, what);
+        return 0;
+    }
+    const dq_witness_row *row = dq_witness_find(w, x->name, NULL);
+    x->caption(o->texts, w, x->name, row ? row->task_id : "?", cap,
+               sizeof cap);
+    if (got & 2)
+        DQ_TBUF(o, png, "cards.chart_png", "stem=%s", stem);
+    DQ_TEXT(o, "cards.chart", "title=%s stem=%s png=%s what=%s\n\n",
+            x->name, stem, png, cap);
+    return 0;
+}
+
+/* Where x broke in this run: duplicates, the loss table's cells with a
+ * loss or a duplicate, a large backlog not delivered in its window. */
+static void breaks(dq_texts *t, const dq_facts *f, const dq_fact *x,
+                   char *buf, size_t len)
+{
+    const dq_loss_table *lt = f->loss ? f->loss->loss : NULL;
+    char d[512], id[80], ph[256], dups[64];
+    size_t off = 0, trials = 0;
+    buf[0] = '\0';
+    if (x->dup.n > 0) {
+        dq_cell_dup(t, f, x, d, sizeof d);
+        DQ_TCAT(t, buf, len, &off, "cards.break_dup", "dup=%s", d);
+    }
+    dq_exp_anchor(f->loss, id, sizeof id);
+    for (size_t c = 0; lt != NULL && c < lt->nfaults; c++) {
+        dq_loss_cell sum = {0};
+        for (size_t row = 0; row < lt->nrows; row++) {
+            const dq_loss_cell *y = dq_loss_cell_at(lt, row, c);
+            if (y == NULL || strcmp(y->strategy, x->s->name) != 0)
+                continue;
+            sum.lost += y->lost;
+            sum.duplicated += y->duplicated;
+            sum.enqueued += y->enqueued;
+            sum.trials += y->trials;
+        }
+        trials += strcmp(lt->faults[c], "none") != 0 ? sum.trials : 0;
+        if (sum.lost == 0 && sum.duplicated == 0)
+            continue;
+        dq_fault_phrase(t, lt->faults[c], ph, sizeof ph);
+        dups[0] = '\0';
+        if (sum.lost > 0 && sum.duplicated > 0)
+            DQ_TCAT(t, dups, sizeof dups, &(size_t){0},
+                    "cards.break_fault_dups", "n=%" PRIu64, sum.duplicated);
+        if (sum.lost > 0)
+            DQ_TCAT(t, buf, len, &off, "cards.break_fault", "%sfault=%s n=%"
+                    PRIu64 " of=%" PRIu64 " id=%s dups=%s", off ? "; " : "",
+                    ph, sum.lost, sum.enqueued, id, dups);
+        else
+            DQ_TCAT(t, buf, len, &off, "cards.break_dups_only", "%sfault=%s "
+                    "n=%" PRIu64 " of=%" PRIu64 " id=%s", off ? "; " : "", ph,
+                    sum.duplicated, sum.enqueued, id);
+    }
+    dq_exp_anchor(f->backlog, id, sizeof id);
+    if (x->backlog && x->backlog_delivered < x->backlog_tasks)
+        DQ_TCAT(t, buf, len, &off, "cards.break_backlog", "%sbacklog=%"
+                PRId64 " n=%" PRIu64 " of=%" PRIu64 " id=%s window=%.0f",
+                off ? "; " : "", x->backlog_n, x->backlog_delivered,
+                x->backlog_tasks, id, x->backlog_window_s);
+    if (off == 0 && trials > 0)
+        DQ_TCAT(t, buf, len, &off, "cards.breaks_none", "trials=%zu s=%s",
+                trials, dq_s(trials));
+    else if (off == 0)
+        DQ_TCAT(t, buf, len, &off, "cards.breaks_unmeasured", "");
+}
+
+/* The card's guarantee line: what killed consumers showed, or what x
+ * declares when no consumer of it was killed. */
+static void guarantee(dq_texts *t, const dq_facts *f, const dq_fact *x,
+                      char *buf, size_t len)
+{
+    char seen[512], kill[512], decl[128];
+    buf[0] = '\0';
+    if (x->seen == DQ_SEEN_NONE) {
+        dq_cell_declared(t, x, decl, sizeof decl);
+        DQ_TCAT(t, buf, len, &(size_t){0}, "cards.guarantee_none",
+                "declared=%s", decl);
+        return;
+    }
+    dq_cell_seen(t, f, x, seen, sizeof seen);
+    dq_cell_kill(t, f, x, kill, sizeof kill);
+    DQ_TCAT(t, buf, len, &(size_t){0}, "cards.guarantee", "seen=%s kill=%s",
+            seen, kill);
+}
+
+static int card(dq_md *o, const dq_results *r, const dq_facts *f,
+                const dq_fact *x, char *err, size_t errlen)
+{
+    char cmds[512], g[1024], br[4096], id[96];
+    dq_texts *t = o->texts;
+    dq_cell_cmds(t, f, x, cmds, sizeof cmds);
+    guarantee(t, f, x, g, sizeof g);
+    breaks(t, f, x, br, sizeof br);
+    snprintf(id, sizeof id, "card-%s", x->s->name);
+    dq_anchor(o, id);
+    DQ_TEXT(o, "cards.card", "name=%s how=%s cmds=%s guarantee=%s "
+            "breaks=%s\n\n", x->s->name, x->s->summary ? x->s->summary : "",
+            cmds, g, br);
+    for (size_t k = 0; k < NWITNESSES; k++)
+        if (strcmp(witnesses[k].strategy, x->s->name) == 0 &&
+            chart(o, r, k, err, errlen) != 0)
+            return -1;
+    return 0;
+}
+
+int dq_section_cards(dq_md *o, const dq_results *r, const dq_facts *f,
+                     char *err, size_t errlen)
+{
+    char wit[1024] = "";
+    const char *stamp = strrchr(r->witness.dir, '/');
+    if (r->witness.present)
+        DQ_TBUF(o, wit, "cards.witness_present", "when=%s",
+                stamp ? stamp + 1 : r->witness.dir);
+    else
+        DQ_TBUF(o, wit, "cards.witness_absent", "root=%s", r->root);
+    dq_anchor(o, "cards");
+    DQ_TEXT(o, "cards.head", "witness=%s\n\n", wit);
+    for (size_t i = 0; i < f->n; i++)
+        if (card(o, r, f, &f->f[i], err, errlen) != 0)
+            return -1;
+    return 0;
+}

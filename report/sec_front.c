@@ -1,0 +1,372 @@
+/* sec_front.c -- the report's first screen after its opening paragraph:
+ * the contents, the terms and strategies used below, and the summary
+ * matrix (strategies x what a reader choosing one asks), every cell a
+ * figure of this run linked to its section (front.h, facts.h).
+ *
+ * The first screen (1280 x 1200 px of index.html) must show the contents
+ * and the matrix's first row; tools/firstscreen.sh checks it in a browser
+ * (`make test-browser`, and `make test` on a real report of a smoke run).
+ * Hence the contents is one paragraph, and the strategies' one-line
+ * descriptions (the start of their dq_strategy.summary) form one
+ * paragraph too.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "front.h"
+#include "sections.h"
+
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+const char *dq_s(uint64_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
+void dq_exp_anchor(const dq_rexp *e, char *buf, size_t len)
+{
+    snprintf(buf, len, "exp-%s", e ? e->name : "");
+}
+
+void dq_cell_name(dq_texts *t, const dq_fact *x, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    DQ_TCAT(t, buf, len, &(size_t){0}, "front.name", "name=%s", x->s->name);
+}
+
+/* "not measured" into buf. */
+static void not_measured(dq_texts *t, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    DQ_TCAT(t, buf, len, &(size_t){0}, "front.not_measured", "");
+}
+
+void dq_cell_declared(dq_texts *t, const dq_fact *x, char *buf, size_t len)
+{
+    unsigned fl = x->s->flags;
+    buf[0] = '\0';
+    if (fl & DQ_G_AT_LEAST_ONCE)
+        DQ_TCAT(t, buf, len, &(size_t){0}, "front.decl_alo", "");
+    else
+        DQ_TCATP(t, buf, len, &(size_t){0}, fl & DQ_G_DUPLICATES,
+                 "front.decl_amo_dups", "front.decl_amo", "");
+}
+
+/* The word for what x showed when its consumers were killed. */
+static void seen_word(dq_texts *t, const dq_fact *x, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    switch (x->seen) {
+    case DQ_SEEN_ALO:
+        DQ_TCAT(t, buf, len, &off, "front.seen_alo", "");
+        break;
+    case DQ_SEEN_AMO:
+        DQ_TCAT(t, buf, len, &off, "front.seen_amo", "");
+        break;
+    case DQ_SEEN_BROKEN:
+        DQ_TCAT(t, buf, len, &off, "front.seen_broken", "");
+        break;
+    case DQ_SEEN_NO_LOSS:
+        DQ_TCAT(t, buf, len, &off, "front.seen_no_loss", "");
+        break;
+    case DQ_SEEN_NONE:
+        break;
+    }
+}
+
+void dq_cell_seen(dq_texts *t, const dq_facts *f, const dq_fact *x,
+                  char *buf, size_t len)
+{
+    char w[128], d[128] = "", what[96], id[80];
+    unsigned fl = x->s->flags;
+    if (x->seen == DQ_SEEN_NONE) {
+        not_measured(t, buf, len);
+        return;
+    }
+    seen_word(t, x, w, sizeof w);
+    bool same = (x->seen == DQ_SEEN_ALO && (fl & DQ_G_AT_LEAST_ONCE)) ||
+                (x->seen == DQ_SEEN_AMO && (fl & DQ_G_AT_MOST_ONCE) &&
+                 !(fl & DQ_G_DUPLICATES));
+    dq_cell_declared(t, x, what, sizeof what);
+    if (same)
+        DQ_TCAT(t, d, sizeof d, &(size_t){0}, "front.declared_same", "");
+    else if (x->seen == DQ_SEEN_BROKEN && (fl & DQ_G_DUPLICATES))
+        DQ_TCAT(t, d, sizeof d, &(size_t){0}, "front.declared_documented",
+                "");
+    else
+        DQ_TCAT(t, d, sizeof d, &(size_t){0}, "front.declared_other",
+                "what=%s", what);
+    dq_exp_anchor(f->loss, id, sizeof id);
+    buf[0] = '\0';
+    DQ_TCAT(t, buf, len, &(size_t){0}, "front.seen_cell", "word=%s "
+            "declared=%s kills=%" PRIu64 " ks=%s trials=%zu s=%s id=%s", w,
+            d, x->kill.kills, dq_s(x->kill.kills), x->kill.trials,
+            dq_s(x->kill.trials), id);
+}
+
+void dq_cell_kill(dq_texts *t, const dq_facts *f, const dq_fact *x,
+                  char *buf, size_t len)
+{
+    char back[64] = "", id[80];
+    if (!x->kill.measured) {
+        not_measured(t, buf, len);
+        return;
+    }
+    if (x->kill.redelivered > 0)
+        DQ_TCAT(t, back, sizeof back, &(size_t){0}, "front.kill_back",
+                "n=%" PRIu64, x->kill.redelivered);
+    dq_exp_anchor(f->loss, id, sizeof id);
+    buf[0] = '\0';
+    DQ_TCAT(t, buf, len, &(size_t){0}, "front.kill_cell", "n=%" PRIu64
+            " of=%" PRIu64 " id=%s back=%s trials=%zu s=%s", x->kill.n,
+            x->kill.of, id, back, x->kill.trials, dq_s(x->kill.trials));
+}
+
+void dq_cell_crash(dq_texts *t, const dq_facts *f, const dq_fact *x,
+                   char *buf, size_t len)
+{
+    char list[256] = "", id[80];
+    size_t off = 0, trials = 0;
+    for (size_t m = 0; m < DQ_AOF_MODES; m++) {
+        const dq_tally *c = &x->crash[m];
+        if (!c->measured)
+            continue;
+        DQ_TCAT(t, list, sizeof list, &off, "front.crash_item", "%smode=%s "
+                "n=%" PRIu64 " of=%" PRIu64, off ? ", " : "",
+                dq_aof_modes[m], c->n, c->of);
+        trials += c->trials;
+    }
+    if (off == 0 && !(x->s->flags & DQ_G_NEEDS_REDIS)) {
+        buf[0] = '\0';
+        DQ_TCAT(t, buf, len, &(size_t){0}, "front.no_redis", "");
+        return;
+    }
+    if (off == 0) {
+        not_measured(t, buf, len);
+        return;
+    }
+    dq_exp_anchor(f->loss, id, sizeof id);
+    buf[0] = '\0';
+    DQ_TCAT(t, buf, len, &(size_t){0}, "front.crash_cell", "list=%s id=%s "
+            "trials=%zu s=%s", list, id, trials, dq_s(trials));
+}
+
+void dq_cell_dup(dq_texts *t, const dq_facts *f, const dq_fact *x,
+                 char *buf, size_t len)
+{
+    char id[80], cons[32];
+    if (!x->dup.measured) {
+        not_measured(t, buf, len);
+        return;
+    }
+    if (x->dup_cmin == x->dup_cmax)
+        snprintf(cons, sizeof cons, "%d", x->dup_cmin);
+    else
+        snprintf(cons, sizeof cons, "%d-%d", x->dup_cmin, x->dup_cmax);
+    dq_exp_anchor(f->conc, id, sizeof id);
+    buf[0] = '\0';
+    DQ_TCAT(t, buf, len, &(size_t){0}, "front.dup_cell", "n=%" PRIu64
+            " id=%s of=%" PRIu64 " with=%zu trials=%zu s=%s consumers=%s",
+            x->dup.n, id, x->dup.of, x->dup_with, x->dup.trials,
+            dq_s(x->dup.trials), cons);
+}
+
+/* ", poll_ms=100" when opts is not empty, else "". */
+static void opts_note(dq_texts *t, const char *opts, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (opts[0] != '\0')
+        DQ_TCAT(t, buf, len, &(size_t){0}, "front.opts", "opts=%s", opts);
+}
+
+void dq_cell_idle(dq_texts *t, const dq_facts *f, const dq_fact *x,
+                  char *buf, size_t len)
+{
+    char id[80], o[128], cmds[32], cpu[32];
+    if (!x->idle) {
+        not_measured(t, buf, len);
+        return;
+    }
+    dq_exp_anchor(f->idle, id, sizeof id);
+    buf[0] = '\0';
+    if (!(x->s->flags & DQ_G_NEEDS_REDIS)) {
+        DQ_TCAT(t, buf, len, &(size_t){0}, "front.idle_cell_local", "id=%s",
+                id);
+        return;
+    }
+    opts_note(t, x->idle_opts, o, sizeof o);
+    snprintf(cmds, sizeof cmds, "%.*f", x->idle_cmds_s < 10 ? 1 : 0,
+             x->idle_cmds_s);
+    dq_fmt_double(cpu, sizeof cpu, x->idle_cpu_ms_s, 1);
+    DQ_TCAT(t, buf, len, &(size_t){0}, "front.idle_cell", "cmds=%s cpu=%s "
+            "id=%s consumers=%d opts=%s", cmds, cpu, id, x->idle_consumers,
+            o);
+}
+
+void dq_cell_lat(dq_texts *t, const dq_facts *f, const dq_fact *x,
+                 char *buf, size_t len)
+{
+    char id[80], o[128], p99[32];
+    if (!x->lat) {
+        not_measured(t, buf, len);
+        return;
+    }
+    dq_exp_anchor(f->lat, id, sizeof id);
+    opts_note(t, x->lat_opts, o, sizeof o);
+    dq_fmt_ms(p99, sizeof p99, x->p99_ms);
+    buf[0] = '\0';
+    if (x->lat_censored)
+        DQ_TCAT(t, buf, len, &(size_t){0}, "front.lat_cell_censored",
+                "id=%s tasks=%" PRIu64 " trials=%zu s=%s opts=%s", id,
+                x->lat_tasks, x->lat_trials, dq_s(x->lat_trials), o);
+    else
+        DQ_TCAT(t, buf, len, &(size_t){0}, "front.lat_cell", "p99=%s id=%s "
+                "tasks=%" PRIu64 " trials=%zu s=%s opts=%s", p99, id,
+                x->lat_tasks, x->lat_trials, dq_s(x->lat_trials), o);
+}
+
+void dq_cell_cmds(dq_texts *t, const dq_facts *f, const dq_fact *x,
+                  char *buf, size_t len)
+{
+    char id[80], cmds[32], rt[32];
+    if (!x->cmds) {
+        not_measured(t, buf, len);
+        return;
+    }
+    dq_exp_anchor(f->conc, id, sizeof id);
+    buf[0] = '\0';
+    if (x->cmds_per_task < 0) {
+        DQ_TCAT(t, buf, len, &(size_t){0}, "front.cmds_cell_local", "id=%s",
+                id);
+        return;
+    }
+    dq_fmt_double(cmds, sizeof cmds, x->cmds_per_task, 1);
+    dq_fmt_double(rt, sizeof rt, x->rt_per_task, 1);
+    DQ_TCAT(t, buf, len, &(size_t){0}, "front.cmds_cell", "cmds=%s id=%s "
+            "rt=%s consumers=%d cs=%s", cmds, id, rt, x->cmds_consumers,
+            dq_s((uint64_t)x->cmds_consumers));
+}
+
+void dq_cell_version(dq_texts *t, const dq_facts *f, const dq_fact *x,
+                     char *buf, size_t len)
+{
+    char v[64] = "", ran[64] = "";
+    buf[0] = '\0';
+    if (!(x->s->flags & DQ_G_NEEDS_REDIS)) {
+        DQ_TCAT(t, buf, len, &(size_t){0}, "front.no_redis", "");
+        return;
+    }
+    if (x->s->min_redis != NULL)
+        snprintf(v, sizeof v, "%s", x->s->min_redis);
+    else
+        DQ_TCAT(t, v, sizeof v, &(size_t){0}, "front.version_any", "");
+    if (f->redis_version[0] != '\0')
+        snprintf(ran, sizeof ran, "%s", f->redis_version);
+    else
+        DQ_TCAT(t, ran, sizeof ran, &(size_t){0}, "front.version_unknown",
+                "");
+    DQ_TCAT(t, buf, len, &(size_t){0}, "front.version_cell", "version=%s "
+            "ran=%s", v, ran);
+}
+
+/* ---- The parts ---------------------------------------------------------- */
+
+void dq_section_contents(dq_md *o, const dq_results *r)
+{
+    char list[4096] = "", id[80];
+    for (size_t i = 0; i < r->nexps; i++) {
+        const dq_rexp *e = &r->exps[i];
+        const char *title = dq_rexp_meta(e, "title");
+        dq_exp_anchor(e, id, sizeof id);
+        DQ_TBUF(o, list, "front.contents_item", "%stitle=%s id=%s",
+                i ? " · " : "", title[0] ? title : e->name, id);
+    }
+    dq_box_open(o, "contents");
+    DQ_TEXT(o, "front.contents", "experiments=%s\n\n", list);
+    dq_box_close(o);
+}
+
+/* "**naive**: what it is; **lua**: ..." from each strategy's summary up
+ * to its first ':' or ';' after 30 characters (how it works; what follows
+ * is the guarantee, which the matrix shows measured). */
+static void glossary(dq_md *o, const dq_facts *f, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < f->n; i++) {
+        const dq_strategy *s = f->f[i].s;
+        const char *sum = s->summary ? s->summary : "";
+        char what[512];
+        size_t n = 0;
+        while (sum[n] && (n < 30 || !strchr(":;", sum[n])))
+            n++;
+        snprintf(what, sizeof what, "%.*s", (int)n, sum);
+        DQ_TCAT(o->texts, buf, len, &off, "front.glossary_item",
+                "%sname=%s what=%s", i ? "; " : "", s->name, what);
+    }
+}
+
+/* The matrix: one row per strategy that ran. */
+static void matrix(dq_md *o, const dq_facts *f)
+{
+    typedef void (*cell_fn)(dq_texts *, const dq_facts *, const dq_fact *,
+                            char *, size_t);
+    static const cell_fn fns[] = {
+        dq_cell_seen, dq_cell_kill, dq_cell_crash, dq_cell_dup,
+        dq_cell_idle, dq_cell_lat, dq_cell_cmds, dq_cell_version,
+    };
+    enum { NF = sizeof fns / sizeof fns[0] };
+    char head[1024] = "", c[NF + 1][512];
+    const char *cells[NF + 1];
+    DQ_TBUF(o, head, "front.matrix_head", "");
+    dq_table_id(o, "summary-matrix");
+    dq_head(o, head);
+    for (size_t i = 0; i < f->n; i++) {
+        dq_cell_name(o->texts, &f->f[i], c[0], sizeof c[0]);
+        for (size_t k = 0; k < NF; k++)
+            fns[k](o->texts, f, &f->f[i], c[k + 1], sizeof c[k + 1]);
+        for (size_t k = 0; k <= NF; k++)
+            cells[k] = c[k];
+        dq_mdcells(o, false, cells, NF + 1);
+    }
+    dq_table_end(o);
+}
+
+/* The note under the matrix: the strategies that did not run, and what a
+ * crash here was. */
+static void matrix_note(dq_md *o, const dq_facts *f)
+{
+    char absent[1024] = "", list[512] = "", host[1024] = "";
+    size_t off = 0;
+    for (size_t k = 0; dq_strategies[k] != NULL; k++)
+        if (dq_facts_find(f, dq_strategies[k]->name) == NULL)
+            dq_append(list, sizeof list, &off, "%s%s", off ? ", " : "",
+                      dq_strategies[k]->name);
+    if (off > 0)
+        DQ_TBUF(o, absent, "front.matrix_absent", "list=%s", list);
+    list[0] = '\0';
+    off = 0;
+    for (size_t i = 0; i < f->n; i++)
+        for (size_t m = 0; m < DQ_AOF_MODES; m++)
+            if (f->f[i].host[m].measured)
+                dq_append(list, sizeof list, &off, "%s%s %s %" PRIu64 "/%"
+                          PRIu64, off ? ", " : "", f->f[i].s->name,
+                          dq_aof_modes[m], f->f[i].host[m].n,
+                          f->f[i].host[m].of);
+    if (off > 0)
+        DQ_TBUF(o, host, "front.host_some", "list=%s", list);
+    else
+        DQ_TBUF(o, host, "front.host_none", "");
+    DQ_TEXT(o, "front.matrix_note", "absent=%s host=%s\n\n", absent, host);
+}
+
+void dq_section_summary(dq_md *o, const dq_facts *f)
+{
+    char gl[8192];
+    glossary(o, f, gl, sizeof gl);
+    dq_anchor(o, "summary");
+    DQ_TEXT(o, "front.summary", "glossary=%s\n\n", gl);
+    matrix(o, f);
+    matrix_note(o, f);
+}

@@ -1,0 +1,309 @@
+/* test_front.c -- the report's first screen and the parts after it
+ * (report/sec_front.c, sec_guide.c, sec_cards.c, facts.c): the summary
+ * matrix, the decision guide, the scenarios and the cards are computed
+ * from the results, so a changed result file changes them; every link of
+ * the report has its target; the witness charts of a `dqlab witness` run
+ * appear on their cards with their task ids and times, and without one
+ * the cards say how to draw them.
+ *
+ * The report is run as a command ($DQLAB, set by tests/run.sh, from the
+ * repository root so that it finds the scripts and templates) on a
+ * results directory written here: trials.csv rows from the writer's code
+ * (harness/trialcols.h), event logs in the format of harness/eventlog.h.
+ */
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../harness/trialcols.h"
+
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+static int sh(const char *cmd)
+{
+    int st = system(cmd);
+    return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f != NULL, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A fresh results root for this test process. */
+static void fresh_root(char *root, size_t len, const char *what)
+{
+    char cmd[PATH_MAX + 16];
+    snprintf(root, len, "/tmp/dqlab-front-%s-%ld", what, (long)getpid());
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    sh(cmd);
+}
+
+/* root/name/run (latest -> run) with meta.txt meta; its trials.csv is
+ * opened for writing with the header written. */
+static FILE *make_run(const char *root, const char *name, const char *meta)
+{
+    char run[PATH_MAX], path[PATH_MAX + 64], cmd[3 * PATH_MAX];
+    snprintf(run, sizeof run, "%s/%s/run", root, name);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/logs' && ln -sfn run "
+             "'%s/%s/latest'", run, root, name);
+    cr_assert_eq(sh(cmd), 0);
+    snprintf(path, sizeof path, "%s/meta.txt", run);
+    put(path, meta);
+    snprintf(path, sizeof path, "%s/trials.csv", run);
+    FILE *f = fopen(path, "w");
+    cr_assert(f != NULL, "%s", path);
+    dq_trialrow_header(f);
+    return f;
+}
+
+/* One concurrency trial: 100 tasks, dups duplicates, cmds Redis commands
+ * (-1: no Redis). */
+static void conc_trial(FILE *f, size_t n, const char *strategy, int cons,
+                       uint64_t dups, int64_t cmds)
+{
+    dq_trialrow row = {
+        .experiment = "conc", .trial = n, .strategy = strategy,
+        .options = "", .producers = 1, .consumers = cons, .tasks = 100,
+        .delay_max_ms = 100, .repeat = 1, .enqueued = 100, .delivered = 100,
+        .deliveries = 100 + dups, .duplicates = dups, .tasks_per_s = 1000,
+        .redis_commands = cmds, .round_trips = cmds < 0 ? 0 : 300,
+        .redis_cpu_ms = -1, .fault = "none", .consumer_mode = "thread",
+    };
+    dq_trialrow_write(f, &row);
+}
+
+/* The concurrency experiment: naive with dup duplicates at 2 consumers,
+ * lua-lease and list-reliable with none, and their commands per task at
+ * 1 consumer (lease_cmds and 1700 per 100 tasks). */
+static void write_conc(const char *root, uint64_t dup, int64_t lease_cmds)
+{
+    FILE *f = make_run(root, "conc", "name = conc\ntitle = Conc\ncomplete "
+                       "= yes\nplots = duplicates\nredis_version = 7.0.15\n");
+    conc_trial(f, 1, "naive", 1, 0, 800);
+    conc_trial(f, 2, "naive", 2, dup, 900);
+    conc_trial(f, 3, "lua-lease", 1, 0, lease_cmds);
+    conc_trial(f, 4, "lua-lease", 2, 0, lease_cmds);
+    conc_trial(f, 5, "list-reliable", 1, 0, 1700);
+    conc_trial(f, 6, "list-reliable", 2, 0, 1700);
+    fclose(f);
+}
+
+#define LOG_HEAD(s, fault)                                                   \
+    "# dqlab event log v2\nH\tstrategy\t" s "\nH\ttasks\t2\n"               \
+    "H\tconsumer_mode\tprocess\nH\tfault\t" fault "\n"
+/* t1's consumer c0 is killed during its work; c1 gets it again. */
+#define LOG_KILL                                                             \
+    "E\t900000\tt1\t1000\tp0\nE\t900001\tt2\t1000\tp0\n"                     \
+    "D\t1000500\tt1\tc0\t1\n"                                                \
+    "F\t1000600\tkill-consumer\tbegin\tc0:point=during-work,claim=1,id=t1\n" \
+    "F\t1000900\tkill-consumer\tend\tc0:replacement=c0.1\n"                  \
+    "D\t1000700\tt2\tc1\t1\nA\t1000800\tt2\tc1\t1\n"                         \
+    "D\t1300700\tt1\tc1\t2\nA\t1300800\tt1\tc1\t2\n"
+#define LOG_RESTART                                                          \
+    "E\t900000\tt1\t1000\tp0\nE\t900001\tt2\t1000\tp0\n"                     \
+    "F\t950000\trestart-redis\tbegin\tmode=always\n"                         \
+    "F\t960000\trestart-redis\tend\tmode=always\n"                           \
+    "D\t1000500\tt1\tc0\t1\nA\t1000600\tt1\tc0\t1\n"                         \
+    "D\t1000700\tt2\tc1\t1\nA\t1000800\tt2\tc1\t1\n"
+#define LOG_END "H\tend_us\t3000000\nZ\t3000100\tclean\n"
+
+/* One loss trial of strategy with its log. */
+static void loss_trial(FILE *f, const char *root, size_t n,
+                       const char *strategy, const char *fault,
+                       const char *log)
+{
+    char path[PATH_MAX];
+    dq_trialrow row = {
+        .experiment = "loss", .trial = n, .strategy = strategy,
+        .options = "lease_ms=300", .producers = 1, .consumers = 2,
+        .tasks = 2, .delay_max_ms = 100, .work_us = 1000, .repeat = 1,
+        .enqueued = 2, .delivered = 2, .deliveries = 3,
+        .redis_commands = -1, .redis_cpu_ms = -1, .fault = fault,
+        .consumer_mode = "process", .kills = strstr(fault, "kill") ? 1 : 0,
+    };
+    dq_trialrow_write(f, &row);
+    snprintf(path, sizeof path, "%s/loss/run/logs/trial-%03zu.log", root, n);
+    put(path, log);
+}
+
+/* The loss experiment: lua-lease and list-reliable each lose nothing to
+ * a consumer kill (the task comes back, attempt 2) and to a restart with
+ * AOF always. */
+static void write_loss(const char *root)
+{
+    FILE *f = make_run(root, "loss", "name = loss\ntitle = Loss\ncomplete "
+                       "= yes\nplots = loss\nfaults = kill-consumer:during-"
+                       "work:1, restart-redis:always\ndelay_ms = 0:100\n");
+    static const char *const ss[] = {"lua-lease", "list-reliable"};
+    static const char *const kill[] = {
+        LOG_HEAD("lua-lease", "kill-consumer:during-work:1") LOG_KILL LOG_END,
+        LOG_HEAD("list-reliable", "kill-consumer:during-work:1") LOG_KILL
+            LOG_END,
+    };
+    static const char *const restart[] = {
+        LOG_HEAD("lua-lease", "restart-redis:always") LOG_RESTART LOG_END,
+        LOG_HEAD("list-reliable", "restart-redis:always") LOG_RESTART
+            LOG_END,
+    };
+    for (size_t i = 0; i < 2; i++) {
+        loss_trial(f, root, 2 * i + 1, ss[i], "kill-consumer:during-work:1",
+                   kill[i]);
+        loss_trial(f, root, 2 * i + 2, ss[i], "restart-redis:always",
+                   restart[i]);
+    }
+    fclose(f);
+}
+
+/* Runs the report on root into root/out; asserts it succeeded. */
+static void report(const char *root)
+{
+    char cmd[4 * PATH_MAX];
+    const char *dq = getenv("DQLAB");
+    cr_assert(dq != NULL && *dq, "DQLAB is not set: run through tests/run.sh");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/out' && '%s' report '%s' --out "
+             "'%s/out' >/dev/null 2>'%s/err'", root, dq, root, root, root);
+    cr_assert_eq(sh(cmd), 0, "dqlab report failed (stderr in %s/err)", root);
+}
+
+/* Whether REPORT.md of root has a line matching the extended regex re. */
+static bool has_line(const char *root, const char *re)
+{
+    char cmd[4 * PATH_MAX];
+    snprintf(cmd, sizeof cmd, "grep -Eq -- '%s' '%s/out/REPORT.md'", re,
+             root);
+    return sh(cmd) == 0;
+}
+
+static void cleanup(const char *root)
+{
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    sh(cmd);
+}
+
+/* A changed trials.csv changes the matrix cell, the guide's list of what
+ * to avoid and the scenarios' pick; the loss cells come from the logs. */
+Test(front, matrix_and_scenarios_follow_the_results, .timeout = 120)
+{
+    char root[PATH_MAX];
+    fresh_root(root, sizeof root, "follow");
+    write_conc(root, 7, 2000);
+    write_loss(root);
+    report(root);
+    cr_expect(has_line(root, "^\\| \\[naive\\]\\(#card-naive\\) \\| not "
+                       "measured \\| not measured \\| not measured \\| \\[7 "
+                       "in 100 tasks\\]\\(#exp-conc\\) \\(1 of 1 trial, 2 "
+                       "consumers\\) \\|"), "naive's row: 7 duplicates");
+    cr_expect(has_line(root, "^\\| \\[lua-lease\\]\\(#card-lua-lease\\) \\| "
+                       "\\*\\*at-least-once\\*\\*, as declared \\(\\[1 kill, 1 "
+                       "trial\\]\\(#exp-loss\\)\\) \\| \\[0 of 2 lost\\]"
+                       "\\(#exp-loss\\), 1 redelivered \\(1 trial\\) \\| "
+                       "\\[always 0/2\\]\\(#exp-loss\\) \\(1 trial\\) \\|"),
+              "lua-lease's loss cells from the logs");
+    cr_expect(has_line(root, "^5\\. \\*\\*Do not use\\*\\*: \\[naive\\]"
+                       "\\(#card-naive\\) \\(duplicates: \\[7 in 100"),
+              "the guide does not name naive to avoid");
+    cr_expect(has_line(root, "^\\*Never lose one, never cancel twice\\.\\*  "
+                       "\\*\\*Use \\[list-reliable\\]"),
+              "orders: list-reliable needs fewer commands (17.0 vs 20.0)");
+    /* the same results, changed: no duplicate, lua-lease cheaper */
+    write_conc(root, 0, 1000);
+    report(root);
+    cr_expect(has_line(root, "^\\| \\[naive\\]\\(#card-naive\\) \\| not "
+                       "measured \\| not measured \\| not measured \\| \\[0 "
+                       "in 100 tasks\\]"), "naive's cell did not change");
+    cr_expect(has_line(root, "^5\\. \\*\\*Do not use\\*\\*: none in this "
+                       "run\\.$"), "the guide still names naive to avoid");
+    cr_expect(has_line(root, "^\\*Never lose one, never cancel twice\\.\\*  "
+                       "\\*\\*Use \\[lua-lease\\]\\(#card-lua-lease\\)\\*\\*: "
+                       "of .* it needs the fewest Redis commands per task "
+                       "\\(\\[10\\.0\\]"), "orders: the pick did not change");
+    cleanup(root);
+}
+
+/* Every link to an anchor has its target in both texts; the contents and
+ * the matrix carry the ids the first-screen check looks for; every table
+ * of index.html sits in a box that scrolls sideways. */
+Test(front, every_link_has_its_target, .timeout = 120)
+{
+    char root[PATH_MAX], cmd[8 * PATH_MAX];
+    fresh_root(root, sizeof root, "links");
+    write_conc(root, 7, 2000);
+    write_loss(root);
+    report(root);
+    snprintf(cmd, sizeof cmd, "cd '%s/out' && n=0 && for id in $(grep -o "
+             "'](#[^)]*)' REPORT.md | sed 's/^](#//; s/)$//' | sort -u); do "
+             "n=$((n+1)); grep -qF \"<div id=\\\"$id\\\">\" REPORT.md || "
+             "{ echo \"REPORT.md: no target for #$id\"; exit 1; }; grep -qF "
+             "\"id=\\\"$id\\\"\" index.html || { echo \"index.html: no "
+             "target for #$id\"; exit 1; }; done; test $n -ge 10", root);
+    cr_expect_eq(sh(cmd), 0, "a link without its target (see above)");
+    snprintf(cmd, sizeof cmd, "cd '%s/out' && grep -qF '<div id=\"contents\">'"
+             " index.html && grep -qF '<div id=\"summary-matrix\" style=\""
+             "overflow-x:auto\">' index.html && test \"$(grep -c '^<table>$' "
+             "index.html)\" -gt 3 && test \"$(grep -c '^<table>$' index.html)\""
+             " = \"$(grep -c 'style=\"overflow-x:auto\">$' index.html)\"", root);
+    cr_expect_eq(sh(cmd), 0, "ids or scrolling boxes missing in index.html");
+    cleanup(root);
+}
+
+/* A witness run's chart on naive's card: copied into figures/, with a
+ * caption from witness.csv (task id, attempt, the race window). */
+Test(front, witness_chart_on_its_card, .timeout = 120)
+{
+    char root[PATH_MAX], dir[PATH_MAX + 64], path[PATH_MAX + 128];
+    char cmd[4 * PATH_MAX];
+    fresh_root(root, sizeof root, "witness");
+    write_conc(root, 7, 2000);
+    snprintf(dir, sizeof dir, "%s/witness/20261201-120000", root);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && ln -s 20261201-120000 "
+             "'%s/witness/latest'", dir, root);
+    cr_assert_eq(sh(cmd), 0);
+    snprintf(path, sizeof path, "%s/witness.csv", dir);
+    put(path, "witness,strategy,task_id,attempts,quantity,value\n"
+              "naive-duplicate,naive,t3,8,witnessed,1\n"
+              "naive-duplicate,naive,t3,8,second_find_before_first_remove_us,"
+              "22\nnaive-duplicate,naive,t3,8,duplicates,2\n");
+    snprintf(path, sizeof path, "%s/naive-duplicate.svg", dir);
+    put(path, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" "
+              "height=\"10\"><text>t3</text></svg>\n");
+    report(root);
+    cr_expect(has_line(root, "^!\\[naive-duplicate\\]\\(figures/witness-"
+                       "naive-duplicate\\.svg\\) $"), "no chart on the card");
+    cr_expect(has_line(root, "^\\*Witness chart, task t3 \\(seen in attempt "
+                       "8\\): consumer c1 read the head with ZRANGEBYSCORE 22 "
+                       "us before c0 removed it"), "the caption");
+    snprintf(cmd, sizeof cmd, "cmp '%s/naive-duplicate.svg' '%s/out/figures/"
+             "witness-naive-duplicate.svg'", dir, root);
+    cr_expect_eq(sh(cmd), 0, "the chart was not copied into figures/");
+    cr_expect(has_line(root, "^\\*No witness chart in these results: `bin/"
+                       "dqlab witness --only lease-redelivery --results "),
+              "lua-lease's card (no chart in that run) says how to draw it");
+    cleanup(root);
+}
+
+/* Without a witness run, each card that has a witness says how to draw
+ * it, and the cards' introduction names the command. */
+Test(front, without_witness_the_card_says_how, .timeout = 120)
+{
+    char root[PATH_MAX];
+    fresh_root(root, sizeof root, "nowitness");
+    write_conc(root, 7, 2000);
+    report(root);
+    cr_expect(has_line(root, "^\\*No witness chart in these results: `bin/"
+                       "dqlab witness --only naive-duplicate --results /tmp/"
+                       "dqlab-front-nowitness-[0-9]+` draws one from a real "
+                       "trial \\(two consumers reading the same head before "
+                       "either removes it\\)\\.\\*$"), "naive's card");
+    cr_expect(has_line(root, "These results hold no witness charts yet: "
+                       "`bin/dqlab witness --results "), "the introduction");
+    cleanup(root);
+}
