@@ -3,8 +3,8 @@
 # censored points -- beyond the observation window -- are left out);
 # right, the share of the stream delivered within the window.  A p50 beyond
 # the window (most of the stream not delivered in it) is drawn as an open
-# triangle at the top of the left panel, "beyond the window", instead of
-# being left out; the key sits below the panels, clear of the points.
+# triangle at the window (the value drawn), "beyond the window", instead of
+# being left out; each key sits where no point falls.
 # usage: gnuplot -c report/backlog_lateness.gp in.csv out.svg|out.png
 # in.csv: pending, then per strategy 5 columns "<s> p50", "<s> p99",
 # "<s> max", "<s> delivered %", "<s> p50 beyond the window" (the window in
@@ -13,12 +13,12 @@ if (ARGC < 2) { print "usage: gnuplot -c backlog_lateness.gp in.csv out.{svg,png
 in = ARG1
 out = ARG2
 if (strstrt(out, ".svg") == strlen(out) - 3) {
-    set terminal svg size 960,440 dynamic noenhanced font "DejaVu Sans,11" background "white"
+    set terminal svg size 960,460 dynamic noenhanced font "DejaVu Sans,11" background "white"
 } else {
     if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
-        set terminal pngcairo size 960,440 noenhanced font "DejaVu Sans,9" background "white"
+        set terminal pngcairo size 960,460 noenhanced font "DejaVu Sans,9" background "white"
     } else {
-        set terminal png size 960,440
+        set terminal png size 960,460
     }
 }
 set output out
@@ -46,7 +46,9 @@ set tics nomirror
 set logscale x 10
 set xrange [STATS_min / 2 : STATS_max * 2]
 set xlabel "pending tasks (backlog)"
-set key below box noenhanced maxrows 2
+# keys where no point falls: the left panel between the slow expiry points
+# (seconds) and lua's (about a ms), the right one under the falling line
+set key inside right center box noenhanced opaque font ",9"
 set style data linespoints
 set pointsize 1.2
 set multiplot layout 1,2 title "Lateness vs pending tasks"
@@ -60,5 +62,6 @@ set title "measured tasks delivered within the window"
 set ylabel "% delivered"
 unset logscale y
 set yrange [0:105]
+set key inside left bottom box noenhanced opaque font ",9"
 plot for [s=0:ns-1] in using 1:(column(5 + 5*s)) lw 2 lc s+1 title columnheader(5 + 5*s)
 unset multiplot

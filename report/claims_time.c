@@ -479,7 +479,7 @@ static int c17_herd(dq_ev *ev, const dq_rexp *e)
          hi, m[0], m[1], m[2], m[3], e->name);
     SAMPLE(c17_sample_herd, "n=%zu lo=%d hi=%d tasks=%" PRIu64 " exp=%s",
            lb->n, lo, hi, lb->enqueued_sum, e->name);
-    FIGURE("fig-%s-wakeups", e->name);
+    FIGURE("fig-%s-wakeups", e->name);  /* the opcost part: fig-opcost */
     if (m[3] < 2 * m[2])
         return TSAY(c17_no_baseline, " "), -1;
     return m[1] < 1.5 * m[0];
