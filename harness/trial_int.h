@@ -249,7 +249,7 @@ int dq_trial_redis_echo(dq_queue *admin, struct redisContext *c,
                         int64_t *us);
 double dq_trial_rtt_median(int64_t *us, size_t n);
 /* One snapshot of what the server did: INFO commandstats calls (and our
- * own INFO's), INFO cpu. */
+ * own INFO and ECHO calls), INFO cpu. */
 typedef struct dq_trial_snapshot {
     int64_t commands, info_calls, cpu_us, mono_us;
 } dq_trial_snapshot;
