@@ -337,8 +337,9 @@ static void heading(dq_md *o, const dq_rexp *e)
 /* The table of medians per cell, and its note. */
 static void cell_table(dq_md *o, const dq_rexp *e)
 {
-    bool vp = false, vw = false;
+    bool vp = false, vw = false, wk = dq_rexp_has_plot(e, "wakeups");
     char head[512], label[64], p[32] = "", w[32] = "", cmds[32], rt[32];
+    char wake[32] = "";
     for (size_t i = 1; i < e->ngroups; i++) {
         vp |= e->groups[i].producers != e->groups[0].producers;
         vw |= e->groups[i].work_us != e->groups[0].work_us;
@@ -346,7 +347,8 @@ static void cell_table(dq_md *o, const dq_rexp *e)
     snprintf(head, sizeof head, "strategy%s|consumers%s|repeats|tasks/s "
              "(median)|duplicates (median)|duplicates (max)|lost (max)|early "
              "(max)|lateness p50 ms|lateness p99 ms|Redis cmds/task|round "
-             "trips/task", vp ? "|producers" : "", vw ? "|work us" : "");
+             "trips/task%s", vp ? "|producers" : "", vw ? "|work us" : "",
+             wk ? "|wake-ups/delivery" : "");
     dq_head(o, head);
     for (size_t i = 0; i < e->ngroups; i++) {
         const dq_rgroup *g = &e->groups[i];
@@ -357,12 +359,14 @@ static void cell_table(dq_md *o, const dq_rexp *e)
             snprintf(w, sizeof w, DQ_CELL "%" PRId64, g->work_us);
         dq_fmt_double(cmds, sizeof cmds, g->cmds_per_task_median, 1);
         dq_fmt_double(rt, sizeof rt, g->rt_per_task_median, 1);
+        if (wk)
+            snprintf(wake, sizeof wake, DQ_CELL "%.2f", v_wake(g));
         dq_row(o, "%s%s" DQ_CELL "%d%s" DQ_CELL "%zu" DQ_CELL "%.0f" DQ_CELL
                "%g" DQ_CELL "%" PRIu64 DQ_CELL "%" PRIu64 DQ_CELL "%" PRIu64
-               DQ_CELL "%.1f" DQ_CELL "%.1f" DQ_CELL "%s" DQ_CELL "%s",
+               DQ_CELL "%.1f" DQ_CELL "%.1f" DQ_CELL "%s" DQ_CELL "%s%s",
                label, p, g->consumers, w, g->n, g->tps_median, g->dup_median,
                g->dup_max, g->lost_max, g->early_max, g->p50_median,
-               g->p99_median, cmds, rt);
+               g->p99_median, cmds, rt, wake);
     }
     dq_table_end(o);
     DQ_TEXT(o, "generic.cmds_note", "\n\n");
