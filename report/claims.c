@@ -54,6 +54,11 @@ void dq_claims_wilson(uint64_t k, uint64_t n, char lo[16], char hi[16])
     dq_fmt_pct(hi, 16, h);
 }
 
+double dq_tv_p50(const dq_trialrow *t)
+{
+    return t->delivered ? t->lateness_p50_ms : NAN;
+}
+
 double dq_tv_p99(const dq_trialrow *t)
 {
     return t->delivered ? t->lateness_p99_ms : NAN;

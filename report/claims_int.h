@@ -72,6 +72,7 @@ void dq_claims_wilson(uint64_t k, uint64_t n, char lo[16], char hi[16]);
 
 /* A per-trial value of a trials.csv row; NAN where undefined. */
 typedef double (*dq_trial_value_fn)(const dq_trialrow *t);
+double dq_tv_p50(const dq_trialrow *t);
 double dq_tv_p99(const dq_trialrow *t);
 double dq_tv_max(const dq_trialrow *t);
 double dq_tv_rtt(const dq_trialrow *t);

@@ -451,6 +451,39 @@ static size_t backlog_growth(dq_ev *ev, const dq_perf *p, double *r50s,
     return n;
 }
 
+/* C05 without the bench: lua's lateness behind the fewest and the most
+ * pending tasks of the backlog experiment (each task one claim from a set
+ * of N plus the round trips), its p50 growth against log N's. */
+static dq_verdict c05_backlog(dq_ev *ev, const dq_rexp *bl)
+{
+    const dq_rgroup *a = NULL, *b = NULL;
+    double v[MAXV];
+    for (size_t i = 0; bl != NULL && i < bl->ngroups; i++) {
+        const dq_rgroup *g = &bl->groups[i];
+        if (strcmp(g->strategy, "lua") != 0 || g->backlog <= 0)
+            continue;
+        a = a == NULL || g->backlog < a->backlog ? g : a;
+        b = b == NULL || g->backlog > b->backlog ? g : b;
+    }
+    if (a == NULL || a == b || a->p50_median <= 0)
+        return NONE(c05_none, "");
+    size_t n = dq_group_values(bl, b, dq_tv_p50, v, MAXV);
+    if (n > 0)
+        SPREAD(ev->res->interval, iv_p50, 2, v, n);
+    double x = b->p50_median / a->p50_median;
+    double lr = log_ratio(b->backlog, a->backlog);
+    TSAY(c05_backlog, "a=%" PRId64 " pa=%.2f b=%" PRId64 " pb=%.2f x=%.2f "
+         "lr=%.2f exp=%s", a->backlog, a->p50_median, b->backlog,
+         b->p50_median, x, lr, bl->name);
+    SAMPLE(c05_sample_bl, "n=%zu a=%" PRId64 " b=%" PRId64 " exp=%s", b->n,
+           a->backlog, b->backlog, bl->name);
+    FIGURE("fig-%s-backlog-lateness", bl->name);
+    if (x > 1.25 * lr)
+        return TSAY(c05_backlog_faster, "  "), DQ_VERDICT_DOES_NOT_HOLD;
+    return TSAY(c05_backlog_within, "  n=%" PRId64, b->backlog),
+           DQ_VERDICT_HOLDS_WITHIN;
+}
+
 /* C05: a claim costs O(log N) in the pending tasks (bench backlog).  Every
  * strategy claims from the same sorted set, so the verdict follows the
  * median strategy: one run disturbed by other load on a shared machine
@@ -462,7 +495,7 @@ DQ_RULE(dq_rule_c05)
     double r50s[32], med, lr, a, b;
     (void)c;
     if (!r->bench.present)
-        return NONE(c05_none, "");
+        return c05_backlog(ev, dq_results_with_plot(r, "backlog-lateness"));
     TSAY(c05_intro, " ");
     if ((n = backlog_growth(ev, &r->bench, r50s, &faster, &lo, &hi)) == 0)
         return NONE(c05_no_strategy, "");
