@@ -2,7 +2,7 @@
 #
 #   make            build bin/dqlab
 #   make report     install missing packages, run the quick experiment suite
-#                   and `dqlab probes`, write report/out/REPORT.md and
+#                   and `dqlab probes` and `dqlab opcost`, write report/out/REPORT.md and
 #                   report/out/index.html (FULL=1: the full suite)
 #   make test       install missing packages, build and run the Criterion
 #                   tests against a private redis-server
@@ -140,6 +140,9 @@ report:
 	@# The failure modes as message sequence charts from real witness
 	@# trials (MONITOR captures, mscgen): about 2 s.
 	./bin/dqlab witness --results results
+	@# The heap's and the wheel's cost per operation against the pending
+	@# tasks (C17), both mixes: a few seconds.
+	./bin/dqlab opcost --mix now,steady --out results/opcost
 	./bin/dqlab report results
 
 # `dqlab bench`: speed, the Redis ceiling, backlog scaling, lateness under

@@ -76,6 +76,8 @@ int dq_sec_idle_cost(dq_md *o, const dq_results *r, const dq_rexp *e,
                      char *err, size_t errlen);
 int dq_sec_loss(dq_md *o, const dq_results *r, const dq_rexp *e, char *err,
                 size_t errlen);
+int dq_sec_outcomes(dq_md *o, const dq_results *r, const dq_rexp *e,
+                    char *err, size_t errlen);
 
 /* Shared by the section files. */
 /* Draws the figure of kind's row for e ("<e>-<figure><suffix>") with its
