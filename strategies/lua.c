@@ -298,10 +298,11 @@ static int lua_purge(dq_queue *q)
     return dq_redis_purge(q, p->c);
 }
 
-/* The performance targets: one claim round trip per task with a
- * batched enqueue, and batched claims with a batched enqueue. */
+/* The performance target of batched claims with a batched enqueue (the
+ * bench runs one claim per round trip with a batched enqueue for every
+ * Redis strategy by itself). */
 static const char *const lua_bench_variants[] = {
-    "enqueue_batch=64", "batch=16;enqueue_batch=64", NULL};
+    "batch=16;enqueue_batch=64", NULL};
 
 const dq_strategy dq_strategy_lua = {
     .name = "lua",
