@@ -61,7 +61,8 @@ static const dq_bench_plan plans[] = {
         .batched_tasks = 400, .inproc_tasks = 2000, .harness_tasks = 2000,
         .backlogs = {100, 1000}, .nbacklogs = 2, .bl_claims = 50,
         .bl_rounds = 1, .rates = {200, 1000}, .nrates = 2,
-        .lat_low_ms = 300, .lat_ms = 300, .lat_consumers = 2,
+        .lat_low_ms = 300, .lat_low_runs = 1, .lat_ms = 300,
+        .lat_consumers = 2,
         .lat_producers = 1},
     [DQ_BENCH_QUICK] = {
         .name = "quick", .ceil_members = 100000, .ceil_pipeline = 100,
@@ -74,7 +75,8 @@ static const dq_bench_plan plans[] = {
         .backlogs = {1000, 10000, 100000, 1000000}, .nbacklogs = 4,
         .bl_claims = 2000, .bl_rounds = 3,
         .rates = {200, 1000, 4000, 16000, 64000}, .nrates = 5,
-        .lat_low_ms = 3000, .lat_ms = 1500, .lat_consumers = 4,
+        .lat_low_ms = 3000, .lat_low_runs = 3, .lat_ms = 1500,
+        .lat_consumers = 4,
         .lat_producers = 2},
     [DQ_BENCH_FULL] = {
         .name = "full", .ceil_members = 1000000, .ceil_pipeline = 100,
@@ -87,7 +89,8 @@ static const dq_bench_plan plans[] = {
         .backlogs = {1000, 10000, 100000, 1000000}, .nbacklogs = 4,
         .bl_claims = 5000, .bl_rounds = 5,
         .rates = {200, 1000, 4000, 16000, 64000, 256000}, .nrates = 6,
-        .lat_low_ms = 10000, .lat_ms = 5000, .lat_consumers = 4,
+        .lat_low_ms = 10000, .lat_low_runs = 3, .lat_ms = 5000,
+        .lat_consumers = 4,
         .lat_producers = 2},
 };
 
@@ -446,10 +449,11 @@ static void meta_plan(FILE *f, const dq_bench *b)
             pl->bl_claims, pl->bl_rounds);
     join_i64(buf, sizeof buf, pl->rates, pl->nrates);
     dq_runmeta_kv(f, "lateness_rates", buf);
-    fprintf(f, "lateness_low_ms = %" PRId64 "\nlateness_ms = %" PRId64 "\n"
-            "lateness_consumers = %d\nlateness_producers = %d\n"
-            "payload_bytes = %d\n", pl->lat_low_ms, pl->lat_ms,
-            pl->lat_consumers, pl->lat_producers, DQ_BENCH_PAYLOAD_BYTES);
+    fprintf(f, "lateness_low_ms = %" PRId64 "\nlateness_low_runs = %d\n"
+            "lateness_ms = %" PRId64 "\nlateness_consumers = %d\n"
+            "lateness_producers = %d\npayload_bytes = %d\n", pl->lat_low_ms,
+            pl->lat_low_runs, pl->lat_ms, pl->lat_consumers,
+            pl->lat_producers, DQ_BENCH_PAYLOAD_BYTES);
 }
 
 /* /proc/loadavg's first three fields ("1.67 1.59 2.04"): how busy the

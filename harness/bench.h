@@ -110,10 +110,14 @@
  *                   their schedule when it is well below 100 ms)
  *     why           what made the rate saturated: sent, delivered, p99,
  *                   lost, joined with '+'; "" when it is not
- *     run           1; 2 for the second run of a rate whose first run was
- *                   saturated (a rate is where the curve stops only when
- *                   both runs saturate it: one busy moment of a shared
- *                   machine can push one run's p99 past 10 ms)
+ *     run           1, 2, ...: a rate is run once, and once more when
+ *                   that run was saturated; the lowest rate of a blocking
+ *                   strategy (DQ_G_BLOCKS) lateness_low_runs times (and
+ *                   once more when exactly one of them was saturated).
+ *                   A rate is where the curve stops only when two of its
+ *                   runs saturate it, and the lowest rate's p99 is the
+ *                   median of its runs: one busy moment of a shared
+ *                   machine can push one run's p99 past 10 ms
  *     Tasks fall due at the offered rate: producers are paced on whole
  *     milliseconds (open loop); at each millisecond boundary a producer
  *     sends, in one dq_enqueue_many, the tasks its share of offered_per_s
@@ -132,8 +136,8 @@
  *     95 % of it (sent), when fewer than 95 % of it were delivered per
  *     second (delivered), when lateness p99 exceeded 10 times the
  *     strategy's p99 at the lowest rate and 10 ms (p99), or when a task
- *     was not delivered by the end (lost).  After the first rate saturated
- *     in both runs the higher ones are not run for that strategy.
+ *     was not delivered by the end (lost).  After the first rate that two
+ *     runs saturate the higher ones are not run for that strategy.
  *
  *   targets.csv     the targets table: one row per target and strategy
  *     target        one_rtt_claim: median e2e tasks/s of block one_rtt as
@@ -151,10 +155,11 @@
  *                   harness_ceiling: the no-op queue's median events/s
  *                     and tasks/s (no bound: the figure is the statement)
  *                   lateness_p99_200: lateness p99 at the lowest offered
- *                     rate (200 tasks/s); bound <= 1 ms for every
- *                     blocking strategy (DQ_G_BLOCKS), none for others
- *                   saturation: the lowest saturated offered rate (figure;
- *                     -1 when none of the rates run saturated it), the
+ *                     rate (200 tasks/s; the median of its runs); bound
+ *                     <= 1 ms for every blocking strategy (DQ_G_BLOCKS),
+ *                     none for others
+ *                   saturation: the lowest offered rate that two runs
+ *                     saturated (figure; -1 when no rate run did), the
  *                     highest rate sustained in the detail; met = yes
  *                     when the curve was measured
  *                   backlog_claim_p99: claim p99 at the largest backlog

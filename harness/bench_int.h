@@ -57,6 +57,7 @@ typedef struct dq_bench_plan {
     int64_t rates[8];         /* offered tasks/s, ascending */
     size_t nrates;
     int64_t lat_low_ms;       /* production time at the lowest rate */
+    int lat_low_runs;         /* runs at the lowest rate (blocking ones) */
     int64_t lat_ms;           /* production time at every other rate */
     int lat_consumers;
     int lat_producers;
@@ -102,7 +103,7 @@ typedef struct dq_bench_bl {      /* one strategy at one backlog */
 typedef struct dq_bench_lat {     /* one strategy at one offered rate */
     const dq_strategy *s;
     int64_t offered_per_s;
-    int run;                      /* 1, or 2 when run 1 saturated */
+    int run;                      /* 1, 2, ... (bench.h: lateness.csv) */
     double p99_ms;
     bool saturated;
     char why[48];                 /* lateness.csv's saturation field */

@@ -290,8 +290,8 @@ static void targets_lateness(FILE *f, const dq_bench *b)
 }
 
 /* The saturation row of s from its lateness records: the lowest rate
- * whose second run saturated too (bench_lateness.c), the highest rate
- * with a run that did not. */
+ * that two runs saturated (bench_lateness.c), the highest rate with a run
+ * that did not. */
 static void saturation_row(FILE *f, const dq_bench *b, const dq_strategy *s)
 {
     int64_t sustained = -1, first_sat = -1;
@@ -301,12 +301,16 @@ static void saturation_row(FILE *f, const dq_bench *b, const dq_strategy *s)
 
     for (size_t i = 0; i < b->nlats; i++) {
         const dq_bench_lat *l = &b->lats[i];
+        int sat = 0;
         if (l->s != s)
             continue;
         n++;
         if (!l->saturated && l->offered_per_s > sustained)
             sustained = l->offered_per_s;
-        if (l->saturated && l->run == 2 &&
+        for (size_t k = 0; k < b->nlats; k++)
+            sat += b->lats[k].s == s && b->lats[k].saturated &&
+                   b->lats[k].offered_per_s == l->offered_per_s;
+        if (l->saturated && sat >= 2 &&
             (first_sat < 0 || l->offered_per_s < first_sat)) {
             first_sat = l->offered_per_s;
             why = l->why;

@@ -10,9 +10,9 @@
  * redis-benchmark (C, its own event loop) shows what the server alone does.
  *
  * The connection is made by dq_redis_connect (rconn.h) on a bare handle, so
- * AUTH, SELECT and the error messages are the strategies' own.  Commands
- * are then sent with redisAppendCommandArgv and read with redisGetReply:
- * one write per pipeline, replies in order
+ * AUTH, SELECT and the error messages are the strategies' own, and the
+ * commands go through dq_redis_pipeline, the strategies' own writer: one
+ * write per pipeline, replies in order
  * (https://redis.io/docs/manual/pipelining/).
  *
  * The no-op queue is the harness's yardstick, not a strategy: a FIFO ring
@@ -40,38 +40,46 @@
 #include "ceiling.h"
 
 /* Sends the n commands of argv/lens (each argc arguments) in one pipeline
+ * through dq_redis_pipeline (rconn.h: the strategies' own command writer)
  * and reads n replies; checks each with check(reply) when given.  Returns
  * 0 or -1 with err. */
-static int pipeline_run(redisContext *c, int n, int argc, const char **argv,
-                        const size_t *lens, size_t stride, const char *what,
+static int pipeline_run(dq_queue *q, redisContext *c, int n, int argc,
+                        const char **argv, const size_t *lens,
+                        size_t stride, const char *what,
                         int (*check)(const redisReply *), char *err,
                         size_t errlen)
 {
+    dq_redis_argv *cmds = calloc((size_t)n, sizeof *cmds);
+    redisReply **rs = calloc((size_t)n, sizeof *rs);
+    int ret = -1;
+
+    if (cmds == NULL || rs == NULL) {
+        snprintf(err, errlen, "%s: out of memory", what);
+        goto out;
+    }
     for (int i = 0; i < n; i++)
-        if (redisAppendCommandArgv(c, argc, argv + (size_t)i * stride,
-                                   lens + (size_t)i * stride) != REDIS_OK) {
-            snprintf(err, errlen, "%s: %s", what, c->errstr);
-            return -1;
-        }
+        cmds[i] = (dq_redis_argv){argc, argv + (size_t)i * stride,
+                                  lens + (size_t)i * stride};
+    if (dq_redis_pipeline(q, c, (size_t)n, cmds, rs) != DQ_OK) {
+        snprintf(err, errlen, "%s: %s", what, q->err);
+        goto out;
+    }
+    ret = 0;
     for (int i = 0; i < n; i++) {
-        void *rv = NULL;
-        if (redisGetReply(c, &rv) != REDIS_OK || rv == NULL) {
-            snprintf(err, errlen, "%s: %s", what,
-                     c->errstr[0] ? c->errstr : "no reply");
-            return -1;
-        }
-        redisReply *r = rv;
+        const redisReply *r = rs[i];
         int bad = r->type == REDIS_REPLY_ERROR ? 1 : check ? check(r) : 0;
-        if (bad) {
+        if (bad && ret == 0) {
             snprintf(err, errlen, "%s: %s", what,
                      r->type == REDIS_REPLY_ERROR ? r->str
                                                   : "unexpected reply");
-            freeReplyObject(r);
-            return -1;
+            ret = -1;
         }
-        freeReplyObject(r);
+        freeReplyObject(rs[i]);
     }
-    return 0;
+out:
+    free(cmds);
+    free(rs);
+    return ret;
 }
 
 /* ZPOPMIN key -> [member, score]; an empty array means the set ran dry. */
@@ -134,8 +142,8 @@ int dq_ceiling_measure(const dq_redis_target *t, int64_t members,
             a[2] = buf[k][0], l[2] = (size_t)sl;
             a[3] = buf[k][1], l[3] = (size_t)ml;
         }
-        if (pipeline_run(c, n, 4, argv, lens, 4, "ceiling ZADD", NULL, err,
-                         errlen) != 0)
+        if (pipeline_run(&q, c, n, 4, argv, lens, 4, "ceiling ZADD", NULL,
+                         err, errlen) != 0)
             goto done;
     }
     int64_t t1 = dq_mono_us();
@@ -147,7 +155,7 @@ int dq_ceiling_measure(const dq_redis_target *t, int64_t members,
     }
     for (int64_t i = 0; i < members; i += pipeline) {
         int n = (int)(members - i < pipeline ? members - i : pipeline);
-        if (pipeline_run(c, n, 2, argv, lens, 4, "ceiling ZPOPMIN",
+        if (pipeline_run(&q, c, n, 2, argv, lens, 4, "ceiling ZPOPMIN",
                          check_popped, err, errlen) != 0)
             goto done;
     }
