@@ -226,7 +226,7 @@ int dq_bench_parse_args(int argc, char **argv, dq_bench_opts *o, char *err,
             char e2[256];
             if (dq_redis_url_parse(argv[++i], &o->redis, e2, sizeof e2) !=
                 0) {
-                snprintf(err, errlen, "--redis: %s", e2);
+                snprintf(err, errlen, "%s", e2); /* names --redis */
                 return -1;
             }
             o->have_redis = true;
@@ -253,16 +253,6 @@ int dq_bench_parse_args(int argc, char **argv, dq_bench_opts *o, char *err,
 }
 
 /* ---- Helpers for the parts (bench_int.h) ------------------------------- */
-
-bool dq_bench_selected(const dq_bench *b, const dq_strategy *s)
-{
-    if (b->o->nstrategies == 0)
-        return true;
-    for (size_t i = 0; i < b->o->nstrategies; i++)
-        if (b->o->strategies[i] == s)
-            return true;
-    return false;
-}
 
 bool dq_bench_stop(void)
 {
@@ -328,20 +318,6 @@ void *dq_bench_grow(void **arr, size_t *n, size_t sz)
     *arr = na;
     memset(na + *n * sz, 0, sz);
     return na + (*n)++ * sz;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, c = *(const double *)y;
-    return (a > c) - (a < c);
-}
-
-double dq_bench_median(double *v, size_t n)
-{
-    if (n == 0)
-        return -1;
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int64_t dq_bench_redis_cpu_us(const dq_bench *b)

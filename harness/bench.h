@@ -192,6 +192,7 @@
 #include <stddef.h>
 
 #include "../strategies/dq.h"
+#include "bench_targets.h"
 #include "redis_url.h"
 
 #define DQ_BENCH_CEILING_HEADER                                              \
@@ -215,10 +216,6 @@
     "sent_per_s,delivered,delivered_per_s,lost,duplicates,lateness_p50_ms,"  \
     "lateness_p99_ms,lateness_max_ms,saturated,enqueue_lag_p99_ms,why,"     \
     "run\n"
-#define DQ_BENCH_TARGETS_HEADER                                              \
-    "target,strategy,options,figure,unit,reference,reference_value,share,"   \
-    "bound_on,op,bound,met,redis_cpu_us_per_task,samples,detail\n"
-
 typedef enum dq_bench_level {
     DQ_BENCH_SMOKE = 0, /* seconds: for tests, well-formed files only */
     DQ_BENCH_QUICK,     /* the default: within 8 minutes on 2 cores */

@@ -77,15 +77,6 @@ bool wt_is(const wt_line *l, const char *cmd)
     return l->argc > 0 && strcasecmp(l->argv[0], cmd) == 0;
 }
 
-const char *wt_short_key(const char *key)
-{
-    const char *e;
-
-    if (strncmp(key, "dq:{", 4) == 0 && (e = strstr(key, "}:")) != NULL)
-        return e + 2;
-    return key;
-}
-
 /* Parses one sdscatrepr-quoted argument at *p into a malloc'd string;
  * advances *p past it and the following space.  NULL at the end or on a
  * malformed argument. */

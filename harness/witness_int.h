@@ -112,8 +112,6 @@ void wt_script_label(const struct wt_chart *ch, const wt_cap *c, long eval,
                      char *buf, size_t len);
 /* Case-insensitive comparison of line l's command with cmd. */
 bool wt_is(const wt_line *l, const char *cmd);
-/* The key abbreviated for a chart: "dq:{Q}:z" -> "z". */
-const char *wt_short_key(const char *key);
 
 /* ---- Event-log records (witness_msc.c) ---------------------------------- */
 typedef struct wt_rec {
@@ -178,6 +176,8 @@ int wt_render(const char *msc, const char *svg, const char *png, char *err,
 /* 0 when mscgen is in PATH, else -1 with the apt-get line in err. */
 int wt_mscgen_check(char *err, size_t errlen);
 void wt_chart_free(wt_chart *ch);
+/* The key abbreviated for a chart: "dq:{Q}:z" -> "z". */
+const char *wt_short_key(const char *key);
 /* An argument for a label: a key abbreviated (wt_short_key), a number
  * that is a time in ms near t0 written "T+<ms>" (T = t0 of the chart). */
 const char *wt_arg(const wt_chart *ch, const char *a, char *buf, size_t len);

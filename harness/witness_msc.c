@@ -114,6 +114,15 @@ const wt_rec *wt_rec_find(const wt_rec *r, size_t n, char type,
     return NULL;
 }
 
+const char *wt_short_key(const char *key)
+{
+    const char *e;
+
+    if (strncmp(key, "dq:{", 4) == 0 && (e = strstr(key, "}:")) != NULL)
+        return e + 2;
+    return key;
+}
+
 /* ---- The chart ----------------------------------------------------------- */
 
 void wt_chart_entity(wt_chart *ch, const char *name, const char *label)
