@@ -323,7 +323,7 @@ void dq_results_free(dq_results *r)
     }
     free(r->exps);
     dq_meta_free(&r->bench.meta);
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < DQ_PERF_NFILES; i++)
         dq_csv_free(&r->bench.csv[i]);
     dq_csv_free(&r->probes.csv);
     dq_csv_free(&r->opcost.csv);

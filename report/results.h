@@ -200,22 +200,54 @@ typedef struct dq_perf_lat {       /* a lateness.csv row */
     const char *strategy, *options;
     int producers, consumers, saturated;
     int64_t offered_per_s;
+    int run;                       /* 1, 2, ... (1 in older runs) */
     double seconds, sent_per_s, delivered_per_s, p50_ms, p99_ms, max_ms;
     uint64_t enqueued, delivered, lost, duplicates;
 } dq_perf_lat;
+typedef struct dq_perf_ref {       /* a references.csv row */
+    const char *reference, *when, *command;   /* "zadd-c4", "start" */
+    int clients, pipeline;
+    int64_t requests;
+    double ops_per_s, cpu_us_per_op;          /* -1: not measured */
+} dq_perf_ref;
+typedef struct dq_perf_harness {   /* a harness.csv row */
+    const char *kind, *strategy;   /* kind "ceiling" | "in-process" */
+    int consumers, repeat;
+    double tasks_per_s, events_per_s;
+} dq_perf_harness;
+typedef struct dq_perf_target {    /* a targets.csv row, as written */
+    const char *target, *strategy, *options, *unit, *reference;
+    const char *bound_on, *op, *met, *detail;  /* met: yes | no | none |
+                                                  not measured */
+    double figure, reference_value, share, bound, cpu_us_per_task;
+    int64_t samples;                           /* numbers: -1 n/a */
+} dq_perf_target;
+typedef struct dq_perf_ceiling {   /* a ceiling.csv row */
+    const char *measure, *source;  /* zadd | zpopmin; dqlab | ... */
+    int64_t ops;
+    int pipeline;
+    double ops_per_s;
+} dq_perf_ceiling;
+/* The files of a bench run, in the order of dq_perf.csv. */
+enum { DQ_PERF_TP, DQ_PERF_BL, DQ_PERF_LAT, DQ_PERF_REF, DQ_PERF_HARNESS,
+       DQ_PERF_TARGETS, DQ_PERF_CEILING, DQ_PERF_NFILES };
 typedef struct dq_perf {
     bool present;                  /* RESULTS/bench/latest exists */
     char dir[4096];
     dq_meta meta;
     double zadd_per_s, zpopmin_per_s;         /* dqlab's ceiling; -1 n/a */
     double rb_zadd_per_s, rb_zpopmin_per_s;   /* redis-benchmark; -1 n/a */
-    int64_t ceiling_ops;
-    int ceiling_pipeline;
-    dq_csv csv[3];                 /* throughput, backlog, lateness */
+    dq_csv csv[DQ_PERF_NFILES];
+    bool has[DQ_PERF_NFILES];      /* the file exists (older runs lack
+                                      references, harness and targets) */
     const dq_perf_tp *tp;
     const dq_perf_bl *bl;
     const dq_perf_lat *lat;
-    size_t ntp, nbl, nlat;
+    const dq_perf_ref *ref;
+    const dq_perf_harness *harness;
+    const dq_perf_target *targets;
+    const dq_perf_ceiling *ceiling;
+    size_t ntp, nbl, nlat, nref, nharness, ntargets, nceiling;
 } dq_perf;
 
 typedef struct dq_probe_row {      /* a probes.csv row */
@@ -359,6 +391,15 @@ const dq_perf_bl *dq_perf_backlog(const dq_perf *p, const char *strategy,
                                   int64_t n);
 void dq_perf_backlog_range(const dq_perf *p, const char *strategy,
                            const dq_perf_bl **lo, const dq_perf_bl **hi);
+/* The median ops/s of the references.csv rows of reference ("zadd-c4",
+ * "zadd-c1-p100": every `when` of the run), their count in *n and their
+ * command in *cmd (either may be NULL); -1 when there is none. */
+double dq_perf_ref_median(const dq_perf *p, const char *reference,
+                          size_t *n, const char **cmd);
+/* The median tasks/s (events/s when events) of the harness.csv rows of
+ * strategy ("harness-noop": the harness's own ceiling); -1 when none. */
+double dq_perf_harness_median(const dq_perf *p, const char *strategy,
+                              bool events);
 /* The probes.csv row of claim and probe, or NULL; the integer value of
  * key in a row's verdict_input (false: absent, not an integer, no row). */
 const dq_probe_row *dq_probes_find(const dq_probes *p, const char *claim,

@@ -1,12 +1,16 @@
 /* results_bench.c -- the results of `dqlab bench` (harness/bench.h:
- * RESULTS/bench/latest/{meta.txt, ceiling.csv, throughput.csv,
- * backlog.csv, lateness.csv}) and of `dqlab probes` (harness/probes.h:
- * RESULTS/probes/latest/{probes.csv, meta.txt}) in the results model, and
+ * RESULTS/bench/latest/{meta.txt, ceiling.csv, references.csv,
+ * harness.csv, throughput.csv, backlog.csv, lateness.csv, targets.csv})
+ * and of `dqlab probes` (harness/probes.h: RESULTS/probes/latest/
+ * {probes.csv, meta.txt}) in the results model, and
  * the lookups the Performance section and the claim rules share.
  *
  * Each CSV is described by a column table and read by dq_csv_load, so a
  * column the bench adds is one line here.  A bench file that is missing
- * (`--only` left its unit out) is an empty table, not an error.
+ * (`--only` left its unit out, or a run older than references.csv,
+ * harness.csv and targets.csv) is an empty table with has[] false, not an
+ * error; a malformed one is refused with file:line.  targets.csv is kept
+ * as the bench wrote it: the bench decides met, the report only shows it.
  */
 #define _GNU_SOURCE /* realpath */
 #include <errno.h>
@@ -48,46 +52,83 @@ static const dq_colspec lat_cols[] = {
     {"lateness_p50_ms", DQ_COLT_DBL, offsetof(dq_perf_lat, p50_ms), ""},
     {"lateness_p99_ms", DQ_COLT_DBL, offsetof(dq_perf_lat, p99_ms), ""},
     {"lateness_max_ms", DQ_COLT_DBL, offsetof(dq_perf_lat, max_ms), ""},
-    LA(saturated, INT),
+    LA(saturated, INT), COL(dq_perf_lat, run, INT, "1"),
 };
 
-typedef struct ceiling_row {
-    const char *source, *measure;
-    int64_t ops;
-    int pipeline;
-    double ops_per_s;
-} ceiling_row;
+#define RF(name, T) COL(dq_perf_ref, name, T, NULL)
+static const dq_colspec ref_cols[] = {
+    RF(reference, STR), RF(when, STR), RF(command, STR), RF(clients, INT),
+    RF(pipeline, INT), RF(requests, I64), RF(ops_per_s, DBL),
+    {"redis_cpu_us_per_op", DQ_COLT_DBL,
+     offsetof(dq_perf_ref, cpu_us_per_op), "-1"},
+};
+#define HA(name, T) COL(dq_perf_harness, name, T, NULL)
+static const dq_colspec harness_cols[] = {
+    HA(kind, STR), HA(strategy, STR), HA(consumers, INT), HA(repeat, INT),
+    HA(tasks_per_s, DBL), HA(events_per_s, DBL),
+};
+#define TG(name, T) COL(dq_perf_target, name, T, NULL)
+static const dq_colspec target_cols[] = {
+    TG(target, STR), TG(strategy, STR), TG(options, STR), TG(figure, DBL),
+    TG(unit, STR), TG(reference, STR), TG(reference_value, DBL),
+    TG(share, DBL), TG(bound_on, STR), TG(op, STR), TG(bound, DBL),
+    TG(met, STR),
+    {"redis_cpu_us_per_task", DQ_COLT_DBL,
+     offsetof(dq_perf_target, cpu_us_per_task), "-1"},
+    TG(samples, I64), TG(detail, STR),
+};
+#define CE(name, T) COL(dq_perf_ceiling, name, T, "")
 static const dq_colspec ceiling_cols[] = {
-    COL(ceiling_row, source, STR, ""), COL(ceiling_row, measure, STR, ""),
-    COL(ceiling_row, ops, I64, ""), COL(ceiling_row, pipeline, INT, ""),
-    COL(ceiling_row, ops_per_s, DBL, ""),
+    CE(measure, STR), CE(source, STR), CE(ops, I64), CE(pipeline, INT),
+    CE(ops_per_s, DBL),
 };
 
 #define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
 
-/* ceiling.csv: dqlab's pipelined rates and redis-benchmark's. */
-static int load_ceiling(dq_perf *p, char *err, size_t errlen)
+/* A targets.csv row the report cannot show as written: a verdict or a
+ * bound that is not one of bench.h's words; NULL when it is fine. */
+static const char *target_check(const void *row)
 {
-    char path[PATH_MAX + 16];
-    dq_csv c;
-    snprintf(path, sizeof path, "%s/ceiling.csv", p->dir);
-    if (dq_csv_load(path, ceiling_cols, NCOLS(ceiling_cols),
-                    sizeof(ceiling_row), false, NULL, &c, err, errlen) < 0)
-        return -1;
-    for (size_t i = 0; i < c.n; i++) {
-        const ceiling_row *r = (const ceiling_row *)c.rows + i;
+    const dq_perf_target *t = row;
+    static const char *const mets[] = {"yes", "no", "none", "not measured"};
+    bool ok = false;
+    for (size_t i = 0; i < NCOLS(mets); i++)
+        ok = ok || strcmp(t->met, mets[i]) == 0;
+    if (!ok)
+        return "met is not yes, no, none or not measured";
+    if (t->target[0] == '\0')
+        return "empty target";
+    if (strcmp(t->bound_on, "") != 0 && strcmp(t->bound_on, "share") != 0 &&
+        strcmp(t->bound_on, "figure") != 0)
+        return "bound_on is not share, figure or empty";
+    if (strcmp(t->op, "") != 0 && strcmp(t->op, ">=") != 0 &&
+        strcmp(t->op, "<=") != 0)
+        return "op is not >=, <= or empty";
+    if ((t->bound_on[0] == '\0') != (t->op[0] == '\0'))
+        return "bound_on and op: both or neither";
+    return NULL;
+}
+
+static const char *ref_check(const void *row)
+{
+    const dq_perf_ref *r = row;
+    return r->reference[0] == '\0' ? "empty reference" : NULL;
+}
+
+/* ceiling.csv's rows into the rates the pack section reads: dqlab's
+ * pipelined ZADD / ZPOPMIN and redis-benchmark's. */
+static void ceiling_rates(dq_perf *p)
+{
+    p->zadd_per_s = p->zpopmin_per_s = -1;
+    p->rb_zadd_per_s = p->rb_zpopmin_per_s = -1;
+    for (size_t i = 0; i < p->nceiling; i++) {
+        const dq_perf_ceiling *r = &p->ceiling[i];
         bool rb = strcmp(r->source, "redis-benchmark") == 0;
         if (strcmp(r->measure, "zadd") == 0)
             *(rb ? &p->rb_zadd_per_s : &p->zadd_per_s) = r->ops_per_s;
         else if (strcmp(r->measure, "zpopmin") == 0)
             *(rb ? &p->rb_zpopmin_per_s : &p->zpopmin_per_s) = r->ops_per_s;
-        if (!rb) {
-            p->ceiling_ops = r->ops;
-            p->ceiling_pipeline = r->pipeline;
-        }
     }
-    dq_csv_free(&c);
-    return 0;
 }
 
 int dq_perf_load(const char *root, dq_perf *p, char *err, size_t errlen)
@@ -96,15 +137,28 @@ int dq_perf_load(const char *root, dq_perf *p, char *err, size_t errlen)
         const char *file;
         const dq_colspec *cols;
         size_t ncols, size;
-    } files[3] = {
-        {"throughput.csv", tp_cols, NCOLS(tp_cols), sizeof(dq_perf_tp)},
-        {"backlog.csv", bl_cols, NCOLS(bl_cols), sizeof(dq_perf_bl)},
-        {"lateness.csv", lat_cols, NCOLS(lat_cols), sizeof(dq_perf_lat)},
+        const char *(*check)(const void *row);
+    } files[DQ_PERF_NFILES] = {
+        [DQ_PERF_TP] = {"throughput.csv", tp_cols, NCOLS(tp_cols),
+                        sizeof(dq_perf_tp), NULL},
+        [DQ_PERF_BL] = {"backlog.csv", bl_cols, NCOLS(bl_cols),
+                        sizeof(dq_perf_bl), NULL},
+        [DQ_PERF_LAT] = {"lateness.csv", lat_cols, NCOLS(lat_cols),
+                         sizeof(dq_perf_lat), NULL},
+        [DQ_PERF_REF] = {"references.csv", ref_cols, NCOLS(ref_cols),
+                         sizeof(dq_perf_ref), ref_check},
+        [DQ_PERF_HARNESS] = {"harness.csv", harness_cols,
+                             NCOLS(harness_cols), sizeof(dq_perf_harness),
+                             NULL},
+        [DQ_PERF_TARGETS] = {"targets.csv", target_cols, NCOLS(target_cols),
+                             sizeof(dq_perf_target), target_check},
+        [DQ_PERF_CEILING] = {"ceiling.csv", ceiling_cols,
+                             NCOLS(ceiling_cols), sizeof(dq_perf_ceiling),
+                             NULL},
     };
     char path[PATH_MAX + 32], real[PATH_MAX];
     memset(p, 0, sizeof *p);
-    p->zadd_per_s = p->zpopmin_per_s = -1;
-    p->rb_zadd_per_s = p->rb_zpopmin_per_s = -1;
+    ceiling_rates(p);
     snprintf(path, sizeof path, "%s/bench/latest", root);
     if (realpath(path, real) == NULL)
         return 0;
@@ -113,20 +167,26 @@ int dq_perf_load(const char *root, dq_perf *p, char *err, size_t errlen)
     if (dq_meta_load(path, &p->meta, err, errlen) != 0)
         return -1;
     p->present = true;
-    if (load_ceiling(p, err, errlen) != 0)
-        return -1;
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < DQ_PERF_NFILES; i++) {
         snprintf(path, sizeof path, "%s/%s", p->dir, files[i].file);
-        if (dq_csv_load(path, files[i].cols, files[i].ncols, files[i].size,
-                        false, NULL, &p->csv[i], err, errlen) < 0)
+        int rc = dq_csv_load(path, files[i].cols, files[i].ncols,
+                             files[i].size, false, files[i].check,
+                             &p->csv[i], err, errlen);
+        if (rc < 0)
             return -1;
+        p->has[i] = rc == 1;
     }
-    p->tp = p->csv[0].rows;
-    p->ntp = p->csv[0].n;
-    p->bl = p->csv[1].rows;
-    p->nbl = p->csv[1].n;
-    p->lat = p->csv[2].rows;
-    p->nlat = p->csv[2].n;
+#define ROWS(f, field, count)                                                \
+    (p->field = p->csv[f].rows, p->count = p->csv[f].n)
+    ROWS(DQ_PERF_TP, tp, ntp);
+    ROWS(DQ_PERF_BL, bl, nbl);
+    ROWS(DQ_PERF_LAT, lat, nlat);
+    ROWS(DQ_PERF_REF, ref, nref);
+    ROWS(DQ_PERF_HARNESS, harness, nharness);
+    ROWS(DQ_PERF_TARGETS, targets, ntargets);
+    ROWS(DQ_PERF_CEILING, ceiling, nceiling);
+#undef ROWS
+    ceiling_rates(p);
     return 0;
 }
 
@@ -185,6 +245,45 @@ double dq_perf_e2e(const dq_perf *p, const char *label, int consumers,
         }
     }
     return best;
+}
+
+/* The median of v[0..n-1] (sorted here), the mean of the middle two
+ * when n is even, as the bench takes it; -1 when n is 0. */
+static double median_of(double *v, size_t n)
+{
+    if (n == 0)
+        return -1;
+    qsort(v, n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double dq_perf_ref_median(const dq_perf *p, const char *reference,
+                          size_t *n, const char **cmd)
+{
+    double v[64];
+    size_t k = 0;
+    for (size_t i = 0; i < p->nref && k < 64; i++)
+        if (strcmp(p->ref[i].reference, reference) == 0 &&
+            p->ref[i].ops_per_s >= 0) {
+            if (cmd != NULL && k == 0)
+                *cmd = p->ref[i].command;
+            v[k++] = p->ref[i].ops_per_s;
+        }
+    if (n != NULL)
+        *n = k;
+    return median_of(v, k);
+}
+
+double dq_perf_harness_median(const dq_perf *p, const char *strategy,
+                              bool events)
+{
+    double v[64];
+    size_t k = 0;
+    for (size_t i = 0; i < p->nharness && k < 64; i++)
+        if (strcmp(p->harness[i].strategy, strategy) == 0)
+            v[k++] = events ? p->harness[i].events_per_s
+                            : p->harness[i].tasks_per_s;
+    return median_of(v, k);
 }
 
 double dq_perf_enqueue(const dq_perf *p, const char *label)

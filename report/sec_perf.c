@@ -1,25 +1,24 @@
 /* sec_perf.c -- the report's Performance section, from `dqlab bench`
  * (the bench part of the results model, results_bench.c).
  *
- * What it shows, every number computed from the bench CSVs:
- *   - the ceiling: pipelined ZADD / ZPOPMIN rates of the same server in the
- *     same run (dqlab's hiredis loop, and redis-benchmark when it ran);
- *   - throughput: enqueue-only and end-to-end (enqueue to ack, every event
- *     logged and checked) tasks/s per strategy and consumer count, medians
- *     of the repeats, the best as a fraction of the ZADD ceiling, Redis
- *     commands and server CPU per task; the heap's figure is the harness's
- *     own ceiling;
- *   - backlog scaling: claim latency p50/p99 against the number of pending
- *     tasks on log axes, memory per pending task, enqueue cost, and whether
- *     the growth from the smallest to the largest backlog stays within
- *     log N (ratio of p50s against the ratio of the logarithms);
- *   - lateness under load: p99 lateness against the offered rate until each
- *     strategy saturates.  Its tasks are due at once, so it measures
- *     delivery under load, not timer accuracy; strategies whose due-now
- *     path skips their timer (expiry: ready list, no keyspace event) are
- *     named, with their lateness-experiment p99 when that run exists, and
- *     the targets do not judge their timer from it;
- *   - the targets, each met or not, with the measured value.
+ * What it shows, every number from the bench's files (harness/bench.h):
+ *   - the references: each redis-benchmark run of references.csv as it
+ *     ran (ops/s, Redis CPU per op), and dqlab's own pipelined loop of
+ *     ceiling.csv, labelled as dqlab's;
+ *   - throughput: enqueue-only and end-to-end tasks/s per strategy and
+ *     consumer count (medians of the repeats), the best as a share of the
+ *     matching redis-benchmark reference of the same run (one claim per
+ *     round trip: -t zadd -c 4; batched claims: -t zadd -c 1 -P 100),
+ *     Redis commands and server CPU per task; the harness's own ceiling
+ *     (harness.csv, the no-op queue) in events/s;
+ *   - backlog scaling: claim latency p50/p99 against pending tasks;
+ *   - lateness under load: p99 against the offered rate, one row per run
+ *     (the bench runs some rates more than once), and where each strategy
+ *     saturates as targets.csv says;
+ *   - the targets: targets.csv as the bench wrote it.  The bench decides
+ *     met / not met; this file only words and formats its rows.
+ * Parts an older run lacks (references.csv, harness.csv, targets.csv)
+ * are said to be not measured, with how to measure them.
  * Figures: figures/bench-{throughput,backlog,lateness-load}.{svg,png}.
  */
 #include <inttypes.h>
@@ -28,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness/experiment.h"
+#include "../harness/experiment.h" /* dq_redact_redis_urls */
 #include "../strategies/dq.h"
 #include "sections.h"
 
@@ -106,7 +105,8 @@ static size_t subsection(dq_md *o, const dq_tuse *title, const dq_perf *p,
 }
 
 /* True when the strategy of a label ("name" or "name options") does not
- * use Redis (the heap): a fraction of the Redis ceiling means nothing. */
+ * use Redis (DQ_G_NEEDS_REDIS unset: heap, wheel): a share of a Redis
+ * reference means nothing for it. */
 static bool no_redis(const char *label)
 {
     char name[NAMELEN];
@@ -115,48 +115,90 @@ static bool no_redis(const char *label)
     return st != NULL && !(st->flags & DQ_G_NEEDS_REDIS);
 }
 
+/* True when a label's options claim more than one task per round trip:
+ * a "batch=N" word other than batch=1 (enqueue_batch is the producers'
+ * side and does not count). */
+static bool label_batched(const char *label)
+{
+    for (const char *w = label; *w; w += strcspn(w, " "), w += *w == ' ')
+        if (strncmp(w, "batch=", 6) == 0 && strncmp(w, "batch=1 ", 8) != 0 &&
+            strcmp(w, "batch=1") != 0)
+            return true;
+    return false;
+}
+
+/* The redis-benchmark reference a label's throughput is a share of: the
+ * median ops/s of zadd-c4 (one claim per round trip) or zadd-c1-p100
+ * (batched claims) over the run, -1 when not measured; *which names it
+ * (the reference id). */
+static double reference_of(const dq_perf *p, const char *label,
+                           const char **which)
+{
+    *which = label_batched(label) ? "zadd-c1-p100" : "zadd-c4";
+    return dq_perf_ref_median(p, *which, NULL, NULL);
+}
+
 static void fmt_rate(char *buf, size_t len, double v)
 {
     dq_fmt_double(buf, len, v, 0);
 }
 
+/* references.csv as it ran: the yardsticks of the shares below. */
+static void write_references(dq_md *o, const dq_perf *p)
+{
+    char c4[64], p100[64];
+    size_t n4 = 0, n100 = 0;
+    DQ_TEXT(o, "perf.refs", "\n\n");
+    if (!p->has[DQ_PERF_REF]) {
+        DQ_TEXT(o, "perf.rerun", "\n\n");
+        return;
+    }
+    dq_head(o, "reference|when|command (host and port left out)|clients|"
+               "pipeline|requests|ops/s|Redis CPU us/op");
+    for (size_t i = 0; i < p->nref; i++) {
+        const dq_perf_ref *r = &p->ref[i];
+        char v[64], cpu[64];
+        fmt_rate(v, sizeof v, r->ops_per_s);
+        dq_fmt_double(cpu, sizeof cpu, r->cpu_us_per_op, 1);
+        dq_row(o, "%s" DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%d" DQ_CELL "%d"
+               DQ_CELL "%" PRId64 DQ_CELL "%s" DQ_CELL "%s", r->reference,
+               r->when, r->command, r->clients, r->pipeline, r->requests, v,
+               cpu);
+    }
+    dq_table_end(o);
+    fmt_rate(c4, sizeof c4, dq_perf_ref_median(p, "zadd-c4", &n4, NULL));
+    fmt_rate(p100, sizeof p100,
+             dq_perf_ref_median(p, "zadd-c1-p100", &n100, NULL));
+    DQ_TEXT(o, "perf.refs_note", "c4=%s n4=%zu p100=%s n100=%zu\n\n", c4,
+            n4, p100, n100);
+}
+
+/* ceiling.csv: dqlab's own pipelined loop (and redis-benchmark's
+ * -t zadd,zpopmin run it is set beside), information only. */
 static void write_ceiling(dq_md *o, const dq_perf *p)
 {
     static const dq_tuse by[] DQ_TUSES = {{"perf.by_dqlab", ""},
                                           {"perf.by_rb", ""}};
-    const struct {
-        const char *cmd;
-        const dq_tuse *src;
-        double v;
-    } rows[] = {{"ZADD", &by[0], p->zadd_per_s},
-                {"ZPOPMIN", &by[0], p->zpopmin_per_s},
-                {"ZADD", &by[1], p->rb_zadd_per_s},
-                {"ZPOPMIN", &by[1], p->rb_zpopmin_per_s}};
-    char rb[256] = "";
     DQ_TEXT(o, "perf.ceiling", "\n\n");
-    if (p->zadd_per_s < 0 && p->rb_zadd_per_s < 0) {
+    if (p->nceiling == 0) {
         DQ_TEXT(o, "perf.ceiling_none", "\n\n");
         return;
     }
     dq_head(o, "command|measured by|operations|pipeline|per second");
-    for (size_t i = 0; i < 4; i++) {
-        char v[64], src[64] = "";
-        fmt_rate(v, sizeof v, rows[i].v);
-        dq_tcat(o->texts, src, sizeof src, &(size_t){0}, rows[i].src, "");
-        if (rows[i].v >= 0)
-            dq_row(o, "%s" DQ_CELL "%s" DQ_CELL "%" PRId64
-                       DQ_CELL "%d" DQ_CELL "%s", rows[i].cmd, src,
-                       p->ceiling_ops, p->ceiling_pipeline, v);
+    for (size_t i = 0; i < p->nceiling; i++) {
+        const dq_perf_ceiling *c = &p->ceiling[i];
+        bool rb = strcmp(c->source, "redis-benchmark") == 0;
+        char v[64], src[128] = "", cmd[16];
+        fmt_rate(v, sizeof v, c->ops_per_s);
+        dq_tcat(o->texts, src, sizeof src, &(size_t){0}, &by[rb], "");
+        snprintf(cmd, sizeof cmd, "%s", c->measure);
+        for (char *k = cmd; *k; k++)
+            *k = (char)(*k >= 'a' && *k <= 'z' ? *k - 32 : *k);
+        dq_row(o, "%s" DQ_CELL "%s" DQ_CELL "%" PRId64 DQ_CELL "%d" DQ_CELL
+               "%s", cmd, src, c->ops, c->pipeline, v);
     }
     dq_table_end(o);
-    if (p->rb_zadd_per_s < 0)
-        DQ_TCAT(o->texts, rb, sizeof rb, &(size_t){0}, "perf.no_rb", "%s",
-                "  ");
-    if (p->zadd_per_s < 0)
-        DQ_TEXT(o, "perf.ceiling_unmeasured", "\n\n");
-    else
-        DQ_TEXT(o, "perf.ceiling_note", "zadd=%.0f rb=%s\n\n",
-                p->zadd_per_s, rb);
+    DQ_TEXT(o, "perf.ceiling_note", "\n\n");
 }
 
 /* dq_wide_cell_fn of the throughput figure: end-to-end tasks/s of label s
@@ -199,9 +241,10 @@ static void throughput_row(dq_md *o, const dq_perf *p, const char *name,
     }
     best = dq_perf_e2e(p, name, 0, &at);
     dq_append(row, sizeof row, &off, DQ_CELL "%.0f (%d cons.)", best, at);
-    if (p->zadd_per_s > 0 && !no_redis(name))
-        dq_append(row, sizeof row, &off, DQ_CELL "%.1f%%",
-                  100 * best / p->zadd_per_s);
+    const char *which;
+    double ref = reference_of(p, name, &which);
+    if (ref > 0 && best >= 0 && !no_redis(name))
+        dq_append(row, sizeof row, &off, DQ_CELL "%.1f%%", 100 * best / ref);
     else
         dq_append(row, sizeof row, &off, DQ_CELL "n/a");
     for (size_t i = 0; i < p->ntp && ncm < 64; i++) {
@@ -222,38 +265,69 @@ static void throughput_row(dq_md *o, const dq_perf *p, const char *name,
     dq_row(o, "%s" DQ_CELL "%s", row, v);
 }
 
-/* What happened: the best Redis strategy, the heap as the harness's own
- * ceiling. */
+/* The label of the fastest strategy that needs Redis (by its flags,
+ * DQ_G_NEEDS_REDIS, never by name) among names whose claims are batched
+ * or not (label_batched), its best median e2e tasks/s and consumer count;
+ * NULL when there is none. */
+static const char *fastest_redis(const dq_perf *p, char names[][NAMELEN],
+                                 size_t ns, bool batched, double *tps,
+                                 int *at)
+{
+    const char *best_s = NULL;
+    *tps = -1;
+    for (size_t s = 0; s < ns; s++) {
+        char name[NAMELEN];
+        int a = 0;
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(names[s], " "),
+                 names[s]);
+        const dq_strategy *st = dq_strategy_find(name);
+        if (st == NULL || !(st->flags & DQ_G_NEEDS_REDIS) ||
+            label_batched(names[s]) != batched)
+            continue;
+        double v = dq_perf_e2e(p, names[s], 0, &a);
+        if (v > *tps)
+            *tps = v, best_s = names[s], *at = a;
+    }
+    return best_s;
+}
+
+/* What happened: the fastest Redis strategy with one claim per round
+ * trip and with batched claims, each with its share of the matching
+ * reference; the harness's own ceiling (harness.csv: the no-op queue) in
+ * events/s and tasks/s against the faster of them. */
 static void throughput_said(dq_md *o, const dq_perf *p,
                             char names[][NAMELEN], size_t ns)
 {
-    double best_r = -1, heap = -1;
-    const char *best_s = NULL;
-    int best_at = 0;
-    for (size_t s = 0; s < ns; s++) {
-        int at = 0;
-        double v = dq_perf_e2e(p, names[s], 0, &at);
-        if (strcmp(names[s], "heap") == 0)
-            heap = v;
-        else if (v > best_r)
-            best_r = v, best_s = names[s], best_at = at;
-    }
+    static const dq_tuse how[] DQ_TUSES = {{"perf.one_rtt", ""},
+                                           {"perf.batched", ""}};
+    double top = -1;
     DQ_TEXT(o, "generic.what_happened", " ");
-    if (best_s != NULL) {
-        DQ_TEXT(o, "perf.fastest", "strategy=%s tps=%.0f consumers=%d",
-                best_s, best_r, best_at);
-        if (p->zadd_per_s > 0)
-            DQ_TEXT(o, "perf.of_zadd", "pct=%.1f",
-                    100 * best_r / p->zadd_per_s);
-        dq_put(o, ". ");
+    for (int b = 0; b < 2; b++) {
+        double tps, ref;
+        int at = 0;
+        const char *which, *s = fastest_redis(p, names, ns, b, &tps, &at);
+        char share[256] = "", kind[128] = "";
+        if (s == NULL)
+            continue;
+        top = tps > top ? tps : top;
+        ref = reference_of(p, s, &which);
+        if (ref > 0)
+            DQ_TBUF(o, share, "perf.of_ref", "pct=%.1f ref=%s",
+                    100 * tps / ref, which);
+        dq_tcat(o->texts, kind, sizeof kind, &(size_t){0}, &how[b], "");
+        DQ_TEXT(o, "perf.fastest", "kind=%s strategy=%s tps=%.0f "
+                "consumers=%d share=%s", kind, s, tps, at, share);
+        dq_put(o, " ");
     }
-    if (heap > 0) {
-        DQ_TEXT(o, "perf.heap", "tps=%.0f", heap);
-        if (best_r > 0)
-            DQ_TEXTP(o, heap >= 2 * best_r, "perf.heap_not_bottleneck",
-                     "perf.heap_bottleneck", "x=%.1f", heap / best_r);
-        dq_put(o, ". ");
-    }
+    double ev = dq_perf_harness_median(p, "harness-noop", true);
+    double tps = dq_perf_harness_median(p, "harness-noop", false);
+    if (ev < 0 || tps < 0)
+        DQ_TEXT(o, "perf.harness_none", "");
+    else if (top > 0)
+        DQ_TEXT(o, "perf.harness", "ev=%.0f tps=%.0f x=%.1f", ev, tps,
+                tps / top);
+    else
+        DQ_TEXT(o, "perf.harness_alone", "ev=%.0f tps=%.0f", ev, tps);
     dq_put(o, "\n\n");
 }
 
@@ -275,15 +349,18 @@ static int write_throughput(dq_md *o, const dq_perf *p, char *err,
                     NULL, 0, xs, nx, throughput_cell, err, errlen) != 0)
         return -1;
     DQ_TEXT(o, "perf.throughput_intro", "tasks=%s factor=%s producers=%s "
-            "enqueue=%s repeats=%s variants=%s\n\n", META("tasks"),
+            "enqueue=%s repeats=%s one_rtt=%s batched=%s\n\n",
+            META("tasks"),
             META("in_process_factor")[0] ? META("in_process_factor") : "1",
             META("producers"), META("enqueue_tasks"), META("repeats"),
-            META("variant_factor")[0] ? META("variant_factor") : "1");
+            META("one_rtt_tasks")[0] ? META("one_rtt_tasks") : "n/a",
+            META("batched_tasks")[0] ? META("batched_tasks") : "n/a");
     off = (size_t)snprintf(head, sizeof head, "strategy|enqueue only /s");
     for (size_t x = 0; x < nx; x++)
         dq_append(head, sizeof head, &off, "|e2e /s, %d cons.", (int)xs[x]);
-    dq_append(head, sizeof head, &off, "|best e2e /s|of ZADD ceiling|Redis "
-              "cmds/task|server CPU us/task");
+    dq_append(head, sizeof head, &off, "|best e2e /s|share of redis-"
+              "benchmark ZADD, same run (batch=1: -t zadd -c 4; batched: "
+              "-c 1 -P 100)|Redis cmds/task|server CPU us/task");
     dq_head(o, head);
     for (size_t s = 0; s < ns; s++)
         throughput_row(o, p, names[s], xs, nx);
@@ -373,29 +450,6 @@ static int write_backlog(dq_md *o, const dq_perf *p, char *err,
     return 0;
 }
 
-/* Strategies whose enqueue of an already-due task takes another path
- * than a task due later (strategies/<name>.c says so in its header), so
- * the bench's due-at-once tasks do not exercise their timer: the text
- * saying which, or NULL. */
-static const dq_tuse *due_now_path(const char *strategy)
-{
-    return strcmp(strategy, "expiry") == 0
-               ? DQ_TUSE("perf.due_now_expiry", "") : NULL;
-}
-
-/* The largest median p99 lateness (ms) of strategy in the lateness
- * experiment (tasks due ahead), or -1 when not run. */
-static double lateness_exp_p99(const dq_results *r, const char *strategy)
-{
-    const dq_rexp *e = dq_results_find(r, "lateness");
-    double v = -1;
-    for (size_t i = 0; e != NULL && i < e->ngroups; i++)
-        if (strcmp(e->groups[i].strategy, strategy) == 0 &&
-            e->groups[i].p99_median > v)
-            v = e->groups[i].p99_median;
-    return v;
-}
-
 /* dq_wide_cell_fn of the lateness-load figure: p99 lateness (ms) of
  * strategy s at x offered tasks/s, the last such row; drawn at 0.01 ms at
  * least (log axis). */
@@ -411,49 +465,94 @@ static void lateness_cell(FILE *f, void *ctx, size_t s, int64_t x)
         fprintf(f, "%.3f", fmax(l->p99_ms, 0.01));
 }
 
+/* The run of l among the n rows of its strategy and rate: "k of n", or
+ * "1" when the rate ran once.  k is l's place among them (the bench writes
+ * runs in order; a file from before the run column has none). */
+static void run_of(const dq_perf *p, const dq_perf_lat *l, char *buf,
+                   size_t len)
+{
+    int n = 0, k = 0;
+    for (size_t i = 0; i < p->nlat; i++)
+        if (strcmp(p->lat[i].strategy, l->strategy) == 0 &&
+            p->lat[i].offered_per_s == l->offered_per_s) {
+            n++;
+            k = &p->lat[i] == l ? n : k;
+        }
+    if (n > 1)
+        snprintf(buf, len, "%d of %d", k, n);
+    else
+        snprintf(buf, len, "1");
+}
+
+/* Where strategy saturated, in words: the detail of its targets.csv
+ * saturation row (the bench's judgement, two runs at a rate), or, in a
+ * run without one, the first rate whose every run was saturated and the
+ * highest rate none was. */
+static void saturation_said(dq_md *o, const dq_perf *p, const char *name)
+{
+    int64_t ok = -1, sat = -1;
+    for (size_t i = 0; i < p->ntargets; i++)
+        if (strcmp(p->targets[i].target, "saturation") == 0 &&
+            strcmp(p->targets[i].strategy, name) == 0) {
+            dq_put(o, "%s: %s", name, p->targets[i].detail);
+            return;
+        }
+    for (size_t i = 0; i < p->nlat; i++) {
+        const dq_perf_lat *l = &p->lat[i];
+        int runs = 0, bad = 0;
+        if (strcmp(l->strategy, name) != 0)
+            continue;
+        for (size_t k = 0; k < p->nlat; k++)
+            if (strcmp(p->lat[k].strategy, name) == 0 &&
+                p->lat[k].offered_per_s == l->offered_per_s)
+                runs++, bad += p->lat[k].saturated != 0;
+        if (bad == runs && (sat < 0 || l->offered_per_s < sat))
+            sat = l->offered_per_s;
+        else if (bad == 0 && l->offered_per_s > ok)
+            ok = l->offered_per_s;
+    }
+    dq_put(o, "%s ", name);
+    if (ok > 0 && sat > 0)
+        DQ_TEXT(o, "perf.kept_up_sat", "rate=%" PRId64 " sat=%" PRId64, ok,
+                sat);
+    else if (ok > 0)
+        DQ_TEXT(o, "perf.kept_up_not_sat", "rate=%" PRId64, ok);
+    else if (sat > 0)
+        DQ_TEXT(o, "perf.saturated", "sat=%" PRId64, sat);
+    else
+        DQ_TEXT(o, "perf.not_saturated", "");
+}
+
 static void lateness_table(dq_md *o, const dq_perf *p, char names[][NAMELEN],
                            size_t ns)
 {
-    dq_head(o, "strategy|offered /s|sent /s|delivered /s|p50 ms|p99 ms|max "
-               "ms|lost|duplicates|saturated");
+    bool repeated = false;
+    dq_head(o, "strategy|offered /s|run|sent /s|delivered /s|p50 ms|p99 "
+               "ms|max ms|lost|duplicates|saturated");
     for (size_t i = 0; i < p->nlat; i++) {
         const dq_perf_lat *l = &p->lat[i];
-        dq_row(o, "%s" DQ_CELL "%" PRId64 DQ_CELL "%.0f" DQ_CELL
+        char run[32];
+        run_of(p, l, run, sizeof run);
+        repeated = repeated || strchr(run, ' ') != NULL;
+        dq_row(o, "%s" DQ_CELL "%" PRId64 DQ_CELL "%s" DQ_CELL "%.0f" DQ_CELL
                    "%.0f" DQ_CELL "%.2f" DQ_CELL "%.2f" DQ_CELL "%.2f"
                    DQ_CELL "%" PRIu64 DQ_CELL "%" PRIu64 DQ_CELL "%s",
-                   l->strategy, l->offered_per_s, l->sent_per_s,
+                   l->strategy, l->offered_per_s, run, l->sent_per_s,
                    l->delivered_per_s, l->p50_ms, l->p99_ms, l->max_ms,
                    l->lost, l->duplicates, l->saturated ? "yes" : "no");
     }
     dq_table_end(o);
+    if (repeated)
+        DQ_TEXT(o, "perf.runs_note", "\n\n");
     DQ_TEXT(o, "generic.what_happened", " ");
     for (size_t s = 0; s < ns; s++) {
-        int64_t ok = -1, sat = -1;
-        for (size_t i = 0; i < p->nlat; i++) {
-            const dq_perf_lat *l = &p->lat[i];
-            if (strcmp(l->strategy, names[s]) != 0)
-                continue;
-            if (l->saturated && sat < 0)
-                sat = l->offered_per_s;
-            else if (!l->saturated && l->offered_per_s > ok)
-                ok = l->offered_per_s;
-        }
-        dq_put(o, "%s ", names[s]);
-        if (ok > 0 && sat > 0)
-            DQ_TEXT(o, "perf.kept_up_sat", "rate=%" PRId64 " sat=%" PRId64,
-                    ok, sat);
-        else if (ok > 0)
-            DQ_TEXT(o, "perf.kept_up_not_sat", "rate=%" PRId64, ok);
-        else if (sat > 0)
-            DQ_TEXT(o, "perf.saturated", "sat=%" PRId64, sat);
-        else
-            DQ_TEXT(o, "perf.not_saturated", "");
+        saturation_said(o, p, names[s]);
         dq_put(o, "%s", s + 1 < ns ? "; " : ".\n\n");
     }
 }
 
-static int write_lateness(dq_md *o, const dq_perf *p, const dq_results *r,
-                          char *err, size_t errlen)
+static int write_lateness(dq_md *o, const dq_perf *p, char *err,
+                          size_t errlen)
 {
     char names[32][NAMELEN];
     size_t ns = subsection(o, DQ_TUSE("perf.lateness", "\n\n"), p, "l",
@@ -467,218 +566,116 @@ static int write_lateness(dq_md *o, const dq_perf *p, const dq_results *r,
     if (perf_figure(o, "lateness-load", "perf_lateness", "offered", p, names,
                     ns, NULL, 0, xs, nx, lateness_cell, err, errlen) != 0)
         return -1;
-    DQ_TEXT(o, "perf.lateness_intro", "producers=%s ms=%s consumers=%s"
-            "\n\n", META("lateness_producers"), META("lateness_ms"),
-            META("lateness_consumers"));
-    DQ_TEXT(o, "perf.due_at_once", "");
-    for (size_t s = 0; s < ns; s++) {
-        double lp = lateness_exp_p99(r, names[s]);
-        char ref[256] = "", path[256] = "";
-        if (due_now_path(names[s]) == NULL)
-            continue;
-        if (lp >= 0)
-            DQ_TBUF(o, ref, "perf.due_ahead", "p99=%.1f", lp);
-        dq_tcat(o->texts, path, sizeof path, &(size_t){0},
-                due_now_path(names[s]), "");
-        DQ_TEXT(o, "perf.due_now", "  strategy=%s path=%s ref=%s",
-                names[s], path, ref);
-    }
-    dq_put(o, "\n\n");
+    DQ_TEXT(o, "perf.lateness_intro", "producers=%s consumers=%s low_ms=%s "
+            "ms=%s runs=%s\n\n", META("lateness_producers"),
+            META("lateness_consumers"),
+            META("lateness_low_ms")[0] ? META("lateness_low_ms")
+                                       : META("lateness_ms"),
+            META("lateness_ms"),
+            META("lateness_low_runs")[0] ? META("lateness_low_runs") : "1");
     lateness_table(o, p, names, ns);
     return 0;
 }
 
-/* True when the options of a throughput row claim one task per round
- * trip: no "batch=N" option other than batch=1 (enqueue_batch is the
- * producers' side and does not count). */
-static bool claim_batch_one(const char *options)
+/* The target of a targets.csv row in words (text perf.tg_<id>), or the
+ * id itself for a target this report has no words for. */
+static void target_words(dq_md *o, const char *id, char *buf, size_t len)
 {
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s", options);
-    for (char *save = NULL, *t = strtok_r(buf, ";", &save); t;
-         t = strtok_r(NULL, ";", &save))
-        if (strncmp(t, "batch=", 6) == 0 && strcmp(t + 6, "1") != 0)
-            return false;
-    return true;
-}
-
-/* The best median e2e tasks/s over the variants of strategy (NULL: every
- * Redis strategy, i.e. all but heap) that pass keep (NULL: all), at
- * `consumers` (0: any count).  The variant's label goes to label, its
- * consumer count to *at.  -1 when none was measured. */
-static double best_variant(const dq_perf *p, const char *strategy,
-                           bool (*keep)(const char *options), int consumers,
-                           char *label, size_t len, int *at)
-{
-    double best = -1;
-    snprintf(label, len, "n/a");
-    for (size_t i = 0; i < p->ntp; i++) {
-        const dq_perf_tp *t = &p->tp[i];
-        char l[NAMELEN + 192];
-        int a = consumers;
-        if (strcmp(t->kind, "e2e") != 0 ||
-            (strategy == NULL ? strcmp(t->strategy, "heap") == 0
-                              : strcmp(t->strategy, strategy) != 0) ||
-            (keep != NULL && !keep(t->options)))
-            continue;
-        dq_perf_tp_label(t, l, sizeof l);
-        double v = dq_perf_e2e(p, l, consumers, consumers ? NULL : &a);
-        if (v > best) {
-            best = v;
-            snprintf(label, len, "%s", l);
-            if (at != NULL)
-                *at = a;
+    static const char *const ids[] = {
+        "one_rtt_claim", "batched_claim", "harness_in_process",
+        "harness_ceiling", "lateness_p99_200", "saturation",
+        "backlog_claim_p99"};
+    static const dq_tuse uses[] DQ_TUSES = {
+        {"perf.tg_one_rtt_claim", ""}, {"perf.tg_batched_claim", ""},
+        {"perf.tg_harness_in_process", ""}, {"perf.tg_harness_ceiling", ""},
+        {"perf.tg_lateness_p99_200", ""}, {"perf.tg_saturation", ""},
+        {"perf.tg_backlog_claim_p99", ""}};
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        if (strcmp(ids[i], id) == 0) {
+            dq_tcat(o->texts, buf, len, &(size_t){0}, &uses[i], "");
+            return;
         }
-    }
-    return best;
+    snprintf(buf, len, "`%s`", id);
 }
 
-/* The verdict text of a target: not measured (v < 0), met or not. */
-static const dq_tuse *met(double v, bool ok)
+/* v in unit as the targets table shows it: ms with two decimals, others
+ * whole; "n/a" when v < 0. */
+static void fmt_unit(char *buf, size_t len, double v, const char *unit)
+{
+    char n[64];
+    dq_fmt_double(n, sizeof n, v, strcmp(unit, "ms") == 0 ? 2 : 0);
+    if (v < 0)
+        snprintf(buf, len, "n/a");
+    else
+        snprintf(buf, len, "%s %s", n, unit);
+}
+
+/* A share of a rate (unit "../s") as a percentage, any other as a ratio
+ * ("x1.04"); "n/a" when v < 0. */
+static void fmt_share(char *buf, size_t len, double v, const char *unit)
+{
+    size_t ul = strlen(unit);
+    if (v < 0)
+        snprintf(buf, len, "n/a");
+    else if (ul >= 2 && strcmp(unit + ul - 2, "/s") == 0)
+        snprintf(buf, len, "%.1f%%", 100 * v);
+    else
+        snprintf(buf, len, "x%.2f", v);
+}
+
+/* One targets.csv row as the bench wrote it. */
+static void target_row(dq_md *o, const dq_perf_target *t)
 {
     static const dq_tuse verdicts[] DQ_TUSES = {
-        {"perf.not_measured_v", ""}, {"perf.met", ""}, {"perf.not_met", ""}};
-    return &verdicts[v < 0 ? 0 : ok ? 1 : 2];
-}
-
-/* One row of the targets table: what (a text), measured, the verdict (a
- * text, or the rendered v when NULL). */
-static void target(dq_md *o, const dq_tuse *what, const char *w,
-                   const char *m, const dq_tuse *verdict, const char *v)
-{
-    char wb[256] = "", vb[256] = "";
-    if (w == NULL)
-        dq_tcat(o->texts, wb, sizeof wb, &(size_t){0}, what, "");
-    if (v == NULL)
-        dq_tcat(o->texts, vb, sizeof vb, &(size_t){0}, verdict, "");
-    dq_row(o, "%s" DQ_CELL "%s" DQ_CELL "%s", w ? w : wb, m, v ? v : vb);
-}
-
-/* The throughput targets: the best Redis strategy, lua with one claim per
- * round trip, the heap.  A measured cell "n/a" when not measured. */
-static void targets_speed(dq_md *o, const dq_perf *p, bool heap)
-{
-    char m[4][256] = {"n/a", "n/a", "n/a", "n/a"}, lb[NAMELEN + 192];
-    int at = 0;
-    if (heap) {
-        double h = best_variant(p, "heap", NULL, 0, lb, sizeof lb, &at);
-        if (h >= 0)
-            DQ_TCAT(o->texts, m[0], 256, &(size_t){0}, "perf.m_tps_at",
-                    "tps=%.0f consumers=%d", h, at);
-        target(o, DQ_TUSE("perf.t_heap", ""), NULL, m[0], met(h, h >= 1e6),
-               NULL);
-        return;
+        {"perf.met", ""}, {"perf.not_met", ""}, {"perf.no_bound", ""},
+        {"perf.not_measured_v", ""}};
+    static const char *const mets[] = {"yes", "no", "none", "not measured"};
+    char what[512], label[NAMELEN + 192], fig[96], ref[384] = "n/a",
+         share[64], bound[128] = "none", met[64] = "", cpu[64], v[96];
+    target_words(o, t->target, what, sizeof what);
+    snprintf(label, sizeof label, "%s%s%s", t->strategy,
+             t->options[0] ? " " : "", t->options);
+    for (char *c = label; *c; c++)
+        *c = *c == ';' ? ' ' : *c;
+    fmt_unit(fig, sizeof fig, t->figure, t->unit);
+    if (t->reference[0] != '\0') {
+        fmt_unit(v, sizeof v, t->reference_value, t->unit);
+        snprintf(ref, sizeof ref, "%s (%s)", t->reference, v);
     }
-    double best = best_variant(p, NULL, NULL, 0, lb, sizeof lb, &at);
-    if (best >= 0)
-        DQ_TCAT(o->texts, m[1], 256, &(size_t){0}, "perf.m_tps_label_at",
-                "tps=%.0f label=%s consumers=%d", best, lb, at);
-    target(o, DQ_TUSE("perf.t_best", ""), NULL, m[1],
-           met(best, best >= 150000), NULL);
-    double frac = best >= 0 && p->zadd_per_s > 0 ? best / p->zadd_per_s : -1;
-    if (frac >= 0)
-        DQ_TCAT(o->texts, m[2], 256, &(size_t){0}, "perf.m_pct", "pct=%.1f "
-                "tps=%.0f zadd=%.0f", 100 * frac, best, p->zadd_per_s);
-    target(o, DQ_TUSE("perf.t_zadd", ""), NULL, m[2], met(frac, frac >= 0.3),
-           NULL);
-    double lua4 = best_variant(p, "lua", claim_batch_one, 4, lb, sizeof lb,
-                               NULL);
-    if (lua4 >= 0)
-        DQ_TCAT(o->texts, m[3], 256, &(size_t){0}, "perf.m_tps_label",
-                "tps=%.0f label=%s", lua4, lb);
-    target(o, DQ_TUSE("perf.t_lua", ""), NULL, m[3],
-           met(lua4, lua4 >= 30000), NULL);
-}
-
-/* The lateness targets at 200 tasks/s, by the declared flags: a strategy
- * that blocks until a task is due is held to 2 ms, a polling one to its
- * default poll_ms; one whose due-now path skips its timer is not judged
- * from the bench. */
-static void targets_lateness(dq_md *o, const dq_perf *p, const dq_results *r)
-{
-    for (size_t i = 0; i < p->nlat; i++) {
-        const dq_perf_lat *l = &p->lat[i];
-        const dq_strategy *st = dq_strategy_find(l->strategy);
-        bool blocking = st != NULL && (st->flags & DQ_G_BLOCKS);
-        int64_t poll = 100;
-        char t[256] = "", m[512] = "", v[256] = "";
-        double lp = lateness_exp_p99(r, l->strategy);
-        if (l->offered_per_s != 200)
-            continue;
-        for (size_t k = 0; st && dq_strategy_option(st, k) != NULL; k++)
-            if (strcmp(dq_strategy_option(st, k)->name, "poll_ms") == 0)
-                poll = strtoll(dq_strategy_option(st, k)->def, NULL, 10);
-        if (blocking)
-            DQ_TBUF(o, t, "perf.t_blocks", "strategy=%s", l->strategy);
-        else
-            DQ_TBUFP(o, t, due_now_path(l->strategy) != NULL,
-                     "perf.t_polls_2ms", "perf.t_polls", "strategy=%s",
-                     l->strategy);
-        if (due_now_path(l->strategy) != NULL && lp >= 0)
-            DQ_TBUF(o, m, "perf.m_due_now_ahead", "p99=%.2f ahead=%.1f",
-                    l->p99_ms, lp);
-        else if (due_now_path(l->strategy) != NULL)
-            DQ_TBUF(o, m, "perf.m_due_now", "p99=%.2f", l->p99_ms);
-        else
-            DQ_TBUF(o, m, "perf.m_p99", "p99=%.2f", l->p99_ms);
-        if (due_now_path(l->strategy) != NULL)
-            DQ_TBUF(o, v, "perf.v_not_judged", "");
-        else if (blocking)
-            dq_tcat(o->texts, v, sizeof v, &(size_t){0},
-                    met(l->p99_ms, l->p99_ms < 2), "");
-        else
-            DQ_TBUFP(o, v, l->p99_ms <= (double)poll, "perf.v_within",
-                     "perf.v_beyond", "ms=%" PRId64, poll);
-        target(o, NULL, t, m, NULL, v);
+    fmt_share(share, sizeof share, t->share, t->unit);
+    if (strcmp(t->bound_on, "share") == 0) {
+        fmt_share(v, sizeof v, t->bound, t->unit);
+        snprintf(bound, sizeof bound, "share %s %s", t->op, v);
+    } else if (strcmp(t->bound_on, "figure") == 0) {
+        fmt_unit(v, sizeof v, t->bound, t->unit);
+        snprintf(bound, sizeof bound, "%s %s", t->op, v);
     }
+    for (size_t i = 0; i < 4; i++)
+        if (strcmp(t->met, mets[i]) == 0)
+            dq_tcat(o->texts, met, sizeof met, &(size_t){0}, &verdicts[i],
+                    "");
+    dq_fmt_double(cpu, sizeof cpu, t->cpu_us_per_task, 1);
+    dq_row(o, "%s" DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%s"
+           DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%" PRId64 DQ_CELL "%s" DQ_CELL
+           "%s", what, label, fig, ref, share, bound, met, t->samples, cpu,
+           t->detail);
 }
 
-/* 1,000,000 pending: claim p99 <= 3x of 1,000 pending, every ZSet
- * strategy; judged only at 1,000,000 (a smaller largest backlog is
- * information only). */
-static void targets_backlog(dq_md *o, const dq_perf *p)
-{
-    char names[32][NAMELEN], m[256] = "", v[256] = "";
-    size_t ns = names_of(p, "b", names, 32);
-    int64_t maxn = 0;
-    double worst = -1;
-    const char *ws = "";
-    for (size_t s = 0; s < ns; s++) {
-        const dq_perf_bl *lo, *hi;
-        if (strcmp(names[s], "heap") == 0)
-            continue;
-        dq_perf_backlog_range(p, names[s], &lo, &hi);
-        if (lo == NULL || hi == lo || lo->claim_us_p99 <= 0)
-            continue;
-        maxn = hi->backlog > maxn ? hi->backlog : maxn;
-        if (hi->claim_us_p99 / lo->claim_us_p99 > worst)
-            worst = hi->claim_us_p99 / lo->claim_us_p99, ws = names[s];
-    }
-    if (worst >= 0 && maxn < 1000000)
-        DQ_TBUF(o, m, "perf.m_backlog_small", "n=%" PRId64 " worst=%.2f "
-                "strategy=%s", maxn, worst, ws);
-    else if (worst >= 0)
-        DQ_TBUF(o, m, "perf.m_backlog", "worst=%.2f strategy=%s n=%" PRId64,
-                worst, ws, maxn);
-    else
-        snprintf(m, sizeof m, "n/a");
-    if (worst >= 0 && maxn < 1000000)
-        DQ_TBUF(o, v, "perf.v_backlog_small", "n=%" PRId64, maxn);
-    else
-        dq_tcat(o->texts, v, sizeof v, &(size_t){0},
-                met(worst, worst <= 3), "");
-    target(o, DQ_TUSE("perf.t_backlog", ""), NULL, m, NULL, v);
-}
-
-static void write_targets(dq_md *o, const dq_perf *p, const dq_results *r)
+/* The targets table: targets.csv as written, or, in a run without it,
+ * the line that says so. */
+static void write_targets(dq_md *o, const dq_perf *p)
 {
     DQ_TEXT(o, "perf.targets", "\n\n");
-    DQ_TEXT(o, "perf.targets_intro", "\n\n");
-    dq_head(o, "target|measured (median)|verdict");
-    targets_speed(o, p, false);
-    targets_lateness(o, p, r);
-    targets_speed(o, p, true);
-    targets_backlog(o, p);
+    if (!p->has[DQ_PERF_TARGETS]) {
+        DQ_TEXT(o, "perf.rerun", "\n\n");
+        return;
+    }
+    DQ_TEXT(o, "perf.targets_intro", "command=%s\n\n", META("command"));
+    dq_head(o, "target|strategy, options|measured (median)|reference|share|"
+               "bound|met|samples|Redis CPU us/task|detail");
+    for (size_t i = 0; i < p->ntargets; i++)
+        target_row(o, &p->targets[i]);
     dq_table_end(o);
 }
 
@@ -755,6 +752,23 @@ static int write_opcost(dq_md *o, const dq_results *r, char *err,
     return 0;
 }
 
+/* The raw-results line: the bench files this run has. */
+static void raw_files(dq_md *o, const dq_perf *p)
+{
+    static const char *const files[DQ_PERF_NFILES] = {
+        [DQ_PERF_TP] = "throughput.csv", [DQ_PERF_BL] = "backlog.csv",
+        [DQ_PERF_LAT] = "lateness.csv", [DQ_PERF_REF] = "references.csv",
+        [DQ_PERF_HARNESS] = "harness.csv", [DQ_PERF_TARGETS] = "targets.csv",
+        [DQ_PERF_CEILING] = "ceiling.csv"};
+    char list[512] = "";
+    size_t off = 0;
+    for (size_t i = 0; i < DQ_PERF_NFILES; i++)
+        if (p->has[i])
+            dq_append(list, sizeof list, &off, "%s, ", files[i]);
+    dq_append(list, sizeof list, &off, "meta.txt");
+    dq_raw(o, p->dir, list);
+}
+
 int dq_section_perf(dq_md *o, const dq_results *r, char *err, size_t errlen)
 {
     const dq_perf *p = &r->bench;
@@ -779,13 +793,13 @@ int dq_section_perf(dq_md *o, const dq_results *r, char *err, size_t errlen)
             "redis=%s where=%s date=%s failed=%s\n\n", META("command"),
             META("level"), META("cores"), META("hostname"),
             META("redis_version"), where, META("date"), failed);
+    write_targets(o, p);
+    write_references(o, p);
     write_ceiling(o, p);
     if (write_throughput(o, p, err, errlen) != 0 ||
         write_backlog(o, p, err, errlen) != 0 ||
-        write_lateness(o, p, r, err, errlen) != 0)
+        write_lateness(o, p, err, errlen) != 0)
         return -1;
-    write_targets(o, p, r);
-    dq_raw(o, p->dir, "ceiling.csv, throughput.csv, backlog.csv, "
-              "lateness.csv, meta.txt");
+    raw_files(o, p);
     return 0;
 }
