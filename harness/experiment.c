@@ -181,6 +181,7 @@ static int write_csv(const run *rn, char *err, size_t errlen)
             .redelivered_hidden = c->redelivered_hidden,
             .fault_windows = c->fault_windows, .violations = t->violations,
             .rate = p->rate, .enqueue_refused = c->enqueue_refused,
+            .rtt_ms = r->rtt_ms,
         };
         dq_trialrow_write(f, &row);
     }

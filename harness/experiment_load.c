@@ -75,7 +75,8 @@ static const struct {
 static const char *const plot_names[] = {"duplicates", "throughput",
                                          "lateness", "lateness-cdf",
                                          "idle-cost", "backlog-lateness",
-                                         "loss", NULL};
+                                         "loss", "wakeups", "outcomes",
+                                         NULL};
 
 /* Per registered strategy: its [opts.NAME] section. */
 #define MAX_REGISTERED 64
@@ -465,7 +466,7 @@ static bool set_words(load_state *st, const char *key, const char *val,
         if (strcmp(key, "plots") == 0 && plot_names[j] == NULL) {
             load_fail(st, "plots: unknown plot '%.30s' (known: duplicates, "
                       "throughput, lateness, lateness-cdf, idle-cost, "
-                      "backlog-lateness, loss)", tok[i]);
+                      "backlog-lateness, loss, wakeups, outcomes)", tok[i]);
             return false;
         }
         snprintf(out[i], outlen, "%s", tok[i]);

@@ -104,6 +104,8 @@ typedef struct run {
                                    waits out; 0 without one */
     int64_t lease_end_wall_ms;  /* the last kill + lease_ms */
     int kills_seen;
+    int64_t rtt_us[256];        /* ECHO round trips during the wait */
+    size_t nrtt;
     char *err;
     size_t errlen;
 } run;
@@ -321,6 +323,8 @@ static int step_backlog(run *u)
      * clean-up (closing connections, deleting keys) before measuring. */
     if (u->idle && u->redis != NULL)
         dq_sleep_us(IDLE_SETTLE_US);
+    if (u->redis != NULL)
+        dq_trial_redis_rtt(&u->admin, u->redis, &u->r->rtt_ms);
     if (u->redis != NULL &&
         dq_trial_redis_snapshot(&u->admin, u->redis, &u->before) != DQ_OK) {
         snprintf(u->err, u->errlen, "%s", u->admin.err);
@@ -438,6 +442,7 @@ static void step_wait(run *u)
     bool tty = isatty(STDERR_FILENO);
     int64_t step = tty ? PROGRESS_TTY_US : PROGRESS_PLAIN_US;
     int64_t next = (u->start_us = dq_mono_us()) + step;
+    unsigned steps = 0;
 
     dq_trial_faults_schedule(&u->tf, u->start_us);
     for (;;) {
@@ -452,8 +457,18 @@ static void step_wait(run *u)
             dq_trial_progress(&u->t, u->start_us, tty, false);
             next += step;
         }
+        /* One round trip under the trial's own load, every fifth step
+         * (50 ms): not while a fault may stall the server, nor idle,
+         * where it would be most of the server's work. */
+        if (u->redis != NULL && !u->idle && u->p.nfaults == 0 &&
+            ++steps % 5 == 0 && u->nrtt < 256 &&
+            dq_trial_redis_echo(&u->admin, u->redis,
+                                &u->rtt_us[u->nrtt]) == DQ_OK)
+            u->nrtt++;
         dq_sleep_us(DQ_TRIAL_WAIT_STEP_US);
     }
+    if (u->nrtt >= 5)
+        u->r->rtt_ms = dq_trial_rtt_median(u->rtt_us, u->nrtt);
     if (u->p.progress)
         dq_trial_progress(&u->t, u->start_us, tty, true);
 }
@@ -666,6 +681,7 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
     memset(r, 0, sizeof *r);
     r->redis_commands = -1;
     r->redis_cpu_us = -1;
+    r->rtt_ms = -1;
     u->p = *p;
     dq_params_settle(&u->p);
     u->r = r;

@@ -104,6 +104,11 @@ typedef struct dq_trial_result {
                                idle mode the idle window; 0 when not
                                measured */
     double backlog_s;       /* time the backlog enqueue took, s */
+    double rtt_ms;          /* one round trip to the server, ms: the median
+                               of the ECHOs the trial's own connection
+                               sent every 50 ms while the consumers worked
+                               (a trial with tasks and no fault), else of
+                               a few PINGs before it; -1: no Redis */
 
     /* What the harness saw that the log does not say. */
     uint64_t errors;        /* claim/ack/reopen calls that failed (not an

@@ -249,8 +249,22 @@ int dq_trial_redis_close(dq_queue *admin, struct redisContext *c,
  * user): no warning. */
 void dq_trial_redis_evict_warning(dq_queue *admin, struct redisContext *c,
                                   unsigned flags, char *out, size_t len);
+
+/* One round trip to the server: the median time of DQ_TRIAL_RTT_PINGS
+ * PINGs on c, in ms, into *rtt_ms (-1 when a PING failed).  Sent before
+ * the first snapshot, so the trial's command counts never include them.
+ * dq_trial_redis_echo times one ECHO on c into *us (DQ_OK, or the error
+ * code with admin->err; the snapshots leave ECHO calls out), and
+ * dq_trial_rtt_median is the median of us[0..n-1] in ms (sorts us; -1
+ * when n is 0). */
+#define DQ_TRIAL_RTT_PINGS 21
+void dq_trial_redis_rtt(dq_queue *admin, struct redisContext *c,
+                        double *rtt_ms);
+int dq_trial_redis_echo(dq_queue *admin, struct redisContext *c,
+                        int64_t *us);
+double dq_trial_rtt_median(int64_t *us, size_t n);
 /* One snapshot of what the server did: INFO commandstats calls (and our
- * own INFO's), INFO cpu. */
+ * own INFO and ECHO calls), INFO cpu. */
 typedef struct dq_trial_snapshot {
     int64_t commands, info_calls, cpu_us, mono_us;
 } dq_trial_snapshot;

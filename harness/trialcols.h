@@ -86,7 +86,8 @@
     X(fault_windows, U64, "")                                                \
     X(violations, SZ, "")         /* guarantees the trial broke */           \
     X(rate, I64, "0")             /* offered tasks/s, 0: unpaced */          \
-    X(enqueue_refused, U64, "0")  /* N records: refused (OOM) */
+    X(enqueue_refused, U64, "0")  /* N records: refused (OOM) */             \
+    X(rtt_ms, F3NA, "-1")         /* one round trip, median, ms (trial.h) */
 
 #define DQ_TC_CTYPE_STR const char *
 #define DQ_TC_CTYPE_INT int
