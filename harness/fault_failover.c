@@ -192,8 +192,14 @@ static int fo_begin(dq_fault_ctx *c, const dq_fault *f, int64_t *hold_ms)
     return 0;
 }
 
+/* The hold counts from before begin, the lag from the pause: the kill
+ * waits until the replica has lagged the whole MS (1: call again). */
 static int fo_end(dq_fault_ctx *c, const dq_fault *f)
 {
+    const dq_replset *rs = c->state[c->index];
+
+    if (dq_mono_us() < rs->lag_since_us + f->ms * 1000)
+        return 1;
     return fail_over(c, f);
 }
 
