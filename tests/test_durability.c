@@ -786,8 +786,27 @@ Test(durability, experiment_wait_runs_only_with_a_replica)
     cr_assert_str_eq(c.params.opts[0].val, "1");
 }
 
+/* Cells of e whose fault is a failover, each checked to lag lag_ms. */
+static size_t failover_cells(const dq_experiment *e, long long lag_ms)
+{
+    dq_exp_cell c;
+    size_t n = 0;
+
+    for (size_t i = 0; i < dq_experiment_ntrials(e); i++) {
+        dq_experiment_cell(e, i, &c);
+        for (size_t k = 0; k < c.params.nfaults; k++) {
+            if (strcmp(dq_fault_name(&c.params.faults[k]), "failover") != 0)
+                continue;
+            cr_expect_eq((long long)c.params.faults[k].ms, lag_ms);
+            n++;
+        }
+    }
+    return n;
+}
+
 /* The quick form of the durability experiment loads, every cell on a
- * Redis strategy, wait=1 only with failover. */
+ * Redis strategy, wait=1 only with failover; the failover's replica lags
+ * (300 ms quick, 1000 ms full), or it would lose next to nothing. */
 Test(durability, experiment_file_loads)
 {
     dq_experiment e;
@@ -804,9 +823,11 @@ Test(durability, experiment_file_loads)
         cr_assert(c.params.strategy->flags & DQ_G_NEEDS_REDIS);
         cr_assert_gt(c.params.rate, 0);
     }
+    cr_assert_eq(failover_cells(&e, 300), 5 * 2);
     cr_assert_eq(dq_experiment_load("experiments/durability.ini", false, &e,
                                     err, sizeof err), 0, "%s", err);
     cr_assert_eq(dq_experiment_ntrials(&e), 9 * 8 * 3);
+    cr_assert_eq(failover_cells(&e, 1000), 9 * 2 * 3);
 }
 
 /* ---- The checker: refused enqueues, retried enqueues ------------------------ */
