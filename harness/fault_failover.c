@@ -294,7 +294,7 @@ const dq_fault_ops dq_fault_failover = {
                  "is, applies nothing of the primary's stream for a while "
                  "before the kill (it still reads it and answers "
                  "Sentinel), and drops what it had not applied when the "
-                 "primary dies: without WAIT every write acknowledged "
-                 "meanwhile is lost, with WAIT each of them timed out, was "
+                 "primary dies: without WAIT every enqueue acknowledged "
+                 "meanwhile and not yet delivered is lost, with WAIT each of them timed out, was "
                  "not acknowledged, and was retried after the failover.",
 };

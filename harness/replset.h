@@ -136,9 +136,9 @@ typedef struct dq_failover_times {
  * but executes none of it and does not advance its replication offset
  * (redis/redis pull request 9448; INFO shows slave_read_repl_offset
  * growing, slave_repl_offset not), while it still answers PING and INFO,
- * so Sentinel keeps it as a healthy replica (WRITE mode: it only blocks
- * what may replicate; Sentinel's hello PUBLISH waits, and the PINGs
- * queued behind it on that connection, for the length of the lag).
+ * so Sentinel keeps it as a healthy replica (WRITE mode blocks only
+ * commands flagged write or may-replicate; PING, INFO and Sentinel's
+ * hello PUBLISH are none of them: COMMAND INFO on Redis 7.0.15).
  * When the primary dies, the replica drops its primary's connection with
  * whatever it had read and not applied (a blocked primary's client is
  * freed, not cached: Redis 7.0 freeClient), so those writes are gone:
