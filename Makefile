@@ -17,7 +17,8 @@
 #                  exercise: its flags, a trial with dqlab check, the
 #                  conformance suite); `bin/dqlab exercise` lists them
 #   make bench     install missing packages, measure speed and scale into
-#                  results/bench/ (FULL=1: backlog up to 1M pending tasks)
+#                  results/bench/, targets.csv the targets table (FULL=1:
+#                  longer trials, more repeats)
 #   make clean
 #
 # SANITIZER=asan builds everything with -fsanitize=address,undefined into
@@ -145,9 +146,10 @@ report:
 	./bin/dqlab opcost --mix now,steady --out results/opcost
 	./bin/dqlab report results
 
-# `dqlab bench`: speed, the Redis ceiling, backlog scaling, lateness under
-# load into results/bench/<stamp>/ (about 5 minutes; FULL=1: backlog up to
-# 1M, more repeats); `dqlab report` shows it in its Performance section.
+# `dqlab bench`: speed against references of the same run, backlog
+# scaling, lateness under load into results/bench/<stamp>/ (within 8
+# minutes on 2 cores; FULL=1: longer trials, more repeats); `dqlab report`
+# shows it in its Performance section.
 BENCH_ARGS := $(if $(filter-out 0,$(FULL)),--full,--quick)
 bench:
 	@sh tools/deps.sh

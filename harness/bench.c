@@ -1,41 +1,32 @@
-/* bench.c -- `dqlab bench`: throughput, the Redis ceiling, backlog scaling
- * and lateness under load, stored as CSV for the report (bench.h).
+/* bench.c -- `dqlab bench`: the plan of each level, the arguments, the
+ * server, the run directory and meta.txt, and the order of the parts
+ * (bench.h; the parts are in bench_*.c, bench_int.h says which is where).
  *
  * Why its own command and not an experiment file: the experiments answer
  * "is it correct, and how late" with a matrix of checked trials; the bench
  * answers "how fast, at what cost, and how does the cost grow" and needs
  * loops a trial does not have (a backlog preloaded with pipelining, each
  * claim timed on its own, producers paced to an offered rate, the bare
- * command ceiling in the same run).  The end-to-end throughput still goes
- * through dq_trial_run (trial.h), so those figures include the harness
- * recording and checking every event.
+ * command ceiling and redis-benchmark in the same run).  The end-to-end
+ * throughput still goes through dq_trial_run (trial.h), so those figures
+ * include the harness recording and checking every event.
  *
  * Every unit (one strategy, one cell) opens its own queue name
  * "bench-<part>-<n>-<pid>", purges it before and after, and writes one CSV
  * row as soon as it is measured (fflush), so an interrupted run keeps what
  * it measured.  A unit that fails (a strategy error, Redis too old) is
- * named on stderr, counted in meta.txt and skipped; the run goes on.
+ * named on stderr, counted in meta.txt and skipped; the run goes on.  A
+ * strategy a part does not apply to (no ZSet layout for the backlog
+ * preload) is named in meta.txt's `skipped`, never left out silently.
  *
- * The backlog preload bypasses the strategies' enqueue on purpose: one
- * round trip per task would take minutes at 1M.  It writes exactly what
- * dq_zh_enqueue / the list enqueue script write for a task never claimed
- * (ZADD dq:{Q}:z due id; HSET dq:{Q}:p id payload), so it applies only to
- * the strategies that declare that layout (DQ_G_ZSET_LAYOUT, dq.h); the
- * in-process ones are preloaded through dq_enqueue (fast).
- *
- * The throughput part also runs the batched variants each strategy names
- * in its own dq_strategy.bench_variants (lua and zpopmin with batch=16
- * claims and enqueue_batch=64, lua with batch=1 claims and
- * enqueue_batch=64: the configurations the performance targets name);
- * their rows carry the options in throughput.csv.
+ * The targets table (targets.csv) is written last, from what the parts
+ * kept in memory (bench_targets.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,53 +39,59 @@
 #include "../strategies/dq.h"
 #include "../strategies/rconn.h"
 #include "bench.h"
-#include "ceiling.h"
-#include "checker.h"
-#include "eventlog.h"
+#include "bench_int.h"
 #include "redis_server.h"
 #include "redis_url.h"
 #include "runmeta.h"
 #include "signals.h"
-#include "trial.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
-#define PAYLOAD_BYTES 16
-static const char payload16[PAYLOAD_BYTES + 1] = "dqlab-bench-pay.";
+const char dq_bench_payload[DQ_BENCH_PAYLOAD_BYTES + 1] = "dqlab-bench-pay.";
 
 /* ---- The plan of each level ------------------------------------------- */
 
-typedef struct plan {
-    const char *name;
-    int64_t ceil_members;
-    int ceil_pipeline;
-    int64_t rb_requests;          /* 0: no redis-benchmark */
-    int consumers[8];
-    size_t nconsumers;
-    int producers;
-    int64_t tp_tasks;
-    int tp_repeats;
-    int64_t enq_tasks;
-    int64_t backlogs[8];
-    size_t nbacklogs;
-    int64_t bl_claims;
-    int64_t rates[8];
-    size_t nrates;
-    int64_t lat_ms;
-    int lat_consumers;
-    int lat_producers;
-} plan;
-
-static const plan plans[] = {
-    [DQ_BENCH_SMOKE] = {"smoke", 2000, 100, 0, {1, 2}, 2, 1, 200, 1, 200,
-                        {100, 1000}, 2, 50, {200, 1000}, 2, 300, 2, 1},
-    [DQ_BENCH_QUICK] = {"quick", 100000, 100, 100000, {1, 2, 4, 8}, 4, 2,
-                        5000, 3, 5000, {1000, 10000, 100000}, 3, 2000,
-                        {200, 2000, 8000, 32000}, 4, 1500, 4, 2},
-    [DQ_BENCH_FULL] = {"full", 1000000, 100, 1000000, {1, 2, 4, 8}, 4, 2,
-                       20000, 5, 20000, {1000, 10000, 100000, 1000000}, 4,
-                       5000, {200, 2000, 8000, 32000, 128000}, 5, 5000, 4,
-                       2},
+static const dq_bench_plan plans[] = {
+    [DQ_BENCH_SMOKE] = {
+        .name = "smoke", .ceil_members = 2000, .ceil_pipeline = 100,
+        .rb_c4_requests = 2000, .rb_p100_requests = 4000,
+        .consumers = {1, 2}, .nconsumers = 2, .producers = 1,
+        .tp_tasks = 200, .tp_repeats = 1, .enq_tasks = 200,
+        .target_consumers = 2, .target_repeats = 1, .one_rtt_tasks = 200,
+        .batched_tasks = 400, .inproc_tasks = 2000, .harness_tasks = 2000,
+        .backlogs = {100, 1000}, .nbacklogs = 2, .bl_claims = 50,
+        .bl_rounds = 1, .rates = {200, 1000}, .nrates = 2,
+        .lat_low_ms = 300, .lat_low_runs = 1, .lat_ms = 300,
+        .lat_consumers = 2,
+        .lat_producers = 1},
+    [DQ_BENCH_QUICK] = {
+        .name = "quick", .ceil_members = 100000, .ceil_pipeline = 100,
+        .rb_c4_requests = 150000, .rb_p100_requests = 400000,
+        .consumers = {1, 2, 4, 8}, .nconsumers = 4, .producers = 2,
+        .tp_tasks = 5000, .tp_repeats = 3, .enq_tasks = 5000,
+        .target_consumers = 4, .target_repeats = 3, .one_rtt_tasks = 30000,
+        .batched_tasks = 100000, .inproc_tasks = 100000,
+        .harness_tasks = 1000000,
+        .backlogs = {1000, 10000, 100000, 1000000}, .nbacklogs = 4,
+        .bl_claims = 2000, .bl_rounds = 3,
+        .rates = {200, 1000, 4000, 16000, 64000}, .nrates = 5,
+        .lat_low_ms = 3000, .lat_low_runs = 3, .lat_ms = 1500,
+        .lat_consumers = 4,
+        .lat_producers = 2},
+    [DQ_BENCH_FULL] = {
+        .name = "full", .ceil_members = 1000000, .ceil_pipeline = 100,
+        .rb_c4_requests = 500000, .rb_p100_requests = 400000,
+        .consumers = {1, 2, 4, 8}, .nconsumers = 4, .producers = 2,
+        .tp_tasks = 20000, .tp_repeats = 5, .enq_tasks = 20000,
+        .target_consumers = 4, .target_repeats = 5,
+        .one_rtt_tasks = 100000, .batched_tasks = 400000,
+        .inproc_tasks = 400000, .harness_tasks = 2000000,
+        .backlogs = {1000, 10000, 100000, 1000000}, .nbacklogs = 4,
+        .bl_claims = 5000, .bl_rounds = 5,
+        .rates = {200, 1000, 4000, 16000, 64000, 256000}, .nrates = 6,
+        .lat_low_ms = 10000, .lat_low_runs = 3, .lat_ms = 5000,
+        .lat_consumers = 4,
+        .lat_producers = 2},
 };
 
 /* ---- Arguments --------------------------------------------------------- */
@@ -106,16 +103,20 @@ static void usage(FILE *f)
         "[--redis URL]\n"
         "                   [--only PARTS] [--strategies LIST] "
         "[--keep-logs]\n\n"
-        "Measures every strategy's speed and cost and stores CSV under\n"
-        "DIR/bench/YYYYmmdd-HHMMSS/ (DIR/bench/latest: the newest complete "
-        "run);\n`dqlab report DIR` turns it into the Performance section.\n\n"
-        "  --quick        the default: about 5 minutes on 2 cores\n"
-        "  --full         backlog up to 1,000,000 tasks, more repeats\n"
+        "Measures every strategy's speed and cost against references taken\n"
+        "in the same run (redis-benchmark, the harness's own ceiling), checks\n"
+        "the performance targets and stores CSV under DIR/bench/YYYYmmdd-"
+        "HHMMSS/\n(DIR/bench/latest: the newest complete run; targets.csv: "
+        "the targets\ntable); `dqlab report DIR` turns it into the "
+        "Performance section.\n\n"
+        "  --quick        the default: within 8 minutes on 2 cores\n"
+        "  --full         longer trials, more repeats\n"
         "  --smoke        a few seconds, for tests (figures meaningless)\n"
         "  --results DIR  results root (default results)\n"
         "  --redis URL    redis://[user:pass@]host:port[/db] instead of a "
         "private server\n"
-        "                 (redis-benchmark then does not run)\n"
+        "                 (redis-benchmark then does not run: the targets "
+        "that are\n                 shares of it say not measured)\n"
         "  --only PARTS   comma list of ceiling, throughput, backlog, "
         "lateness\n"
         "  --strategies LIST  comma list of strategy names (default all)\n"
@@ -225,7 +226,7 @@ int dq_bench_parse_args(int argc, char **argv, dq_bench_opts *o, char *err,
             char e2[256];
             if (dq_redis_url_parse(argv[++i], &o->redis, e2, sizeof e2) !=
                 0) {
-                snprintf(err, errlen, "--redis: %s", e2);
+                snprintf(err, errlen, "%s", e2); /* names --redis */
                 return -1;
             }
             o->have_redis = true;
@@ -251,41 +252,14 @@ int dq_bench_parse_args(int argc, char **argv, dq_bench_opts *o, char *err,
     return 0;
 }
 
-/* ---- The run ------------------------------------------------------------ */
+/* ---- Helpers for the parts (bench_int.h) ------------------------------- */
 
-typedef struct bench {
-    const dq_bench_opts *o;
-    const plan *pl;
-    const dq_redis_target *redis;  /* the server every unit uses */
-    bool private_server;
-    char redis_version[32];
-    char dir[PATH_MAX];            /* results/bench/<stamp> */
-    char benchdir[PATH_MAX];       /* results/bench */
-    char stamp[40];
-    char logs[PATH_MAX];           /* dir/logs */
-    FILE *ceiling, *throughput, *backlog, *lateness;
-    int unit;                      /* queue-name counter */
-    int errors;
-    char first_error[512];
-    char started[64];
-} bench;
-
-static bool selected(const bench *b, const dq_strategy *s)
-{
-    if (b->o->nstrategies == 0)
-        return true;
-    for (size_t i = 0; i < b->o->nstrategies; i++)
-        if (b->o->strategies[i] == s)
-            return true;
-    return false;
-}
-
-static bool stop_requested(void)
+bool dq_bench_stop(void)
 {
     return dq_signals_caught();
 }
 
-static void unit_error(bench *b, const char *what, const char *msg)
+void dq_bench_unit_error(dq_bench *b, const char *what, const char *msg)
 {
     b->errors++;
     if (b->first_error[0] == '\0')
@@ -293,13 +267,36 @@ static void unit_error(bench *b, const char *what, const char *msg)
     fprintf(stderr, "dqlab bench: %s: %s (skipped)\n", what, msg);
 }
 
-static void queue_name(bench *b, const char *part, char *buf, size_t len)
+void dq_bench_skip(dq_bench *b, const char *part, const dq_strategy *s,
+                   const char *why)
+{
+    size_t off = strlen(b->skipped);
+
+    dq_bench_say(b, "%s: %s not run: %s", part, s->name, why);
+    snprintf(b->skipped + off, sizeof b->skipped - off, "%s%s %s (%s)",
+             off ? "; " : "", part, s->name, why);
+}
+
+void dq_bench_say(const dq_bench *b, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "dqlab bench [%4.0f s]: %s\n",
+            (double)(dq_mono_us() - b->t0_us) / 1e6, line);
+}
+
+void dq_bench_queue_name(dq_bench *b, const char *part, char *buf,
+                         size_t len)
 {
     snprintf(buf, len, "bench-%s-%d-%ld", part, ++b->unit, (long)getpid());
 }
 
-static void fill_config(const bench *b, dq_config *cfg, const char *queue,
-                        dq_local *local, const char *who)
+void dq_bench_config(const dq_bench *b, dq_config *cfg, const char *queue,
+                     dq_local *local, const char *who)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->queue = queue;
@@ -312,900 +309,47 @@ static void fill_config(const bench *b, dq_config *cfg, const char *queue,
     cfg->consumer = who;
 }
 
-static int cmp_double(const void *x, const void *y)
+void *dq_bench_grow(void **arr, size_t *n, size_t sz)
 {
-    double a = *(const double *)x, c = *(const double *)y;
-    return (a > c) - (a < c);
-}
+    char *na = realloc(*arr, (*n + 1) * sz);
 
-/* ---- Part 1: the ceiling ---------------------------------------------- */
-
-static void part_ceiling(bench *b)
-{
-    const plan *pl = b->pl;
-    char err[512];
-    dq_ceiling c;
-    fprintf(stderr, "dqlab bench: ceiling: %" PRId64 " ZADD then ZPOPMIN, "
-            "pipelines of %d\n", pl->ceil_members, pl->ceil_pipeline);
-    if (dq_ceiling_measure(b->redis, pl->ceil_members, pl->ceil_pipeline, &c,
-                           err, sizeof err) != 0) {
-        unit_error(b, "ceiling", err);
-        return;
-    }
-    fprintf(b->ceiling, "zadd,dqlab,%" PRId64 ",%d,%.4f,%.1f\n", c.members,
-            c.pipeline, c.zadd_s, c.zadd_per_s);
-    fprintf(b->ceiling, "zpopmin,dqlab,%" PRId64 ",%d,%.4f,%.1f\n",
-            c.members, c.pipeline, c.zpopmin_s, c.zpopmin_per_s);
-    fflush(b->ceiling);
-    if (!b->private_server || pl->rb_requests == 0 || stop_requested())
-        return;
-    double za, zp;
-    int rc = dq_ceiling_redis_benchmark(b->redis->host, b->redis->port,
-                                        pl->rb_requests, pl->ceil_pipeline,
-                                        &za, &zp, err, sizeof err);
-    if (rc == 1) {
-        fprintf(stderr, "dqlab bench: redis-benchmark not installed; "
-                "dqlab's own ceiling only\n");
-        return;
-    }
-    if (rc != 0) {
-        unit_error(b, "ceiling redis-benchmark", err);
-        return;
-    }
-    fprintf(b->ceiling, "zadd,redis-benchmark,%" PRId64 ",%d,0,%.1f\n",
-            pl->rb_requests, pl->ceil_pipeline, za);
-    if (zp >= 0)
-        fprintf(b->ceiling, "zpopmin,redis-benchmark,%" PRId64 ",%d,0,%.1f\n",
-                pl->rb_requests, pl->ceil_pipeline, zp);
-    fflush(b->ceiling);
-    /* redis-benchmark's key, on our private server. */
-    dq_queue q;
-    redisContext *rc_ctx = NULL;
-    memset(&q, 0, sizeof q);
-    fill_config(b, &q.cfg, "bench", NULL, NULL);
-    if (dq_redis_connect(&q, NULL, 5000, &rc_ctx) == DQ_OK) {
-        freeReplyObject(redisCommand(rc_ctx, "DEL myzset"));
-        redisFree(rc_ctx);
-    }
-}
-
-/* ---- Part 2: throughput ------------------------------------------------ */
-
-/* One handle enqueues n tasks due now, timed: dq_enqueue per task, or
- * dq_enqueue_many in groups of batch (> 1).  Returns 0 or -1 + err. */
-static int enqueue_only(bench *b, const dq_strategy *s, int64_t n,
-                        int64_t batch, double *seconds, char *err,
-                        size_t errlen)
-{
-    char queue[65];
-    dq_config cfg;
-    dq_queue *q = NULL;
-    dq_local *local = dq_local_new();
-    size_t nb = batch > 1 ? (size_t)batch : 1;
-    dq_enqueue_item *items = calloc(nb, sizeof *items);
-    char (*ids)[24] = calloc(nb, sizeof *ids);
-    int ret = -1;
-    if (local == NULL || items == NULL || ids == NULL) {
-        snprintf(err, errlen, "out of memory");
-        goto done;
-    }
-    queue_name(b, "enq", queue, sizeof queue);
-    fill_config(b, &cfg, queue, local, "bench-producer");
-    if (dq_open(s, &cfg, &q, err, errlen) != DQ_OK)
-        goto done;
-    if (q->s->purge != NULL)
-        dq_purge(q);
-    int64_t t0 = dq_mono_us();
-    for (int64_t i = 0; i < n;) {
-        size_t k = 0;
-        int64_t now = dq_now_ms(q);
-        for (; k < nb && i < n; k++, i++) {
-            snprintf(ids[k], sizeof ids[k], "e%" PRId64, i);
-            items[k] = (dq_enqueue_item){ids[k], payload16, PAYLOAD_BYTES,
-                                         now};
-        }
-        int rc = nb == 1 ? dq_enqueue(q, ids[0], payload16, PAYLOAD_BYTES,
-                                      now)
-                         : dq_enqueue_many(q, items, k);
-        if (rc != DQ_OK) {
-            snprintf(err, errlen, "enqueue: %s", dq_errstr(q));
-            goto done;
-        }
-        if ((i & 1023) < (int64_t)k && stop_requested())
-            break;
-    }
-    *seconds = (double)(dq_mono_us() - t0) / 1e6;
-    ret = 0;
-done:
-    if (q != NULL) {
-        if (q->s->purge != NULL)
-            dq_purge(q);
-        dq_close(q);
-    }
-    dq_local_free(local);
-    free(items);
-    free(ids);
-    return ret;
-}
-
-/* Tasks per throughput trial: an in-process strategy (the heap) goes
- * through 5000 tasks in a few ms, too short to time, so it gets
- * IN_PROCESS_FACTOR times more; a batched variant (next) runs
- * VARIANT_FACTOR times more, for the same reason. */
-#define IN_PROCESS_FACTOR 20
-#define VARIANT_FACTOR 10
-static int64_t tp_tasks(const plan *pl, const dq_strategy *s)
-{
-    return (s->flags & DQ_G_NEEDS_REDIS) ? pl->tp_tasks
-                                         : pl->tp_tasks * IN_PROCESS_FACTOR;
-}
-
-/* One batched variant of the throughput part, besides every strategy with
- * its defaults: one string of the strategy's bench_variants (dq.h), "k=v"
- * items separated by ';', enqueue_batch=N among them and every other item
- * a strategy option.  In throughput.csv the options field is that string
- * as written. */
-typedef struct tp_variant {
-    const char *spec;         /* "batch=16;enqueue_batch=64" */
-    dq_opt opts[DQ_MAX_OPTS];
-    size_t nopts;
-    int64_t enqueue_batch;
-} tp_variant;
-
-/* Parses spec into *v.  Returns 0, or -1 with err (a strategy's own
- * bench_variants string is malformed: a bug of that file). */
-static int variant_parse(const char *spec, tp_variant *v, char *err,
-                         size_t errlen)
-{
-    char buf[256];
-
-    memset(v, 0, sizeof *v);
-    v->spec = spec;
-    v->enqueue_batch = 1;
-    snprintf(buf, sizeof buf, "%s", spec);
-    for (char *save = NULL, *kv = strtok_r(buf, ";", &save); kv != NULL;
-         kv = strtok_r(NULL, ";", &save)) {
-        if (strncmp(kv, "enqueue_batch=", 14) == 0) {
-            v->enqueue_batch = strtoll(kv + 14, NULL, 10);
-            if (v->enqueue_batch < 1 ||
-                v->enqueue_batch > DQ_TRIAL_MAX_ENQUEUE_BATCH) {
-                snprintf(err, errlen, "variant '%s': bad enqueue_batch",
-                         spec);
-                return -1;
-            }
-        } else if (v->nopts == DQ_MAX_OPTS ||
-                   dq_opt_parse(kv, &v->opts[v->nopts++], err, errlen) !=
-                       DQ_OK) {
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* The throughput.csv options field of a variant ("" for the defaults). */
-static void variant_options(const tp_variant *v, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s", v != NULL ? v->spec : "");
-}
-
-/* Enqueue-only repeats of s (variant v, NULL for the defaults). */
-static void tp_enqueue(bench *b, const dq_strategy *s, const tp_variant *v)
-{
-    const plan *pl = b->pl;
-    char err[512], what[160], opts[128];
-    int64_t ne = tp_tasks(pl, s) * pl->enq_tasks / pl->tp_tasks;
-    if (v != NULL)
-        ne *= VARIANT_FACTOR;
-    variant_options(v, opts, sizeof opts);
-    for (int rep = 1; rep <= pl->tp_repeats && !stop_requested(); rep++) {
-        double sec = 0;
-        snprintf(what, sizeof what, "throughput %s%s%s enqueue repeat %d",
-                 s->name, opts[0] ? " " : "", opts, rep);
-        if (enqueue_only(b, s, ne, v ? v->enqueue_batch : 1, &sec, err,
-                         sizeof err) != 0) {
-            unit_error(b, what, err);
-            break;
-        }
-        fprintf(b->throughput, "enqueue,%s,%s,1,0,%d,%" PRId64 ",%.4f,"
-                "%.1f,0,0,0,0,-1,-1,0\n", s->name, opts, rep, ne, sec,
-                sec > 0 ? (double)ne / sec : 0);
-        fflush(b->throughput);
-    }
-}
-
-/* End-to-end repeats of s (variant v, NULL for the defaults) at every
- * consumer count of the plan, through dq_trial_run. */
-static void tp_e2e(bench *b, const dq_strategy *s, const tp_variant *v)
-{
-    const plan *pl = b->pl;
-    char err[512], what[192], opts[128];
-    variant_options(v, opts, sizeof opts);
-    for (size_t ci = 0; ci < pl->nconsumers && !stop_requested(); ci++) {
-        for (int rep = 1; rep <= pl->tp_repeats && !stop_requested();
-             rep++) {
-            dq_trial_params p;
-            dq_trial_result r;
-            char log[PATH_MAX + 64];
-            dq_trial_defaults(&p);
-            p.strategy = s;
-            if (v != NULL) {
-                memcpy(p.opts, v->opts, sizeof p.opts);
-                p.nopts = v->nopts;
-            }
-            p.enqueue_batch = v ? v->enqueue_batch : 1;
-            p.producers = pl->producers;
-            p.consumers = pl->consumers[ci];
-            p.tasks = tp_tasks(pl, s) * (v ? VARIANT_FACTOR : 1);
-            p.delay_min_ms = p.delay_max_ms = 0;
-            p.payload_bytes = PAYLOAD_BYTES;
-            p.grace_ms = 10000;
-            p.seed = (uint64_t)(1000 + rep);
-            p.redis = (s->flags & DQ_G_NEEDS_REDIS) ? b->redis : NULL;
-            queue_name(b, "tp", p.queue, sizeof p.queue);
-            p.fresh = true;
-            snprintf(log, sizeof log, "%s/tp-%s-%d-c%d-r%d.log", b->logs,
-                     s->name, b->unit, p.consumers, rep);
-            unlink(log);
-            p.log_path = log;
-            snprintf(what, sizeof what, "throughput %s%s%s consumers %d "
-                     "repeat %d", s->name, opts[0] ? " " : "", opts,
-                     p.consumers, rep);
-            int rc = dq_trial_run(&p, &r, err, sizeof err);
-            if (!b->o->keep_logs)
-                unlink(log);
-            if (rc != 0) {
-                if (rc < 0)
-                    unit_error(b, what, err);
-                return;
-            }
-            const dq_check *c = &r.check;
-            fprintf(b->throughput, "e2e,%s,%s,%d,%d,%d,%" PRId64 ",%.4f,"
-                    "%.1f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-                    ",%" PRId64 ",", s->name, opts, p.producers,
-                    p.consumers, rep, p.tasks, r.elapsed_s, r.tasks_per_s,
-                    c->delivered, c->duplicates, c->lost, c->early,
-                    r.redis_commands);
-            if (r.redis_cpu_us >= 0)
-                fprintf(b->throughput, "%.3f", r.redis_cpu_us / 1000.0);
-            else
-                fputs("-1", b->throughput);
-            fprintf(b->throughput, ",%.3f\n", c->lateness.p99_ms);
-            fflush(b->throughput);
-        }
-    }
-}
-
-static void part_throughput(bench *b)
-{
-    char err[256];
-
-    for (size_t si = 0; dq_strategies[si] && !stop_requested(); si++) {
-        const dq_strategy *s = dq_strategies[si];
-        if (!selected(b, s))
-            continue;
-        fprintf(stderr, "dqlab bench: throughput: %s\n", s->name);
-        tp_enqueue(b, s, NULL);
-        tp_e2e(b, s, NULL);
-    }
-    for (size_t si = 0; dq_strategies[si] && !stop_requested(); si++) {
-        const dq_strategy *s = dq_strategies[si];
-        for (size_t i = 0; s->bench_variants != NULL &&
-                           s->bench_variants[i] != NULL && selected(b, s) &&
-                           !stop_requested(); i++) {
-            tp_variant v;
-            if (variant_parse(s->bench_variants[i], &v, err, sizeof err)) {
-                unit_error(b, "throughput variant", err);
-                continue;
-            }
-            fprintf(stderr, "dqlab bench: throughput: %s %s\n", s->name,
-                    v.spec);
-            tp_enqueue(b, s, &v);
-            tp_e2e(b, s, &v);
-        }
-    }
-}
-
-/* ---- Part 3: backlog scaling ------------------------------------------ */
-
-static int64_t used_memory(dq_queue *adm, redisContext *c)
-{
-    int rc;
-    redisReply *r = dq_redis_cmdf(adm, c, &rc, "INFO memory");
-    int64_t v = -1;
-    if (r != NULL && r->type == REDIS_REPLY_STRING) {
-        const char *p = strstr(r->str, "\nused_memory:");
-        if (p != NULL)
-            v = strtoll(p + strlen("\nused_memory:"), NULL, 10);
-    }
-    if (r != NULL)
-        freeReplyObject(r);
-    return v;
-}
-
-/* INFO memory lazyfree_pending_objects (objects UNLINK still has to free
- * in the background), or -1. */
-static int64_t lazyfree_pending(dq_queue *adm, redisContext *c)
-{
-    int rc;
-    redisReply *r = dq_redis_cmdf(adm, c, &rc, "INFO memory");
-    int64_t v = -1;
-    if (r != NULL && r->type == REDIS_REPLY_STRING) {
-        const char *p = strstr(r->str, "\nlazyfree_pending_objects:");
-        if (p != NULL)
-            v = strtoll(p + strlen("\nlazyfree_pending_objects:"), NULL, 10);
-    }
-    if (r != NULL)
-        freeReplyObject(r);
-    return v;
-}
-
-/* ZADD z due b<i> + HSET p b<i> payload for i in [0, n), 500 tasks (1000
- * commands) per pipeline. */
-static int preload_zset(dq_queue *adm, redisContext *c, int64_t n,
-                        int64_t due_ms, char *err, size_t errlen)
-{
-    enum { PER = 500 };
-    char z[160], h[160], due[32];
-    static char ids[PER][24];
-    const char *argv[PER * 2][4];
-    size_t lens[PER * 2][4];
-    dq_redis_argv cmds[PER * 2];
-    redisReply *replies[PER * 2];
-    dq_redis_key(adm, DQ_ZH_ZSET, z, sizeof z);
-    dq_redis_key(adm, DQ_ZH_HASH, h, sizeof h);
-    snprintf(due, sizeof due, "%" PRId64, due_ms);
-    for (int64_t i = 0; i < n; i += PER) {
-        int k = (int)(n - i < PER ? n - i : PER);
-        for (int j = 0; j < k; j++) {
-            int il = snprintf(ids[j], sizeof ids[j], "b%" PRId64, i + j);
-            const char **za = argv[2 * j], **ha = argv[2 * j + 1];
-            size_t *zl = lens[2 * j], *hl = lens[2 * j + 1];
-            za[0] = "ZADD", zl[0] = 4, za[1] = z, zl[1] = strlen(z);
-            za[2] = due, zl[2] = strlen(due), za[3] = ids[j];
-            zl[3] = (size_t)il;
-            ha[0] = "HSET", hl[0] = 4, ha[1] = h, hl[1] = strlen(h);
-            ha[2] = ids[j], hl[2] = (size_t)il, ha[3] = payload16;
-            hl[3] = PAYLOAD_BYTES;
-            cmds[2 * j] = (dq_redis_argv){4, za, zl};
-            cmds[2 * j + 1] = (dq_redis_argv){4, ha, hl};
-        }
-        if (dq_redis_pipeline_ok(adm, c, (size_t)(2 * k), cmds, replies) !=
-            DQ_OK) {
-            snprintf(err, errlen, "preload: %s", adm->err);
-            return -1;
-        }
-        for (int j = 0; j < 2 * k; j++)
-            freeReplyObject(replies[j]);
-        if ((i & 0xffff) == 0 && stop_requested())
-            return -1;
-    }
-    return 0;
-}
-
-#define BACKLOG_ROUNDS 3
-
-/* Median of n values (sorted in place). */
-static double median_of(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* One backlog unit's state and measurements. */
-typedef struct bl_unit {
-    dq_queue *q;              /* the timed handle */
-    dq_queue adm;             /* bare handle for the preload (Redis) */
-    redisContext *c;
-    int64_t k;                /* due tasks per round */
-    double *enq, *clm;        /* k samples each, us */
-    int64_t mem0, mem1;       /* used_memory before / after the preload */
-    double preload_s;
-    double e50[BACKLOG_ROUNDS], e99[BACKLOG_ROUNDS];
-    double c50[BACKLOG_ROUNDS], c90[BACKLOG_ROUNDS], c99[BACKLOG_ROUNDS];
-    double esum, cmax;
-    int64_t got_all, empty;
-} bl_unit;
-
-/* The backlog: n tasks due an hour ahead, preloaded with ZADD + HSET for a
- * Redis strategy (its memory measured), through dq_enqueue for an
- * in-process one.  Returns 0, or -1 with err. */
-static int bl_preload(const bench *b, const dq_strategy *s, bl_unit *u,
-                      const dq_config *cfg, int64_t n, char *err,
-                      size_t errlen)
-{
-    int64_t far = dq_wall_us() / 1000 + 3600 * 1000, t0 = dq_mono_us();
-    char id[32];
-
-    (void)b;
-    if (!(s->flags & DQ_G_NEEDS_REDIS)) {
-        for (int64_t i = 0; i < n; i++) {
-            snprintf(id, sizeof id, "b%" PRId64, i);
-            if (dq_enqueue(u->q, id, payload16, PAYLOAD_BYTES, far) != DQ_OK) {
-                snprintf(err, errlen, "preload: %s", dq_errstr(u->q));
-                return -1;
-            }
-        }
-        u->preload_s = (double)(dq_mono_us() - t0) / 1e6;
-        return 0;
-    }
-    u->adm.s = s;
-    snprintf(u->adm.queue, sizeof u->adm.queue, "%s", cfg->queue);
-    u->adm.cfg = *cfg;
-    u->adm.cfg.queue = u->adm.queue;
-    if (dq_redis_connect(&u->adm, NULL, 60000, &u->c) != DQ_OK) {
-        snprintf(err, errlen, "%s", u->adm.err);
-        return -1;
-    }
-    /* The previous unit's UNLINK frees its keys in the background: wait
-     * for that, or it would show here as negative memory. */
-    for (int i = 0; i < 200 && lazyfree_pending(&u->adm, u->c) > 0; i++)
-        dq_sleep_us(10000);
-    u->mem0 = used_memory(&u->adm, u->c);
-    t0 = dq_mono_us();
-    if (preload_zset(&u->adm, u->c, n, far, err, errlen) != 0)
-        return -1;
-    u->preload_s = (double)(dq_mono_us() - t0) / 1e6;
-    u->mem1 = used_memory(&u->adm, u->c);
-    return 0;
-}
-
-/* Round `round`: k due tasks enqueued one dq_enqueue each (timed), then
- * claimed one by one (timed; the ack is not); its percentiles kept.
- * Returns 0, or -1 with err. */
-static int bl_round(bl_unit *u, int round, char *err, size_t errlen)
-{
-    int64_t got = 0, deadline, a, d;
-    dq_task t;
-    char id[32];
-    int rc;
-
-    for (int64_t i = 0; i < u->k; i++) {
-        snprintf(id, sizeof id, "d%d-%" PRId64, round, i);
-        a = dq_mono_us();
-        if (dq_enqueue(u->q, id, payload16, PAYLOAD_BYTES,
-                       dq_now_ms(u->q) - 1) != DQ_OK) {
-            snprintf(err, errlen, "enqueue: %s", dq_errstr(u->q));
-            return -1;
-        }
-        u->enq[i] = (double)(dq_mono_us() - a);
-        u->esum += u->enq[i];
-    }
-    memset(&t, 0, sizeof t);
-    deadline = dq_mono_us() + 30 * 1000000LL;
-    while (got < u->k && dq_mono_us() < deadline && !stop_requested()) {
-        a = dq_mono_us();
-        rc = dq_claim(u->q, 1000, &t);
-        d = dq_mono_us() - a;
-        if (rc == DQ_EMPTY) {
-            u->empty++;
-            continue;
-        }
-        if (rc != DQ_OK || t.id[0] != 'd') {
-            if (rc != DQ_OK)
-                snprintf(err, errlen, "claim: %s", dq_errstr(u->q));
-            else
-                snprintf(err, errlen, "claim returned backlog task %s "
-                         "before its due time", t.id);
-            dq_task_clear(&t);
-            return -1;
-        }
-        u->clm[got++] = (double)d;
-        dq_ack(u->q, &t);
-        dq_task_clear(&t);
-    }
-    if (stop_requested()) {
-        snprintf(err, errlen, "interrupted");
-        return -1;
-    }
-    qsort(u->enq, (size_t)u->k, sizeof *u->enq, cmp_double);
-    qsort(u->clm, (size_t)got, sizeof *u->clm, cmp_double);
-    u->e50[round] = dq_percentile(u->enq, (size_t)u->k, 50);
-    u->e99[round] = dq_percentile(u->enq, (size_t)u->k, 99);
-    u->c50[round] = dq_percentile(u->clm, (size_t)got, 50);
-    u->c90[round] = dq_percentile(u->clm, (size_t)got, 90);
-    u->c99[round] = dq_percentile(u->clm, (size_t)got, 99);
-    if (got > 0 && u->clm[got - 1] > u->cmax)
-        u->cmax = u->clm[got - 1];
-    u->got_all += got;
-    return 0;
-}
-
-/* The unit's backlog.csv row (sorts the rounds' percentiles). */
-static void bl_row(bench *b, const dq_strategy *s, bl_unit *u, int64_t n)
-{
-    int64_t mem = u->mem0 >= 0 && u->mem1 >= 0 ? u->mem1 - u->mem0 : -1;
-
-    fprintf(b->backlog, "%s,,%" PRId64 ",%.4f,%" PRId64 ",", s->name, n,
-            u->preload_s, mem);
-    if (mem >= 0)
-        fprintf(b->backlog, "%.1f", (double)mem / (double)n);
-    else
-        fputs("-1", b->backlog);
-    fprintf(b->backlog, ",%.2f,%.2f,%.2f,%" PRId64 ",%.2f,%.2f,%.2f,%.2f,%"
-            PRId64 "\n", u->esum / (double)(u->k * BACKLOG_ROUNDS),
-            median_of(u->e50, BACKLOG_ROUNDS),
-            median_of(u->e99, BACKLOG_ROUNDS), u->got_all,
-            median_of(u->c50, BACKLOG_ROUNDS),
-            median_of(u->c90, BACKLOG_ROUNDS),
-            median_of(u->c99, BACKLOG_ROUNDS), u->cmax, u->empty);
-    fflush(b->backlog);
-}
-
-/* One strategy against a backlog of n: the preload, then BACKLOG_ROUNDS
- * rounds; the percentiles written are the medians of the rounds'
- * percentiles, so one scheduling hiccup of a shared 2-core machine does
- * not make the p99 alone. */
-static int backlog_unit(bench *b, const dq_strategy *s, int64_t n,
-                        char *err, size_t errlen)
-{
-    bl_unit u;
-    char queue[65];
-    dq_config cfg;
-    dq_local *local = dq_local_new();
-    int ret = -1;
-
-    memset(&u, 0, sizeof u);
-    u.k = b->pl->bl_claims;
-    u.mem0 = u.mem1 = -1;
-    u.enq = calloc((size_t)u.k, sizeof *u.enq);
-    u.clm = calloc((size_t)u.k, sizeof *u.clm);
-    if (local == NULL || u.enq == NULL || u.clm == NULL) {
-        snprintf(err, errlen, "out of memory");
-        goto done;
-    }
-    queue_name(b, "bl", queue, sizeof queue);
-    fill_config(b, &cfg, queue, local, "bench-consumer");
-    if (dq_open(s, &cfg, &u.q, err, errlen) != DQ_OK)
-        goto done;
-    if (u.q->s->purge != NULL)
-        dq_purge(u.q);
-    if (bl_preload(b, s, &u, &cfg, n, err, errlen) != 0)
-        goto done;
-    for (int round = 0; round < BACKLOG_ROUNDS; round++)
-        if (bl_round(&u, round, err, errlen) != 0)
-            goto done;
-    bl_row(b, s, &u, n);
-    ret = 0;
-done:
-    if (u.q != NULL) {
-        if (u.q->s->purge != NULL)
-            dq_purge(u.q);
-        dq_close(u.q);
-    }
-    if (u.c != NULL)
-        redisFree(u.c);
-    dq_local_free(local);
-    free(u.enq);
-    free(u.clm);
-    return ret;
-}
-
-static void part_backlog(bench *b)
-{
-    char err[512], what[128];
-    for (size_t si = 0; dq_strategies[si] && !stop_requested(); si++) {
-        const dq_strategy *s = dq_strategies[si];
-        if (!selected(b, s) ||
-            !((s->flags & DQ_G_ZSET_LAYOUT) || !(s->flags & DQ_G_NEEDS_REDIS)))
-            continue;
-        for (size_t i = 0; i < b->pl->nbacklogs && !stop_requested(); i++) {
-            int64_t n = b->pl->backlogs[i];
-            fprintf(stderr, "dqlab bench: backlog: %s, %" PRId64
-                    " pending\n", s->name, n);
-            snprintf(what, sizeof what, "backlog %s %" PRId64, s->name, n);
-            if (backlog_unit(b, s, n, err, sizeof err) != 0) {
-                if (!stop_requested())
-                    unit_error(b, what, err);
-                break;
-            }
-        }
-    }
-}
-
-/* ---- Part 4: lateness under load -------------------------------------- */
-
-typedef struct lat_run {
-    const bench *b;
-    const dq_strategy *s;
-    char queue[65];
-    dq_local *local;
-    dq_eventlog *log;
-    double rate_each;          /* tasks/s per producer */
-    int64_t per_producer;
-    int64_t start_mono_us;
-    atomic_int_fast64_t enqueued, delivered;
-    atomic_int producers_left;
-    atomic_bool stop;
-    atomic_int errors;
-    char first_error[256];
-    pthread_mutex_t mu;
-} lat_run;
-
-typedef struct lat_worker {
-    lat_run *lr;
-    int index;
-    pthread_t th;
-    bool started;
-} lat_worker;
-
-static void lat_error(lat_run *lr, const char *msg)
-{
-    if (atomic_fetch_add(&lr->errors, 1) == 0) {
-        pthread_mutex_lock(&lr->mu);
-        snprintf(lr->first_error, sizeof lr->first_error, "%s", msg);
-        pthread_mutex_unlock(&lr->mu);
-    }
-}
-
-static void *lat_producer(void *arg)
-{
-    lat_worker *w = arg;
-    lat_run *lr = w->lr;
-    char name[32], err[256], id[48];
-    dq_config cfg;
-    dq_queue *q = NULL;
-    snprintf(name, sizeof name, "p%d", w->index);
-    fill_config(lr->b, &cfg, lr->queue, lr->local, name);
-    if (dq_open(lr->s, &cfg, &q, err, sizeof err) != DQ_OK) {
-        lat_error(lr, err);
-        goto out;
-    }
-    for (int64_t i = 0; i < lr->per_producer && !atomic_load(&lr->stop);
-         i++) {
-        int64_t target = lr->start_mono_us +
-                         (int64_t)((double)i * 1e6 / lr->rate_each);
-        int64_t now = dq_mono_us();
-        if (target > now)
-            dq_sleep_us(target - now);
-        snprintf(id, sizeof id, "%s-%" PRId64, name, i);
-        int64_t due = dq_now_ms(q);
-        if (dq_enqueue(q, id, payload16, PAYLOAD_BYTES, due) != DQ_OK) {
-            lat_error(lr, dq_errstr(q));
-            continue;
-        }
-        dq_log_enqueue(lr->log, dq_wall_us(), id, due, name);
-        atomic_fetch_add(&lr->enqueued, 1);
-    }
-out:
-    dq_close(q);
-    atomic_fetch_sub(&lr->producers_left, 1);
-    return NULL;
-}
-
-static void *lat_consumer(void *arg)
-{
-    lat_worker *w = arg;
-    lat_run *lr = w->lr;
-    char name[32], err[256];
-    dq_config cfg;
-    dq_queue *q = NULL;
-    dq_task t;
-    memset(&t, 0, sizeof t);
-    snprintf(name, sizeof name, "c%d", w->index);
-    fill_config(lr->b, &cfg, lr->queue, lr->local, name);
-    if (dq_open(lr->s, &cfg, &q, err, sizeof err) != DQ_OK) {
-        lat_error(lr, err);
+    if (na == NULL)
         return NULL;
-    }
-    while (!atomic_load(&lr->stop)) {
-        int rc = dq_claim(q, 50, &t);
-        if (rc == DQ_EMPTY)
-            continue;
-        if (rc != DQ_OK) {
-            lat_error(lr, dq_errstr(q));
-            dq_sleep_us(1000);
-            continue;
-        }
-        dq_log_deliver(lr->log, dq_wall_us(), t.id, name, t.attempt);
-        if (dq_ack(q, &t) == DQ_OK)
-            dq_log_ack(lr->log, dq_wall_us(), t.id, name, t.attempt);
-        dq_task_clear(&t);
-        atomic_fetch_add(&lr->delivered, 1);
-    }
-    dq_task_clear(&t);
-    dq_close(q);
-    return NULL;
+    *arr = na;
+    memset(na + *n * sz, 0, sz);
+    return na + (*n)++ * sz;
 }
 
-/* Deletes lr's queue through a throwaway handle (before and after a
- * unit).  Returns 0, or -1 with err when the handle cannot open. */
-static int lat_purge(const bench *b, const dq_strategy *s, lat_run *lr,
-                     char *err, size_t errlen)
+int64_t dq_bench_redis_cpu_us(const dq_bench *b)
 {
-    dq_config cfg;
-    dq_queue *q = NULL;
+    dq_queue q;
+    redisContext *c = NULL;
+    redisReply *r;
+    int64_t us = -1;
+    int rc;
 
-    fill_config(b, &cfg, lr->queue, lr->local, "bench-admin");
-    if (lr->local == NULL || dq_open(s, &cfg, &q, err, errlen) != DQ_OK)
+    memset(&q, 0, sizeof q);
+    dq_bench_config(b, &q.cfg, "bench", NULL, "bench-admin");
+    if (dq_redis_connect(&q, NULL, 5000, &c) != DQ_OK)
         return -1;
-    if (q->s->purge != NULL)
-        dq_purge(q);
-    dq_close(q);
-    return 0;
-}
-
-/* Starts n threads fn on ws[*nw..]; returns false (err set, stop asked)
- * when one cannot start. */
-static bool lat_threads(lat_run *lr, lat_worker *ws, int *nw, int n,
-                        void *(*fn)(void *), char *err, size_t errlen)
-{
-    for (int i = 0; i < n; i++, (*nw)++) {
-        ws[*nw].lr = lr;
-        ws[*nw].index = i;
-        if (pthread_create(&ws[*nw].th, NULL, fn, &ws[*nw]) != 0) {
-            snprintf(err, errlen, "pthread_create failed");
-            atomic_store(&lr->stop, true);
-            return false;
-        }
-        ws[*nw].started = true;
+    r = dq_redis_cmdf(&q, c, &rc, "INFO cpu");
+    if (r != NULL && r->type == REDIS_REPLY_STRING) {
+        const char *s = strstr(r->str, "used_cpu_sys:");
+        const char *u = strstr(r->str, "used_cpu_user:");
+        if (s != NULL && u != NULL)
+            us = (int64_t)((strtod(s + 13, NULL) + strtod(u + 14, NULL)) *
+                           1e6);
     }
-    return true;
-}
-
-/* Production, then drain: stop 3 s after the producers finished, or
- * sooner once there were as many deliveries as enqueued tasks and the
- * queue reports nothing pending (deliveries alone would stop early when
- * a strategy duplicates).  Returns when the producers finished (mono). */
-static int64_t lat_drain(const bench *b, const dq_strategy *s, lat_run *lr)
-{
-    dq_config cfg;
-    dq_queue *adm = NULL;
-    char e2[256];
-    int64_t prod_end = 0;
-
-    fill_config(b, &cfg, lr->queue, lr->local, "bench-admin");
-    if (dq_open(s, &cfg, &adm, e2, sizeof e2) != DQ_OK)
-        adm = NULL;
-    for (;;) {
-        dq_sleep_us(5000);
-        if (stop_requested())
-            break;
-        if (prod_end == 0 && atomic_load(&lr->producers_left) == 0)
-            prod_end = dq_mono_us();
-        if (prod_end == 0)
-            continue;
-        if (dq_mono_us() - prod_end > 3000000)
-            break;
-        if (atomic_load(&lr->delivered) >= atomic_load(&lr->enqueued) &&
-            (adm == NULL || adm->s->pending == NULL || dq_pending(adm) == 0))
-            break;
-    }
-    dq_close(adm);
-    return prod_end != 0 ? prod_end : dq_mono_us();
-}
-
-/* The unit's lateness.csv row, from its checked log.  Returns 0, or -1
- * with err. */
-static int lat_row(bench *b, const dq_strategy *s, const lat_run *lr,
-                   const char *log, int64_t rate, int64_t prod_end,
-                   bool *saturated, char *err, size_t errlen)
-{
-    const plan *pl = b->pl;
-    dq_check c;
-    double prod_s, sent, span, dps;
-
-    if (dq_check_file(log, &c, err, errlen) != 0)
-        return -1;
-    prod_s = (double)(prod_end - lr->start_mono_us) / 1e6;
-    sent = prod_s > 0 ? (double)c.enqueued / prod_s : 0;
-    span = c.last_us > c.first_us ? (double)(c.last_us - c.first_us) / 1e6
-                                  : 0;
-    dps = span > 0 ? (double)c.delivered / span : 0;
-    *saturated = sent < 0.9 * (double)rate || c.lateness.p99_ms > 1000 ||
-                 c.lost > 0;
-    fprintf(b->lateness, "%s,,%d,%d,%" PRId64 ",%.3f,%" PRIu64 ",%.1f,%"
-            PRIu64 ",%.1f,%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,%.3f,%d\n",
-            s->name, pl->lat_producers, pl->lat_consumers, rate, prod_s,
-            c.enqueued, sent, c.delivered, dps, c.lost, c.duplicates,
-            c.lateness.p50_ms, c.lateness.p99_ms, c.lateness.max_ms,
-            *saturated ? 1 : 0);
-    fflush(b->lateness);
-    return 0;
-}
-
-/* One strategy at one offered rate: consumers first (connected and
- * waiting), then producers paced to the rate, the drain, the row. */
-static int lateness_unit(bench *b, const dq_strategy *s, int64_t rate,
-                         bool *saturated, char *err, size_t errlen)
-{
-    const plan *pl = b->pl;
-    lat_run lr;
-    lat_worker ws[64];
-    int np = pl->lat_producers, nc = pl->lat_consumers, nw = 0, ret = -1;
-    int64_t prod_end = 0;
-    char log[PATH_MAX + 64], e2[256];
-
-    memset(&lr, 0, sizeof lr);
-    memset(ws, 0, sizeof ws);
-    pthread_mutex_init(&lr.mu, NULL);
-    lr.b = b;
-    lr.s = s;
-    queue_name(b, "lat", lr.queue, sizeof lr.queue);
-    lr.local = dq_local_new();
-    snprintf(log, sizeof log, "%s/lat-%s-%" PRId64 ".log", b->logs, s->name,
-             rate);
-    unlink(log);
-    if (lr.local == NULL) {
-        snprintf(err, errlen, "out of memory");
-        goto done;
-    }
-    if ((lr.log = dq_eventlog_create(log, err, errlen)) == NULL)
-        goto done;
-    dq_log_header(lr.log, "strategy", s->name);
-    dq_log_header(lr.log, "bench", "lateness");
-    if (lat_purge(b, s, &lr, err, errlen) != 0)
-        goto done;
-    lr.rate_each = (double)rate / np;
-    lr.per_producer = (int64_t)(lr.rate_each * (double)pl->lat_ms / 1000.0);
-    if (lr.per_producer < 1)
-        lr.per_producer = 1;
-    atomic_store(&lr.producers_left, np);
-    if (lat_threads(&lr, ws, &nw, nc, lat_consumer, err, errlen)) {
-        dq_sleep_us(50000); /* consumers connected and waiting */
-        lr.start_mono_us = dq_mono_us();
-        if (lat_threads(&lr, ws, &nw, np, lat_producer, err, errlen))
-            prod_end = lat_drain(b, s, &lr);
-    }
-    atomic_store(&lr.stop, true);
-    for (int i = 0; i < nw; i++)
-        if (ws[i].started)
-            pthread_join(ws[i].th, NULL);
-    if (nw < np + nc || stop_requested()) {
-        if (stop_requested())
-            snprintf(err, errlen, "interrupted");
-        goto done;
-    }
-    if (dq_log_end(lr.log, dq_wall_us(), "clean") != 0) {
-        snprintf(err, errlen, "%s: write: %s", log, strerror(errno));
-        goto done;
-    }
-    dq_eventlog_close(lr.log);
-    lr.log = NULL;
-    if (atomic_load(&lr.errors) > 0) {
-        snprintf(err, errlen, "%d strategy error(s), first: %s",
-                 atomic_load(&lr.errors), lr.first_error);
-        goto done;
-    }
-    ret = lat_row(b, s, &lr, log, rate, prod_end, saturated, err, errlen);
-done:
-    dq_eventlog_close(lr.log);
-    if (!b->o->keep_logs)
-        unlink(log);
-    lat_purge(b, s, &lr, e2, sizeof e2); /* best effort */
-    dq_local_free(lr.local);
-    pthread_mutex_destroy(&lr.mu);
-    return ret;
-}
-
-static void part_lateness(bench *b)
-{
-    char err[512], what[128];
-    for (size_t si = 0; dq_strategies[si] && !stop_requested(); si++) {
-        const dq_strategy *s = dq_strategies[si];
-        if (!selected(b, s))
-            continue;
-        for (size_t i = 0; i < b->pl->nrates && !stop_requested(); i++) {
-            int64_t rate = b->pl->rates[i];
-            bool sat = false;
-            fprintf(stderr, "dqlab bench: lateness: %s at %" PRId64
-                    " tasks/s\n", s->name, rate);
-            snprintf(what, sizeof what, "lateness %s %" PRId64 "/s",
-                     s->name, rate);
-            if (lateness_unit(b, s, rate, &sat, err, sizeof err) != 0) {
-                if (!stop_requested())
-                    unit_error(b, what, err);
-                break;
-            }
-            if (sat)
-                break;
-        }
-    }
+    if (r != NULL)
+        freeReplyObject(r);
+    redisFree(c);
+    return us;
 }
 
 /* ---- Files -------------------------------------------------------------- */
 
 /* results/bench/<stamp>[-N], never an existing one (runmeta.h). */
-static int make_dir(bench *b, char *err, size_t errlen)
+static int make_dir(dq_bench *b, char *err, size_t errlen)
 {
     snprintf(b->benchdir, sizeof b->benchdir, "%s/bench", b->o->results);
     dq_runmeta_now_iso(b->started, sizeof b->started);
@@ -1216,8 +360,8 @@ static int make_dir(bench *b, char *err, size_t errlen)
     return 0;
 }
 
-static FILE *open_csv(const bench *b, const char *name, const char *header,
-                      char *err, size_t errlen)
+static FILE *open_csv(const dq_bench *b, const char *name,
+                      const char *header, char *err, size_t errlen)
 {
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/%s", b->dir, name);
@@ -1240,48 +384,31 @@ static void join_i64(char *buf, size_t len, const int64_t *v, size_t n)
                                 i ? ", " : "", v[i]);
 }
 
-static int write_meta(const bench *b, bool complete, char *err,
-                      size_t errlen)
+/* The plan's lines of meta.txt (the keys bench.h lists). */
+static void meta_plan(FILE *f, const dq_bench *b)
 {
-    const plan *pl = b->pl;
-    char path[PATH_MAX + 32], tmp[PATH_MAX + 48], buf[1024];
-    snprintf(path, sizeof path, "%s/meta.txt", b->dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-        return -1;
-    }
-    fprintf(f, "# dqlab bench metadata; key = value, one per line\n");
-    dq_runmeta_kv(f, "experiment", "bench");
-    dq_runmeta_kv(f, "title", "Performance and scale");
-    dq_runmeta_kv(f, "level", pl->name);
-    dq_runmeta_kv(f, "quick", b->o->level == DQ_BENCH_FULL ? "no" : "yes");
-    dq_runmeta_kv(f, "command", b->o->command);
+    const dq_bench_plan *pl = b->pl;
+    char buf[1024];
     size_t off = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; dq_strategies[i]; i++)
-        if (selected(b, dq_strategies[i]))
-            off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s",
-                                    off ? ", " : "", dq_strategies[i]->name);
-    dq_runmeta_kv(f, "strategies", buf);
-    fprintf(f, "parts = %s%s%s%s\n",
-            b->o->parts & DQ_BENCH_CEILING ? "ceiling " : "",
-            b->o->parts & DQ_BENCH_THROUGHPUT ? "throughput " : "",
-            b->o->parts & DQ_BENCH_BACKLOG ? "backlog " : "",
-            b->o->parts & DQ_BENCH_LATENESS ? "lateness" : "");
-    fprintf(f, "ceiling_members = %" PRId64 "\nceiling_pipeline = %d\n",
-            pl->ceil_members, pl->ceil_pipeline);
-    off = 0;
+
+    fprintf(f, "ceiling_members = %" PRId64 "\nceiling_pipeline = %d\n"
+            "rb_c4_requests = %" PRId64 "\nrb_p100_requests = %" PRId64
+            "\n", pl->ceil_members, pl->ceil_pipeline, pl->rb_c4_requests,
+            pl->rb_p100_requests);
     for (size_t i = 0; i < pl->nconsumers; i++)
         off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%d",
                                 i ? ", " : "", pl->consumers[i]);
     dq_runmeta_kv(f, "consumers", buf);
     fprintf(f, "producers = %d\ntasks = %" PRId64 "\nrepeats = %d\n"
-            "enqueue_tasks = %" PRId64 "\nin_process_factor = %d\n"
-            "variant_factor = %d\n",
-            pl->producers, pl->tp_tasks, pl->tp_repeats, pl->enq_tasks,
-            IN_PROCESS_FACTOR, VARIANT_FACTOR);
+            "enqueue_tasks = %" PRId64 "\nin_process_factor = %" PRId64 "\n"
+            "variant_factor = %" PRId64 "\ntarget_consumers = %d\n"
+            "target_repeats = %d\none_rtt_tasks = %" PRId64 "\n"
+            "batched_tasks = %" PRId64 "\ninproc_tasks = %" PRId64 "\n"
+            "harness_tasks = %" PRId64 "\n", pl->producers, pl->tp_tasks,
+            pl->tp_repeats, pl->enq_tasks, pl->inproc_tasks / pl->tp_tasks,
+            pl->batched_tasks / pl->tp_tasks, pl->target_consumers,
+            pl->target_repeats, pl->one_rtt_tasks, pl->batched_tasks,
+            pl->inproc_tasks, pl->harness_tasks);
     off = 0;
     buf[0] = '\0';
     for (size_t si = 0; dq_strategies[si] != NULL; si++) {
@@ -1295,12 +422,67 @@ static int write_meta(const bench *b, bool complete, char *err,
     join_i64(buf, sizeof buf, pl->backlogs, pl->nbacklogs);
     dq_runmeta_kv(f, "backlog", buf);
     fprintf(f, "backlog_claims = %" PRId64 "\nbacklog_rounds = %d\n",
-            pl->bl_claims, BACKLOG_ROUNDS);
+            pl->bl_claims, pl->bl_rounds);
     join_i64(buf, sizeof buf, pl->rates, pl->nrates);
     dq_runmeta_kv(f, "lateness_rates", buf);
-    fprintf(f, "lateness_ms = %" PRId64 "\nlateness_consumers = %d\n"
-            "lateness_producers = %d\npayload_bytes = %d\n", pl->lat_ms,
-            pl->lat_consumers, pl->lat_producers, PAYLOAD_BYTES);
+    fprintf(f, "lateness_low_ms = %" PRId64 "\nlateness_low_runs = %d\n"
+            "lateness_ms = %" PRId64 "\nlateness_consumers = %d\n"
+            "lateness_producers = %d\npayload_bytes = %d\n", pl->lat_low_ms,
+            pl->lat_low_runs, pl->lat_ms, pl->lat_consumers,
+            pl->lat_producers, DQ_BENCH_PAYLOAD_BYTES);
+}
+
+/* /proc/loadavg's first three fields ("1.67 1.59 2.04"): how busy the
+ * machine was, for a reader of figures from a shared one; "" unknown. */
+static void loadavg(char *buf, size_t len)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    double a, b, c;
+
+    buf[0] = '\0';
+    if (f != NULL && fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3)
+        snprintf(buf, len, "%.2f %.2f %.2f", a, b, c);
+    if (f != NULL)
+        fclose(f);
+}
+
+static int write_meta(const dq_bench *b, bool complete, char *err,
+                      size_t errlen)
+{
+    char path[PATH_MAX + 32], tmp[PATH_MAX + 48], buf[1024];
+    size_t off = 0;
+
+    snprintf(path, sizeof path, "%s/meta.txt", b->dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    fprintf(f, "# dqlab bench metadata; key = value, one per line\n");
+    dq_runmeta_kv(f, "experiment", "bench");
+    dq_runmeta_kv(f, "title", "Performance and scale");
+    dq_runmeta_kv(f, "level", b->pl->name);
+    dq_runmeta_kv(f, "quick", b->o->level == DQ_BENCH_FULL ? "no" : "yes");
+    dq_runmeta_kv(f, "command", b->o->command);
+    buf[0] = '\0';
+    for (size_t i = 0; dq_strategies[i]; i++)
+        if (dq_bench_selected(b, dq_strategies[i]))
+            off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s",
+                                    off ? ", " : "", dq_strategies[i]->name);
+    dq_runmeta_kv(f, "strategies", buf);
+    fprintf(f, "parts = %s%s%s%s\n",
+            b->o->parts & DQ_BENCH_CEILING ? "ceiling " : "",
+            b->o->parts & DQ_BENCH_THROUGHPUT ? "throughput " : "",
+            b->o->parts & DQ_BENCH_BACKLOG ? "backlog " : "",
+            b->o->parts & DQ_BENCH_LATENESS ? "lateness" : "");
+    fprintf(f, "part_seconds = ceiling %.1f, throughput %.1f, backlog %.1f, "
+            "lateness %.1f\n", b->part_s[0], b->part_s[1], b->part_s[2],
+            b->part_s[3]);
+    dq_runmeta_kv(f, "loadavg_start", b->load_start);
+    loadavg(buf, sizeof buf);
+    dq_runmeta_kv(f, "loadavg_end", complete ? buf : "");
+    meta_plan(f, b);
     if (b->private_server)
         snprintf(buf, sizeof buf, "private redis-server on 127.0.0.1:%d",
                  b->redis->port);
@@ -1315,6 +497,7 @@ static int write_meta(const bench *b, bool complete, char *err,
     dq_runmeta_kv(f, "complete", complete ? "yes" : "no");
     fprintf(f, "unit_errors = %d\n", b->errors);
     dq_runmeta_kv(f, "first_error", b->first_error);
+    dq_runmeta_kv(f, "skipped", b->skipped);
     if (fclose(f) != 0 || rename(tmp, path) != 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         unlink(tmp);
@@ -1323,7 +506,6 @@ static int write_meta(const bench *b, bool complete, char *err,
     return 0;
 }
 
-/* INFO server's redis_version, "unknown" when it cannot be read. */
 /* Connects to t and writes its redis_version into buf (len bytes,
  * "unknown" when INFO does not say).  Returns 0, or -1 with the connect
  * error (host:port and the cause, never the password) in err. */
@@ -1355,7 +537,7 @@ static int server_version(const dq_redis_target *t, char *buf, size_t len,
 /* The server first, so that nothing is written when it is not there:
  * --redis checked, or a private one started into srv.  Returns -1 to go
  * on, else the exit code (printed). */
-static int bench_server(bench *b, dq_redis_server *srv,
+static int bench_server(dq_bench *b, dq_redis_server *srv,
                         dq_redis_target *target)
 {
     char err[1024];
@@ -1388,55 +570,62 @@ static int bench_server(bench *b, dq_redis_server *srv,
     return -1;
 }
 
-/* The run directory with its four CSV files (headers) and meta.txt.
+/* The run directory with its CSV files (headers, bench.h) and meta.txt.
  * Returns 0, or -1 with err. */
-static int bench_files(bench *b, char *err, size_t errlen)
+static int bench_files(dq_bench *b, char *err, size_t errlen)
 {
     if (make_dir(b, err, errlen) != 0)
         return -1;
-    if ((b->ceiling = open_csv(b, "ceiling.csv", "measure,source,ops,"
-                               "pipeline,seconds,ops_per_s\n", err,
-                               errlen)) == NULL ||
-        (b->throughput = open_csv(b, "throughput.csv", "kind,strategy,"
-                                  "options,producers,consumers,repeat,tasks,"
-                                  "seconds,tasks_per_s,delivered,duplicates,"
-                                  "lost,early,redis_commands,redis_cpu_ms,"
-                                  "lateness_p99_ms\n", err, errlen)) == NULL ||
-        (b->backlog = open_csv(b, "backlog.csv", "strategy,options,backlog,"
-                               "preload_s,memory_bytes,bytes_per_task,"
-                               "enqueue_us_mean,enqueue_us_p50,"
-                               "enqueue_us_p99,claims,claim_us_p50,"
-                               "claim_us_p90,claim_us_p99,claim_us_max,"
-                               "empty_claims\n", err, errlen)) == NULL ||
-        (b->lateness = open_csv(b, "lateness.csv", "strategy,options,"
-                                "producers,consumers,offered_per_s,seconds,"
-                                "enqueued,sent_per_s,delivered,"
-                                "delivered_per_s,lost,duplicates,"
-                                "lateness_p50_ms,lateness_p99_ms,"
-                                "lateness_max_ms,saturated\n", err,
-                                errlen)) == NULL)
+    loadavg(b->load_start, sizeof b->load_start);
+    if ((b->ceiling = open_csv(b, "ceiling.csv", DQ_BENCH_CEILING_HEADER,
+                               err, errlen)) == NULL ||
+        (b->references = open_csv(b, "references.csv",
+                                  DQ_BENCH_REFERENCES_HEADER, err,
+                                  errlen)) == NULL ||
+        (b->throughput = open_csv(b, "throughput.csv",
+                                  DQ_BENCH_THROUGHPUT_HEADER, err,
+                                  errlen)) == NULL ||
+        (b->harness = open_csv(b, "harness.csv", DQ_BENCH_HARNESS_HEADER,
+                               err, errlen)) == NULL ||
+        (b->backlog = open_csv(b, "backlog.csv", DQ_BENCH_BACKLOG_HEADER,
+                               err, errlen)) == NULL ||
+        (b->lateness = open_csv(b, "lateness.csv", DQ_BENCH_LATENESS_HEADER,
+                                err, errlen)) == NULL)
         return -1;
     return write_meta(b, false, err, errlen);
 }
 
-/* The parts asked for, then meta.txt and latest.  Returns the exit code
- * (an error printed). */
-static int bench_parts(bench *b)
+/* ---- The run ------------------------------------------------------------ */
+
+/* Runs part fn when asked for, timing it into b->part_s[i]. */
+static void run_part(dq_bench *b, unsigned bit, int i,
+                     void (*fn)(dq_bench *))
+{
+    int64_t t0 = dq_mono_us();
+
+    if ((b->o->parts & bit) && !dq_bench_stop())
+        fn(b);
+    b->part_s[i] = (double)(dq_mono_us() - t0) / 1e6;
+}
+
+/* The parts asked for, then targets.csv, meta.txt and latest.  Returns
+ * the exit code (an error printed). */
+static int bench_parts(dq_bench *b)
 {
     const dq_bench_opts *o = b->o;
-    int64_t t0 = dq_mono_us();
     char err[1024];
 
-    fprintf(stderr, "dqlab bench: %s run into %s\n", b->pl->name, b->dir);
-    if ((o->parts & DQ_BENCH_CEILING) && !stop_requested())
-        part_ceiling(b);
-    if ((o->parts & DQ_BENCH_THROUGHPUT) && !stop_requested())
-        part_throughput(b);
-    if ((o->parts & DQ_BENCH_BACKLOG) && !stop_requested())
-        part_backlog(b);
-    if ((o->parts & DQ_BENCH_LATENESS) && !stop_requested())
-        part_lateness(b);
-    if (stop_requested()) {
+    dq_bench_say(b, "%s run into %s", b->pl->name, b->dir);
+    run_part(b, DQ_BENCH_CEILING, 0, dq_bench_part_ceiling);
+    run_part(b, DQ_BENCH_THROUGHPUT, 1, dq_bench_part_throughput);
+    run_part(b, DQ_BENCH_BACKLOG, 2, dq_bench_part_backlog);
+    run_part(b, DQ_BENCH_LATENESS, 3, dq_bench_part_lateness);
+    if (dq_bench_write_targets(b, err, sizeof err) != 0) {
+        fprintf(stderr, "dqlab bench: %s\n", err);
+        write_meta(b, false, err, sizeof err);
+        return 2;
+    }
+    if (dq_bench_stop()) {
         write_meta(b, false, err, sizeof err);
         fprintf(stderr, "dqlab bench: interrupted; partial results kept in "
                 "%s, %s/latest not updated\n", b->dir, b->benchdir);
@@ -1449,17 +638,31 @@ static int bench_parts(bench *b)
     }
     if (!o->keep_logs)
         rmdir(b->logs);
-    fprintf(stderr, "dqlab bench: done in %.0f s%s; %s/latest -> %s\n",
-            (double)(dq_mono_us() - t0) / 1e6,
-            b->errors ? " with failed units (see meta.txt)" : "",
-            b->benchdir, b->stamp);
+    dq_bench_say(b, "done%s; targets in %s/targets.csv; %s/latest -> %s",
+                 b->errors ? " with failed units (see meta.txt)" : "",
+                 b->dir, b->benchdir, b->stamp);
     return 0;
+}
+
+static void bench_free(dq_bench *b)
+{
+    FILE *fs[] = {b->ceiling, b->references, b->throughput, b->harness,
+                  b->backlog, b->lateness};
+
+    for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++)
+        if (fs[i] != NULL)
+            fclose(fs[i]);
+    free(b->refs);
+    free(b->tps);
+    free(b->hxs);
+    free(b->bls);
+    free(b->lats);
 }
 
 int dq_cmd_bench(int argc, char **argv)
 {
     dq_bench_opts o;
-    bench b;
+    dq_bench b;
     dq_redis_server srv;
     dq_redis_target target;
     char err[1024];
@@ -1467,6 +670,7 @@ int dq_cmd_bench(int argc, char **argv)
 
     memset(&b, 0, sizeof b);
     memset(&srv, 0, sizeof srv);
+    b.t0_us = dq_mono_us();
     prc = dq_bench_parse_args(argc, argv, &o, err, sizeof err);
     if (prc == 1)
         return 0;
@@ -1484,14 +688,7 @@ int dq_cmd_bench(int argc, char **argv)
     } else {
         ret = bench_parts(&b);
     }
-    if (b.ceiling)
-        fclose(b.ceiling);
-    if (b.throughput)
-        fclose(b.throughput);
-    if (b.backlog)
-        fclose(b.backlog);
-    if (b.lateness)
-        fclose(b.lateness);
+    bench_free(&b);
     dq_redis_server_stop(&srv);
     return ret;
 }

@@ -1,15 +1,23 @@
-/* ceiling.h -- what this Redis does for the bare commands on this machine.
+/* ceiling.h -- what this machine does for the bare operations a delay queue
+ * is built from, measured in the same run as the strategies.
  *
- * The performance report states every strategy's throughput as a fraction
- * of what the same server, on the same machine, in the same run, does for
- * the one command a delay queue cannot avoid: adding a member to a sorted
- * set (ZADD), and taking the lowest one (ZPOPMIN).  dqlab measures both
- * itself with hiredis pipelining (redisAppendCommandArgv, then the replies
- * in order: one write and one read per pipeline of `pipeline` commands), so
- * the figure includes the client-side cost a strategy also pays, and
- * optionally runs redis-benchmark (redis-tools) for the server's own view.
+ * The performance report states every strategy's throughput as a share of
+ * a reference measured in the same run on the same server, so that a
+ * faster or busier machine moves both alike:
+ *   - the pipelined ZADD / ZPOPMIN rate through hiredis (dq_ceiling_measure:
+ *     dqlab's own loop, paying the client-side cost a strategy pays too);
+ *   - redis-benchmark (redis-tools), an outside yardstick that is not ours
+ *     (dq_ceiling_redis_benchmark): unpipelined ZADD from 4 clients is the
+ *     reference for one round trip per task, pipelined ZADD from one
+ *     client (pipeline 100) the reference for batched work;
+ *   - the harness's own ceiling (dq_ceiling_noop): a trial through
+ *     dq_trial_run with a queue that does nothing but hand tasks over, so
+ *     that its tasks/s (and events/s: E, D and A records) is what the
+ *     harness itself can do, the bound no strategy can pass.
  *
- * Keys: dq:{bench-ceiling-<pid>}:z, deleted before and after.  Pipelining:
+ * Keys: dq:{bench-ceiling-<pid>}:z, deleted before and after; redis-
+ * benchmark writes its own key "myzset" (the caller deletes it) and runs
+ * only against a private server.  Pipelining:
  * https://redis.io/docs/manual/pipelining/
  */
 #ifndef DQ_CEILING_H
@@ -18,6 +26,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#include "../strategies/dq.h"
 #include "redis_url.h"
 
 typedef struct dq_ceiling {
@@ -39,15 +48,40 @@ int dq_ceiling_measure(const dq_redis_target *t, int64_t members,
                        int pipeline, dq_ceiling *out, char *err,
                        size_t errlen);
 
-/* Runs `redis-benchmark -h HOST -p PORT -n requests -P pipeline -r 100000
- * -t zadd,zpopmin --csv -q` and parses its requests-per-second figures.
- * Meant for a private server only: it writes the key "myzset" (deleted by
- * the caller) and is never given a password.  Returns 0 with *zadd_rps and
- * *zpopmin_rps set, 1 when redis-benchmark is not installed (both set to
- * -1), or -1 with a message in err when it ran and failed. */
-int dq_ceiling_redis_benchmark(const char *host, int port, int64_t requests,
-                               int pipeline, double *zadd_rps,
-                               double *zpopmin_rps, char *err,
-                               size_t errlen);
+/* One redis-benchmark run: its arguments, and the requests per second it
+ * printed per test (-1: not run or not printed). */
+typedef struct dq_rb_run {
+    const char *tests;     /* -t: "zadd" or "zadd,zpopmin" */
+    int clients;           /* -c, >= 1 */
+    int pipeline;          /* -P, >= 1 (1: one command per round trip) */
+    int64_t requests;      /* -n, >= 1 */
+    int64_t keyspace;      /* -r: members element:0..keyspace-1, random */
+    double zadd_rps;       /* out */
+    double zpopmin_rps;    /* out */
+} dq_rb_run;
+
+/* Runs `redis-benchmark -h HOST -p PORT -c clients -n requests -P
+ * pipeline -r keyspace -t tests --csv -q` and parses its requests-per-
+ * second figures into run->zadd_rps / zpopmin_rps.  Meant for a private
+ * server only: it writes the key "myzset" (deleted by the caller) and is
+ * never given a password.  redis-benchmark's ZADD test sends ZADD myzset
+ * <random score> element:<random> (with -r), its ZPOPMIN test ZPOPMIN
+ * myzset (redis-benchmark.c in the Redis sources).  Returns 0, 1 when
+ * redis-benchmark is not installed, or -1 with a message in err when it
+ * ran and failed or printed no ZADD figure. */
+int dq_ceiling_redis_benchmark(const char *host, int port, dq_rb_run *run,
+                               char *err, size_t errlen);
+
+/* The harness's own ceiling: an in-process queue that is a FIFO under one
+ * mutex, nothing more (no due-time order, no due check: it is run only
+ * with tasks due at once, --delay-ms 0, and the checker still counts any
+ * early delivery).  Enqueue copies id and payload into one malloc'd block
+ * (the one allocation the dq.h contract needs: the claimer owns the
+ * payload), claim takes the oldest or waits on a condition variable until
+ * its timeout.  Not in the registry: `dqlab bench` runs it through
+ * dq_trial_run (trial.h) beside the in-process strategies, so its tasks/s
+ * is what producers, consumers, the event log and the payload checks cost
+ * by themselves.  Needs cfg.local (dq.h), as the heap does. */
+extern const dq_strategy dq_ceiling_noop;
 
 #endif

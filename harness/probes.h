@@ -1,5 +1,6 @@
 /* probes.h -- `dqlab probes`: small, decisive checks of claims about Redis
- * itself (CLAIMS.md C06, C07, C08, C09, C20), run against a real server.
+ * itself (CLAIMS.md C06, C07, C08, C09, C20 here; C22, C27, C28 in
+ * probes_more.c), run against a real server.
  *
  * Some claims need no experiment matrix, only one careful interaction with
  * Redis: does a score round-trip a nanosecond timestamp, what does ZADD say
@@ -7,8 +8,8 @@
  * probe here sends the commands, reads what Redis answers and records it;
  * nothing is hard-coded (the boundary where a score stops being exact is
  * found by asking Redis, not by writing 2^53 down).  The report's Probes
- * section (report/section_probes.c) prints the rows and the claim rules in
- * report/claims.c read the verdict_input column.
+ * section (dq_section_probes, report/sections.c) prints the rows and the
+ * claim rules in report/claims.c read the verdict_input column.
  *
  * Output: <results>/probes/<stamp>/probes.csv and meta.txt (runmeta.h),
  * then <results>/probes/latest -> <stamp>.  probes.csv is RFC 4180 CSV

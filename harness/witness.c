@@ -36,16 +36,16 @@ typedef struct wt_def {
 } wt_def;
 
 static const wt_def witnesses[] = {
-    {"naive-duplicate", "naive", wt_naive_duplicate, 50, 8000},
-    {"lease-redelivery", "lua-lease", wt_lease_redelivery, 5, 4000},
-    {"expiry-loss", "expiry", wt_expiry_loss, 5, 4000},
-    {"lua-late-head", "lua", wt_lua_late_head, 5, 4000},
+    {"naive-duplicate", "naive", dq_wt_naive_duplicate, 50, 8000},
+    {"lease-redelivery", "lua-lease", dq_wt_lease_redelivery, 5, 4000},
+    {"expiry-loss", "expiry", dq_wt_expiry_loss, 5, 4000},
+    {"lua-late-head", "lua", dq_wt_lua_late_head, 5, 4000},
 };
 #define NWITNESS (sizeof witnesses / sizeof witnesses[0])
 
 /* ---- Helpers for the trials ---------------------------------------------- */
 
-uint64_t wt_rand(uint64_t *s)
+uint64_t dq_wt_rand(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -53,7 +53,7 @@ uint64_t wt_rand(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-void wt_metric(wt_run *w, const char *key, int64_t value)
+void dq_wt_metric(wt_run *w, const char *key, int64_t value)
 {
     if (w->nm >= WT_MAX_METRICS)
         return;
@@ -62,8 +62,8 @@ void wt_metric(wt_run *w, const char *key, int64_t value)
     w->nm++;
 }
 
-int wt_log_begin(wt_run *w, const char *mode, const char *const *opts,
-                 size_t nopts, char *err, size_t errlen)
+int dq_wt_log_begin(wt_run *w, const char *mode, const char *const *opts,
+                    size_t nopts, char *err, size_t errlen)
 {
     char v[64], k[48], e[256];
     int bad = 0;
@@ -94,7 +94,7 @@ int wt_log_begin(wt_run *w, const char *mode, const char *const *opts,
     return 0;
 }
 
-int wt_log_finish(wt_run *w, char *err, size_t errlen)
+int dq_wt_log_finish(wt_run *w, char *err, size_t errlen)
 {
     char v[32];
     int bad;
@@ -111,8 +111,8 @@ int wt_log_finish(wt_run *w, char *err, size_t errlen)
     return 0;
 }
 
-int wt_open(wt_run *w, const char *who, const char *const *opts,
-            size_t nopts, dq_queue **q, char *err, size_t errlen)
+int dq_wt_open(wt_run *w, const char *who, const char *const *opts,
+               size_t nopts, dq_queue **q, char *err, size_t errlen)
 {
     const dq_strategy *s = dq_strategy_find(w->strategy);
     dq_opt o[DQ_MAX_OPTS];
@@ -135,36 +135,36 @@ int wt_open(wt_run *w, const char *who, const char *const *opts,
     return dq_open(s, &cfg, q, err, errlen);
 }
 
-int wt_chart_log(wt_run *w, const char *id, wt_rec **recs, size_t *n,
-                 char *err, size_t errlen)
+int dq_wt_chart_log(wt_run *w, const char *id, wt_rec **recs, size_t *n,
+                    char *err, size_t errlen)
 {
     wt_chart *ch = &w->chart;
     char b[40];
 
-    if (wt_log_read(w->logpath, recs, n, err, errlen) != 0)
+    if (dq_wt_log_read(w->logpath, recs, n, err, errlen) != 0)
         return -1;
     for (size_t i = 0; i < *n; i++) {
         const wt_rec *r = &(*recs)[i];
         if (strcmp(r->id, id) != 0)
             continue;
         if (r->type == 'E')
-            wt_chart_add(ch, WT_BOX, r->t_us, "producer", NULL,
-                         "log E: %s enqueued, due %s", id,
-                         wt_arg(ch, (snprintf(b, sizeof b, "%" PRId64,
+            dq_wt_chart_add(ch, WT_BOX, r->t_us, "producer", NULL,
+                            "log E: %s enqueued, due %s", id,
+                            dq_wt_arg(ch, (snprintf(b, sizeof b, "%" PRId64,
                                               r->due_ms), b), b, sizeof b));
         else if (r->type == 'D' && r->attempt > 0)
-            wt_chart_add(ch, WT_BOX, r->t_us, r->who, NULL,
-                         "log D: %s delivered to %s, attempt %d", id, r->who,
-                         r->attempt);
+            dq_wt_chart_add(ch, WT_BOX, r->t_us, r->who, NULL,
+                            "log D: %s delivered to %s, attempt %d", id,
+                            r->who, r->attempt);
         else if (r->type == 'D')   /* attempt 0: the strategy does not count */
-            wt_chart_add(ch, WT_BOX, r->t_us, r->who, NULL,
-                         "log D: %s delivered to %s", id, r->who);
+            dq_wt_chart_add(ch, WT_BOX, r->t_us, r->who, NULL,
+                            "log D: %s delivered to %s", id, r->who);
         else if (r->type == 'A')
-            wt_chart_add(ch, WT_BOX, r->t_us, r->who, NULL,
-                         "log A: %s acked by %s", id, r->who);
+            dq_wt_chart_add(ch, WT_BOX, r->t_us, r->who, NULL,
+                            "log A: %s acked by %s", id, r->who);
         else if (r->type == 'R')
-            wt_chart_add(ch, WT_BOX, r->t_us, r->who, NULL,
-                         "log R: ack refused (%s)", r->arg);
+            dq_wt_chart_add(ch, WT_BOX, r->t_us, r->who, NULL,
+                            "log R: ack refused (%s)", r->arg);
     }
     return 0;
 }
@@ -195,9 +195,9 @@ static int store_files(wt_run *w, char *err, size_t errlen)
         return -1;
     }
     snprintf(w->logpath, sizeof w->logpath, "%s", log);
-    if (wt_chart_write(&w->chart, msc, err, errlen) != 0 ||
-        wt_render(msc, svg, png, err, errlen) != 0 ||
-        wt_cap_write(&w->cap, mon, w->chart.title, err, errlen) != 0)
+    if (dq_wt_chart_write(&w->chart, msc, err, errlen) != 0 ||
+        dq_wt_render(msc, svg, png, err, errlen) != 0 ||
+        dq_wt_cap_write(&w->cap, mon, w->chart.title, err, errlen) != 0)
         return -1;
     return 0;
 }
@@ -211,8 +211,8 @@ static void attempt_clear(wt_run *w, bool keep_log)
     }
     if (!keep_log && w->logpath[0])
         unlink(w->logpath);
-    wt_cap_free(&w->cap);
-    wt_chart_free(&w->chart);
+    dq_wt_cap_free(&w->cap);
+    dq_wt_chart_free(&w->chart);
 }
 
 static void run_witness(const wt_def *d, const dq_redis_server *srv,
@@ -476,7 +476,7 @@ int dq_witness_cmd(int argc, char **argv)
             return 0;
         }
     if (parse_args(argc, argv, &a, err, sizeof err) == 0 &&
-        wt_mscgen_check(err, sizeof err) == 0) {
+        dq_wt_mscgen_check(err, sizeof err) == 0) {
         snprintf(parent, sizeof parent, "%s/witness", a.results);
         ret = dq_runmeta_make_dir(parent, stamp, sizeof stamp, dir,
                                   sizeof dir, err, sizeof err);

@@ -22,7 +22,7 @@
  * SETNAME of each, so the map address -> name is built from the capture
  * itself, completed by a CLIENT LIST when the capture stops.
  *
- * How a reader ends: wt_cap_stop sends ECHO <token> (and PUBLISH <token>,
+ * How a reader ends: dq_wt_cap_stop sends ECHO <token> (and PUBLISH <token>,
  * which the observer's second pattern matches); since MONITOR and Pub/Sub
  * deliver in order, every command sent before it is in the capture by
  * then.  A socket timeout ends a reader that never sees its token.
@@ -43,8 +43,8 @@
 #define READ_TIMEOUT_S 15   /* a reader with nothing to read gives up */
 #define EXPIRED_CHANNEL "__keyevent@0__:expired"
 
-redisContext *wt_connect(int port, const char *queue, const char *role,
-                         char *err, size_t errlen)
+redisContext *dq_wt_connect(int port, const char *queue, const char *role,
+                            char *err, size_t errlen)
 {
     struct timeval tv = {5, 0};
     redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
@@ -72,18 +72,9 @@ redisContext *wt_connect(int port, const char *queue, const char *role,
     return c;
 }
 
-bool wt_is(const wt_line *l, const char *cmd)
+bool dq_wt_is(const wt_line *l, const char *cmd)
 {
     return l->argc > 0 && strcasecmp(l->argv[0], cmd) == 0;
-}
-
-const char *wt_short_key(const char *key)
-{
-    const char *e;
-
-    if (strncmp(key, "dq:{", 4) == 0 && (e = strstr(key, "}:")) != NULL)
-        return e + 2;
-    return key;
 }
 
 /* Parses one sdscatrepr-quoted argument at *p into a malloc'd string;
@@ -213,7 +204,8 @@ static bool on_monitor(wt_cap *c, const char *str)
 
     if (parse_monitor(str, &l) != 0)
         return false;
-    if (wt_is(&l, "ECHO") && l.argc == 2 && strcmp(l.argv[1], c->token) == 0) {
+    if (dq_wt_is(&l, "ECHO") && l.argc == 2 && strcmp(l.argv[1],
+        c->token) == 0) {
         line_free(&l);
         return true;
     }
@@ -222,7 +214,7 @@ static bool on_monitor(wt_cap *c, const char *str)
         snprintf(l.addr, sizeof l.addr, "%s", c->last_addr);
     else
         snprintf(c->last_addr, sizeof c->last_addr, "%s", l.addr);
-    if (wt_is(&l, "CLIENT") && l.argc == 3 &&
+    if (dq_wt_is(&l, "CLIENT") && l.argc == 3 &&
         strcasecmp(l.argv[1], "SETNAME") == 0)
         name_add(c, l.addr, l.argv[2]);
     pthread_mutex_unlock(&c->mu);
@@ -329,7 +321,8 @@ static int enter_mode(redisContext *ctx, const char *what, int replies,
 
 static int start_observer(wt_cap *c, int port, char *err, size_t errlen)
 {
-    if ((c->obs = wt_connect(port, c->queue, "observer", err, errlen)) == NULL)
+    if ((c->obs = dq_wt_connect(port, c->queue, "observer", err,
+        errlen)) == NULL)
         return -1;
     redisAppendCommand(c->obs, "PSUBSCRIBE %s %s", EXPIRED_CHANNEL, c->token);
     if (enter_mode(c->obs, "PSUBSCRIBE", 2, err, errlen) != 0)
@@ -342,8 +335,8 @@ static int start_observer(wt_cap *c, int port, char *err, size_t errlen)
     return 0;
 }
 
-int wt_cap_start(wt_cap *c, int port, const char *queue, bool observe,
-                 char *err, size_t errlen)
+int dq_wt_cap_start(wt_cap *c, int port, const char *queue, bool observe,
+                    char *err, size_t errlen)
 {
     static unsigned serial;
 
@@ -353,7 +346,7 @@ int wt_cap_start(wt_cap *c, int port, const char *queue, bool observe,
     snprintf(c->queue, sizeof c->queue, "%s", queue);
     snprintf(c->token, sizeof c->token, "dqlab-witness-stop-%ld-%u",
              (long)getpid(), __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
-    if ((c->mon = wt_connect(port, queue, "monitor", err, errlen)) == NULL)
+    if ((c->mon = dq_wt_connect(port, queue, "monitor", err, errlen)) == NULL)
         goto fail;
     redisAppendCommand(c->mon, "MONITOR");
     if (enter_mode(c->mon, "MONITOR", 1, err, errlen) != 0)
@@ -367,7 +360,7 @@ int wt_cap_start(wt_cap *c, int port, const char *queue, bool observe,
         goto fail;
     return 0;
 fail:
-    wt_cap_free(c);
+    dq_wt_cap_free(c);
     return -1;
 }
 
@@ -391,7 +384,7 @@ static void names_from_list(wt_cap *c, const char *text)
     }
 }
 
-void wt_cap_who(const wt_cap *c, const char *addr, char *who, size_t len)
+void dq_wt_cap_who(const wt_cap *c, const char *addr, char *who, size_t len)
 {
     char prefix[96];
     size_t pl;
@@ -416,7 +409,7 @@ static void join_readers(wt_cap *c)
     c->mon_running = c->obs_running = false;
 }
 
-int wt_cap_stop(wt_cap *c, redisContext *w, char *err, size_t errlen)
+int dq_wt_cap_stop(wt_cap *c, redisContext *w, char *err, size_t errlen)
 {
     redisReply *r;
     int rc = 0;
@@ -433,8 +426,8 @@ int wt_cap_stop(wt_cap *c, redisContext *w, char *err, size_t errlen)
         freeReplyObject(r);
     for (size_t i = 0; i < c->n; i++)
         if (!c->lines[i].event)
-            wt_cap_who(c, c->lines[i].addr, c->lines[i].who,
-                       sizeof c->lines[i].who);
+            dq_wt_cap_who(c, c->lines[i].addr, c->lines[i].who,
+                          sizeof c->lines[i].who);
     if (c->err[0]) {
         snprintf(err, errlen, "capture ended early: %s", c->err);
         rc = -1;
@@ -442,7 +435,7 @@ int wt_cap_stop(wt_cap *c, redisContext *w, char *err, size_t errlen)
     return rc;
 }
 
-void wt_cap_free(wt_cap *c)
+void dq_wt_cap_free(wt_cap *c)
 {
     /* A reader still running blocks in a read: closing its socket under it
      * would race, so shut the socket down and let it fail, then join. */
@@ -462,8 +455,8 @@ void wt_cap_free(wt_cap *c)
     memset(c, 0, sizeof *c);
 }
 
-bool wt_cap_wait(wt_cap *c, bool (*pred)(wt_cap *c, void *arg), void *arg,
-                 int64_t timeout_ms)
+bool dq_wt_cap_wait(wt_cap *c, bool (*pred)(wt_cap *c, void *arg), void *arg,
+                    int64_t timeout_ms)
 {
     struct timespec ts;
     bool ok;
@@ -485,8 +478,8 @@ bool wt_cap_wait(wt_cap *c, bool (*pred)(wt_cap *c, void *arg), void *arg,
     return ok;
 }
 
-int wt_cap_write(const wt_cap *c, const char *path, const char *title,
-                 char *err, size_t errlen)
+int dq_wt_cap_write(const wt_cap *c, const char *path, const char *title,
+                    char *err, size_t errlen)
 {
     FILE *f = fopen(path, "wx");
     char who[WT_WHO_MAX];
@@ -500,7 +493,7 @@ int wt_cap_write(const wt_cap *c, const char *path, const char *title,
             "%s\n", title, c->obs ? ", and the keyspace events the "
             "observer received ([event], receipt time)" : "");
     for (size_t i = 0; i < c->nnames; i++) {
-        wt_cap_who(c, c->names[i].addr, who, sizeof who);
+        dq_wt_cap_who(c, c->names[i].addr, who, sizeof who);
         if (who[0])
             fprintf(f, "# client %s %s\n", c->names[i].addr,
                     c->names[i].name);
@@ -515,41 +508,41 @@ int wt_cap_write(const wt_cap *c, const char *path, const char *title,
     return 0;
 }
 
-long wt_find(const wt_cap *c, long from, const char *who, const char *cmd,
-             int pos, const char *arg)
+long dq_wt_find(const wt_cap *c, long from, const char *who, const char *cmd,
+                int pos, const char *arg)
 {
     for (long i = from < 0 ? 0 : from; i < (long)c->n; i++) {
         const wt_line *l = &c->lines[i];
-        if (!l->script && strcmp(l->who, who) == 0 && wt_is(l, cmd) &&
+        if (!l->script && strcmp(l->who, who) == 0 && dq_wt_is(l, cmd) &&
             (arg == NULL || (l->argc > pos && strcmp(l->argv[pos], arg) == 0)))
             return i;
     }
     return -1;
 }
 
-long wt_last(const wt_cap *c, long before, const char *who, const char *cmd)
+long dq_wt_last(const wt_cap *c, long before, const char *who, const char *cmd)
 {
     for (long i = before - 1; i >= 0; i--)
         if (!c->lines[i].script && strcmp(c->lines[i].who, who) == 0 &&
-            wt_is(&c->lines[i], cmd))
+            dq_wt_is(&c->lines[i], cmd))
             return i;
     return -1;
 }
 
-long wt_script_find(const wt_cap *c, long eval, const char *cmd, int pos,
-                    const char *arg)
+long dq_wt_script_find(const wt_cap *c, long eval, const char *cmd, int pos,
+                       const char *arg)
 {
     for (long i = eval + 1; i < (long)c->n && c->lines[i].script; i++) {
         const wt_line *l = &c->lines[i];
-        if ((cmd == NULL || wt_is(l, cmd)) &&
+        if ((cmd == NULL || dq_wt_is(l, cmd)) &&
             (arg == NULL || (l->argc > pos && strcmp(l->argv[pos], arg) == 0)))
             return i;
     }
     return -1;
 }
 
-void wt_script_label(const wt_chart *ch, const wt_cap *c, long eval,
-                     char *buf, size_t len)
+void dq_wt_script_label(const wt_chart *ch, const wt_cap *c, long eval,
+                        char *buf, size_t len)
 {
     size_t n = 0;
 
@@ -560,7 +553,7 @@ void wt_script_label(const wt_chart *ch, const wt_cap *c, long eval,
             char b[48];
             n += (size_t)snprintf(buf + n, len - n, "%s%s",
                                   a ? " " : (n ? "\n" : ""),
-                                  a ? wt_arg(ch, l->argv[a], b, sizeof b)
+                                  a ? dq_wt_arg(ch, l->argv[a], b, sizeof b)
                                     : l->argv[0]);
         }
         if (n >= len)

@@ -104,7 +104,8 @@ static int ex_unheard(wt_run *w, redisContext *wc, ex_seen *s, char *err,
     dq_queue *prod = NULL;
     ex_want x = {"", 0};
 
-    if (wt_open(w, "producer", ex_prod_opts, 2, &prod, err, errlen) != DQ_OK)
+    if (dq_wt_open(w, "producer", ex_prod_opts, 2, &prod, err,
+        errlen) != DQ_OK)
         return -1;
     s->due_ms = dq_wall_us() / 1000 + EX_DELAY_MS;
     if (dq_enqueue(prod, "t1", "x", 1, s->due_ms) != DQ_OK) {
@@ -115,7 +116,7 @@ static int ex_unheard(wt_run *w, redisContext *wc, ex_seen *s, char *err,
     dq_log_enqueue(w->log, dq_wall_us(), "t1", s->due_ms, "producer");
     dq_close(prod);
     snprintf(x.key, sizeof x.key, "dq:{%s}:s:t1", w->queue);
-    if (!wt_cap_wait(&w->cap, ex_event_seen, &x, EX_EVENT_WAIT_MS))
+    if (!dq_wt_cap_wait(&w->cap, ex_event_seen, &x, EX_EVENT_WAIT_MS))
         return 0;
     s->event_us = x.t_us;
     s->numsub_us = dq_wall_us();
@@ -132,7 +133,7 @@ static int ex_late_subscriber(wt_run *w, redisContext *wc, ex_seen *s,
     dq_task t = {0};
     char arg[48], key[160];
 
-    if (wt_open(w, "c0", ex_cons_opts, 1, &q, err, errlen) != DQ_OK)
+    if (dq_wt_open(w, "c0", ex_cons_opts, 1, &q, err, errlen) != DQ_OK)
         return -1;
     s->sub_us = dq_wall_us();
     snprintf(arg, sizeof arg, "ms=%" PRId64, (s->sub_us - s->begin_us) / 1000);
@@ -161,66 +162,69 @@ static void ex_chart(wt_run *w, const ex_seen *s)
 {
     wt_chart *ch = &w->chart;
     const wt_cap *c = &w->cap;
-    long enq = wt_find(c, 0, "producer", "EVALSHA", 0, NULL);
-    long sub = wt_find(c, 0, "c0", "SUBSCRIBE", 0, NULL);
+    long enq = dq_wt_find(c, 0, "producer", "EVALSHA", 0, NULL);
+    long sub = dq_wt_find(c, 0, "c0", "SUBSCRIBE", 0, NULL);
     char body[600];
 
     snprintf(ch->title, sizeof ch->title, "expiry-loss: task %s's shadow key "
              "expired while no consumer was subscribed; its event reached "
              "nobody and %s was never delivered (expiry)", w->task_id,
              w->task_id);
-    wt_chart_entity(ch, "producer", "producer");
-    wt_chart_entity(ch, "c0", "c0");
-    wt_chart_entity(ch, "witness", "witness");
-    wt_chart_entity(ch, "redis", "redis");
-    wt_chart_entity(ch, "events", "keyspace events");
-    if (enq >= 0 && wt_script_find(c, enq, "SET", 0, NULL) < 0)
-        enq = wt_find(c, enq + 1, "producer", "EVALSHA", 0, NULL);
+    dq_wt_chart_entity(ch, "producer", "producer");
+    dq_wt_chart_entity(ch, "c0", "c0");
+    dq_wt_chart_entity(ch, "witness", "witness");
+    dq_wt_chart_entity(ch, "redis", "redis");
+    dq_wt_chart_entity(ch, "events", "keyspace events");
+    if (enq >= 0 && dq_wt_script_find(c, enq, "SET", 0, NULL) < 0)
+        enq = dq_wt_find(c, enq + 1, "producer", "EVALSHA", 0, NULL);
     if (enq < 0)
-        enq = wt_find(c, 0, "producer", "EVAL", 0, NULL);
+        enq = dq_wt_find(c, 0, "producer", "EVAL", 0, NULL);
     ch->t0_us = enq >= 0 ? c->lines[enq].t_us : s->begin_us;
     if (enq >= 0) {
-        wt_script_label(ch, c, enq, body, sizeof body);
-        wt_chart_add(ch, WT_ARC, c->lines[enq].t_us, "producer", "redis",
-                     "%s enqueue script, which ran:\n%s", c->lines[enq].argv[0],
-                     body);
+        dq_wt_script_label(ch, c, enq, body, sizeof body);
+        dq_wt_chart_add(ch, WT_ARC, c->lines[enq].t_us, "producer", "redis",
+                        "%s enqueue script, which ran:\n%s",
+                        c->lines[enq].argv[0], body);
     }
-    wt_chart_add(ch, WT_BOX, s->begin_us, "c0", NULL, "log F: "
-                 "subscriber-outage begins: no consumer subscribed");
-    wt_chart_add(ch, WT_NOTE, s->due_ms * 1000, "redis", NULL, "s:%s's TTL "
-                 "runs out (deleted when the expire cycle finds it)",
-                 w->task_id);
-    wt_chart_add(ch, WT_EVENT, s->event_us, "redis", "events", "expired "
-                 "s:%s on %s (the observer's pattern subscription got it)",
-                 w->task_id, EX_CHANNEL);
-    wt_chart_add(ch, WT_ARC, s->numsub_us, "witness", "redis",
-                 "PUBSUB NUMSUB %s", EX_CHANNEL);
-    wt_chart_add(ch, WT_REPLY, s->numsub_us, "redis", "witness", "%lld: no "
-                 "channel subscriber heard it (reply)", s->numsub);
+    dq_wt_chart_add(ch, WT_BOX, s->begin_us, "c0", NULL, "log F: "
+                    "subscriber-outage begins: no consumer subscribed");
+    dq_wt_chart_add(ch, WT_NOTE, s->due_ms * 1000, "redis", NULL, "s:%s's TTL "
+                    "runs out (deleted when the expire cycle finds it)",
+                    w->task_id);
+    dq_wt_chart_add(ch, WT_EVENT, s->event_us, "redis", "events", "expired "
+                    "s:%s on %s (the observer's pattern subscription got it)",
+                    w->task_id, EX_CHANNEL);
+    dq_wt_chart_add(ch, WT_ARC, s->numsub_us, "witness", "redis",
+                    "PUBSUB NUMSUB %s", EX_CHANNEL);
+    dq_wt_chart_add(ch, WT_REPLY, s->numsub_us, "redis", "witness", "%lld: no "
+                    "channel subscriber heard it (reply)", s->numsub);
     if (sub >= 0)
-        wt_chart_add(ch, WT_ARC, c->lines[sub].t_us, "c0", "redis",
-                     "SUBSCRIBE %s (c0 starts: too late)", EX_CHANNEL);
-    wt_chart_add(ch, WT_BOX, s->claim_end_us, "c0", NULL, "claim for %d ms: "
-                 "%s", EX_CLAIM_MS, s->claim_rc == DQ_EMPTY
-                 ? "nothing (DQ_EMPTY)" : "a task");
-    wt_chart_add(ch, WT_ARC, s->hexists_us, "witness", "redis", "HEXISTS p %s",
-                 w->task_id);
-    wt_chart_add(ch, WT_REPLY, s->hexists_us, "redis", "witness", "%lld: the "
-                 "payload is still there; no event will come again (reply)",
-                 s->hexists);
+        dq_wt_chart_add(ch, WT_ARC, c->lines[sub].t_us, "c0", "redis",
+                        "SUBSCRIBE %s (c0 starts: too late)", EX_CHANNEL);
+    dq_wt_chart_add(ch, WT_BOX, s->claim_end_us, "c0", NULL,
+                    "claim for %d ms: "
+                    "%s", EX_CLAIM_MS, s->claim_rc == DQ_EMPTY
+                    ? "nothing (DQ_EMPTY)" : "a task");
+    dq_wt_chart_add(ch, WT_ARC, s->hexists_us, "witness", "redis",
+                    "HEXISTS p %s",
+                    w->task_id);
+    dq_wt_chart_add(ch, WT_REPLY, s->hexists_us, "redis", "witness",
+                    "%lld: the "
+                    "payload is still there; no event will come again (reply)",
+                    s->hexists);
 }
 
 static void ex_numbers(wt_run *w, const ex_seen *s, const dq_check *chk)
 {
-    wt_metric(w, "delay_ms", EX_DELAY_MS);
-    wt_metric(w, "event_after_due_us", s->event_us - s->due_ms * 1000);
-    wt_metric(w, "channel_subscribers_at_event", s->numsub);
-    wt_metric(w, "expired_keys", s->expired_after - s->expired_before);
-    wt_metric(w, "subscribed_after_event_us", s->sub_us - s->event_us);
-    wt_metric(w, "claim_wait_ms", EX_CLAIM_MS);
-    wt_metric(w, "delivered", (int64_t)chk->delivered);
-    wt_metric(w, "payload_left", s->hexists);
-    wt_metric(w, "lost", (int64_t)chk->lost);
+    dq_wt_metric(w, "delay_ms", EX_DELAY_MS);
+    dq_wt_metric(w, "event_after_due_us", s->event_us - s->due_ms * 1000);
+    dq_wt_metric(w, "channel_subscribers_at_event", s->numsub);
+    dq_wt_metric(w, "expired_keys", s->expired_after - s->expired_before);
+    dq_wt_metric(w, "subscribed_after_event_us", s->sub_us - s->event_us);
+    dq_wt_metric(w, "claim_wait_ms", EX_CLAIM_MS);
+    dq_wt_metric(w, "delivered", (int64_t)chk->delivered);
+    dq_wt_metric(w, "payload_left", s->hexists);
+    dq_wt_metric(w, "lost", (int64_t)chk->lost);
     snprintf(w->seen, sizeof w->seen, "s:%s expired %.1f ms after its due "
              "time with %lld channel subscribers; c0 subscribed %.1f ms later "
              "and waited %d ms for nothing; the payload is still in Redis "
@@ -242,14 +246,14 @@ static int ex_analyse(wt_run *w, const ex_seen *s, char *err, size_t errlen)
     if (dq_check_file(w->logpath, &chk, err, errlen) != 0)
         return -1;
     ex_chart(w, s);
-    if (wt_chart_log(w, w->task_id, &recs, &n, err, errlen) != 0)
+    if (dq_wt_chart_log(w, w->task_id, &recs, &n, err, errlen) != 0)
         return -1;
     free(recs);
     ex_numbers(w, s, &chk);
     return 1;
 }
 
-int wt_expiry_loss(wt_run *w, char *err, size_t errlen)
+int dq_wt_expiry_loss(wt_run *w, char *err, size_t errlen)
 {
     redisContext *wc = NULL;
     redisReply *r;
@@ -257,8 +261,9 @@ int wt_expiry_loss(wt_run *w, char *err, size_t errlen)
     int ret = -1, heard = 0;
 
     memset(&s, 0, sizeof s);
-    if (wt_log_begin(w, "thread", ex_cons_opts, 1, err, errlen) != 0 ||
-        (wc = wt_connect(w->port, w->queue, "witness", err, errlen)) == NULL)
+    if (dq_wt_log_begin(w, "thread", ex_cons_opts, 1, err, errlen) != 0 ||
+        (wc = dq_wt_connect(w->port, w->queue, "witness", err, errlen)) ==
+            NULL)
         goto out;
     r = redisCommand(wc, "CONFIG SET notify-keyspace-events Ex");
     if (r == NULL || r->type == REDIS_REPLY_ERROR) {
@@ -269,7 +274,7 @@ int wt_expiry_loss(wt_run *w, char *err, size_t errlen)
         goto out;
     }
     freeReplyObject(r);
-    if (wt_cap_start(&w->cap, w->port, w->queue, true, err, errlen) != 0)
+    if (dq_wt_cap_start(&w->cap, w->port, w->queue, true, err, errlen) != 0)
         goto out;
     s.begin_us = dq_wall_us();
     s.expired_before = expired_keys(wc);
@@ -280,8 +285,8 @@ int wt_expiry_loss(wt_run *w, char *err, size_t errlen)
         goto out;
     ret = 0;
 out:
-    if (ret == 0 && (wt_log_finish(w, err, errlen) != 0 ||
-                     wt_cap_stop(&w->cap, wc, err, errlen) != 0))
+    if (ret == 0 && (dq_wt_log_finish(w, err, errlen) != 0 ||
+                     dq_wt_cap_stop(&w->cap, wc, err, errlen) != 0))
         ret = -1;
     if (ret == 0 && heard == 1)
         ret = dq_signals_caught() ? 130 : ex_analyse(w, &s, err, errlen);

@@ -66,54 +66,53 @@ typedef struct wt_cap {
 /* Connects to 127.0.0.1:port and names the connection
  * "dqlab:<queue>:<role>" (CLIENT SETNAME, rconn.h client names).  NULL
  * with a one-line message in err. */
-redisContext *wt_connect(int port, const char *queue, const char *role,
-                         char *err, size_t errlen);
+redisContext *dq_wt_connect(int port, const char *queue, const char *role,
+                            char *err, size_t errlen);
 
 /* Starts the MONITOR reader (and, with observe, a PSUBSCRIBE reader of
  * __keyevent@0__:expired, the keyspace-events observer) on its own
  * connections and threads.  Returns 0, or -1 with err (nothing left). */
-int wt_cap_start(wt_cap *c, int port, const char *queue, bool observe,
-                 char *err, size_t errlen);
+int dq_wt_cap_start(wt_cap *c, int port, const char *queue, bool observe,
+                    char *err, size_t errlen);
 /* Ends the readers: sends ECHO <token> (and PUBLISH <token>) on w, which
  * every reader sees after all earlier commands, and joins them.  Then
  * takes CLIENT LIST on w into the name map and resolves every line's
  * `who`.  Returns 0, or -1 with err (the readers are joined anyway). */
-int wt_cap_stop(wt_cap *c, redisContext *w, char *err, size_t errlen);
+int dq_wt_cap_stop(wt_cap *c, redisContext *w, char *err, size_t errlen);
 /* Frees everything; safe on a zeroed or stopped capture. */
-void wt_cap_free(wt_cap *c);
+void dq_wt_cap_free(wt_cap *c);
 /* Waits up to timeout_ms until pred(c, arg) holds, called under c->mu
  * after each new line.  Returns true when it held. */
-bool wt_cap_wait(wt_cap *c, bool (*pred)(wt_cap *c, void *arg), void *arg,
-                 int64_t timeout_ms);
+bool dq_wt_cap_wait(wt_cap *c, bool (*pred)(wt_cap *c, void *arg), void *arg,
+                    int64_t timeout_ms);
 /* The consumer part of address addr's client name of c's queue into who
- * ("" when unknown).  Call under c->mu, or after wt_cap_stop. */
-void wt_cap_who(const wt_cap *c, const char *addr, char *who, size_t len);
+ * ("" when unknown).  Call under c->mu, or after dq_wt_cap_stop. */
+void dq_wt_cap_who(const wt_cap *c, const char *addr, char *who, size_t len);
 /* Writes the raw lines of the queue's connections (and the commands their
  * scripts ran, and the observer's events) to path, after '#' lines naming
  * each address.  Returns 0, or -1 with err. */
-int wt_cap_write(const wt_cap *c, const char *path, const char *title,
-                 char *err, size_t errlen);
+int dq_wt_cap_write(const wt_cap *c, const char *path, const char *title,
+                    char *err, size_t errlen);
 /* The index of the first line from `from` on of consumer who (not run by
  * a script) running cmd with argument arg at argv[pos] (arg NULL: any),
  * or -1. */
-long wt_find(const wt_cap *c, long from, const char *who, const char *cmd,
-             int pos, const char *arg);
+long dq_wt_find(const wt_cap *c, long from, const char *who, const char *cmd,
+                int pos, const char *arg);
 /* The last such line of who running cmd before index `before`, or -1. */
-long wt_last(const wt_cap *c, long before, const char *who, const char *cmd);
+long dq_wt_last(const wt_cap *c, long before, const char *who,
+                 const char *cmd);
 /* Among the commands the script of line eval (an EVAL/EVALSHA) ran, the
  * index of the first running cmd (NULL: any) with arg at argv[pos] (NULL:
  * any), or -1. */
-long wt_script_find(const wt_cap *c, long eval, const char *cmd, int pos,
-                    const char *arg);
+long dq_wt_script_find(const wt_cap *c, long eval, const char *cmd, int pos,
+                       const char *arg);
 /* The commands the script of line eval ran, one a line, arguments through
- * wt_arg, into buf. */
+ * dq_wt_arg, into buf. */
 struct wt_chart;
-void wt_script_label(const struct wt_chart *ch, const wt_cap *c, long eval,
-                     char *buf, size_t len);
+void dq_wt_script_label(const struct wt_chart *ch, const wt_cap *c, long eval,
+                        char *buf, size_t len);
 /* Case-insensitive comparison of line l's command with cmd. */
-bool wt_is(const wt_line *l, const char *cmd);
-/* The key abbreviated for a chart: "dq:{Q}:z" -> "z". */
-const char *wt_short_key(const char *key);
+bool dq_wt_is(const wt_line *l, const char *cmd);
 
 /* ---- Event-log records (witness_msc.c) ---------------------------------- */
 typedef struct wt_rec {
@@ -128,13 +127,13 @@ typedef struct wt_rec {
 
 /* Reads the E/D/A/R/F records of the event log at path into a malloc'd
  * array (*out, *n).  Returns 0, or -1 with err. */
-int wt_log_read(const char *path, wt_rec **out, size_t *n, char *err,
-                size_t errlen);
+int dq_wt_log_read(const char *path, wt_rec **out, size_t *n, char *err,
+                   size_t errlen);
 
 /* The first record of type with id (and consumer who, attempt; NULL / -1:
  * any), or NULL.  For E records who is the producer. */
-const wt_rec *wt_rec_find(const wt_rec *r, size_t n, char type,
-                          const char *id, const char *who, int attempt);
+const wt_rec *dq_wt_rec_find(const wt_rec *r, size_t n, char type,
+                             const char *id, const char *who, int attempt);
 
 /* ---- The chart (witness_msc.c) ------------------------------------------ */
 typedef enum wt_kind {
@@ -164,23 +163,28 @@ typedef struct wt_chart {
     int64_t t0_us;         /* "+0 ms": the first item's time */
 } wt_chart;
 
-void wt_chart_entity(wt_chart *ch, const char *name, const char *label);
+void dq_wt_chart_entity(wt_chart *ch, const char *name, const char *label);
 /* Adds an item at t_us; the label is printf-formatted, its '"' and '\'
  * replaced.  Items are sorted by time (then insertion) when written. */
-void wt_chart_add(wt_chart *ch, wt_kind kind, int64_t t_us, const char *from,
-                  const char *to, const char *fmt, ...)
+void dq_wt_chart_add(wt_chart *ch, wt_kind kind, int64_t t_us,
+                     const char *from,
+                     const char *to, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 /* Writes the mscgen source to path.  Returns 0, or -1 with err. */
-int wt_chart_write(wt_chart *ch, const char *path, char *err, size_t errlen);
+int dq_wt_chart_write(wt_chart *ch, const char *path, char *err,
+                      size_t errlen);
 /* Renders msc to svg and png with mscgen.  Returns 0, or -1 with err. */
-int wt_render(const char *msc, const char *svg, const char *png, char *err,
-              size_t errlen);
+int dq_wt_render(const char *msc, const char *svg, const char *png, char *err,
+                 size_t errlen);
 /* 0 when mscgen is in PATH, else -1 with the apt-get line in err. */
-int wt_mscgen_check(char *err, size_t errlen);
-void wt_chart_free(wt_chart *ch);
-/* An argument for a label: a key abbreviated (wt_short_key), a number
+int dq_wt_mscgen_check(char *err, size_t errlen);
+void dq_wt_chart_free(wt_chart *ch);
+/* The key abbreviated for a chart: "dq:{Q}:z" -> "z". */
+const char *dq_wt_short_key(const char *key);
+/* An argument for a label: a key abbreviated (dq_wt_short_key), a number
  * that is a time in ms near t0 written "T+<ms>" (T = t0 of the chart). */
-const char *wt_arg(const wt_chart *ch, const char *a, char *buf, size_t len);
+const char *dq_wt_arg(const wt_chart *ch, const char *a, char *buf,
+                      size_t len);
 
 /* ---- One witness trial (witness.c drives, the trial files act) ---------- */
 typedef struct wt_measure {
@@ -214,34 +218,34 @@ typedef struct wt_run {
  * new seed), 130 when interrupted, or -1 with err. */
 typedef int (*wt_attempt_fn)(wt_run *w, char *err, size_t errlen);
 
-int wt_naive_duplicate(wt_run *w, char *err, size_t errlen);
-int wt_lease_redelivery(wt_run *w, char *err, size_t errlen);
-int wt_expiry_loss(wt_run *w, char *err, size_t errlen);
-int wt_lua_late_head(wt_run *w, char *err, size_t errlen);
+int dq_wt_naive_duplicate(wt_run *w, char *err, size_t errlen);
+int dq_wt_lease_redelivery(wt_run *w, char *err, size_t errlen);
+int dq_wt_expiry_loss(wt_run *w, char *err, size_t errlen);
+int dq_wt_lua_late_head(wt_run *w, char *err, size_t errlen);
 
 /* Helpers for the trials (witness.c). */
 /* splitmix64: the next value of the seeded generator *s. */
-uint64_t wt_rand(uint64_t *s);
+uint64_t dq_wt_rand(uint64_t *s);
 /* Adds one row of witness.csv (at most WT_MAX_METRICS per witness). */
-void wt_metric(wt_run *w, const char *key, int64_t value);
+void dq_wt_metric(wt_run *w, const char *key, int64_t value);
 /* Creates w->logpath and writes the headers every witness log has
  * (strategy, queue, seed, witness, consumer_mode, start_us,
  * redis_version, opt.<k> of the "k=v" options in opts[0..nopts-1]).
  * Returns 0, or -1 with err. */
-int wt_log_begin(wt_run *w, const char *mode, const char *const *opts,
-                 size_t nopts, char *err, size_t errlen);
+int dq_wt_log_begin(wt_run *w, const char *mode, const char *const *opts,
+                    size_t nopts, char *err, size_t errlen);
 /* H end_us, Z clean, close.  Returns 0, or -1 with err. */
-int wt_log_finish(wt_run *w, char *err, size_t errlen);
+int dq_wt_log_finish(wt_run *w, char *err, size_t errlen);
 /* Opens a handle of w->strategy on w's queue and server for consumer who
  * with the "k=v" options opts[0..nopts-1].  Returns DQ_OK, or a DQ_E*
  * code with err. */
-int wt_open(wt_run *w, const char *who, const char *const *opts,
-            size_t nopts, dq_queue **q, char *err, size_t errlen);
-/* Reads w's event log (wt_log_read) and adds its E, D, A and R records
+int dq_wt_open(wt_run *w, const char *who, const char *const *opts,
+               size_t nopts, dq_queue **q, char *err, size_t errlen);
+/* Reads w's event log (dq_wt_log_read) and adds its E, D, A and R records
  * of task id as boxes on the chart (F records the trials draw
  * themselves); every record is returned in *recs (malloc'd, the caller
  * frees it; *n of them) for the caller's numbers.  0, or -1 with err. */
-int wt_chart_log(wt_run *w, const char *id, wt_rec **recs, size_t *n,
-                 char *err, size_t errlen);
+int dq_wt_chart_log(wt_run *w, const char *id, wt_rec **recs, size_t *n,
+                    char *err, size_t errlen);
 
 #endif

@@ -72,12 +72,12 @@ static bool lh_asleep(wt_cap *c, void *arg)
         wt_line *l = &c->lines[i];
         if (l->script)
             continue;
-        wt_cap_who(c, l->addr, who, sizeof who);
-        if (strcmp(who, "producer") == 0 && wt_is(l, "ZADD"))
+        dq_wt_cap_who(c, l->addr, who, sizeof who);
+        if (strcmp(who, "producer") == 0 && dq_wt_is(l, "ZADD"))
             after_zadd = true;
         else if (after_zadd && strcmp(who, "c0") == 0 &&
-                 wt_is(l, "EVALSHA") &&
-                 wt_script_find(c, i, "ZRANGE", 0, NULL) >= 0) {
+                 dq_wt_is(l, "EVALSHA") &&
+                 dq_wt_script_find(c, i, "ZRANGE", 0, NULL) >= 0) {
             *sleep_line = i;
             return true;
         }
@@ -113,28 +113,29 @@ static void lh_draw_scripts(wt_run *w, const lh_lines *L, int64_t head_ms)
 
     for (long i = L->zadd1 + 1; i < (long)c->n; i++) {
         const wt_line *l = &c->lines[i];
-        long got = wt_script_find(c, i, "HMGET", 0, NULL);
-        long head = wt_script_find(c, i, "ZRANGE", 0, NULL);
-        long find = wt_script_find(c, i, "ZRANGEBYSCORE", 0, NULL);
-        if (l->script || strcmp(l->who, "c0") || !wt_is(l, "EVALSHA") ||
+        long got = dq_wt_script_find(c, i, "HMGET", 0, NULL);
+        long head = dq_wt_script_find(c, i, "ZRANGE", 0, NULL);
+        long find = dq_wt_script_find(c, i, "ZRANGEBYSCORE", 0, NULL);
+        if (l->script || strcmp(l->who, "c0") || !dq_wt_is(l, "EVALSHA") ||
             (got < 0 && head < 0))
             continue;
-        wt_script_label(ch, c, i, body, sizeof body);
-        wt_chart_add(ch, WT_ARC, l->t_us, "c0", "redis",
-                     "EVALSHA claim script, which ran:\n%s", body);
+        dq_wt_script_label(ch, c, i, body, sizeof body);
+        dq_wt_chart_add(ch, WT_ARC, l->t_us, "c0", "redis",
+                        "EVALSHA claim script, which ran:\n%s", body);
         if (got >= 0)
-            wt_chart_add(ch, WT_REPLY, l->t_us, "redis", "c0", "%s (derived: "
-                         "the log's D)", c->lines[got].argv[2]);
+            dq_wt_chart_add(ch, WT_REPLY, l->t_us, "redis", "c0",
+                            "%s (derived: "
+                            "the log's D)", c->lines[got].argv[2]);
         else {
             int64_t now = find >= 0 && c->lines[find].argc > 3
                               ? strtoll(c->lines[find].argv[3], NULL, 10) : 0;
             int64_t nap = head_ms - now < LH_POLL_MS ? head_ms - now
                                                      : LH_POLL_MS;
             snprintf(b, sizeof b, "%" PRId64, head_ms);
-            wt_chart_add(ch, WT_REPLY, l->t_us, "redis", "c0", "nothing due; "
-                         "head t1 at %s (derived): c0 sleeps min(head - now, "
-                         "poll_ms) = %" PRId64 " ms", wt_arg(ch, b, b,
-                                                              sizeof b), nap);
+            dq_wt_chart_add(ch, WT_REPLY, l->t_us, "redis", "c0",
+                            "nothing due; head t1 at %s (derived): c0 "
+                            "sleeps min(head - now, poll_ms) = %" PRId64
+                            " ms", dq_wt_arg(ch, b, b, sizeof b), nap);
         }
     }
 }
@@ -149,26 +150,28 @@ static void lh_chart(wt_run *w, const lh_lines *L, const wt_rec *e1,
     snprintf(ch->title, sizeof ch->title, "lua-late-head: task %s, due "
              "before the head t1 a sleeping consumer saw, waits until it "
              "wakes (lua, poll_ms=%d)", w->task_id, LH_POLL_MS);
-    wt_chart_entity(ch, "producer", "producer");
-    wt_chart_entity(ch, "c0", "c0");
-    wt_chart_entity(ch, "redis", "redis");
-    wt_chart_add(ch, WT_ARC, c->lines[L->zadd1].t_us, "producer", "redis",
-                 "MULTI, HSET p t1, ZADD z %s t1, EXEC",
-                 wt_arg(ch, c->lines[L->zadd1].argv[2], b, sizeof b));
-    wt_chart_add(ch, WT_ARC, c->lines[L->zadd2].t_us, "producer", "redis",
-                 "MULTI, HSET p t2, ZADD z %s t2, EXEC: a new head",
-                 wt_arg(ch, c->lines[L->zadd2].argv[2], b, sizeof b));
+    dq_wt_chart_entity(ch, "producer", "producer");
+    dq_wt_chart_entity(ch, "c0", "c0");
+    dq_wt_chart_entity(ch, "redis", "redis");
+    dq_wt_chart_add(ch, WT_ARC, c->lines[L->zadd1].t_us, "producer", "redis",
+                    "MULTI, HSET p t1, ZADD z %s t1, EXEC",
+                    dq_wt_arg(ch, c->lines[L->zadd1].argv[2], b, sizeof b));
+    dq_wt_chart_add(ch, WT_ARC, c->lines[L->zadd2].t_us, "producer", "redis",
+                    "MULTI, HSET p t2, ZADD z %s t2, EXEC: a new head",
+                    dq_wt_arg(ch, c->lines[L->zadd2].argv[2], b, sizeof b));
     lh_draw_scripts(w, L, e1->due_ms);
-    wt_chart_add(ch, WT_NOTE, e2->due_ms * 1000, "c0", "redis", "t2 is due; "
-                 "c0 sleeps on: nothing tells it");
-    wt_chart_add(ch, WT_NOTE, d2->t_us + 1, "c0", "redis", "t2 %.1f ms late "
-                 "(poll_ms %d - delay %d - %.1f ms from c0's script to the "
-                 "enqueue = %.1f ms)",
-                 (double)(d2->t_us - e2->due_ms * 1000) / 1000.0, LH_POLL_MS,
-                 LH_NEW_MS,
-                 (double)(c->lines[L->zadd2].t_us -
+    dq_wt_chart_add(ch, WT_NOTE, e2->due_ms * 1000, "c0", "redis",
+                    "t2 is due; "
+                    "c0 sleeps on: nothing tells it");
+    dq_wt_chart_add(ch, WT_NOTE, d2->t_us + 1, "c0", "redis",
+                    "t2 %.1f ms late "
+                    "(poll_ms %d - delay %d - %.1f ms from c0's script to the "
+                    "enqueue = %.1f ms)",
+                    (double)(d2->t_us - e2->due_ms * 1000) / 1000.0,
+                    LH_POLL_MS, LH_NEW_MS,
+                    (double)(c->lines[L->zadd2].t_us -
                           c->lines[L->sleep].t_us) / 1000.0,
-                 LH_POLL_MS - LH_NEW_MS -
+                    LH_POLL_MS - LH_NEW_MS -
                      (double)(c->lines[L->zadd2].t_us -
                               c->lines[L->sleep].t_us) / 1000.0);
 }
@@ -178,8 +181,8 @@ static long lh_next_script(const wt_cap *c, long from)
 {
     for (long i = from + 1; i < (long)c->n; i++)
         if (!c->lines[i].script && strcmp(c->lines[i].who, "c0") == 0 &&
-            wt_is(&c->lines[i], "EVALSHA") &&
-            wt_script_find(c, i, NULL, 0, NULL) >= 0)
+            dq_wt_is(&c->lines[i], "EVALSHA") &&
+            dq_wt_script_find(c, i, NULL, 0, NULL) >= 0)
             return i;
     return -1;
 }
@@ -191,14 +194,16 @@ static void lh_numbers(wt_run *w, const lh_lines *L, const wt_rec *e1,
     int64_t after = c->lines[L->zadd2].t_us - c->lines[L->sleep].t_us;
     int64_t late = d2->t_us - e2->due_ms * 1000;
 
-    wt_metric(w, "poll_ms", LH_POLL_MS);
-    wt_metric(w, "head_delay_ms", LH_HEAD_MS);
-    wt_metric(w, "new_delay_ms", LH_NEW_MS);
-    wt_metric(w, "enqueue_after_sleep_us", after);
-    wt_metric(w, "sleep_us", c->lines[L->wake].t_us - c->lines[L->sleep].t_us);
-    wt_metric(w, "new_lateness_us", late);
-    wt_metric(w, "bound_us", (LH_POLL_MS - LH_NEW_MS) * 1000 - after);
-    wt_metric(w, "head_lateness_us", d1 ? d1->t_us - e1->due_ms * 1000 : -1);
+    dq_wt_metric(w, "poll_ms", LH_POLL_MS);
+    dq_wt_metric(w, "head_delay_ms", LH_HEAD_MS);
+    dq_wt_metric(w, "new_delay_ms", LH_NEW_MS);
+    dq_wt_metric(w, "enqueue_after_sleep_us", after);
+    dq_wt_metric(w, "sleep_us",
+                 c->lines[L->wake].t_us - c->lines[L->sleep].t_us);
+    dq_wt_metric(w, "new_lateness_us", late);
+    dq_wt_metric(w, "bound_us", (LH_POLL_MS - LH_NEW_MS) * 1000 - after);
+    dq_wt_metric(w, "head_lateness_us",
+                 d1 ? d1->t_us - e1->due_ms * 1000 : -1);
     snprintf(w->seen, sizeof w->seen, "c0 went to sleep for poll_ms=%d ms "
              "(head t1 due in %d ms); t2, added %.1f ms later due in %d ms, "
              "was delivered %.1f ms late, when c0 woke %.1f ms after it fell "
@@ -220,27 +225,27 @@ static int lh_analyse(wt_run *w, char *err, size_t errlen)
     const wt_rec *e1, *e2, *d1, *d2;
     int ret = 0;
 
-    L.zadd1 = wt_find(c, 0, "producer", "ZADD", 3, "t1");
-    L.zadd2 = wt_find(c, 0, "producer", "ZADD", 3, "t2");
+    L.zadd1 = dq_wt_find(c, 0, "producer", "ZADD", 3, "t1");
+    L.zadd2 = dq_wt_find(c, 0, "producer", "ZADD", 3, "t2");
     if (L.zadd1 < 0 || L.zadd2 < 0)
         return 0;
-    L.sleep = wt_last(c, L.zadd2, "c0", "EVALSHA");
+    L.sleep = dq_wt_last(c, L.zadd2, "c0", "EVALSHA");
     L.wake = lh_next_script(c, L.zadd2);
     if (L.sleep < 0 || L.wake < 0 ||
-        wt_script_find(c, L.sleep, "ZRANGE", 0, NULL) < 0 ||
-        wt_script_find(c, L.wake, "HMGET", 2, "t2") < 0)
+        dq_wt_script_find(c, L.sleep, "ZRANGE", 0, NULL) < 0 ||
+        dq_wt_script_find(c, L.wake, "HMGET", 2, "t2") < 0)
         return 0;
     snprintf(w->task_id, sizeof w->task_id, "t2");
     w->chart.t0_us = c->lines[L.zadd1].t_us;
-    if (wt_chart_log(w, "t2", &recs, &n, err, errlen) != 0)
+    if (dq_wt_chart_log(w, "t2", &recs, &n, err, errlen) != 0)
         return -1;
     free(recs);
-    if (wt_chart_log(w, "t1", &recs, &n, err, errlen) != 0)
+    if (dq_wt_chart_log(w, "t1", &recs, &n, err, errlen) != 0)
         return -1;
-    e1 = wt_rec_find(recs, n, 'E', "t1", NULL, -1);
-    e2 = wt_rec_find(recs, n, 'E', "t2", NULL, -1);
-    d1 = wt_rec_find(recs, n, 'D', "t1", "c0", -1);
-    d2 = wt_rec_find(recs, n, 'D', "t2", "c0", -1);
+    e1 = dq_wt_rec_find(recs, n, 'E', "t1", NULL, -1);
+    e2 = dq_wt_rec_find(recs, n, 'E', "t2", NULL, -1);
+    d1 = dq_wt_rec_find(recs, n, 'D', "t1", "c0", -1);
+    d2 = dq_wt_rec_find(recs, n, 'D', "t2", "c0", -1);
     if (e1 && e2 && d2 && e2->due_ms * 1000 < c->lines[L.wake].t_us) {
         lh_chart(w, &L, e1, e2, d2);
         lh_numbers(w, &L, e1, e2, d1, d2);
@@ -250,7 +255,7 @@ static int lh_analyse(wt_run *w, char *err, size_t errlen)
     return ret;
 }
 
-int wt_lua_late_head(wt_run *w, char *err, size_t errlen)
+int dq_wt_lua_late_head(wt_run *w, char *err, size_t errlen)
 {
     dq_queue *prod = NULL;
     lh_consumer cons = {w, NULL, 0, ""};
@@ -260,11 +265,12 @@ int wt_lua_late_head(wt_run *w, char *err, size_t errlen)
     long sleep_line = -1;
     int ret = -1;
 
-    if (wt_log_begin(w, "thread", lh_opts, 1, err, errlen) != 0 ||
-        wt_cap_start(&w->cap, w->port, w->queue, false, err, errlen) != 0 ||
-        (wc = wt_connect(w->port, w->queue, "witness", err, errlen)) == NULL ||
-        wt_open(w, "producer", lh_opts, 1, &prod, err, errlen) != DQ_OK ||
-        wt_open(w, "c0", lh_opts, 1, &cons.q, err, errlen) != DQ_OK ||
+    if (dq_wt_log_begin(w, "thread", lh_opts, 1, err, errlen) != 0 ||
+        dq_wt_cap_start(&w->cap, w->port, w->queue, false, err, errlen) != 0 ||
+        (wc = dq_wt_connect(w->port, w->queue, "witness", err, errlen)) ==
+            NULL ||
+        dq_wt_open(w, "producer", lh_opts, 1, &prod, err, errlen) != DQ_OK ||
+        dq_wt_open(w, "c0", lh_opts, 1, &cons.q, err, errlen) != DQ_OK ||
         lh_enqueue(w, prod, "t1", LH_HEAD_MS, err, errlen) != 0)
         goto out;
     if (pthread_create(&th, NULL, lh_main, &cons) != 0) {
@@ -272,7 +278,7 @@ int wt_lua_late_head(wt_run *w, char *err, size_t errlen)
         goto out;
     }
     started = true;
-    if (wt_cap_wait(&w->cap, lh_asleep, &sleep_line, LH_CLAIM_MS) &&
+    if (dq_wt_cap_wait(&w->cap, lh_asleep, &sleep_line, LH_CLAIM_MS) &&
         lh_enqueue(w, prod, "t2", LH_NEW_MS, err, errlen) != 0)
         goto out;
     ret = 0;
@@ -285,8 +291,8 @@ out:
     }
     dq_close(cons.q);
     dq_close(prod);
-    if (ret == 0 && (wt_log_finish(w, err, errlen) != 0 ||
-                     wt_cap_stop(&w->cap, wc, err, errlen) != 0))
+    if (ret == 0 && (dq_wt_log_finish(w, err, errlen) != 0 ||
+                     dq_wt_cap_stop(&w->cap, wc, err, errlen) != 0))
         ret = -1;
     if (ret == 0)
         ret = dq_signals_caught() ? 130 : lh_analyse(w, err, errlen);

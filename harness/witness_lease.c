@@ -59,7 +59,7 @@ static void ls_child(wt_run *w, int go_fd, int done_fd)
     log = dq_eventlog_open_append(w->logpath, DQ_LOG_SYNC_EACH, err,
                                   sizeof err);
     if (log == NULL ||
-        wt_open(w, "c0", ls_opts, 2, &q, err, sizeof err) != DQ_OK) {
+        dq_wt_open(w, "c0", ls_opts, 2, &q, err, sizeof err) != DQ_OK) {
         dprintf(done_fd, "E %s\n", err);
         _exit(3);
     }
@@ -112,7 +112,7 @@ static int ls_reclaim(wt_run *w, char *err, size_t errlen)
     dq_task t = {0};
     int rc;
 
-    if (wt_open(w, "c1", ls_opts, 2, &q, err, errlen) != DQ_OK)
+    if (dq_wt_open(w, "c1", ls_opts, 2, &q, err, errlen) != DQ_OK)
         return -1;
     rc = dq_claim(q, LS_LEASE_MS + LS_CLAIM_MS, &t);
     if (rc == DQ_OK) {
@@ -142,23 +142,23 @@ typedef struct ls_lines {
 static void ls_find(const wt_cap *c, const char *id, ls_lines *L)
 {
     memset(L, 0, sizeof *L);
-    L->zadd = wt_find(c, 0, "producer", "ZADD", 3, id);
+    L->zadd = dq_wt_find(c, 0, "producer", "ZADD", 3, id);
     L->claim0 = L->claim1 = L->ack1 = L->empty_first = L->empty_last = -1;
     for (long i = 0; i < (long)c->n; i++) {
         const wt_line *l = &c->lines[i];
         bool c0 = strcmp(l->who, "c0") == 0, c1 = strcmp(l->who, "c1") == 0;
-        if (l->script || !(c0 || c1) || !(wt_is(l, "EVALSHA") ||
-                                          wt_is(l, "EVAL")))
+        if (l->script || !(c0 || c1) || !(dq_wt_is(l, "EVALSHA") ||
+                                          dq_wt_is(l, "EVAL")))
             continue;
-        if (wt_script_find(c, i, "HINCRBY", 2, id) >= 0) {
+        if (dq_wt_script_find(c, i, "HINCRBY", 2, id) >= 0) {
             if (c0 && L->claim0 < 0)
                 L->claim0 = i;
             else if (c1 && L->claim1 < 0)
                 L->claim1 = i;
-        } else if (c1 && wt_script_find(c, i, "ZREM", 2, id) >= 0) {
+        } else if (c1 && dq_wt_script_find(c, i, "ZREM", 2, id) >= 0) {
             L->ack1 = i;
         } else if (c1 && L->claim1 < 0 &&
-                   wt_script_find(c, i, "ZRANGE", 0, NULL) >= 0) {
+                   dq_wt_script_find(c, i, "ZRANGE", 0, NULL) >= 0) {
             if (L->empty_first < 0)
                 L->empty_first = i;
             L->empty_last = i;
@@ -166,7 +166,7 @@ static void ls_find(const wt_cap *c, const char *id, ls_lines *L)
         }
     }
     if (L->claim0 >= 0) {
-        long z = wt_script_find(c, L->claim0, "ZADD", 3, id);
+        long z = dq_wt_script_find(c, L->claim0, "ZADD", 3, id);
         if (z >= 0)
             L->deadline_ms = strtoll(c->lines[z].argv[2], NULL, 10);
     }
@@ -178,12 +178,12 @@ static void ls_script(wt_run *w, long i, const char *what, const char *reply)
     const wt_cap *c = &w->cap;
     char body[1200];
 
-    wt_script_label(&w->chart, c, i, body, sizeof body);
-    wt_chart_add(&w->chart, WT_ARC, c->lines[i].t_us, c->lines[i].who,
-                 "redis", "%s %s script, which ran:\n%s", c->lines[i].argv[0],
-                 what, body);
-    wt_chart_add(&w->chart, WT_REPLY, c->lines[i].t_us, "redis",
-                 c->lines[i].who, "%s", reply);
+    dq_wt_script_label(&w->chart, c, i, body, sizeof body);
+    dq_wt_chart_add(&w->chart, WT_ARC, c->lines[i].t_us, c->lines[i].who,
+                    "redis", "%s %s script, which ran:\n%s",
+                    c->lines[i].argv[0], what, body);
+    dq_wt_chart_add(&w->chart, WT_REPLY, c->lines[i].t_us, "redis",
+                    c->lines[i].who, "%s", reply);
 }
 
 static void ls_chart(wt_run *w, const ls_lines *L, const wt_rec *kill)
@@ -196,31 +196,32 @@ static void ls_chart(wt_run *w, const ls_lines *L, const wt_rec *kill)
              "claimed by c0 (killed before its ack), claimed again by c1 "
              "with attempt 2 after its lease (lua-lease, lease_ms=%d)",
              w->task_id, LS_LEASE_MS);
-    wt_chart_entity(ch, "producer", "producer");
-    wt_chart_entity(ch, "c0", "c0 (process)");
-    wt_chart_entity(ch, "c1", "c1");
-    wt_chart_entity(ch, "redis", "redis");
+    dq_wt_chart_entity(ch, "producer", "producer");
+    dq_wt_chart_entity(ch, "c0", "c0 (process)");
+    dq_wt_chart_entity(ch, "c1", "c1");
+    dq_wt_chart_entity(ch, "redis", "redis");
     if (L->zadd >= 0)
-        wt_chart_add(ch, WT_ARC, c->lines[L->zadd].t_us, "producer", "redis",
-                     "MULTI, HSET p %s, ZADD z %s %s, EXEC", w->task_id,
-                     wt_arg(ch, c->lines[L->zadd].argv[2], b, sizeof b),
-                     w->task_id);
+        dq_wt_chart_add(ch, WT_ARC, c->lines[L->zadd].t_us, "producer",
+                        "redis",
+                        "MULTI, HSET p %s, ZADD z %s %s, EXEC", w->task_id,
+                        dq_wt_arg(ch, c->lines[L->zadd].argv[2], b, sizeof b),
+                        w->task_id);
     snprintf(b, sizeof b, "%" PRId64, L->deadline_ms);
     snprintf(r, sizeof r, "%s, attempt 1, leased until %s (derived: the "
-             "log's D)", w->task_id, wt_arg(ch, b, b, sizeof b));
+             "log's D)", w->task_id, dq_wt_arg(ch, b, b, sizeof b));
     ls_script(w, L->claim0, "claim", r);
     if (kill)
-        wt_chart_add(ch, WT_BOX, kill->t_us, "c0", NULL, "log F: SIGKILL "
-                     "of c0 during its work: no ack");
+        dq_wt_chart_add(ch, WT_BOX, kill->t_us, "c0", NULL, "log F: SIGKILL "
+                        "of c0 during its work: no ack");
     if (L->empty_first >= 0)
         ls_script(w, L->empty_first, "claim", "nothing due: the head is "
                   "the leased task, due at its deadline (c1 sleeps until "
                   "then, at most poll_ms)");
     if (L->empty > 1)
-        wt_chart_add(ch, WT_NOTE, c->lines[L->empty_last].t_us, "c1", NULL,
-                     "c1: %d more empty claims", L->empty - 1);
-    wt_chart_add(ch, WT_NOTE, L->deadline_ms * 1000, "redis", NULL,
-                 "lease of %s runs out: due again", w->task_id);
+        dq_wt_chart_add(ch, WT_NOTE, c->lines[L->empty_last].t_us, "c1", NULL,
+                        "c1: %d more empty claims", L->empty - 1);
+    dq_wt_chart_add(ch, WT_NOTE, L->deadline_ms * 1000, "redis", NULL,
+                    "lease of %s runs out: due again", w->task_id);
     snprintf(r, sizeof r, "%s, attempt 2 (derived: the log's D)",
              w->task_id);
     ls_script(w, L->claim1, "claim", r);
@@ -236,15 +237,15 @@ static void ls_numbers(wt_run *w, const ls_lines *L, const wt_rec *d0,
     int64_t t0 = w->cap.lines[L->claim0].t_us;
     int64_t t1 = w->cap.lines[L->claim1].t_us;
 
-    wt_metric(w, "lease_ms", LS_LEASE_MS);
-    wt_metric(w, "poll_ms", LS_POLL_MS);
-    wt_metric(w, "first_attempt", d0->attempt);
-    wt_metric(w, "kill_after_claim_us", kill ? kill->t_us - d0->t_us : 0);
-    wt_metric(w, "reclaim_after_claim_us", t1 - t0);
-    wt_metric(w, "reclaim_after_lease_us", t1 - L->deadline_ms * 1000);
-    wt_metric(w, "reclaim_attempt", d1->attempt);
-    wt_metric(w, "empty_claims", L->empty);
-    wt_metric(w, "redelivered", (int64_t)chk->redelivered);
+    dq_wt_metric(w, "lease_ms", LS_LEASE_MS);
+    dq_wt_metric(w, "poll_ms", LS_POLL_MS);
+    dq_wt_metric(w, "first_attempt", d0->attempt);
+    dq_wt_metric(w, "kill_after_claim_us", kill ? kill->t_us - d0->t_us : 0);
+    dq_wt_metric(w, "reclaim_after_claim_us", t1 - t0);
+    dq_wt_metric(w, "reclaim_after_lease_us", t1 - L->deadline_ms * 1000);
+    dq_wt_metric(w, "reclaim_attempt", d1->attempt);
+    dq_wt_metric(w, "empty_claims", L->empty);
+    dq_wt_metric(w, "redelivered", (int64_t)chk->redelivered);
     snprintf(w->seen, sizeof w->seen, "c0 leased %s for %d ms and was "
              "SIGKILLed %.3f ms later without an ack; %d claims of c1 found "
              "nothing due; %.1f ms after c0's claim (%.1f ms past the "
@@ -268,14 +269,14 @@ static int ls_analyse(wt_run *w, const char *id, char *err, size_t errlen)
     snprintf(w->task_id, sizeof w->task_id, "%s", id);
     ls_find(&w->cap, id, &L);
     w->chart.t0_us = L.zadd >= 0 ? w->cap.lines[L.zadd].t_us : 0;
-    if (wt_chart_log(w, id, &recs, &n, err, errlen) != 0 ||
+    if (dq_wt_chart_log(w, id, &recs, &n, err, errlen) != 0 ||
         dq_check_file(w->logpath, &chk, err, errlen) != 0) {
         free(recs);
         return -1;
     }
-    d0 = wt_rec_find(recs, n, 'D', id, "c0", 1);
-    d1 = wt_rec_find(recs, n, 'D', id, "c1", 2);
-    kill = wt_rec_find(recs, n, 'F', "kill-consumer", "begin", -1);
+    d0 = dq_wt_rec_find(recs, n, 'D', id, "c0", 1);
+    d1 = dq_wt_rec_find(recs, n, 'D', id, "c1", 2);
+    kill = dq_wt_rec_find(recs, n, 'F', "kill-consumer", "begin", -1);
     if (d0 && d1 && L.claim0 >= 0 && L.claim1 >= 0) {
         ls_chart(w, &L, kill);
         ls_numbers(w, &L, d0, d1, kill, &chk);
@@ -295,7 +296,7 @@ static int ls_drive(wt_run *w, pid_t *pid, int go_fd, int done_fd, char *id,
     int attempt = 0;
     int64_t due_ms = dq_wall_us() / 1000;
 
-    if (wt_open(w, "producer", ls_opts, 2, &prod, err, errlen) != DQ_OK)
+    if (dq_wt_open(w, "producer", ls_opts, 2, &prod, err, errlen) != DQ_OK)
         return -1;
     if (dq_enqueue(prod, "t1", "x", 1, due_ms) != DQ_OK) {
         snprintf(err, errlen, "lease-redelivery: enqueue: %s",
@@ -321,14 +322,14 @@ static int ls_drive(wt_run *w, pid_t *pid, int go_fd, int done_fd, char *id,
     return ls_reclaim(w, err, errlen);
 }
 
-int wt_lease_redelivery(wt_run *w, char *err, size_t errlen)
+int dq_wt_lease_redelivery(wt_run *w, char *err, size_t errlen)
 {
     int go[2] = {-1, -1}, done[2] = {-1, -1}, ret = -1;
     redisContext *wc = NULL;
     char id[DQ_ID_MAX] = "";
     pid_t pid = -1;
 
-    if (wt_log_begin(w, "process", ls_opts, 2, err, errlen) != 0 ||
+    if (dq_wt_log_begin(w, "process", ls_opts, 2, err, errlen) != 0 ||
         dq_log_header(w->log, "fault", "kill-consumer:during-work") != 0)
         goto out;
     if (pipe(go) != 0 || pipe(done) != 0) {
@@ -345,8 +346,9 @@ int wt_lease_redelivery(wt_run *w, char *err, size_t errlen)
         goto out;
     }
     dq_signals_on_force_kill(pid);
-    if (wt_cap_start(&w->cap, w->port, w->queue, false, err, errlen) == 0 &&
-        (wc = wt_connect(w->port, w->queue, "witness", err, errlen)) != NULL &&
+    if (dq_wt_cap_start(&w->cap, w->port, w->queue, false, err, errlen) == 0 &&
+        (wc = dq_wt_connect(w->port, w->queue, "witness", err, errlen)) !=
+            NULL &&
         ls_drive(w, &pid, go[1], done[0], id, sizeof id, err, errlen) == 0)
         ret = 0;
 out:
@@ -361,8 +363,8 @@ out:
         if (done[i] >= 0)
             close(done[i]);
     }
-    if (ret == 0 && (wt_log_finish(w, err, errlen) != 0 ||
-                     wt_cap_stop(&w->cap, wc, err, errlen) != 0))
+    if (ret == 0 && (dq_wt_log_finish(w, err, errlen) != 0 ||
+                     dq_wt_cap_stop(&w->cap, wc, err, errlen) != 0))
         ret = -1;
     if (ret == 0 && id[0])
         ret = dq_signals_caught() ? 130 : ls_analyse(w, id, err, errlen);

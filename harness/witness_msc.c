@@ -67,8 +67,8 @@ static int rec_parse(char *line, wt_rec *r)
     return 0;
 }
 
-int wt_log_read(const char *path, wt_rec **out, size_t *n, char *err,
-                size_t errlen)
+int dq_wt_log_read(const char *path, wt_rec **out, size_t *n, char *err,
+                   size_t errlen)
 {
     FILE *f = fopen(path, "r");
     char line[2048];
@@ -103,8 +103,8 @@ int wt_log_read(const char *path, wt_rec **out, size_t *n, char *err,
     return 0;
 }
 
-const wt_rec *wt_rec_find(const wt_rec *r, size_t n, char type,
-                          const char *id, const char *who, int attempt)
+const wt_rec *dq_wt_rec_find(const wt_rec *r, size_t n, char type,
+                             const char *id, const char *who, int attempt)
 {
     for (size_t i = 0; i < n; i++)
         if (r[i].type == type && strcmp(r[i].id, id) == 0 &&
@@ -114,9 +114,18 @@ const wt_rec *wt_rec_find(const wt_rec *r, size_t n, char type,
     return NULL;
 }
 
+const char *dq_wt_short_key(const char *key)
+{
+    const char *e;
+
+    if (strncmp(key, "dq:{", 4) == 0 && (e = strstr(key, "}:")) != NULL)
+        return e + 2;
+    return key;
+}
+
 /* ---- The chart ----------------------------------------------------------- */
 
-void wt_chart_entity(wt_chart *ch, const char *name, const char *label)
+void dq_wt_chart_entity(wt_chart *ch, const char *name, const char *label)
 {
     if (ch->nent >= WT_MAX_ENTITIES)
         return;
@@ -125,8 +134,9 @@ void wt_chart_entity(wt_chart *ch, const char *name, const char *label)
     ch->nent++;
 }
 
-void wt_chart_add(wt_chart *ch, wt_kind kind, int64_t t_us, const char *from,
-                  const char *to, const char *fmt, ...)
+void dq_wt_chart_add(wt_chart *ch, wt_kind kind, int64_t t_us,
+                     const char *from,
+                     const char *to, const char *fmt, ...)
 {
     wt_item *it;
     va_list ap;
@@ -157,7 +167,7 @@ void wt_chart_add(wt_chart *ch, wt_kind kind, int64_t t_us, const char *from,
     ch->n++;
 }
 
-const char *wt_arg(const wt_chart *ch, const char *a, char *buf, size_t len)
+const char *dq_wt_arg(const wt_chart *ch, const char *a, char *buf, size_t len)
 {
     char *end;
     long long v;
@@ -170,7 +180,7 @@ const char *wt_arg(const wt_chart *ch, const char *a, char *buf, size_t len)
         snprintf(buf, len, "T%+lld", v - (long long)t0_ms);
         return buf;
     }
-    a = wt_short_key(a);
+    a = dq_wt_short_key(a);
     if (strlen(a) > 40)
         snprintf(buf, len, "%.37s...", a);
     else
@@ -209,7 +219,7 @@ static void put_label(FILE *f, const char *s)
             fputc(*s, f);
 }
 
-int wt_chart_write(wt_chart *ch, const char *path, char *err, size_t errlen)
+int dq_wt_chart_write(wt_chart *ch, const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "wx");
 
@@ -254,7 +264,7 @@ int wt_chart_write(wt_chart *ch, const char *path, char *err, size_t errlen)
     return 0;
 }
 
-void wt_chart_free(wt_chart *ch)
+void dq_wt_chart_free(wt_chart *ch)
 {
     free(ch->items);
     memset(ch, 0, sizeof *ch);
@@ -278,7 +288,7 @@ static int find_mscgen(char *out, size_t outlen)
     return -1;
 }
 
-int wt_mscgen_check(char *err, size_t errlen)
+int dq_wt_mscgen_check(char *err, size_t errlen)
 {
     char bin[PATH_MAX + 16];
 
@@ -301,7 +311,7 @@ static int run_mscgen(const char *type, const char *in, const char *out,
     ssize_t k;
 
     if (find_mscgen(bin, sizeof bin) != 0)
-        return wt_mscgen_check(err, errlen);
+        return dq_wt_mscgen_check(err, errlen);
     if (pipe(fds) != 0) {
         snprintf(err, errlen, "pipe: %s", strerror(errno));
         return -1;
@@ -329,8 +339,8 @@ static int run_mscgen(const char *type, const char *in, const char *out,
     return 0;
 }
 
-int wt_render(const char *msc, const char *svg, const char *png, char *err,
-              size_t errlen)
+int dq_wt_render(const char *msc, const char *svg, const char *png, char *err,
+                 size_t errlen)
 {
     if (run_mscgen("svg", msc, svg, err, errlen) != 0 ||
         run_mscgen("png", msc, png, err, errlen) != 0)

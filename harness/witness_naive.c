@@ -76,36 +76,37 @@ static void nv_draw_consumer(wt_run *w, const char *who, long find,
     const wt_cap *c = &w->cap;
     wt_chart *ch = &w->chart;
     const wt_line *f = &c->lines[find], *r = &c->lines[rem];
-    long get = wt_find(c, rem, who, "HGET", 2, id);
-    long ack = wt_find(c, rem, who, "HDEL", 2, id);
+    long get = dq_wt_find(c, rem, who, "HGET", 2, id);
+    long ack = dq_wt_find(c, rem, who, "HDEL", 2, id);
     long other_del = -1;
     char b[40];
 
-    wt_chart_add(ch, WT_ARC, f->t_us, who, "redis",
-                 "ZRANGEBYSCORE z -inf %s LIMIT 0 1",
-                 f->argc > 3 ? wt_arg(ch, f->argv[3], b, sizeof b) : "now");
-    wt_chart_add(ch, WT_REPLY, f->t_us, "redis", who,
-                 "[%s] (derived: %s's next command removes it)", id, who);
-    wt_chart_add(ch, WT_ARC, r->t_us, who, "redis", "ZREM z %s", id);
-    wt_chart_add(ch, WT_REPLY, r->t_us, "redis", who, first
-                 ? "1: removed (derived: the first ZREM of %s)"
-                 : "0: already gone (derived) -- naive delivers %s anyway",
-                 id);
+    dq_wt_chart_add(ch, WT_ARC, f->t_us, who, "redis",
+                    "ZRANGEBYSCORE z -inf %s LIMIT 0 1",
+                    f->argc > 3 ? dq_wt_arg(ch, f->argv[3], b, sizeof b)
+                                : "now");
+    dq_wt_chart_add(ch, WT_REPLY, f->t_us, "redis", who,
+                    "[%s] (derived: %s's next command removes it)", id, who);
+    dq_wt_chart_add(ch, WT_ARC, r->t_us, who, "redis", "ZREM z %s", id);
+    dq_wt_chart_add(ch, WT_REPLY, r->t_us, "redis", who, first
+                    ? "1: removed (derived: the first ZREM of %s)"
+                    : "0: already gone (derived) -- naive delivers %s anyway",
+                    id);
     for (long i = 0; get >= 0 && i < get; i++)
-        if (!c->lines[i].script && wt_is(&c->lines[i], "HDEL") &&
+        if (!c->lines[i].script && dq_wt_is(&c->lines[i], "HDEL") &&
             c->lines[i].argc > 2 && strcmp(c->lines[i].argv[2], id) == 0)
             other_del = i;
     if (get >= 0) {
-        wt_chart_add(ch, WT_ARC, c->lines[get].t_us, who, "redis",
-                     "HGET p %s", id);
-        wt_chart_add(ch, WT_REPLY, c->lines[get].t_us, "redis", who,
-                     other_del >= 0 ? "nil (derived: the other ack's HDEL "
+        dq_wt_chart_add(ch, WT_ARC, c->lines[get].t_us, who, "redis",
+                        "HGET p %s", id);
+        dq_wt_chart_add(ch, WT_REPLY, c->lines[get].t_us, "redis", who,
+                        other_del >= 0 ? "nil (derived: the other ack's HDEL "
                                       "ran first; empty payload)"
                                     : "the payload");
     }
     if (ack >= 0)
-        wt_chart_add(ch, WT_ARC, c->lines[ack].t_us, who, "redis",
-                     "HDEL p %s (ack)", id);
+        dq_wt_chart_add(ch, WT_ARC, c->lines[ack].t_us, who, "redis",
+                        "HDEL p %s (ack)", id);
 }
 
 /* The id the log shows delivered to two consumers, or NULL. */
@@ -136,8 +137,8 @@ static int nv_pairs(wt_run *w, nv_race *r, char *err, size_t errlen)
     r->who[0] = "c0";
     r->who[1] = "c1";
     for (int i = 0; i < 2; i++) {
-        r->rem[i] = wt_find(c, 0, r->who[i], "ZREM", 2, w->task_id);
-        r->find[i] = r->rem[i] < 0 ? -1 : wt_last(c, r->rem[i], r->who[i],
+        r->rem[i] = dq_wt_find(c, 0, r->who[i], "ZREM", 2, w->task_id);
+        r->find[i] = r->rem[i] < 0 ? -1 : dq_wt_last(c, r->rem[i], r->who[i],
                                                    "ZRANGEBYSCORE");
         if (r->find[i] < 0) {
             snprintf(err, errlen, "naive-duplicate: %s delivered %s twice "
@@ -155,52 +156,56 @@ static void nv_chart(wt_run *w, const nv_race *r)
 {
     const wt_cap *c = &w->cap;
     wt_chart *ch = &w->chart;
-    long zadd = wt_find(c, 0, "producer", "ZADD", 3, w->task_id);
+    long zadd = dq_wt_find(c, 0, "producer", "ZADD", 3, w->task_id);
     char b[40];
 
     ch->t0_us = zadd >= 0 ? c->lines[zadd].t_us : c->lines[r->find[r->f]].t_us;
     snprintf(ch->title, sizeof ch->title, "naive-duplicate: task %s "
              "delivered to both c0 and c1 (naive, poll_ms=1, queue %s)",
              w->task_id, w->queue);
-    wt_chart_entity(ch, "producer", "producer");
-    wt_chart_entity(ch, "c0", "c0");
-    wt_chart_entity(ch, "c1", "c1");
-    wt_chart_entity(ch, "redis", "redis");
+    dq_wt_chart_entity(ch, "producer", "producer");
+    dq_wt_chart_entity(ch, "c0", "c0");
+    dq_wt_chart_entity(ch, "c1", "c1");
+    dq_wt_chart_entity(ch, "redis", "redis");
     if (zadd >= 0)
-        wt_chart_add(ch, WT_ARC, c->lines[zadd].t_us, "producer", "redis",
-                     "MULTI, HSET p %s, ZADD z %s %s, EXEC", w->task_id,
-                     wt_arg(ch, c->lines[zadd].argv[2], b, sizeof b),
-                     w->task_id);
+        dq_wt_chart_add(ch, WT_ARC, c->lines[zadd].t_us, "producer", "redis",
+                        "MULTI, HSET p %s, ZADD z %s %s, EXEC", w->task_id,
+                        dq_wt_arg(ch, c->lines[zadd].argv[2], b, sizeof b),
+                        w->task_id);
     for (int i = 0; i < 2; i++)
         nv_draw_consumer(w, r->who[i], r->find[i], r->rem[i], i == r->f,
                          w->task_id);
-    wt_chart_add(ch, WT_NOTE, c->lines[r->rem[r->s]].t_us + 1, "c0", "c1",
-                 "duplicate: %s read %s %.3f ms before %s removed it",
-                 r->who[r->s], w->task_id,
-                 (double)(c->lines[r->rem[r->f]].t_us -
+    dq_wt_chart_add(ch, WT_NOTE, c->lines[r->rem[r->s]].t_us + 1, "c0", "c1",
+                    "duplicate: %s read %s %.3f ms before %s removed it",
+                    r->who[r->s], w->task_id,
+                    (double)(c->lines[r->rem[r->f]].t_us -
                           c->lines[r->find[r->s]].t_us) / 1000.0,
-                 r->who[r->f]);
+                    r->who[r->f]);
 }
 
 static void nv_numbers(wt_run *w, const nv_race *r, const wt_rec *recs,
                        size_t n, const dq_check *chk)
 {
     const wt_cap *c = &w->cap;
-    const wt_rec *e = wt_rec_find(recs, n, 'E', w->task_id, NULL, -1);
-    const wt_rec *d0 = wt_rec_find(recs, n, 'D', w->task_id, r->who[r->f], -1);
-    const wt_rec *d1 = wt_rec_find(recs, n, 'D', w->task_id, r->who[r->s], -1);
+    const wt_rec *e = dq_wt_rec_find(recs, n, 'E', w->task_id, NULL, -1);
+    const wt_rec *d0 = dq_wt_rec_find(recs, n, 'D', w->task_id, r->who[r->f],
+                                      -1);
+    const wt_rec *d1 = dq_wt_rec_find(recs, n, 'D', w->task_id, r->who[r->s],
+                                      -1);
     int64_t due_us = e ? e->due_ms * 1000 : 0;
 #define T(i) (c->lines[i].t_us)
-    wt_metric(w, "poll_ms", 1);
-    wt_metric(w, "tasks_per_attempt", NV_TASKS);
-    wt_metric(w, "first_find_to_remove_us", T(r->rem[r->f]) - T(r->find[r->f]));
-    wt_metric(w, "second_find_to_remove_us",
-              T(r->rem[r->s]) - T(r->find[r->s]));
-    wt_metric(w, "second_find_before_first_remove_us",
-              T(r->rem[r->f]) - T(r->find[r->s]));
-    wt_metric(w, "first_delivery_after_due_us", d0 ? d0->t_us - due_us : 0);
-    wt_metric(w, "second_delivery_after_due_us", d1 ? d1->t_us - due_us : 0);
-    wt_metric(w, "duplicates", (int64_t)chk->duplicates);
+    dq_wt_metric(w, "poll_ms", 1);
+    dq_wt_metric(w, "tasks_per_attempt", NV_TASKS);
+    dq_wt_metric(w, "first_find_to_remove_us",
+                 T(r->rem[r->f]) - T(r->find[r->f]));
+    dq_wt_metric(w, "second_find_to_remove_us",
+                 T(r->rem[r->s]) - T(r->find[r->s]));
+    dq_wt_metric(w, "second_find_before_first_remove_us",
+                 T(r->rem[r->f]) - T(r->find[r->s]));
+    dq_wt_metric(w, "first_delivery_after_due_us", d0 ? d0->t_us - due_us : 0);
+    dq_wt_metric(w, "second_delivery_after_due_us",
+                 d1 ? d1->t_us - due_us : 0);
+    dq_wt_metric(w, "duplicates", (int64_t)chk->duplicates);
     snprintf(w->seen, sizeof w->seen, "c0 and c1 both read %s as the head "
              "(ZRANGEBYSCORE) before either removed it: %s read it %.3f ms "
              "before %s's ZREM; %s's own ZREM then removed nothing (0) and "
@@ -220,7 +225,7 @@ static int nv_analyse(wt_run *w, char *err, size_t errlen)
     nv_race r;
     dq_check chk;
 
-    if (wt_log_read(w->logpath, &recs, &n, err, errlen) != 0)
+    if (dq_wt_log_read(w->logpath, &recs, &n, err, errlen) != 0)
         return -1;
     id = nv_dup_id(recs, n);
     if (id != NULL)
@@ -232,7 +237,7 @@ static int nv_analyse(wt_run *w, char *err, size_t errlen)
         dq_check_file(w->logpath, &chk, err, errlen) != 0)
         return -1;
     nv_chart(w, &r);
-    if (wt_chart_log(w, w->task_id, &recs, &n, err, errlen) != 0)
+    if (dq_wt_chart_log(w, w->task_id, &recs, &n, err, errlen) != 0)
         return -1;
     nv_numbers(w, &r, recs, n, &chk);
     free(recs);
@@ -247,7 +252,7 @@ static int nv_enqueue(wt_run *w, dq_queue *prod, uint64_t *rng, char *err,
 
     for (int k = 1; k <= NV_TASKS; k++) {
         char id[16];
-        int64_t d = due + (int64_t)(wt_rand(rng) % 2);
+        int64_t d = due + (int64_t)(dq_wt_rand(rng) % 2);
         snprintf(id, sizeof id, "t%d", k);
         if (dq_enqueue(prod, id, "x", 1, d) != DQ_OK) {
             snprintf(err, errlen, "naive-duplicate: enqueue: %s",
@@ -271,7 +276,7 @@ static void nv_wait(const int *delivered)
     dq_sleep_us(20000);
 }
 
-int wt_naive_duplicate(wt_run *w, char *err, size_t errlen)
+int dq_wt_naive_duplicate(wt_run *w, char *err, size_t errlen)
 {
     static const char *const opts[] = {"poll_ms=1"};
     uint64_t rng = w->seed;
@@ -282,17 +287,18 @@ int wt_naive_duplicate(wt_run *w, char *err, size_t errlen)
     redisContext *wc = NULL;
 
     memset(cons, 0, sizeof cons);
-    if (wt_log_begin(w, "thread", opts, 1, err, errlen) != 0 ||
-        wt_cap_start(&w->cap, w->port, w->queue, false, err, errlen) != 0 ||
-        (wc = wt_connect(w->port, w->queue, "witness", err, errlen)) == NULL)
+    if (dq_wt_log_begin(w, "thread", opts, 1, err, errlen) != 0 ||
+        dq_wt_cap_start(&w->cap, w->port, w->queue, false, err, errlen) != 0 ||
+        (wc = dq_wt_connect(w->port, w->queue, "witness", err, errlen)) ==
+            NULL)
         goto out;
-    if (wt_open(w, "producer", opts, 1, &prod, err, errlen) != DQ_OK ||
-        wt_open(w, "c0", opts, 1, &q[0], err, errlen) != DQ_OK ||
-        wt_open(w, "c1", opts, 1, &q[1], err, errlen) != DQ_OK)
+    if (dq_wt_open(w, "producer", opts, 1, &prod, err, errlen) != DQ_OK ||
+        dq_wt_open(w, "c0", opts, 1, &q[0], err, errlen) != DQ_OK ||
+        dq_wt_open(w, "c1", opts, 1, &q[1], err, errlen) != DQ_OK)
         goto out;
     for (int i = 0; i < 2; i++) {
         cons[i] = (nv_consumer){w, q[i], i ? "c1" : "c0",
-                                i ? (int64_t)(wt_rand(&rng) % 1000) : 0,
+                                i ? (int64_t)(dq_wt_rand(&rng) % 1000) : 0,
                                 &delivered, &stop, 0, ""};
         if (pthread_create(&th[i], NULL, nv_main, &cons[i]) != 0) {
             snprintf(err, errlen, "naive-duplicate: thread: %s",
@@ -318,8 +324,8 @@ out:
     dq_close(q[0]);
     dq_close(q[1]);
     dq_close(prod);
-    if (ret == 0 && (wt_log_finish(w, err, errlen) != 0 ||
-                     wt_cap_stop(&w->cap, wc, err, errlen) != 0))
+    if (ret == 0 && (dq_wt_log_finish(w, err, errlen) != 0 ||
+                     dq_wt_cap_stop(&w->cap, wc, err, errlen) != 0))
         ret = -1;
     if (ret == 0)
         ret = dq_signals_caught() ? 130 : nv_analyse(w, err, errlen);

@@ -151,6 +151,14 @@ static int check_inputs(const char *root, const char *scripts, dq_texts *t)
     return 0;
 }
 
+/* The event logs e's sections read (a dq_logs_fn): those the rows of
+ * dq_sections[] that fit e ask for. */
+static int read_logs(dq_rexp *e, char *err, size_t errlen)
+{
+    unsigned need = dq_section_logs(e);
+    return need ? dq_rexp_read_logs(e, need, err, errlen) : 0;
+}
+
 /* After loading: "nothing to report" (returns 2), or notes about the
  * runs skipped (returns 0): incomplete ones, latest runs without
  * trials.csv (named). */
@@ -400,7 +408,7 @@ int dq_cmd_report(int argc, char **argv)
     }
     if ((rc = check_inputs(root, scripts, &texts)) != 0)
         return rc;
-    if ((n = dq_results_load(root, dq_section_logs, &r, err,
+    if ((n = dq_results_load(root, read_logs, &r, err,
                              sizeof err)) < 0) {
         fprintf(stderr, "dqlab report: %s\n", err);
         rc = 2;

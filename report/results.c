@@ -186,8 +186,7 @@ static int load_experiment(const char *root, const char *name,
         snprintf(err, errlen, "%s: out of memory", root);
         return -1;
     }
-    unsigned need = logs != NULL ? logs(e) : 0;
-    return need ? dq_rexp_read_logs(e, need, err, errlen) : 0;
+    return logs != NULL ? logs(e, err, errlen) : 0;
 }
 
 /* The runs under dir whose meta.txt says complete = no. */
@@ -296,10 +295,28 @@ done:
     return rc < 0 ? -1 : (int)r->nexps;
 }
 
+/* Frees what dq_rexp_read_logs (results_logs.c) put into e. */
+static void free_logs(dq_rexp *e)
+{
+    for (size_t i = 0; e->logs != NULL && i < e->ntrials; i++) {
+        free(e->logs[i].tl.tasks);
+        free(e->logs[i].tl.d);
+        free(e->logs[i].tl.d_us);
+    }
+    for (size_t g = 0; e->pools != NULL && g < e->ngroups; g++)
+        free(e->pools[g].lat);
+    free(e->loss);
+    free(e->logs);
+    free(e->pools);
+    e->logs = NULL;
+    e->pools = NULL;
+    e->loss = NULL;
+}
+
 void dq_results_free(dq_results *r)
 {
     for (size_t i = 0; i < r->nexps; i++) {
-        dq_rexp_free_logs(&r->exps[i]);
+        free_logs(&r->exps[i]);
         dq_meta_free(&r->exps[i].meta);
         dq_csv_free(&r->exps[i].csv);
         free(r->exps[i].groups);

@@ -280,11 +280,14 @@ typedef struct dq_results {
 #define DQ_LOGS_LATENESS 1u        /* read for dq_rexp.pools */
 #define DQ_LOGS_FAULTS 2u          /* read for .logs (timelines), .loss */
 #define DQ_LOGS_TIMELINE 4u        /* read for .logs (timelines) only */
-/* Which event logs of e the report needs (DQ_LOGS_*, or'ed). */
-typedef unsigned (*dq_logs_fn)(const dq_rexp *e);
+/* Reads the event logs of e that the report needs into e (the caller's
+ * choice: report.c asks dq_rexp_read_logs for the DQ_LOGS_* its sections
+ * read), so that this loader never depends on the log reader above it.
+ * 0, or -1 with err. */
+typedef int (*dq_logs_fn)(dq_rexp *e, char *err, size_t errlen);
 
 /* Loads every root/<name>/latest experiment run (sorted by name) with the
- * event logs logs(e) asks for, the bench and the probes, and counts the
+ * event logs logs(e) reads (NULL: none), the bench and the probes, and counts the
  * runs skipped: incomplete ones, and latest runs without trials.csv.
  * Returns the number of experiments, or -1 with a one-line "file:line:
  * what" in err when a file is malformed; dq_results_free() in every
@@ -294,7 +297,6 @@ int dq_results_load(const char *root, dq_logs_fn logs, dq_results *r,
 void dq_results_free(dq_results *r);
 /* The parts (results_logs.c, results_bench.c): 0, or -1 with err. */
 int dq_rexp_read_logs(dq_rexp *e, unsigned need, char *err, size_t errlen);
-void dq_rexp_free_logs(dq_rexp *e);
 int dq_perf_load(const char *root, dq_perf *p, char *err, size_t errlen);
 int dq_probes_load(const char *root, dq_probes *p, char *err,
                    size_t errlen);

@@ -355,23 +355,6 @@ int dq_rexp_read_logs(dq_rexp *e, unsigned need, char *err, size_t errlen)
     return need & DQ_LOGS_FAULTS ? build_loss(e, err, errlen) : 0;
 }
 
-void dq_rexp_free_logs(dq_rexp *e)
-{
-    for (size_t i = 0; e->logs != NULL && i < e->ntrials; i++) {
-        free(e->logs[i].tl.tasks);
-        free(e->logs[i].tl.d);
-        free(e->logs[i].tl.d_us);
-    }
-    for (size_t g = 0; e->pools != NULL && g < e->ngroups; g++)
-        free(e->pools[g].lat);
-    free(e->loss);
-    free(e->logs);
-    free(e->pools);
-    e->logs = NULL;
-    e->pools = NULL;
-    e->loss = NULL;
-}
-
 const dq_loss_cell *dq_loss_cell_at(const dq_loss_table *lt, size_t row,
                                     size_t col)
 {

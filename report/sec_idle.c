@@ -20,7 +20,8 @@ static bool no_redis(const dq_rgroup *g)
     return st != NULL && !(st->flags & DQ_G_NEEDS_REDIS);
 }
 
-static int idle_figure(dq_md *o, const dq_rexp *e, char *err, size_t errlen)
+static int idle_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
+                       char *err, size_t errlen)
 {
     char *buf;
     size_t len;
@@ -39,7 +40,7 @@ static int idle_figure(dq_md *o, const dq_rexp *e, char *err, size_t errlen)
                 no_redis(g) ? 3 : dq_group_poll_ms(g) > 0 ? 1 : 2);
     }
     fclose(f);
-    int rc = e->ngroups ? dq_sec_figure(o, e, "idle-cost", NULL, buf, len,
+    int rc = e->ngroups ? dq_sec_figure(o, e, s, NULL, buf, len,
                                         err, errlen) : 0;
     free(buf);
     if (rc == 0 && e->ngroups)
@@ -168,11 +169,11 @@ static void said_intervals(dq_md *o, const dq_rexp *e)
 }
 
 int dq_sec_idle_cost(dq_md *o, const dq_results *r, const dq_rexp *e,
-                     char *err, size_t errlen)
+                     const dq_section *s, char *err, size_t errlen)
 {
     double base_cpu = -1;
     (void)r;
-    if (idle_figure(o, e, err, errlen) != 0)
+    if (idle_figure(o, e, s, err, errlen) != 0)
         return -1;
     idle_table(o, e);
     idle_note(o, e);

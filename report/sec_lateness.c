@@ -107,7 +107,8 @@ static int wait_kind(const dq_rgroup *g)
  * its label in the header and a third column saying how it waits, as
  * lateness_cdf.gp expects; drawn when one series has a delivery.  0 or -1
  * with err. */
-static int cdf_figure(dq_md *o, const dq_rexp *e, const series *ls,
+static int cdf_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
+                      const series *ls,
                       size_t ns, char *err, size_t errlen)
 {
     char *buf;
@@ -131,7 +132,7 @@ static int cdf_figure(dq_md *o, const dq_rexp *e, const series *ls,
                 (double)p->n / (double)total, kind);
     }
     fclose(f);
-    int rc = drawn ? dq_sec_figure(o, e, "lateness-cdf", NULL, buf, len,
+    int rc = drawn ? dq_sec_figure(o, e, s, NULL, buf, len,
                                    err, errlen) : 0;
     free(buf);
     if (rc == 0 && drawn)
@@ -357,13 +358,13 @@ static void said_why(dq_md *o, const dq_rexp *e, const series *ls,
 }
 
 int dq_sec_lateness_cdf(dq_md *o, const dq_results *r, const dq_rexp *e,
-                        char *err, size_t errlen)
+                        const dq_section *s, char *err, size_t errlen)
 {
     series ls[MAX_SERIES];
     size_t ns = all_series(e, ls);
     uint64_t lost = 0, early = 0;
     (void)r;
-    if (cdf_figure(o, e, ls, ns, err, errlen) != 0)
+    if (cdf_figure(o, e, s, ls, ns, err, errlen) != 0)
         return -1;
     cdf_table(o, e, ls, ns);
     DQ_TEXT(o, "generic.what_happened", " ");
@@ -400,7 +401,8 @@ static const series *at_backlog(const series *ls, size_t ns,
  * censored), the % delivered in the window, and the window (ms) where the
  * p50 is censored -- the figure marks those points "beyond the window"
  * instead of dropping them.  0 or -1 with err. */
-static int backlog_figure(dq_md *o, const dq_rexp *e, const series *ls,
+static int backlog_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
+                          const series *ls,
                           size_t ns, char names[][32], size_t nn,
                           const int64_t *xs, size_t nx, double window_ms,
                           char *err, size_t errlen)
@@ -439,7 +441,7 @@ static int backlog_figure(dq_md *o, const dq_rexp *e, const series *ls,
         fputc('\n', f);
     }
     fclose(f);
-    int rc = nx ? dq_sec_figure(o, e, "backlog-lateness", NULL, buf, len,
+    int rc = nx ? dq_sec_figure(o, e, s, NULL, buf, len,
                                 err, errlen) : 0;
     free(buf);
     if (rc == 0 && nx)
@@ -534,7 +536,7 @@ static void backlog_said(dq_md *o, const series *ls, size_t ns,
 }
 
 int dq_sec_backlog(dq_md *o, const dq_results *r, const dq_rexp *e,
-                   char *err, size_t errlen)
+                   const dq_section *s, char *err, size_t errlen)
 {
     series ls[MAX_SERIES];
     size_t ns = all_series(e, ls), nx = 0;
@@ -546,7 +548,7 @@ int dq_sec_backlog(dq_md *o, const dq_results *r, const dq_rexp *e,
     for (size_t i = 0; i < ns; i++)
         nx = dq_add_distinct_i64(xs, nx, 32, ls[i].g->backlog);
     dq_sort_i64(xs, nx);
-    if (backlog_figure(o, e, ls, ns, names, nn, xs, nx, window_ms, err,
+    if (backlog_figure(o, e, s, ls, ns, names, nn, xs, nx, window_ms, err,
                        errlen) != 0)
         return -1;
     backlog_table(o, e, ls, ns, names, nn, xs, nx, window_ms);

@@ -479,7 +479,8 @@ static int64_t tl_bucket(const dq_loss_table *lt, size_t col)
 /* The timeline figure of fault column col: data/<exp>-timeline-<slug>.csv
  * (block 0 "panel,t0_s,t1_s" windows; then one block per strategy
  * "t_s,<label>,delivered_pct"), a paragraph, the figure.  0 or -1. */
-static int tl_figure(dq_md *o, const dq_rexp *e, const dq_loss_table *lt,
+static int tl_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
+                     const dq_loss_table *lt,
                      size_t col, char *err, size_t errlen)
 {
     char slug[64], *csv, *blocks, text[8192] = "";
@@ -524,7 +525,7 @@ static int tl_figure(dq_md *o, const dq_rexp *e, const dq_loss_table *lt,
                 lt->faults[col], bucket_us / 1000);
     if (panels > 0)
         dq_put(o, "%s\n\n", text);
-    rc = panels ? dq_sec_figure(o, e, "loss", slug, csv, csvlen, err,
+    rc = panels ? dq_sec_figure(o, e, s, slug, csv, csvlen, err,
                                 errlen) : 0;
     if (rc == 0 && panels)
         DQ_TEXT(o, "loss.cap_timeline", "\n\n");
@@ -572,8 +573,8 @@ static void cell_unheard(dq_md *o, const dq_rexp *e, const dq_loss_table *lt,
                  most->kills, most->consumers, at[2], at[3]);
 }
 
-int dq_sec_loss(dq_md *o, const dq_results *r, const dq_rexp *e, char *err,
-                size_t errlen)
+int dq_sec_loss(dq_md *o, const dq_results *r, const dq_rexp *e,
+                const dq_section *s, char *err, size_t errlen)
 {
     const dq_loss_table *lt = e->loss;
     (void)r;
@@ -590,7 +591,7 @@ int dq_sec_loss(dq_md *o, const dq_results *r, const dq_rexp *e, char *err,
         for (size_t row = 0; row < lt->nrows; row++)
             cell_unheard(o, e, lt, row, c);
         if (strcmp(lt->faults[c], "none") != 0 &&
-            tl_figure(o, e, lt, c, err, errlen) != 0)
+            tl_figure(o, e, s, lt, c, err, errlen) != 0)
             return -1;
     }
     return 0;
@@ -642,7 +643,7 @@ static void outcome_table(dq_md *o, const dq_rexp *e)
 }
 
 int dq_sec_outcomes(dq_md *o, const dq_results *r, const dq_rexp *e,
-                    char *err, size_t errlen)
+                    const dq_section *s, char *err, size_t errlen)
 {
     char *buf, l[128];
     size_t len;
@@ -659,7 +660,7 @@ int dq_sec_outcomes(dq_md *o, const dq_results *r, const dq_rexp *e,
         outcome_row(f, l, &e->groups[i]);
     }
     fclose(f);
-    int rc = dq_sec_figure(o, e, "outcomes", NULL, buf, len, err, errlen);
+    int rc = dq_sec_figure(o, e, s, NULL, buf, len, err, errlen);
     free(buf);
     if (rc != 0)
         return -1;

@@ -13,28 +13,12 @@
 #include "facts.h"
 #include "md.h"
 #include "results.h"
-
-/* Writes what follows the heading and parameters of e's section: its
- * figures, tables, "what happened".  0 written, 1 nothing to show (the
- * generic section follows instead), -1 with err. */
-typedef int (*dq_section_fn)(dq_md *o, const dq_results *r,
-                             const dq_rexp *e, char *err, size_t errlen);
-
-typedef struct dq_section {
-    const char *kind;          /* the plot kind in meta.txt "plots" */
-    const char *script;        /* <scripts>/<script>.gp */
-    const char *figure;        /* figure stem after "<experiment>-" (the
-                                  loss timelines: a prefix to the fault) */
-    dq_section_fn write;       /* NULL: a generic figure of value */
-    double (*value)(const dq_rgroup *g);
-    bool (*is)(const dq_rexp *e);  /* NULL: e's plots list kind */
-    unsigned logs;             /* the DQ_LOGS_* that write reads */
-} dq_section;
+#include "sec_kit.h"
 
 /* The rows in order of precedence (the first that fits writes), ended by
  * a row with kind NULL. */
 extern const dq_section dq_sections[];
-/* The event logs the sections that fit e read (a dq_logs_fn). */
+/* The event logs (DQ_LOGS_*) the sections that fit e read. */
 unsigned dq_section_logs(const dq_rexp *e);
 
 /* The front parts, right after the report's opening (sec_front.c,
@@ -69,28 +53,16 @@ void dq_section_strategies(dq_md *o);
 
 /* The section functions of the table (sec_*.c). */
 int dq_sec_lateness_cdf(dq_md *o, const dq_results *r, const dq_rexp *e,
-                        char *err, size_t errlen);
+                        const dq_section *s, char *err, size_t errlen);
 int dq_sec_backlog(dq_md *o, const dq_results *r, const dq_rexp *e,
-                   char *err, size_t errlen);
+                   const dq_section *s, char *err, size_t errlen);
 int dq_sec_idle_cost(dq_md *o, const dq_results *r, const dq_rexp *e,
-                     char *err, size_t errlen);
-int dq_sec_loss(dq_md *o, const dq_results *r, const dq_rexp *e, char *err,
-                size_t errlen);
+                     const dq_section *s, char *err, size_t errlen);
+int dq_sec_loss(dq_md *o, const dq_results *r, const dq_rexp *e,
+                const dq_section *s, char *err, size_t errlen);
 int dq_sec_outcomes(dq_md *o, const dq_results *r, const dq_rexp *e,
-                    char *err, size_t errlen);
+                    const dq_section *s, char *err, size_t errlen);
 
-/* Shared by the section files. */
-/* Draws the figure of kind's row for e ("<e>-<figure><suffix>") with its
- * script, and writes its line.  0 or -1 with err. */
-int dq_sec_figure(dq_md *o, const dq_rexp *e, const char *kind,
-                  const char *suffix, const char *data, size_t len,
-                  char *err, size_t errlen);
-/* The label of g's series: the strategy, plus options, producers and work
- * when they vary for it in e (no commas: it heads a CSV column). */
-void dq_series_label(const dq_rexp *e, const dq_rgroup *g, char *buf,
-                     size_t len);
-/* Distinct strategies of e's groups, first-seen order; returns n. */
-size_t dq_strategies_of(const dq_rexp *e, char names[][32], size_t max);
 /* The loss section's opening paragraph, from e's meta.txt "faults" (the
  * specs the run used) and delay_ms, into buf (sec_loss.c). */
 void dq_loss_describe(dq_texts *t, const dq_rexp *e, char *buf, size_t len);

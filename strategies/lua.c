@@ -141,6 +141,8 @@ typedef struct lua_priv {
     char zkey[128];
     char pkey[128];
     dq_held held;        /* claimed, not yet returned (batch slots) */
+    char batch_arg[24];  /* batch and horizon_ms in decimal: the script's */
+    char horizon_arg[24]; /* ARGV[2] and ARGV[3], the same on every call */
 } lua_priv;
 DQ_ZH_PRIV_CHECK(lua_priv);
 
@@ -178,6 +180,8 @@ static int lua_open(dq_queue *q)
     p->server_clock = strcmp(dq_opt_get(q, "clock"), "server") == 0;
     dq_redis_key(q, DQ_ZH_ZSET, p->zkey, sizeof p->zkey);
     dq_redis_key(q, DQ_ZH_HASH, p->pkey, sizeof p->pkey);
+    dq_redis_fmt_i64(p->batch_arg, p->batch);
+    dq_redis_fmt_i64(p->horizon_arg, p->horizon_ms);
     rc = dq_zlua_open(q, p->server_clock, &p->held, (size_t)p->batch, &p->c);
     if (rc != DQ_OK)
         goto free_priv;
@@ -231,16 +235,15 @@ static int fill_buffer(dq_queue *q, const redisReply *r, size_t n)
 static int run_claim_script(dq_queue *q, int64_t *wait_us)
 {
     lua_priv *p = q->priv;
-    char now[32], batch[16], horizon[24];
-    const char *args[5] = {p->zkey, p->pkey, now, batch, horizon};
+    char now[32];
+    const char *args[5] = {p->zkey, p->pkey, now, p->batch_arg,
+                           p->horizon_arg};
     redisReply *r;
     int64_t n, srv_now;
     int rc;
 
     *wait_us = -1;
     dq_zlua_now_arg(q, p->server_clock, now, sizeof now);
-    snprintf(batch, sizeof batch, "%lld", (long long)p->batch);
-    snprintf(horizon, sizeof horizon, "%lld", (long long)p->horizon_ms);
     r = dq_redis_eval(q, p->c, &p->claim, &rc, 2, 5, args, NULL);
     if (r == NULL)
         return rc;
@@ -295,10 +298,11 @@ static int lua_purge(dq_queue *q)
     return dq_redis_purge(q, p->c);
 }
 
-/* The performance targets: one claim round trip per task with a
- * batched enqueue, and batched claims with a batched enqueue. */
+/* The performance target of batched claims with a batched enqueue (the
+ * bench runs one claim per round trip with a batched enqueue for every
+ * Redis strategy by itself). */
 static const char *const lua_bench_variants[] = {
-    "enqueue_batch=64", "batch=16;enqueue_batch=64", NULL};
+    "batch=16;enqueue_batch=64", NULL};
 
 const dq_strategy dq_strategy_lua = {
     .name = "lua",

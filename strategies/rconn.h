@@ -119,6 +119,12 @@ void dq_redis_client_name(const dq_queue *q, const char *suffix, char *buf,
 redisReply *dq_redis_cmd(dq_queue *q, redisContext *c, int *rc, int argc,
                          const char **argv, const size_t *argvlen);
 
+/* Writes v in decimal ("%" PRId64 as printf writes it) into buf, which
+ * must hold 21 bytes, NUL-terminated; returns the length (without the
+ * NUL).  For the arguments of commands on the hot paths (due times,
+ * "now", counts), where snprintf's format parsing showed in profiles. */
+size_t dq_redis_fmt_i64(char *buf, int64_t v);
+
 /* Like dq_redis_cmd, with hiredis's printf-like format.  Pass payloads
  * only through %b (pointer, size_t length), never %s. */
 redisReply *dq_redis_cmdf(dq_queue *q, redisContext *c, int *rc,

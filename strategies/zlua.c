@@ -115,6 +115,8 @@ void dq_zlua_now_arg(const dq_queue *q, bool server_clock, char *buf,
 {
     if (server_clock)
         buf[0] = '\0';
+    else if (buflen >= 21)
+        dq_redis_fmt_i64(buf, dq_now_ms(q));
     else
         snprintf(buf, buflen, "%lld", (long long)dq_now_ms(q));
 }

@@ -124,6 +124,7 @@ typedef struct zp_priv {
     int due_check;     /* 1: put back what is not due; 0: hand it out */
     zp_popped *pop;    /* batch slots: the last pop */
     dq_held held;      /* popped, due, payload taken, not yet returned */
+    char batch_arg[24]; /* batch in decimal: ZPOPMIN's count argument */
 } zp_priv;
 DQ_ZH_PRIV_CHECK(zp_priv);
 
@@ -173,6 +174,7 @@ static int zp_open(dq_queue *q)
     if ((rc = dq_opt_i64(q, "due_check", &v)) != DQ_OK)
         goto free_p;
     p->due_check = (int)v;
+    dq_redis_fmt_i64(p->batch_arg, p->batch);
     dq_redis_key(q, DQ_ZH_ZSET, p->zkey, sizeof p->zkey);
     dq_redis_key(q, DQ_ZH_HASH, p->pkey, sizeof p->pkey);
     p->pop = calloc((size_t)p->batch, sizeof *p->pop);
@@ -225,14 +227,13 @@ static int zp_pop(dq_queue *q, int64_t block_until_us, size_t *k)
     zp_priv *p = q->priv;
     bool block = block_until_us >= 0;
     redisReply *r;
-    char cnt[24];
     size_t first, step;
     int rc;
 
     *k = 0;
     if (!block) {
-        snprintf(cnt, sizeof cnt, "%lld", (long long)p->batch);
-        r = dq_redis_cmdf(q, p->c, &rc, "ZPOPMIN %s %s", p->zkey, cnt);
+        const char *argv[3] = {"ZPOPMIN", p->zkey, p->batch_arg};
+        r = dq_redis_cmd(q, p->c, &rc, 3, argv, NULL);
     } else {
         const char *argv[2] = {"BZPOPMIN", p->zkey};
         r = dq_redis_block(q, p->c, &rc, 2, argv, NULL, block_until_us);
@@ -288,8 +289,7 @@ static int zp_put_back(dq_queue *q, size_t from, size_t k)
         argv[0] = "ZADD";
         argv[1] = p->zkey;
         for (size_t i = 0; i < m; i++) {
-            snprintf(due[i], sizeof due[i], "%lld",
-                     (long long)p->pop[from + i].due_ms);
+            dq_redis_fmt_i64(due[i], p->pop[from + i].due_ms);
             argv[2 + 2 * i] = due[i];
             argv[3 + 2 * i] = p->pop[from + i].id;
         }

@@ -169,14 +169,17 @@ Test(lua, subscriber_outage_loses_nothing, .timeout = 60)
 /* A thread-mode consumer closes its handle when a subscriber outage
  * begins and opens a new one after it: the summary's counters are those
  * of every handle it opened, what a close did included.  With batch=16 a
- * lua claim takes 16 due tasks at once, and the close in the middle of a
- * batch (20 ms of work per task, the outage 100 ms in) gives the rest
- * back: putbacks, which only a close counts for lua. */
+ * lua claim takes 16 due tasks at once (all 32 are enqueued in one
+ * pipelined batch, so the first claim finds them), and the close in the
+ * middle of a batch gives the rest back: putbacks, which only a close
+ * counts for lua.  A batch takes 16 x 50 ms of work, so the outage 400 ms
+ * in falls inside the first one even when the consumer starts up to
+ * 400 ms late on a loaded machine. */
 Test(lua, outage_keeps_a_closed_handles_counters, .timeout = 60)
 {
-    outcome o = run("--strategy lua --opt batch=16 --tasks 64 --consumers 1 "
-                    "--delay-ms 0 --work-us 20000 --grace-ms 2000 "
-                    "--fault subscriber-outage:300:100");
+    outcome o = run("--strategy lua --opt batch=16 --tasks 32 --consumers 1 "
+                    "--enqueue-batch 32 --delay-ms 0 --work-us 50000 "
+                    "--grace-ms 2000 --fault subscriber-outage:300:400");
     json_t *cnt;
 
     cr_assert_eq(o.status, 0, "exit %d", o.status);

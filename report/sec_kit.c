@@ -1,0 +1,57 @@
+/* sec_kit.c -- what the section files share (sec_kit.h): a section's
+ * figure, a series' label, an experiment's strategies.
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sec_kit.h"
+
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+int dq_sec_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
+                  const char *suffix, const char *data, size_t len,
+                  char *err, size_t errlen)
+{
+    char stem[PATH_MAX];
+    snprintf(stem, sizeof stem, "%s-%s%s", e->name, s->figure,
+             suffix ? suffix : "");
+    return dq_figure(o, stem, s->script, data, len, true, err, errlen);
+}
+
+void dq_series_label(const dq_rexp *e, const dq_rgroup *g, char *buf,
+                     size_t len)
+{
+    bool vp = false, vw = false, vo = false;
+    size_t n;
+    for (size_t i = 0; i < e->ngroups; i++) {
+        const dq_rgroup *x = &e->groups[i];
+        if (strcmp(x->strategy, g->strategy) != 0)
+            continue;
+        vp |= x->producers != g->producers;
+        vw |= x->work_us != g->work_us;
+        vo |= strcmp(x->options, g->options) != 0;
+    }
+    n = (size_t)snprintf(buf, len, "%s", g->strategy);
+    if (vo && n < len)
+        n += (size_t)snprintf(buf + n, len - n, " %s", g->options);
+    if (vp && n < len)
+        n += (size_t)snprintf(buf + n, len - n, " p=%d", g->producers);
+    if (vw && n < len)
+        snprintf(buf + n, len - n, " work=%" PRId64 "us", g->work_us);
+    for (char *p = buf; *p; p++)   /* commas would break the CSV header */
+        *p = *p == ',' || *p == '"' ? ';' : *p;
+}
+
+size_t dq_strategies_of(const dq_rexp *e, char names[][32], size_t max)
+{
+    size_t n = 0, j;
+    for (size_t i = 0; i < e->ngroups; i++) {
+        for (j = 0; j < n && strcmp(names[j], e->groups[i].strategy) != 0;)
+            j++;
+        if (j == n && n < max)
+            snprintf(names[n++], 32, "%s", e->groups[i].strategy);
+    }
+    return n;
+}

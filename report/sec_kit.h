@@ -1,0 +1,44 @@
+/* sec_kit.h -- what the section files share, below the table of
+ * sections (sections.h) so that a section file never reaches back up to
+ * the table that lists it: the row type a section is written from, its
+ * figure, the label of a series and the strategies of an experiment.
+ */
+#ifndef DQ_SEC_KIT_H
+#define DQ_SEC_KIT_H
+
+#include "md.h"
+#include "results.h"
+
+/* Writes what follows the heading and parameters of e's section: its
+ * figures, tables, "what happened".  0 written, 1 nothing to show (the
+ * generic section follows instead), -1 with err.  s is the row of
+ * dq_sections[] being written (its script and figure stem). */
+struct dq_section;
+typedef int (*dq_section_fn)(dq_md *o, const dq_results *r,
+                             const dq_rexp *e, const struct dq_section *s,
+                             char *err, size_t errlen);
+
+typedef struct dq_section {
+    const char *kind;          /* the plot kind in meta.txt "plots" */
+    const char *script;        /* <scripts>/<script>.gp */
+    const char *figure;        /* figure stem after "<experiment>-" (the
+                                  loss timelines: a prefix to the fault) */
+    dq_section_fn write;       /* NULL: a generic figure of value */
+    double (*value)(const dq_rgroup *g);
+    bool (*is)(const dq_rexp *e);  /* NULL: e's plots list kind */
+    unsigned logs;             /* the DQ_LOGS_* that write reads */
+} dq_section;
+
+/* Draws the figure of section row s for e ("<e>-<figure><suffix>") with
+ * its script, and writes its line.  0 or -1 with err. */
+int dq_sec_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
+                  const char *suffix, const char *data, size_t len,
+                  char *err, size_t errlen);
+/* The label of g's series: the strategy, plus options, producers and work
+ * when they vary for it in e (no commas: it heads a CSV column). */
+void dq_series_label(const dq_rexp *e, const dq_rgroup *g, char *buf,
+                     size_t len);
+/* Distinct strategies of e's groups, first-seen order; returns n. */
+size_t dq_strategies_of(const dq_rexp *e, char names[][32], size_t max);
+
+#endif
