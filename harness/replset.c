@@ -23,6 +23,9 @@
  * get-master-addr-by-name names the replica (it does so once it saw the
  * replica report role master, Redis 7.0 sentinelGetCurrentMasterAddress),
  * and the replica answers ROLE with "master".
+ * Replica lag is CLIENT PAUSE WRITE on the replica (replset.h says why
+ * not SIGSTOP); "behind" is read from INFO replication, the primary's
+ * master_repl_offset against the replica's slave_repl_offset.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -93,6 +96,30 @@ static bool info_has(int port, const char *const *want)
     if (r != NULL)
         freeReplyObject(r);
     return ok;
+}
+
+/* The integer field `name` ("master_repl_offset") of the INFO
+ * replication text of the server on port, or -1. */
+static int64_t info_int(int port, const char *name)
+{
+    const char *argv[2] = {"INFO", "replication"};
+    redisReply *r = probe(port, 2, argv);
+    size_t n = strlen(name);
+    int64_t v = -1;
+
+    for (const char *line = r != NULL && r->type == REDIS_REPLY_STRING
+                                ? r->str : NULL;
+         line != NULL && *line != '\0'; line = strchr(line, '\n')) {
+        if (*line == '\n')
+            line++;
+        if (strncmp(line, name, n) == 0 && line[n] == ':') {
+            v = strtoll(line + n + 1, NULL, 10);
+            break;
+        }
+    }
+    if (r != NULL)
+        freeReplyObject(r);
+    return v;
 }
 
 /* The value of field `name` in a flat name/value array reply, or "". */
@@ -385,6 +412,90 @@ static int forget_killed(const dq_replset *rs)
     return ok ? 0 : -1;
 }
 
+/* One command on a probe connection to the replica, expecting +OK.
+ * 0, or -1 with one line in err. */
+static int replica_ok(const dq_replset *rs, int argc, const char **argv,
+                      char *err, size_t errlen)
+{
+    redisReply *r = probe(rs->replica.port, argc, argv);
+    int rc = r != NULL && r->type == REDIS_REPLY_STATUS ? 0 : -1;
+
+    if (rc != 0)
+        snprintf(err, errlen, "%s %s on the replica (port %d): %s", argv[0],
+                 argv[1], rs->replica.port,
+                 r != NULL && r->type == REDIS_REPLY_ERROR ? r->str
+                                                           : "no reply");
+    if (r != NULL)
+        freeReplyObject(r);
+    return rc;
+}
+
+int dq_replset_lag_start(dq_replset *rs, int64_t max_ms, char *err,
+                         size_t errlen)
+{
+    char ms[32];
+    const char *argv[4] = {"CLIENT", "PAUSE", ms, "WRITE"};
+
+    if (rs->replica.pid <= 0 || max_ms < 1) {
+        snprintf(err, errlen, "lag: needs a running replica and max_ms >= 1");
+        return -1;
+    }
+    snprintf(ms, sizeof ms, "%lld", (long long)max_ms);
+    if (replica_ok(rs, 4, argv, err, errlen) != 0)
+        return -1;
+    rs->lag_since_us = dq_mono_us();
+    return 0;
+}
+
+int dq_replset_lag_stop(dq_replset *rs, char *err, size_t errlen)
+{
+    const char *argv[2] = {"CLIENT", "UNPAUSE"};
+
+    if (rs->lag_since_us == 0)
+        return 0;
+    rs->lag_since_us = 0;
+    return replica_ok(rs, 2, argv, err, errlen);
+}
+
+/* True when the replica has lost its link to the (killed) primary. */
+static bool link_down(const dq_replset *rs)
+{
+    static const char *const down[] = {"master_link_status:down", NULL};
+
+    return info_has(rs->replica.port, down);
+}
+
+/* How far the replica is behind the primary, in bytes, or -1. */
+static int64_t behind_bytes(const dq_replset *rs)
+{
+    int64_t applied = info_int(rs->replica.port, "slave_repl_offset");
+    int64_t sent = info_int(rs->primary.port, "master_repl_offset");
+
+    return applied >= 0 && sent >= 0 ? sent - applied : -1;
+}
+
+/* After the kill during a lag: waits until the replica dropped its link
+ * (and with it what it had not applied), then ends the pause.  0, or -1
+ * with one line in err (the pause is ended either way). */
+static int end_lag_after_kill(dq_replset *rs, int64_t deadline_us,
+                              char *err, size_t errlen)
+{
+    int down = poll_until(rs, link_down, deadline_us);
+    char why[256];
+
+    if (dq_replset_lag_stop(rs, why, sizeof why) != 0 && down == 0) {
+        snprintf(err, errlen, "failover: %s", why);
+        return -1;
+    }
+    if (down != 0) {
+        snprintf(err, errlen, "failover: the lagging replica on port %d "
+                 "did not report its link to the killed primary down",
+                 rs->replica.port);
+        return -1;
+    }
+    return 0;
+}
+
 int dq_replset_failover(dq_replset *rs, int64_t timeout_ms,
                         dq_failover_times *t, char *err, size_t errlen)
 {
@@ -400,12 +511,20 @@ int dq_replset_failover(dq_replset *rs, int64_t timeout_ms,
         snprintf(err, errlen, "failover: no running primary and Sentinel");
         return -1;
     }
+    t->behind_bytes = behind_bytes(rs);
     t->kill_us = dq_mono_us();
     kill(rs->primary.pid, SIGKILL);
     dq_spawn_reap(rs->primary.pid, &status, true);
     rs->primary.pid = 0;
     hold = hold_port(rs->primary.port);
     deadline = t->kill_us + timeout_ms * 1000;
+    if (rs->lag_since_us != 0) {
+        t->lagged_ms = (t->kill_us - rs->lag_since_us) / 1000;
+        if (end_lag_after_kill(rs, deadline, err, errlen) != 0) {
+            rc = -1;
+            goto out;
+        }
+    }
     if (poll_until(rs, promoted, deadline) != 0) {
         snprintf(err, errlen, "failover: Sentinel did not promote the "
                  "replica on port %d within %lld ms of the kill",
@@ -452,4 +571,5 @@ void dq_replset_stop(dq_replset *rs)
     dq_redis_server_stop(&rs->sentinel);
     dq_redis_server_stop(&rs->replica);
     dq_redis_server_stop(&rs->primary);
+    rs->lag_since_us = 0;
 }

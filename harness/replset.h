@@ -16,9 +16,10 @@
  * rs->sentinels and .sentinel_master = DQ_REPLSET_MASTER (rconn.h).
  *
  * The failover fault (dq_replset_failover) SIGKILLs the primary and waits
- * until Sentinel has promoted the replica.  dq_replset_stop stops what is
- * left and removes the three directories; every exit path must call it
- * (never from a signal handler: signals.h).
+ * until Sentinel has promoted the replica; with a lag (dq_replset_lag_start
+ * before it) the replica is behind when the primary dies.
+ * dq_replset_stop stops what is left and removes the three directories;
+ * every exit path must call it (never from a signal handler: signals.h).
  *
  * Our Sentinel must never touch a server that is not ours.  After a
  * failover it remembers the killed primary as a replica to reconfigure,
@@ -83,6 +84,8 @@ typedef struct dq_replset {
     char sentinels[32];       /* "127.0.0.1:<Sentinel's port>", for
                                  dq_config.sentinels */
     char binary[512];         /* opts.binary, "" for redis-server */
+    int64_t lag_since_us;     /* dq_mono_us() when dq_replset_lag_start
+                                 paused the replica; 0: not lagging */
 } dq_replset;
 
 typedef struct dq_replset_opts {
@@ -112,9 +115,60 @@ typedef struct dq_failover_times {
                             replica as the primary and it answered ROLE
                             master (polled every DQ_REPLSET_POLL_MS) */
     int64_t promotion_ms;/* promoted_us - kill_us, in ms */
+    int64_t behind_bytes;/* how far the replica was behind right before
+                            the kill: the primary's master_repl_offset
+                            minus the replica's slave_repl_offset (what it
+                            applied), bytes of replication stream; -1 when
+                            either INFO failed */
+    int64_t lagged_ms;   /* kill_us minus rs->lag_since_us, in ms: how
+                            long the replica had been lagging; 0 without
+                            a lag */
 } dq_failover_times;
 
 #define DQ_REPLSET_POLL_MS 5
+
+/* Replica lag, as a busy or distant replica falls behind: from now on the
+ * replica applies none of the primary's replication stream (and so
+ * acknowledges none of it: REPLCONF ACK reports the applied offset, and a
+ * WAIT for it times out), until the failover or dq_replset_lag_stop.  It
+ * is CLIENT PAUSE max_ms WRITE on the replica: since Redis 6.2.6 a paused
+ * replica keeps reading its primary's stream into the primary's client
+ * but executes none of it and does not advance its replication offset
+ * (redis/redis pull request 9448; INFO shows slave_read_repl_offset
+ * growing, slave_repl_offset not), while it still answers PING and INFO,
+ * so Sentinel keeps it as a healthy replica (WRITE mode blocks only
+ * commands flagged write or may-replicate; PING, INFO and Sentinel's
+ * hello PUBLISH are none of them: COMMAND INFO on Redis 7.0.15).
+ * When the primary dies, the replica drops its primary's connection with
+ * whatever it had read and not applied (a blocked primary's client is
+ * freed, not cached: Redis 7.0 freeClient), so those writes are gone:
+ * acknowledged with wait=0, on the primary only.  (On Redis 7.0.15: 100
+ * SETs during the pause, WAIT 1 300 returned 0, slave_read_repl_offset
+ * 3021 against slave_repl_offset 92; after the kill and CLIENT UNPAUSE the
+ * replica held none of the 100.)
+ * Why not SIGSTOP or DEBUG SLEEP of the replica: the kernel's socket
+ * buffers keep what the primary sent, and the resumed replica reads and
+ * applies it even after the primary died (on Redis 7.0.15, 1000 SETs
+ * acknowledged during a SIGSTOP, WAIT 1 returning 0, all reached the
+ * replica after a SIGKILL of the primary and a SIGCONT), so what is lost
+ * would depend on the buffers' size (megabytes on loopback), not on the
+ * lag.  Why not CLIENT KILL TYPE master on the replica: it keeps its
+ * primary's state (replicationCacheMaster) and resumes with PSYNC within
+ * about a second (replicationCron), so it is behind only until it
+ * reconnects, not for MS; keeping it cut off longer would take breaking
+ * replication (REPLICAOF NO ONE, which Sentinel sees as a second master).
+ * max_ms (1..): the pause ends by itself after it, a safety net (a
+ * replica paused for good would stall the trio); the failover ends it at
+ * once.  Returns 0 with rs->lag_since_us set, or -1 with one line in err
+ * (the replica refused or did not answer: no lag). */
+int dq_replset_lag_start(dq_replset *rs, int64_t max_ms, char *err,
+                         size_t errlen);
+
+/* Ends a lag without a failover (CLIENT UNPAUSE): the replica applies
+ * what it read meanwhile and catches up.  Returns 0 (also when there was
+ * no lag), or -1 with one line in err (rs->lag_since_us is cleared either
+ * way: the pause still ends after its max_ms). */
+int dq_replset_lag_stop(dq_replset *rs, char *err, size_t errlen);
 
 /* The failover fault: SIGKILLs the primary (a crash: nothing is flushed,
  * its clients see their connections reset), reaps it, then asks Sentinel
@@ -125,6 +179,12 @@ typedef struct dq_failover_times {
  * server, rs->replica the killed one, pid 0, its directory kept), or -1
  * with one line in err: no primary running, or no promotion within
  * timeout_ms (the kill has happened either way; the roles stay).
+ * Right before the kill it reads both servers' replication offsets
+ * (t->behind_bytes).  During a lag (dq_replset_lag_start) it waits after
+ * the kill until the replica reports master_link_status:down -- it has
+ * dropped what it had not applied -- and only then ends the pause, so
+ * that none of it is applied late; no link down within timeout_ms is an
+ * error too (the pause ended, the roles stay).
  *
  * Before returning it waits for Sentinel to finish (SENTINEL master shows
  * the new primary, flags "master") and sends SENTINEL RESET (above); when

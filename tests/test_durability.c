@@ -55,6 +55,7 @@
 
 #include "../harness/checker.h"
 #include "../harness/experiment.h"
+#include "../harness/faults.h"
 #include "../harness/redis_server.h"
 
 typedef struct outcome {
@@ -424,6 +425,153 @@ Test(failover, wait0_loss_is_the_failovers, .timeout = 120)
     done(&o);
 }
 
+/* failover:lag=MS[:AT_MS]: the two parts in either order, each once; the
+ * canonical spec puts the lag first. */
+Test(failover, lag_parses_and_formats)
+{
+    static const struct {
+        const char *spec, *canonical;
+        long long ms, at_ms;
+    } good[] = {
+        {"failover", "failover", 0, -1},
+        {"failover:700", "failover:700", 0, 700},
+        {"failover:lag=500", "failover:lag=500", 500, -1},
+        {"failover:lag=1000:2000", "failover:lag=1000:2000", 1000, 2000},
+        {"failover:2000:lag=1000", "failover:lag=1000:2000", 1000, 2000},
+    };
+    static const char *const bad[] = {
+        "failover:lag=0", "failover:lag=", "failover:lag=1s",
+        "failover:lag=5:lag=6", "failover:1:2", "failover:lag=5:1:2",
+        "failover:lag=-5", NULL,
+    };
+    char err[300], buf[64];
+    dq_fault f;
+
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        cr_assert_eq(dq_fault_parse(good[i].spec, &f, err, sizeof err), 0,
+                     "%s: %s", good[i].spec, err);
+        cr_expect_eq((long long)f.ms, good[i].ms, "%s: lag %lld",
+                     good[i].spec, (long long)f.ms);
+        cr_expect_eq((long long)f.at_ms, good[i].at_ms, "%s: at %lld",
+                     good[i].spec, (long long)f.at_ms);
+        dq_fault_format(&f, buf, sizeof buf);
+        cr_expect_str_eq(buf, good[i].canonical);
+    }
+    for (size_t i = 0; bad[i] != NULL; i++) {
+        err[0] = '\0';
+        cr_expect_eq(dq_fault_parse(bad[i], &f, err, sizeof err), -1,
+                     "%s parsed", bad[i]);
+        cr_expect(err[0] != '\0' && strchr(err, '\n') == NULL,
+                  "%s: error '%s'", bad[i], err);
+    }
+}
+
+/* The F records of the fault called name: the t_us and the argument of
+ * its begin and of its end (end_arg "" and *end_us 0 when none). */
+static void fault_records(const outcome *o, const char *name,
+                          long long *begin_us, long long *end_us,
+                          char *end_arg, size_t len)
+{
+    char path[128], line[512], b[32], what[16];
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/out/events.log", o->dir);
+    f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    *begin_us = *end_us = 0;
+    end_arg[0] = '\0';
+    while (fgets(line, sizeof line, f) != NULL) {
+        long long t;
+        int n = 0;
+        if (line[0] != 'F' ||
+            sscanf(line + 2, "%lld\t%31[^\t]\t%15[^\t]\t%n", &t, b, what,
+                   &n) != 3 || strcmp(b, name) != 0)
+            continue;
+        line[strcspn(line, "\n")] = '\0';
+        if (strcmp(what, "begin") == 0)
+            *begin_us = t;
+        else if (strcmp(what, "end") == 0) {
+            *end_us = t;
+            snprintf(end_arg, len, "%s", n > 0 ? line + 2 + n : "");
+        }
+    }
+    fclose(f);
+}
+
+/* The field key=N of a record's argument, or -1. */
+static long long arg_num(const char *arg, const char *key)
+{
+    const char *p = strstr(arg, key);
+
+    return p != NULL ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+/* With lag=500 the replica applies nothing from 300 ms on; the primary is
+ * killed at 800 ms.  The producer offers 300 tasks/s for 1 s, each due
+ * 1.5-2.5 s after its enqueue: none of those enqueued during the lag is
+ * due, let alone delivered, before the kill. */
+#define LAG_RUN "--tasks 300 --rate 300 --delay-ms 1500:2500 " \
+                "--grace-ms 2000 --fault failover:lag=500:300 "
+#define LAG_US 500000LL
+
+/* Without WAIT every enqueue the primary acknowledged while its replica
+ * lagged is on the primary only: lost in the failover, and the checker
+ * blames the failover's window for each of them. */
+Test(failover, lag_wait0_loses_acknowledged_enqueues, .timeout = 120)
+{
+    long long begin, end;
+    char arg[256];
+    outcome o = run(LEASED "--opt wait=0 " LAG_RUN);
+
+    cr_assert_eq(o.status, 0, "exit %d: %s", o.status, o.err);
+    cr_assert_eq(num(&o, "fault_windows"), 1);
+    fault_records(&o, "failover", &begin, &end, arg, sizeof arg);
+    cr_assert_gt(begin, 0);
+    cr_assert(arg_num(arg, "lagged_ms=") >= LAG_US / 1000, "end '%s'", arg);
+    cr_assert_gt(arg_num(arg, "behind_bytes="), 0, "end '%s'", arg);
+    cr_assert_gt(num(&o, "lost"), 0, "no acknowledged enqueue lost with "
+                 "wait=0 and a lagging replica (%d acknowledged during "
+                 "the lag)", enqueued_by(&o, begin + LAG_US) -
+                 enqueued_by(&o, begin));
+    cr_assert_eq(num(&o, "lost_nofault"), 0);
+    cr_assert_eq(num(&o, "dup_nofault"), 0);
+    cr_assert_eq((long long)fault_stat(&o, "failover").lost, num(&o, "lost"));
+    fprintf(stderr, "failover:lag=500 wait=0 at 300 tasks/s: %d enqueues "
+            "acknowledged during the lag, %lld lost; %s\n",
+            enqueued_by(&o, begin + LAG_US) - enqueued_by(&o, begin),
+            num(&o, "lost"), arg);
+    expect_nothing_left(&o);
+    done(&o);
+}
+
+/* With wait=1 the same lag loses nothing: no enqueue is acknowledged
+ * while the replica applies nothing (WAIT times out, the enqueue fails,
+ * the producer retries it after the failover), so none of the second
+ * half of the lag has an E record, and all 300 are delivered. */
+Test(failover, lag_wait1_loses_no_acknowledged_enqueue, .timeout = 120)
+{
+    long long begin, end;
+    char arg[256];
+    outcome o = run(LEASED "--opt wait=1 --opt wait_timeout_ms=200 "
+                    LAG_RUN);
+
+    cr_assert_eq(o.status, 0, "exit %d: %s", o.status, o.err);
+    cr_assert_eq(num(&o, "fault_windows"), 1);
+    fault_records(&o, "failover", &begin, &end, arg, sizeof arg);
+    cr_assert_gt(begin, 0);
+    cr_assert(arg_num(arg, "lagged_ms=") >= LAG_US / 1000, "end '%s'", arg);
+    cr_assert_eq(enqueued_by(&o, begin + LAG_US) -
+                     enqueued_by(&o, begin + LAG_US / 2), 0,
+                 "enqueues acknowledged while the replica applied nothing");
+    cr_assert_eq(num(&o, "enqueued"), 300);
+    cr_assert_eq(num(&o, "lost"), 0, "%lld acknowledged enqueues lost",
+                 num(&o, "lost"));
+    cr_assert_eq(num(&o, "dup_nofault"), 0);
+    cr_assert_eq(recheck(&o), 0);
+    expect_nothing_left(&o);
+    done(&o);
+}
+
 /* A Ctrl-C while the trial runs on its primary, replica and Sentinel:
  * all three stop, and their directories go. */
 Test(failover, interrupt_stops_every_server, .timeout = 120)
@@ -638,8 +786,27 @@ Test(durability, experiment_wait_runs_only_with_a_replica)
     cr_assert_str_eq(c.params.opts[0].val, "1");
 }
 
+/* Cells of e whose fault is a failover, each checked to lag lag_ms. */
+static size_t failover_cells(const dq_experiment *e, long long lag_ms)
+{
+    dq_exp_cell c;
+    size_t n = 0;
+
+    for (size_t i = 0; i < dq_experiment_ntrials(e); i++) {
+        dq_experiment_cell(e, i, &c);
+        for (size_t k = 0; k < c.params.nfaults; k++) {
+            if (strcmp(dq_fault_name(&c.params.faults[k]), "failover") != 0)
+                continue;
+            cr_expect_eq((long long)c.params.faults[k].ms, lag_ms);
+            n++;
+        }
+    }
+    return n;
+}
+
 /* The quick form of the durability experiment loads, every cell on a
- * Redis strategy, wait=1 only with failover. */
+ * Redis strategy, wait=1 only with failover; the failover's replica lags
+ * (300 ms quick, 1000 ms full), or it would lose next to nothing. */
 Test(durability, experiment_file_loads)
 {
     dq_experiment e;
@@ -656,9 +823,11 @@ Test(durability, experiment_file_loads)
         cr_assert(c.params.strategy->flags & DQ_G_NEEDS_REDIS);
         cr_assert_gt(c.params.rate, 0);
     }
+    cr_assert_eq(failover_cells(&e, 300), 5 * 2);
     cr_assert_eq(dq_experiment_load("experiments/durability.ini", false, &e,
                                     err, sizeof err), 0, "%s", err);
     cr_assert_eq(dq_experiment_ntrials(&e), 9 * 8 * 3);
+    cr_assert_eq(failover_cells(&e, 1000), 9 * 2 * 3);
 }
 
 /* ---- The checker: refused enqueues, retried enqueues ------------------------ */
