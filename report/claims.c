@@ -613,6 +613,21 @@ const dq_claim_def dq_claims[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
+void dq_claim_space_sentences(char *buf, size_t len)
+{
+    size_t n = strlen(buf);
+    bool code = false;
+    for (size_t i = 0; i + 1 < n; i++) {
+        code ^= buf[i] == '`';
+        if (code || !strchr(".!?", buf[i]) || buf[i + 1] < 'A' ||
+            buf[i + 1] > 'Z' || n + 2 >= len)
+            continue;
+        memmove(buf + i + 3, buf + i + 1, n - i);
+        buf[i + 1] = buf[i + 2] = ' ';
+        n += 2;
+    }
+}
+
 dq_verdict dq_claim_decide(const dq_claim_def *c, const dq_results *r,
                            dq_texts *t, char *buf, size_t len,
                            dq_claim_result *res)
@@ -621,8 +636,11 @@ dq_verdict dq_claim_decide(const dq_claim_def *c, const dq_results *r,
     dq_ev e = {t, buf, len, 0, res}, *ev = &e;
     buf[0] = '\0';
     memset(res, 0, sizeof *res);
-    if (c->rule != NULL)
-        return c->rule(c, r, ev);
+    if (c->rule != NULL) {
+        dq_verdict v = c->rule(c, r, ev);
+        dq_claim_space_sentences(buf, len);
+        return v;
+    }
     dq_tcat(t, decide, sizeof decide, &(size_t){0}, c->decide, "");
     TSAY(unmeasured, "decide=%s", decide);
     return DQ_VERDICT_NOT_MEASURED;

@@ -75,6 +75,13 @@ extern const dq_claim_def dq_claims[];
  * "partly measured", "not yet measured". */
 const char *dq_verdict_name(dq_verdict v);
 
+/* Puts two spaces after a sentence's end where texts of a rule met
+ * without one ("...of 1500.WAIT narrowed..." -> "...of 1500.  WAIT..."):
+ * after a '.', '!' or '?' right before a capital letter, outside code
+ * spans, in place in the string buf (len: its size; stops short of
+ * overflowing).  dq_claim_decide does it to every evidence text. */
+void dq_claim_space_sentences(char *buf, size_t len);
+
 /* Runs c's rule (or says "not yet measured" with c->decide when it has
  * none), writes the evidence to buf (len bytes) in the texts of t, and
  * the sample, interval and figure to *res (each "" when the rule has

@@ -19,6 +19,7 @@
 #include <math.h>
 
 #include "../harness/trialcols.h"
+#include "../report/claims.h"
 #include "../report/stats.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -329,6 +330,24 @@ static void c10_results(const char *root, double rtt_ms)
  * trip: a 0.2 ms overshoot within a 0.25 ms round trip holds within the
  * stated limits, the same overshoot beyond a 0.1 ms one does not hold as
  * stated, and the claims table gives the sample and the interval. */
+/* Where two texts of a rule meet, a sentence's end gets its two spaces
+ * ("...of 1500.WAIT narrowed" was printed so); code spans, numbers and
+ * sentences already spaced are left alone; a full buffer is not overrun. */
+Test(report_claims, sentences_that_met_are_spaced)
+{
+    char b[128] = "with wait=1 73 of 1500.WAIT narrowed it. Done! `a.B` v7.0.15"
+                  " ok?Yes";
+    char small[8] = "ab.Cd";
+    dq_claim_space_sentences(b, sizeof b);
+    cr_expect_str_eq(b, "with wait=1 73 of 1500.  WAIT narrowed it. Done! "
+                        "`a.B` v7.0.15 ok?  Yes");
+    dq_claim_space_sentences(small, sizeof small);
+    cr_expect_str_eq(small, "ab.  Cd");
+    char full[6] = "ab.Cd";
+    dq_claim_space_sentences(full, sizeof full);
+    cr_expect_str_eq(full, "ab.Cd");
+}
+
 Test(report_claims, c10_overshoot_within_one_round_trip, .timeout = 60)
 {
     char root[PATH_MAX], cmd[4 * PATH_MAX];
