@@ -775,7 +775,9 @@ static int finish_run(run *rn)
             rn->stamp);
     if (rn->lost_total > 0)
         fprintf(stderr, "dqlab experiment: warning: %" PRIu64 " tasks lost "
-                "without faults (grace_ms too short for this machine?)\n",
+                "without faults (a recipe that drops tasks, such as "
+                "cleanup_horizon_ms, or grace_ms too short for this "
+                "machine: the report's section says which)\n",
                 rn->lost_total);
     if (rn->lost_window > 0)
         fprintf(stderr, "dqlab: %s: %" PRIu64 " tasks behind a backlog were "
