@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../harness/faults.h"
 #include "facts.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -139,6 +140,9 @@ static void from_loss(dq_facts *f, const dq_rexp *e)
             dq_tally *t = row ? tally_of(row, lt->faults[c]) : NULL;
             if (t != NULL)
                 add_cell(t, x);
+            if (t != NULL && t >= row->host && t < row->host + DQ_AOF_MODES &&
+                f->host == NULL)
+                f->host = e;
         }
     for (size_t i = 0; i < e->ntrials; i++) {
         const dq_trialrow *t = &e->trials[i];
@@ -239,10 +243,33 @@ static dq_seen seen_of(const dq_fact *x)
     return x->kill.redelivered > 0 ? DQ_SEEN_ALO : DQ_SEEN_NO_LOSS;
 }
 
+/* Whether e's loss table has a column of a fault that kills consumers. */
+static bool kills_consumers(const dq_rexp *e)
+{
+    const dq_loss_table *lt = e->loss;
+    dq_fault x;
+    char err[8];
+    for (size_t c = 0; lt != NULL && c < lt->nfaults; c++)
+        if (dq_fault_parse(lt->faults[c], &x, err, sizeof err) == 0 &&
+            dq_kill_point_parse(x.word) != DQ_KILL_NONE)
+            return true;
+    return false;
+}
+
+/* The fault experiment the front links to: the first whose faults kill
+ * consumers (the loss experiment), else the first with faults at all. */
+static const dq_rexp *loss_experiment(const dq_results *r)
+{
+    for (size_t i = 0; i < r->nexps; i++)
+        if (dq_loss_is(&r->exps[i]) && kills_consumers(&r->exps[i]))
+            return &r->exps[i];
+    return dq_loss_experiment(r);
+}
+
 void dq_facts_compute(const dq_results *r, dq_facts *f)
 {
     memset(f, 0, sizeof *f);
-    f->loss = dq_loss_experiment(r);
+    f->loss = loss_experiment(r);
     f->conc = dq_results_with_plot(r, "duplicates");
     f->idle = dq_results_with_plot(r, "idle-cost");
     f->lat = dq_results_with_plot(r, "lateness-cdf");
@@ -250,8 +277,9 @@ void dq_facts_compute(const dq_results *r, dq_facts *f)
     for (size_t i = 0; i < r->nexps; i++)      /* every strategy that ran */
         for (size_t g = 0; g < r->exps[i].ngroups; g++)
             row_of(f, r->exps[i].groups[g].strategy);
-    if (f->loss)
-        from_loss(f, f->loss);
+    for (size_t i = 0; i < r->nexps; i++)  /* every fault experiment */
+        if (dq_loss_is(&r->exps[i]) && r->exps[i].loss != NULL)
+            from_loss(f, &r->exps[i]);
     if (f->conc)
         from_conc(f, f->conc);
     if (f->idle)

@@ -98,6 +98,7 @@ typedef struct dq_facts {
                                           ran in some experiment */
     size_t n;
     const dq_rexp *loss, *conc, *idle, *lat, *backlog;  /* NULL: none */
+    const dq_rexp *host;               /* the first with a host crash */
     char redis_version[32];            /* of the runs, "" when unknown */
 } dq_facts;
 

@@ -123,6 +123,30 @@ void dq_cell_kill(dq_texts *t, const dq_facts *f, const dq_fact *x,
             x->kill.of, id, back, x->kill.trials, dq_s(x->kill.trials));
 }
 
+/* Appends to buf x's host-crash tallies (os-crash per AOF mode, of the
+ * experiment f->host), when that ran: "; host crash: [everysec 97/300,
+ * always 0/300](#exp-durability) (4 trials)". */
+static void host_part(dq_texts *t, const dq_facts *f, const dq_fact *x,
+                      char *buf, size_t len)
+{
+    char list[256] = "", id[80];
+    size_t off = 0, trials = 0, bo = strlen(buf);
+    for (size_t m = 0; m < DQ_AOF_MODES; m++) {
+        const dq_tally *c = &x->host[m];
+        if (!c->measured)
+            continue;
+        DQ_TCAT(t, list, sizeof list, &off, "front.crash_item", "%smode=%s "
+                "n=%" PRIu64 " of=%" PRIu64, off ? ", " : "",
+                dq_aof_modes[m], c->n, c->of);
+        trials += c->trials;
+    }
+    if (off == 0)
+        return;
+    dq_exp_anchor(f->host, id, sizeof id);
+    DQ_TCAT(t, buf, len, &bo, "front.host_cell", "list=%s id=%s trials=%zu "
+            "s=%s", list, id, trials, dq_s(trials));
+}
+
 void dq_cell_crash(dq_texts *t, const dq_facts *f, const dq_fact *x,
                    char *buf, size_t len)
 {
@@ -144,12 +168,14 @@ void dq_cell_crash(dq_texts *t, const dq_facts *f, const dq_fact *x,
     }
     if (off == 0) {
         not_measured(t, buf, len);
+        host_part(t, f, x, buf, len);
         return;
     }
     dq_exp_anchor(f->loss, id, sizeof id);
     buf[0] = '\0';
     DQ_TCAT(t, buf, len, &(size_t){0}, "front.crash_cell", "list=%s id=%s "
             "trials=%zu s=%s", list, id, trials, dq_s(trials));
+    host_part(t, f, x, buf, len);
 }
 
 void dq_cell_dup(dq_texts *t, const dq_facts *f, const dq_fact *x,

@@ -191,7 +191,7 @@ static double by_lat(const dq_fact *x)
 }
 
 /* The candidates of a scenario (leased, and nothing lost on a restart
- * with AOF mode) as linked names into cands; returns the best by rank,
+ * with AOF mode, or on a host crash with it: the harder test) as linked names into cands; returns the best by rank,
  * or NULL when none qualifies or none has the figure. */
 static const dq_fact *pick(dq_texts *t, const dq_facts *f, int mode,
                            double (*rank)(const dq_fact *), char *cands,
@@ -202,7 +202,9 @@ static const dq_fact *pick(dq_texts *t, const dq_facts *f, int mode,
     char name[128];
     for (size_t i = 0; i < f->n; i++) {
         const dq_fact *x = &f->f[i];
-        if (!leased(x) || !x->crash[mode].measured || x->crash[mode].n > 0)
+        bool crash_ok = x->crash[mode].measured && x->crash[mode].n == 0;
+        bool host_ok = x->host[mode].measured && x->host[mode].n == 0;
+        if (!leased(x) || !(crash_ok || host_ok))
             continue;
         c[n++] = x;
         if (rank(x) >= 0 && (best == NULL || rank(x) < rank(best)))

@@ -115,14 +115,14 @@ static void write_conc(const char *root, uint64_t dup, int64_t lease_cmds)
     "D\t1000700\tt2\tc1\t1\nA\t1000800\tt2\tc1\t1\n"
 #define LOG_END "H\tend_us\t3000000\nZ\t3000100\tclean\n"
 
-/* One loss trial of strategy with its log. */
-static void loss_trial(FILE *f, const char *root, size_t n,
-                       const char *strategy, const char *fault,
-                       const char *log)
+/* One trial of strategy with its log in experiment exp's run. */
+static void fault_trial(FILE *f, const char *root, const char *exp, size_t n,
+                        const char *strategy, const char *fault,
+                        const char *log)
 {
     char path[PATH_MAX];
     dq_trialrow row = {
-        .experiment = "loss", .trial = n, .strategy = strategy,
+        .experiment = exp, .trial = n, .strategy = strategy,
         .options = "lease_ms=300", .producers = 1, .consumers = 2,
         .tasks = 2, .delay_max_ms = 100, .work_us = 1000, .repeat = 1,
         .enqueued = 2, .delivered = 2, .deliveries = 3,
@@ -130,8 +130,17 @@ static void loss_trial(FILE *f, const char *root, size_t n,
         .consumer_mode = "process", .kills = strstr(fault, "kill") ? 1 : 0,
     };
     dq_trialrow_write(f, &row);
-    snprintf(path, sizeof path, "%s/loss/run/logs/trial-%03zu.log", root, n);
+    snprintf(path, sizeof path, "%s/%s/run/logs/trial-%03zu.log", root, exp,
+             n);
     put(path, log);
+}
+
+/* One loss trial of strategy with its log. */
+static void loss_trial(FILE *f, const char *root, size_t n,
+                       const char *strategy, const char *fault,
+                       const char *log)
+{
+    fault_trial(f, root, "loss", n, strategy, fault, log);
 }
 
 /* The loss experiment: lua-lease and list-reliable each lose nothing to
@@ -226,6 +235,60 @@ Test(front, matrix_and_scenarios_follow_the_results, .timeout = 120)
                        "\\*\\*Use \\[lua-lease\\]\\(#card-lua-lease\\)\\*\\*: "
                        "of .* it needs the fewest Redis commands per task "
                        "\\(\\[10\\.0\\]"), "orders: the pick did not change");
+    cleanup(root);
+}
+
+/* A host crash, as an os-crash experiment, sorted before the loss one. */
+#define LOG_HOST                                                             \
+    "E\t900000\tt1\t1000\tp0\nE\t900001\tt2\t1000\tp0\n"                     \
+    "F\t950000\tos-crash\tbegin\tmode=always\n"                              \
+    "F\t960000\tos-crash\tend\tmode=always\n"                                \
+    "D\t1000500\tt1\tc0\t1\nA\t1000600\tt1\tc0\t1\n"                         \
+    "D\t1000700\tt2\tc1\t1\nA\t1000800\tt2\tc1\t1\n"
+
+/* Two fault experiments: the front takes its kills from the one that
+ * kills consumers whatever the names' order, adds the other's host
+ * crashes to the crash cells, and a lease strategy that lost nothing to
+ * a host crash with AOF always qualifies for the orders scenario even
+ * when no process restart with always ran. */
+Test(front, facts_from_every_fault_experiment, .timeout = 120)
+{
+    char root[PATH_MAX];
+    static const char *const ss[] = {"lua-lease", "list-reliable"};
+    fresh_root(root, sizeof root, "two");
+    write_conc(root, 7, 2000);
+    FILE *d = make_run(root, "durability", "name = durability\ntitle = "
+                       "Durability\ncomplete = yes\nfaults = os-crash:always"
+                       "\ndelay_ms = 0:100\n");
+    FILE *l = make_run(root, "loss", "name = loss\ntitle = Loss\ncomplete "
+                       "= yes\nplots = loss\nfaults = kill-consumer:during-"
+                       "work:1\ndelay_ms = 0:100\n");
+    for (size_t i = 0; i < 2; i++) {
+        char head[256], log[2048];
+        snprintf(head, sizeof head, "# dqlab event log v2\nH\tstrategy\t%s"
+                 "\nH\ttasks\t2\nH\tconsumer_mode\tprocess\nH\tfault\t",
+                 ss[i]);
+        snprintf(log, sizeof log, "%sos-crash:always\n" LOG_HOST LOG_END,
+                 head);
+        fault_trial(d, root, "durability", i + 1, ss[i], "os-crash:always",
+                    log);
+        snprintf(log, sizeof log, "%skill-consumer:during-work:1\n" LOG_KILL
+                 LOG_END, head);
+        loss_trial(l, root, i + 1, ss[i], "kill-consumer:during-work:1", log);
+    }
+    fclose(d);
+    fclose(l);
+    report(root);
+    cr_expect(has_line(root, "^\\| \\[lua-lease\\]\\(#card-lua-lease\\) \\| "
+                       "\\*\\*at-least-once\\*\\*, as declared \\(\\[1 kill, 1 "
+                       "trial\\]\\(#exp-loss\\)\\) \\| \\[0 of 2 lost\\]"
+                       "\\(#exp-loss\\), 1 redelivered \\(1 trial\\) \\| not "
+                       "measured; host crash: \\[always 0/2\\]\\(#exp-"
+                       "durability\\) \\(1 trial\\) \\|"),
+              "lua-lease's kills from loss, its host crash from durability");
+    cr_expect(has_line(root, "^\\*Never lose one, never cancel twice\\.\\*  "
+                       "\\*\\*Use \\[list-reliable\\]"),
+              "orders: a host crash with always qualifies");
     cleanup(root);
 }
 
