@@ -232,7 +232,11 @@ DQ_RULE(dq_rule_c10)
     const dq_trialrow *t0 = &lat->trials[0];
     b.rate = t0->delay_max_ms > t0->delay_min_ms ? (double)t0->tasks *
              1000.0 / (double)(t0->delay_max_ms - t0->delay_min_ms) : 0;
-    TBUF(tol, c10_tol_none, "%s", b.no_rtt ? " " : "");
+    if (b.no_rtt) {   /* else the tolerance is the round trip measured */
+        tol[0] = ' ';
+        tol[1] = '\0';
+        TBUF(tol, c10_tol_none, "");
+    }
     TSAY(c10_where, " exp=%s tol=%s ", lat->name, tol);
     c10_queueing(ev, r, lat);
     cost = c10_cost(ev, dq_results_with_plot(r, "idle-cost"), &grows);
