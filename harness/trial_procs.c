@@ -563,6 +563,11 @@ static void stall_end(dq_trial_procs *ps, child *c, const char *how)
     c->stall = c->stopped = false;
 }
 
+/* How long past its stop_ms a stalled child may go unseen stopped
+ * (waitid WSTOPPED) before the trial fails: it wrote its F begin right
+ * before its SIGSTOP, so only a lost stop report comes this far. */
+#define STALL_SEEN_MS 5000
+
 /* A stalled child: seen stopped yet?  Its time up?  Then SIGCONT. */
 static void stall_tend(dq_trial_procs *ps, child *c)
 {
@@ -577,6 +582,17 @@ static void stall_tend(dq_trial_procs *ps, child *c)
             c->stopped = true;
     }
     now = dq_wall_us();
+    if (!c->stopped &&
+        now >= c->stall_t_us + (c->stall_ms + STALL_SEEN_MS) * 1000) {
+        /* Never seen stopped: the fault had no effect, and the trial
+         * must not wait for it forever. */
+        kill(c->pid, SIGCONT);
+        stall_end(ps, c, "error=1");
+        dq_trial_fail(ps->t, "stall-consumer: %s was not seen stopped "
+                      "within %d ms of its stall", c->stall_who,
+                      STALL_SEEN_MS);
+        return;
+    }
     if (!c->stopped || now < c->stall_t_us + c->stall_ms * 1000)
         return;
     kill(c->pid, SIGCONT);
