@@ -2,7 +2,7 @@
 #
 #   make            build bin/dqlab
 #   make report     install missing packages, run the quick experiment suite
-#                   and `dqlab probes`, write report/out/REPORT.md and
+#                   and `dqlab probes` and `dqlab opcost`, write report/out/REPORT.md and
 #                   report/out/index.html (FULL=1: the full suite)
 #   make test       install missing packages, build and run the Criterion
 #                   tests against a private redis-server
@@ -12,6 +12,10 @@
 #                   and the summary matrix and that wide tables scroll
 #                   (tools/firstscreen.sh); its screenshot goes to SHOT
 #                   (default report/out/firstscreen.png)
+#   make exercise-check EX=ID NAME=STRATEGY   run a coursework exercise's
+#                  machine-checked acceptance on strategy NAME (dqlab
+#                  exercise: its flags, a trial with dqlab check, the
+#                  conformance suite); `bin/dqlab exercise` lists them
 #   make bench     install missing packages, measure speed and scale into
 #                  results/bench/ (FULL=1: backlog up to 1M pending tasks)
 #   make clean
@@ -56,7 +60,8 @@ AOFSHIM  := $(BUILD)/libdqaofshim.so
 .DELETE_ON_ERROR:
 # Keep test objects: make would delete them as intermediates of tests/%.
 .SECONDARY: $(TEST_BIN:=.o)
-.PHONY: all deps report test test-sanitize test-build test-browser bench clean
+.PHONY: all deps report test test-sanitize test-build test-browser bench clean \
+        exercise-check
 
 all: $(DQLAB) $(AOFSHIM)
 
@@ -105,6 +110,18 @@ test-browser:
 	@mkdir -p $(dir $(SHOT))
 	@sh tools/firstscreen.sh --screenshot $(SHOT) $(HTML)
 
+# An exercise's acceptance (harness/exercise.h): builds dqlab and the
+# conformance suite with the strategy in them, then runs every check.
+exercise-check:
+	@sh tools/deps.sh test
+	@$(MAKE) --no-print-directory $(DQLAB) $(BUILD)/tests/test_conformance
+	@if [ -z "$(EX)" ] || [ -z "$(NAME)" ]; then \
+	    $(DQLAB) exercise; \
+	    echo "make exercise-check: give EX=<exercise> NAME=<strategy>" >&2; \
+	    exit 2; \
+	fi
+	@$(DQLAB) exercise '$(EX)' '$(NAME)' --tests $(BUILD)/tests
+
 REPORT_ARGS := $(if $(filter-out 0,$(FULL)),,--quick)
 report:
 	@sh tools/deps.sh
@@ -123,6 +140,9 @@ report:
 	@# The failure modes as message sequence charts from real witness
 	@# trials (MONITOR captures, mscgen): about 2 s.
 	./bin/dqlab witness --results results
+	@# The heap's and the wheel's cost per operation against the pending
+	@# tasks (C17), both mixes: a few seconds.
+	./bin/dqlab opcost --mix now,steady --out results/opcost
 	./bin/dqlab report results
 
 # `dqlab bench`: speed, the Redis ceiling, backlog scaling, lateness under

@@ -139,6 +139,8 @@ typedef struct checker {
     size_t nfv, capfv;
     window *wv;
     size_t nwv;
+    int64_t *nv;          /* times of the N records (refused enqueues) */
+    size_t nnv, capnv;
 } checker;
 
 static uint64_t fnv1a(const char *s, size_t n)
@@ -256,6 +258,7 @@ static void checker_free(checker *c)
     free(c->gv);
     free(c->fv);
     free(c->wv);
+    free(c->nv);
 }
 
 /* Strict decimal int64 >= 0 from a field. */
@@ -551,6 +554,22 @@ static int make_windows(checker *c, dq_check *out, const fent **bad)
     return 0;
 }
 
+/* Each refused enqueue (N record) to the first window open at its time,
+ * of any consumer: the fault that made the server refuse it. */
+static void attribute_refused(const checker *c, dq_check *out)
+{
+    for (size_t k = 0; k < c->nnv; k++)
+        for (size_t i = 0; i < c->nwv; i++) {
+            const window *w = &c->wv[i];
+            if (w->begin > c->nv[k])
+                break;
+            if (w->end >= c->nv[k]) {
+                out->faults[w->fault].refused++;
+                break;
+            }
+        }
+}
+
 /* The deliveries dv[d0..d1), acks av[a0..a1) and give-backs gv[g0..g1)
  * of one enqueued id. */
 typedef struct span {
@@ -655,6 +674,23 @@ static void judge_undelivered(const checker *c, dq_check *out, const rec *r,
         out->lost_nofault++;
 }
 
+/* The first window of a fault whose lost replies may make any strategy
+ * repeat a task (DQ_FAULT_REPEATS_ANY) begun at or before e_us, the id's
+ * E record: a producer retries an enqueue it saw fail only under a fault,
+ * and a retry that lands after the task was delivered adds it again.
+ * NULL when none. */
+static const window *retried_before(const checker *c, int64_t e_us)
+{
+    for (size_t i = 0; i < c->nwv; i++) {
+        const window *w = &c->wv[i];
+        if (w->begin > e_us)
+            break;
+        if (w->explains & DQ_FAULT_REPEATS_ANY)
+            return w;
+    }
+    return NULL;
+}
+
 /* Each extra delivery of the id, in time order: redelivered, a duplicate
  * a fault explains, or one none does (checker.h). */
 static void judge_extra(const checker *c, dq_check *out, const span *sp)
@@ -680,7 +716,9 @@ static void judge_extra(const checker *c, dq_check *out, const span *sp)
             if (x != NULL)
                 out->faults[x->fault].redelivered++;
         } else if (x != NULL ||
-                   (x = open_at(c, d->t, prev->cons, d->cons)) != NULL) {
+                   (x = open_at(c, d->t, prev->cons, d->cons)) != NULL ||
+                   (prev->t < sp->r->e_us &&
+                    (x = retried_before(c, sp->r->e_us)) != NULL)) {
             out->dup_fault++;
             out->faults[x->fault].dup_fault++;
         } else {
@@ -925,6 +963,14 @@ static int record_shape(reader *rd, char **fld, int nf)
         if (nf != 3)
             return bad(rd, "L record needs 3 fields, has %d", nf);
         return 0;
+    case 'N':
+        if (v1)
+            return bad(rd, "N record in a v1 log");
+        if (nf != 6)
+            return bad(rd, "N record needs 6 fields, has %d", nf);
+        if (fld[5][0] == '\0')
+            return bad(rd, "N record with an empty reason");
+        return 0;
     case 'Z':
         if (v1)
             return bad(rd, "Z record in a v1 log");
@@ -1022,7 +1068,7 @@ static int task_record(reader *rd, char **fld, int64_t t, size_t ri,
 static int giveback_record(reader *rd, char **fld, int64_t t, size_t ri)
 {
     checker *c = &rd->c;
-    int64_t attempt;
+    int64_t attempt = 0;
     size_t ci;
     bool added;
 
@@ -1070,6 +1116,19 @@ static int timed_record(reader *rd, char **fld)
     if (fld[0][0] != 'L' && fld[3][0] == '\0')
         return bad(rd, "empty %s name", fld[0][0] == 'E' ? "producer"
                                                          : "consumer");
+    if (fld[0][0] == 'N') {
+        /* A refused enqueue: not a task of the trial, only counted (and
+         * attributed to the window it fell in, once they are known). */
+        int64_t due;
+        if (!parse_nonneg(fld[3], &due) || due > INT64_MAX / 1000)
+            return bad(rd, "bad due time '%.30s' (expected ms >= 0)",
+                       fld[3]);
+        if (grow((void **)&c->nv, &c->capnv, c->nnv + 1, sizeof *c->nv))
+            return bad(rd, "out of memory");
+        c->nv[c->nnv++] = t;
+        out->enqueue_refused++;
+        return 0;
+    }
     ri = map_get(&c->ids, fld[2], strlen(fld[2]), &added);
     if (ri == (size_t)-1 ||
         grow((void **)&c->recs, &c->caprecs, c->ids.n, sizeof *c->recs))
@@ -1192,6 +1251,7 @@ static int conclude(reader *rd, double **lat_out)
         return bad(rd, "F end of '%.32s' with no open begin before it",
                    out->faults[badf->fault].name);
     }
+    attribute_refused(&rd->c, out);
     lat = malloc((rd->c.ids.n ? rd->c.ids.n : 1) * sizeof *lat);
     if (lat == NULL) {
         snprintf(rd->err, rd->errlen, "%s: out of memory", rd->name);
@@ -1328,6 +1388,8 @@ static void faults_json(json_t *fa, const dq_check *c)
         json_object_set_new(x, "dup_fault",
                             json_integer((json_int_t)f->dup_fault));
         json_object_set_new(x, "early", json_integer((json_int_t)f->early));
+        json_object_set_new(x, "refused",
+                            json_integer((json_int_t)f->refused));
         json_array_append_new(fa, x);
     }
 }
@@ -1378,6 +1440,7 @@ json_t *dq_check_json(const dq_check *c)
     U("end_us", c->end_us);
     U("ack_refused", c->ack_refused);
     U("ack_failed", c->ack_failed);
+    U("enqueue_refused", c->enqueue_refused);
     U("log_version", c->log_version);
     U("lost_queued", c->lost_queued);
     U("given_back", c->given_back);

@@ -34,6 +34,9 @@
  *               (redis_stall_ms, redis_ping_p99_ms, redis_pings): the
  *               longest time between two answered PINGs and the p99 of
  *               their round trips; -1 when the log has none
+ *   enqueue_refused  N records: enqueues the server refused (OOM under
+ *               maxmemory-policy noeviction); not enqueued, so neither
+ *               delivered nor lost (a D of such an id is unknown)
  *   lateness    first delivery t_us - due_ms*1000, per delivered id, in ms
  *               (the first delivery is the one with the smallest t_us)
  * Record order between lines does not matter: an E may follow the D of
@@ -132,8 +135,12 @@
  *                 that DQ_FAULT_EXPLAINS_EARLY, a skewed clock, since a
  *                 skewed mover or reaper acts on every consumer's tasks)
  *                 was still open at this one (a skew spanning the
- *                 run makes a lease look expired early): a duplicate a
- *                 fault explains
+ *                 run makes a lease look expired early), or the previous
+ *                 delivery came before the id's E record and a window of
+ *                 a fault that DQ_FAULT_REPEATS_ANY began at or before
+ *                 that E (the producer had not yet seen its enqueue
+ *                 acknowledged, retried it, and the retry added the task
+ *                 again after its delivery): a duplicate a fault explains
  *   dup_nofault   otherwise: a duplicate no fault explains (a bug, or
  *                 naive's documented race).  A delivery after an ack of
  *                 the same id is never a redelivery.
@@ -144,7 +151,9 @@
  * to the kill that followed its last delivery; a never-delivered id to the
  * first window (by begin) that can explain its loss (below); a
  * redelivery or duplicate to the first window begun between the two
- * deliveries.  What no window explains is lost_nofault / dup_nofault.
+ * deliveries; a refused enqueue (N) to the first window open at its time
+ * (faults[].refused).  What no window explains is lost_nofault /
+ * dup_nofault.
  *
  * Which window explains a never-delivered (lost) id.  The window must
  * have begun at or before the end and ended (or still be open) at or
@@ -196,6 +205,7 @@ typedef struct dq_fault_stat {
     uint64_t windows;          /* begin records */
     int64_t window_us;         /* summed window lengths */
     uint64_t lost, redelivered, dup_fault, early;
+    uint64_t refused;          /* N records inside one of its windows */
 } dq_fault_stat;
 
 /* How a log ended (its Z record; top comment). */
@@ -210,6 +220,7 @@ typedef struct dq_check {
     uint64_t enqueued, delivered, deliveries, duplicates, lost, early;
     uint64_t acked, unknown;
     uint64_t ack_refused, ack_failed; /* R records (top comment) */
+    uint64_t enqueue_refused;  /* N records (top comment) */
     int log_version;           /* 1 or 2: the first line's format */
     dq_check_end end;          /* the Z record; NONE for v1 */
     bool torn;                 /* the last line had no LF (not read) */
@@ -309,13 +320,13 @@ size_t dq_percentile_rank(double p, size_t n);
  * dup_nofault, pending_end, lost_claimed, lost_nofault, early_fault,
  * unacked, fault_windows, end_us, fault (the H fault spec or null),
  * faults [{name, windows, window_ms, lost, redelivered, dup_fault,
- * early}], ack_refused, ack_failed, log_version, lost_queued,
- * given_back, retried, lost_retry, processed_twice, dead_lettered, dead_undelivered,
- * redis_stall_ms, ping_p99_ms, pings (these three null when the log has
- * no sampler records), pending_at_end (null when the log has none),
- * log_end ("clean",
- * "interrupted", "failed" or null), no_verdict (dq_check_no_verdict's
- * text or null).  NULL on allocation failure. */
+ * early, refused}], ack_refused, ack_failed, enqueue_refused,
+ * log_version, lost_queued, given_back, retried, lost_retry,
+ * processed_twice, dead_lettered, dead_undelivered, redis_stall_ms,
+ * ping_p99_ms, pings (these three null when the log has no sampler
+ * records), pending_at_end (null when the log has none), log_end
+ * ("clean", "interrupted", "failed" or null), no_verdict
+ * (dq_check_no_verdict's text or null).  NULL on allocation failure. */
 struct json_t;
 struct json_t *dq_check_json(const dq_check *c);
 

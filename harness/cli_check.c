@@ -200,6 +200,9 @@ static const char *early_fault_name(void)
 static void print_counts(const dq_check *c)
 {
     printf("enqueued    %" PRIu64 "\n", c->enqueued);
+    if (c->enqueue_refused > 0)
+        printf("refused     %" PRIu64 "  (enqueues the server refused: not "
+               "acknowledged, not lost)\n", c->enqueue_refused);
     printf("delivered   %" PRIu64 "  (deliveries %" PRIu64 ", duplicates %"
            PRIu64 ", acked %" PRIu64 ", never acked %" PRIu64 ")\n",
            c->delivered, c->deliveries, c->duplicates, c->acked, c->unacked);
@@ -248,9 +251,12 @@ static void print_counts(const dq_check *c)
         const dq_fault_stat *f = &c->faults[i];
         printf("fault       %s: %" PRIu64 " window%s, %.1f ms; lost %" PRIu64
                ", redelivered %" PRIu64 ", duplicated %" PRIu64 ", early %"
-               PRIu64 "\n", f->name, f->windows, f->windows == 1 ? "" : "s",
+               PRIu64, f->name, f->windows, f->windows == 1 ? "" : "s",
                (double)f->window_us / 1000.0, f->lost, f->redelivered,
                f->dup_fault, f->early);
+        if (f->refused > 0)
+            printf(", enqueues refused %" PRIu64, f->refused);
+        putchar('\n');
     }
     printf("lateness ms p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  "
            "(n %" PRIu64 ")\n", c->lateness.p50_ms, c->lateness.p90_ms,

@@ -18,8 +18,7 @@ static void usage(FILE *f)
                "options with defaults.\n");
 }
 
-/* Prints text word-wrapped at width columns, each line after indent. */
-static void print_wrapped(const char *indent, const char *text, int width)
+void dq_print_wrapped(const char *indent, const char *text, int width)
 {
     int col = 0;
     const char *p = text;
@@ -76,7 +75,7 @@ int dq_cmd_list(int argc, char **argv)
         if (s->min_redis != NULL)
             printf("  redis:      %s or later\n", s->min_redis);
         if (s->doc != NULL)
-            print_wrapped("  ", s->doc, 78);
+            dq_print_wrapped("  ", s->doc, 78);
         /* dq_strategy_option: the strategy's own options, then those
          * every Redis strategy takes (wait, wait_timeout_ms). */
         if (dq_strategy_option(s, 0) == NULL) {

@@ -256,6 +256,8 @@ static void print_setup(const dq_trial_params *p, const dq_trial_result *r,
     if (p->enqueue_batch > 1)
         printf("enqueue     batches of %" PRId64 " (dq_enqueue_many)\n",
                p->enqueue_batch);
+    if (p->rate > 0)
+        printf("rate        %" PRId64 " tasks/s offered (paced)\n", p->rate);
     if (p->nfaults > 0 || r->process_mode) {
         printf("faults      ");
         for (size_t i = 0; i < p->nfaults; i++) {
@@ -284,6 +286,9 @@ static void print_human(const dq_trial_params *p, const dq_trial_result *r,
 
     print_setup(p, r, where);
     printf("enqueued    %" PRIu64 "\n", c->enqueued);
+    if (c->enqueue_refused > 0)
+        printf("refused     %" PRIu64 "  (enqueues the server refused: not "
+               "acknowledged, not lost)\n", c->enqueue_refused);
     printf("delivered   %" PRIu64 "  (deliveries %" PRIu64 ", acked %" PRIu64
            ")\n", c->delivered, c->deliveries, c->acked);
     /* The terms of checker.h, so that the line adds up: duplicates =
@@ -725,6 +730,10 @@ int dq_cmd_run(int argc, char **argv)
         }
     }
     rc = dq_trial_run(&c->p, &c->r, err, sizeof err);
+    if (c->r.servers[0] != '\0') /* the private server stayed idle */
+        snprintf(c->where, sizeof c->where, "%s", c->r.servers);
+    if (c->r.warning[0] != '\0')
+        fprintf(stderr, "dqlab run: warning: %s\n", c->r.warning);
     if (rc < 0)
         run_error("%s", err);
     else

@@ -15,6 +15,10 @@ int dq_cmd_report(int argc, char **argv);     /* ../report/report.c */
 int dq_cmd_bench(int argc, char **argv);      /* bench.c */
 int dq_cmd_probes(int argc, char **argv);     /* probes.c */
 
+/* Prints text (one paragraph) to stdout word-wrapped at width columns,
+ * each line after indent (cli_list.c). */
+void dq_print_wrapped(const char *indent, const char *text, int width);
+
 /* The hidden subcommand that runs one process of a process-mode trial (a
  * consumer, or for an in-process strategy its producers and consumers
  * together); started by trial_procs.c as `/proc/self/exe __child ...`,

@@ -59,6 +59,7 @@ typedef struct child_args {
     const char *role, *strategy, *log;
     dq_child_spec c;
     dq_redis_target target;
+    char sentinels[64], sentinel_master[64]; /* "" without Sentinel */
 } child_args;
 
 /* An integer argument in [lo, hi]. */
@@ -104,6 +105,10 @@ static int child_arg(child_args *a, dq_trial_params *p, const char *key,
                 key[0] == 'p' ? 65535 : 1 << 20, &v) != 0)
             return 2;
         *(key[0] == 'p' ? &a->target.port : &a->target.db) = (int)v;
+    } else if (strcmp(key, "sentinels") == 0) {
+        snprintf(a->sentinels, sizeof a->sentinels, "%s", val);
+    } else if (strcmp(key, "sentinel-master") == 0) {
+        snprintf(a->sentinel_master, sizeof a->sentinel_master, "%s", val);
     } else if (strcmp(key, "user") == 0) {
         snprintf(a->target.user, sizeof a->target.user, "%s", val);
     } else if (strcmp(key, "opt") == 0) {
@@ -185,6 +190,8 @@ int dq_cmd_child(int argc, char **argv)
                                       sizeof err);
     if (a.c.log == NULL)
         return CHILD_ERR("%s", err);
+    a.c.sentinels = a.sentinels[0] ? a.sentinels : NULL;
+    a.c.sentinel_master = a.sentinel_master;
     rc = dq_trial_child_run(&p, &a.c, err, sizeof err);
     dq_eventlog_close(a.c.log);
     if (rc != 0)
@@ -328,6 +335,10 @@ int dq_trial_child_run(const dq_trial_params *p, const dq_child_spec *c,
     t.cfg.local = local;
     if (p->redis != NULL)
         dq_trial_config_redis(&t.cfg, p->redis);
+    if (c->sentinels != NULL) {
+        t.cfg.sentinels = c->sentinels;
+        t.cfg.sentinel_master = c->sentinel_master;
+    }
     if (local == NULL || ws == NULL) {
         snprintf(err, errlen, "out of memory");
         goto out;

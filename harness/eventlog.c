@@ -471,6 +471,25 @@ int dq_log_enqueue(dq_eventlog *l, int64_t t_us, const char *id,
     return rec_end(l, &r, false);
 }
 
+int dq_log_enqueue_refused(dq_eventlog *l, int64_t t_us, const char *id,
+                           int64_t due_ms, const char *producer,
+                           const char *reason)
+{
+    ssize_t in = field_len(id, 0), pn = field_len(producer, 0),
+            kn = field_len(reason, 0);
+    rec r;
+
+    if (!rec_ok(l, in >= 0 && pn >= 0 && kn >= 0, (size_t)(in + pn + kn)))
+        return -1;
+    rec_start(&r, 'N');
+    rec_tab_i64(&r, t_us);
+    rec_tab_str(&r, id, (size_t)in);
+    rec_tab_i64(&r, due_ms);
+    rec_tab_str(&r, producer, (size_t)pn);
+    rec_tab_str(&r, reason, (size_t)kn);
+    return rec_end(l, &r, false);
+}
+
 int dq_log_deliver(dq_eventlog *l, int64_t t_us, const char *id,
                    const char *consumer, int attempt)
 {

@@ -8,6 +8,12 @@
  *   # dqlab event log v2                       first line
  *   H  <key>  <value>                          trial parameter (strategy, seed...)
  *   E  <t_us> <id> <due_ms> <producer>         enqueue returned (Redis acked it)
+ *   N  <t_us> <id> <due_ms> <producer> <why>   enqueue refused: the server
+ *                                              said no and wrote nothing
+ *                                              (<why> "OOM": maxmemory
+ *                                              reached under noeviction);
+ *                                              not acknowledged, not lost,
+ *                                              never retried
  *   D  <t_us> <id> <consumer> <attempt>        claim returned the task
  *   A  <t_us> <id> <consumer> <attempt>        ack returned DQ_OK: the
  *                                              delivery of that attempt to
@@ -63,7 +69,7 @@
  *   kill-consumer end    c1:replacement=c1.1  (or c1:replacement=none for
  *       an in-process strategy, whose whole queue died: heap)
  *       written by the parent once the replacement process was started
- *   restart-redis begin|end  mode=off|everysec|always  (SIGKILL of the
+ *   restart-redis begin|end  mode=off|rdb|everysec|always  (SIGKILL of the
  *       server .. it answers PING again)
  *   pause-redis begin|end    ms=N  (SIGSTOP .. SIGCONT)
  *   subscriber-outage begin|end  ms=N  (consumers stopped .. started)
@@ -80,6 +86,14 @@
  *   busy-redis begin|end  ms=N,threshold_ms=T (a Lua script holds the
  *       server for N ms with busy-reply-threshold T); end adds
  *       busy_replies=B (errorstat_BUSY during the window) and held_ms=M
+ *   os-crash begin|end  mode=everysec|always; end adds dropped_bytes=N
+ *       (SIGKILL .. the server restarted from what was fsynced)
+ *   failover begin wait=N (the strategy's option; SIGKILL of the primary);
+ *       end promotion_ms=N,rejoin_ms=M (the replica promoted, a new
+ *       replica in sync)
+ *   evict begin policy=P,maxmemory=B (the limit set, before the filler);
+ *       end evicted_keys=N,filler_keys=K (filler deleted, settings
+ *       restored; interrupted=1, first, when the trial ended inside it)
  *   mover-stall begin ""; end pubsub=N,blocked=M  (the CLIENT KILLs),
  *       or end error=1 when it dropped nothing (Redis refused CLIENT
  *       KILL, or every connection found had closed): the trial then
@@ -178,6 +192,11 @@ int dq_log_flush(dq_eventlog *l);
 int dq_log_header(dq_eventlog *l, const char *key, const char *value);
 int dq_log_enqueue(dq_eventlog *l, int64_t t_us, const char *id,
                    int64_t due_ms, const char *producer);
+/* An N record: enqueue of id refused by the server (reason non-empty, no
+ * TAB/CR/LF, e.g. "OOM"). */
+int dq_log_enqueue_refused(dq_eventlog *l, int64_t t_us, const char *id,
+                           int64_t due_ms, const char *producer,
+                           const char *reason);
 int dq_log_deliver(dq_eventlog *l, int64_t t_us, const char *id,
                    const char *consumer, int attempt);
 int dq_log_ack(dq_eventlog *l, int64_t t_us, const char *id,

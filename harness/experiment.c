@@ -180,6 +180,8 @@ static int write_csv(const run *rn, char *err, size_t errlen)
             .unacked = c->unacked,
             .redelivered_hidden = c->redelivered_hidden,
             .fault_windows = c->fault_windows, .violations = t->violations,
+            .rate = p->rate, .enqueue_refused = c->enqueue_refused,
+            .rtt_ms = r->rtt_ms,
             .fail_every = p->fail_every,
             .retry = p->fail_every > 0 ? (p->retry_nack ? "nack" : "readd")
                                        : "",
@@ -639,6 +641,8 @@ static void trial_label(const run *rn, size_t i, const trial_row *t,
         MORE(" work=%" PRId64 "us", p->work_us);
     if (dq_experiment_list(e, "backlog")->n > 1)
         MORE(" backlog=%" PRId64, p->backlog);
+    if (dq_experiment_list(e, "rate")->n > 1)
+        MORE(" rate=%" PRId64 "/s", p->rate);
     if (e->faults_given)
         MORE(" fault=%s", t->cell.fault_spec);
     for (size_t k = 0; k < t->cell.strategy->nopts; k++)
@@ -669,11 +673,11 @@ static void trial_line(const run *rn, const trial_row *t, const char *label,
         fprintf(stderr, "%s%s: extra=%" PRIu64 " (retried %" PRIu64
                 " + redelivered %" PRIu64 " + fault dup %" PRIu64 " + dup %"
                 PRIu64 ") lost=%" PRIu64 " pending=%" PRIu64 " early=%"
-                PRIu64 " kills=%d restarts=%d %s%s", cr, label,
-                c->duplicates, c->retried, c->redelivered, c->dup_fault,
-                c->dup_nofault, c->lost, c->pending_end, c->early, r->kills,
-                r->restarts, t->violations ? "VIOLATES its guarantees" : "ok",
-                nl);
+                PRIu64 " refused=%" PRIu64 " kills=%d restarts=%d %s%s", cr,
+                label, c->duplicates, c->retried, c->redelivered,
+                c->dup_fault, c->dup_nofault, c->lost, c->pending_end,
+                c->early, c->enqueue_refused, r->kills, r->restarts,
+                t->violations ? "VIOLATES its guarantees" : "ok", nl);
     else
         fprintf(stderr, "%s%s: extra=%" PRIu64 " (redelivered %" PRIu64
                 " + dup %" PRIu64 ") lost=%" PRIu64 " early=%" PRIu64

@@ -2,9 +2,10 @@
  *
  * An experiment file names the strategies and the parameters to sweep;
  * `dqlab experiment FILE` runs every combination (strategy x fault x
- * producers x consumers x work_us x backlog x repeat) as one trial each
- * and stores the results under results/<name>/<YYYYmmdd-HHMMSS>/
- * (experiment.c runs it, experiment_load.c loads it).  Format:
+ * producers x consumers x work_us x rate x backlog x repeat) as one
+ * trial each and stores the results under
+ * results/<name>/<YYYYmmdd-HHMMSS>/ (experiment.c runs it,
+ * experiment_load.c loads it).  Format:
  *
  *   [experiment]
  *   name        = concurrency            ; [A-Za-z0-9_-]{1,48}, required
@@ -41,10 +42,10 @@
  * Every trial parameter of params.c's table is a key of its own, with the
  * same name, range and default as `dqlab run --<key>` (dqlab run --help
  * lists them): producers, consumers, tasks, delay_ms, work_us,
- * payload_bytes, grace_ms, enqueue_batch, seed, claim_timeout_ms, idle_ms,
- * backlog, backlog_delay_ms, consumer_mode.  The ones params.c marks
- * DQ_PARAM_LIST (producers, consumers, work_us, backlog) take a list, a
- * matrix dimension each; every one may appear in [quick].  tasks = 0 is
+ * payload_bytes, grace_ms, enqueue_batch, rate, seed, claim_timeout_ms,
+ * idle_ms, backlog, backlog_delay_ms, consumer_mode.  The ones params.c
+ * marks DQ_PARAM_LIST (producers, consumers, work_us, rate, backlog) take
+ * a list, a matrix dimension each; every one may appear in [quick].  tasks = 0 is
  * idle mode and needs idle_ms (consumers claim against an empty queue
  * that long).  consumer_mode = process runs each consumer as a child
  * process; a fault that needs that (kill-consumer) gets it whatever this
@@ -65,7 +66,10 @@
  * A fault that does not apply to a strategy (dq_fault_applies: one that
  * needs Redis for a strategy without it, one that needs blocking consumers
  * for a polling strategy) is skipped: that cell is not in the matrix and
- * not counted in ntrials.  Load errors: a bad spec ("FILE:LINE: faults:
+ * not counted in ntrials.  So is a strategy variant whose options ask for
+ * wait > 0 (every Redis strategy takes wait=N, dq.h) with a fault that
+ * starts no replica (dq_fault_serves_wait: only failover does), since on
+ * a single server every write would fail its WAIT.  Load errors: a bad spec ("FILE:LINE: faults:
  * <dq_fault_parse's message>"), an item listed twice, faults or
  * consumer_mode = process with tasks = 0 (idle mode), a matrix left empty
  * by the skips.  `dqlab experiment --redis URL` refuses (exit 2, before
@@ -169,7 +173,7 @@ void dq_experiment_free(dq_experiment *e);
 
 /* Number of trials the matrix holds (strategy variants x faults that
  * apply to the variant's strategy x producers x consumers x work_us x
- * backlog x repeats). */
+ * rate x backlog x repeats). */
 size_t dq_experiment_ntrials(const dq_experiment *e);
 
 /* The values of the list parameter key ("consumers") in e, or NULL when
@@ -184,7 +188,7 @@ bool dq_experiment_fault_applies(const dq_strategy *s, const dq_fault *f);
 
 /* One cell of the matrix, by trial index 0..ntrials-1, in the order the
  * runner uses (strategy variant outermost, then fault, then the list
- * parameters in the table's order -- producers, consumers, work_us,
+ * parameters in the table's order -- producers, consumers, work_us, rate,
  * backlog -- and repeat innermost; faults that do not apply to the
  * strategy are skipped). */
 typedef struct dq_exp_cell {

@@ -75,7 +75,8 @@ static const struct {
 static const char *const plot_names[] = {"duplicates", "throughput",
                                          "lateness", "lateness-cdf",
                                          "idle-cost", "backlog-lateness",
-                                         "loss", NULL};
+                                         "loss", "wakeups", "outcomes",
+                                         NULL};
 
 /* Per registered strategy: its [opts.NAME] section. */
 #define MAX_REGISTERED 64
@@ -465,7 +466,7 @@ static bool set_words(load_state *st, const char *key, const char *val,
         if (strcmp(key, "plots") == 0 && plot_names[j] == NULL) {
             load_fail(st, "plots: unknown plot '%.30s' (known: duplicates, "
                       "throughput, lateness, lateness-cdf, idle-cost, "
-                      "backlog-lateness, loss)", tok[i]);
+                      "backlog-lateness, loss, wakeups, outcomes)", tok[i]);
             return false;
         }
         snprintf(out[i], outlen, "%s", tok[i]);
@@ -792,8 +793,9 @@ static bool check_matrix_size(load_state *st, const dq_experiment *b)
 
     if (n <= DQ_EXP_MAX_TRIALS)
         return true;
+    /* The lists that multiply (a list of one value changes nothing). */
     for (const dq_param *d = dq_params; d->key != NULL; d++)
-        if (d->flags & DQ_PARAM_LIST)
+        if ((d->flags & DQ_PARAM_LIST) && b->lists[d - dq_params].n > 1)
             off += (size_t)snprintf(dims + off, sizeof dims - off,
                                     " x %zu %s", b->lists[d - dq_params].n,
                                     d->key);
@@ -1041,13 +1043,23 @@ bool dq_experiment_fault_applies(const dq_strategy *s, const dq_fault *f)
     return dq_fault_applies(f, s, why, sizeof why);
 }
 
-/* Faults of e that apply to strategy s. */
-static size_t applicable_faults(const dq_experiment *e, const dq_strategy *s)
+/* Whether fault f runs with strategy variant v: it applies to the
+ * strategy, and a variant asking for wait > 0 gets the replica only a
+ * failover starts (faults.h dq_fault_serves_wait). */
+static bool cell_runs(const dq_exp_strategy *v, const dq_fault *f)
+{
+    return dq_experiment_fault_applies(v->s, f) &&
+           dq_fault_serves_wait(f, v->opts, v->nopts);
+}
+
+/* Faults of e that run with strategy variant v. */
+static size_t applicable_faults(const dq_experiment *e,
+                                const dq_exp_strategy *v)
 {
     size_t n = 0;
 
     for (size_t i = 0; i < e->nfaults; i++)
-        if (dq_experiment_fault_applies(s, &e->faults[i]))
+        if (cell_runs(v, &e->faults[i]))
             n++;
     return n;
 }
@@ -1057,7 +1069,7 @@ size_t dq_experiment_ntrials(const dq_experiment *e)
     size_t n = 0;
 
     for (size_t i = 0; i < e->nstrategies; i++)
-        n += applicable_faults(e, e->strategies[i].s);
+        n += applicable_faults(e, &e->strategies[i]);
     return n * inner_trials(e);
 }
 
@@ -1069,7 +1081,7 @@ static void cell_pair(const dq_experiment *e, size_t index, size_t *si,
     size_t inner = inner_trials(e), i = index, want, seen = 0;
 
     for (*si = 0; *si < e->nstrategies; (*si)++) {
-        size_t blk = applicable_faults(e, e->strategies[*si].s) * inner;
+        size_t blk = applicable_faults(e, &e->strategies[*si]) * inner;
         if (i < blk)
             break;
         i -= blk;
@@ -1078,8 +1090,7 @@ static void cell_pair(const dq_experiment *e, size_t index, size_t *si,
         *si = e->nstrategies - 1, i = 0;
     want = i / inner;
     for (*fi = 0; *fi < e->nfaults; (*fi)++) {
-        if (!dq_experiment_fault_applies(e->strategies[*si].s,
-                                         &e->faults[*fi]))
+        if (!cell_runs(&e->strategies[*si], &e->faults[*fi]))
             continue;
         if (seen++ == want)
             break;

@@ -10,6 +10,7 @@
  * thread, process and in-process modes plan a consumer alike.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "faults.h"
@@ -21,6 +22,9 @@ extern const dq_fault_ops dq_fault_pause_redis;
 extern const dq_fault_ops dq_fault_subscriber_outage;
 extern const dq_fault_ops dq_fault_clock_skew;
 extern const dq_fault_ops dq_fault_mover_stall;
+extern const dq_fault_ops dq_fault_os_crash;
+extern const dq_fault_ops dq_fault_failover;
+extern const dq_fault_ops dq_fault_evict;
 extern const dq_fault_ops dq_fault_stall_consumer;
 extern const dq_fault_ops dq_fault_clock_step;
 extern const dq_fault_ops dq_fault_busy_redis;
@@ -32,6 +36,9 @@ const dq_fault_ops *const dq_fault_kinds[] = {
     &dq_fault_subscriber_outage,
     &dq_fault_clock_skew,
     &dq_fault_mover_stall,
+    &dq_fault_os_crash,
+    &dq_fault_failover,
+    &dq_fault_evict,
     &dq_fault_stall_consumer,
     &dq_fault_clock_step,
     &dq_fault_busy_redis,
@@ -159,15 +166,33 @@ int dq_faults_check(const dq_fault *faults, size_t n, const dq_strategy *s,
                      "dqlab starts itself (not --redis)", spec);
             return -1;
         }
-        for (size_t j = 0; j < i; j++)
+        for (size_t j = 0; j < i; j++) {
             if (dq_fault_needs(f, DQ_FAULT_ONE_PER_TRIAL) &&
                 faults[j].ops == f->ops) {
                 snprintf(err, errlen, "fault %s: one %s per trial", spec,
                          f->ops->name);
                 return -1;
             }
+            if (f->ops->servers != NULL && faults[j].ops != NULL &&
+                faults[j].ops->servers != NULL) {
+                snprintf(err, errlen, "fault %s: cannot share a trial with "
+                         "%s (each runs on servers of its own)", spec,
+                         faults[j].ops->name);
+                return -1;
+            }
+        }
     }
     return 0;
+}
+
+bool dq_fault_serves_wait(const dq_fault *f, const dq_opt *opts,
+                          size_t nopts)
+{
+    for (size_t i = 0; i < nopts; i++)
+        if (strcmp(opts[i].key, "wait") == 0 &&
+            strtoll(opts[i].val, NULL, 10) > 0)
+            return dq_fault_needs(f, DQ_FAULT_GIVES_REPLICAS);
+    return true;
 }
 
 void dq_faults_server_opts(const dq_fault *faults, size_t n,

@@ -45,6 +45,18 @@
  *                                busy-reply-threshold: clients get BUSY.
  *   mover-stall[:AT_MS]          CLIENT KILL ID of the trial's subscribed or
  *                                blocked connections (named dqlab:<queue>:).
+ *   os-crash:MODE[:AT_MS]        a host crash of a server of the trial's own
+ *                                with AOF appendfsync MODE (everysec or
+ *                                always): SIGKILL, what was not fsynced
+ *                                dropped, restart (oscrash.h).
+ *   failover[:AT_MS]             the trial runs on a primary, a replica and
+ *                                Sentinel of its own (replset.h); SIGKILL
+ *                                the primary, Sentinel promotes the
+ *                                replica, a new replica joins.
+ *   evict:POLICY[:AT_MS]         maxmemory just above what the server holds,
+ *                                maxmemory-policy POLICY (allkeys-lru,
+ *                                volatile-lru or noeviction), filler keys
+ *                                written beside the queue for a second.
  *
  * Seeded times: AT_MS absent means a time in [max(50, D/5), max(that,
  * D/2)] ms after the trial's wait began, D = the trial's delay_max_ms,
@@ -144,13 +156,29 @@ typedef struct dq_fault_consumers {
     int (*clock_step)(void *impl, int slot, int64_t add_us);
 } dq_fault_consumers;
 
+/* Where the trial's clients go when a fault starts servers of its own
+ * (dq_fault_ops.servers): the trial points the admin connection, the
+ * producers, the consumers and the consumer processes at it. */
+typedef struct dq_fault_target {
+    int port;            /* 127.0.0.1:port, the server to use (with
+                            Sentinel: the primary at the start); 0: the
+                            fault started none */
+    char sentinels[32];  /* "127.0.0.1:<port>" for dq_config.sentinels
+                            (clients then ask Sentinel for the primary on
+                            every connect), "" without Sentinel */
+    char master[32];     /* the name Sentinel monitors the primary under */
+} dq_fault_target;
+
 /* What a fault's hooks act on: given by the trial, which runs every hook
  * on its main thread (the private server and the consumer processes are
  * forked from it; their PR_SET_PDEATHSIG is tied to that thread). */
 struct dq_fault_ctx {
     const struct dq_trial_params *p;  /* the trial's parameters */
     struct dq_redis_server *server;   /* harness-owned server; NULL with
-                                         --redis (pid updated on restart) */
+                                         --redis (pid updated on restart);
+                                         the fault's own when its servers
+                                         hook started one (the current
+                                         primary) */
     dq_queue *admin;                  /* bare handle of the admin
                                          connection (rconn.h helpers) */
     struct redisContext *redis;       /* the admin connection; NULL when
@@ -166,6 +194,8 @@ struct dq_fault_ctx {
      * frees it. */
     size_t index;
     void *state[DQ_MAX_FAULTS];
+    /* Filled by a servers hook (zero: the trial uses the caller's). */
+    dq_fault_target target;
 };
 
 /* When a fault acts. */
@@ -188,6 +218,12 @@ enum {
     DQ_FAULT_NEEDS_PROCESS = 1u << 3,    /* consumers as processes (the
                                             trial switches to them) */
     DQ_FAULT_ONE_PER_TRIAL = 1u << 4,    /* at most one of its kind */
+    DQ_FAULT_GIVES_REPLICAS = 1u << 5,   /* its servers include a replica:
+                                            the only trials where option
+                                            wait > 0 can be confirmed on a
+                                            server dqlab starts (an
+                                            experiment skips wait > 0
+                                            cells of the other faults) */
 };
 
 /* Which never-delivered tasks a fault window can explain (the checker's
@@ -235,6 +271,14 @@ struct dq_fault_ops {
     /* Optional: how the private server must be started for f (e.g. the
      * AOF mode a restart keeps), before any trial runs. */
     void (*server_opts)(const dq_fault *f, struct dq_redis_server_opts *o);
+    /* Optional: starts servers of f's own for this trial only, in place of
+     * the caller's private server (which stays idle), and says where in
+     * c->target; c->server then points at the one the fault acts on.  The
+     * trial calls it before it connects (needs DQ_FAULT_NEEDS_OWN_SERVER:
+     * never with --redis); at most one fault of a trial may have it; its
+     * row's finish stops them on every path.  Returns 0, or -1 with
+     * c->err (nothing left running). */
+    int (*servers)(dq_fault_ctx *c, const dq_fault *f);
 
     dq_fault_timing timing;
     /* Every hook is optional (NULL: nothing to do) and returns 0, or -1
@@ -315,11 +359,19 @@ bool dq_fault_needs(const dq_fault *f, unsigned need);
  * dq_trial_run.  No fault (NULL, or ops NULL) always applies. */
 bool dq_fault_applies(const dq_fault *f, const dq_strategy *s, char *why,
                       size_t whylen);
+/* Whether f can confirm option wait (dq.h dq_redis_options) for strategy
+ * variant opts[0..nopts-1]: true unless the variant asks for wait > 0 and
+ * f starts no replica (DQ_FAULT_GIVES_REPLICAS; no fault starts none
+ * either).  What an experiment's matrix skips beside dq_fault_applies: a
+ * wait > 0 trial on a single server fails every write. */
+bool dq_fault_serves_wait(const dq_fault *f, const dq_opt *opts,
+                          size_t nopts);
 /* Checks that faults[0..n-1] can run together in one trial on strategy s
  * with the given server (own_server: dqlab started it) and task count
  * (tasks 0: idle mode): each applies, one of each ONE_PER_TRIAL kind,
- * OWN_SERVER only with own_server, none in idle mode.  Returns 0, or -1
- * with one line in err ("fault X: ..."). */
+ * at most one that starts servers of its own, OWN_SERVER only with
+ * own_server, none in idle mode.  Returns 0, or -1 with one line in err
+ * ("fault X: ..."). */
 int dq_faults_check(const dq_fault *faults, size_t n, const dq_strategy *s,
                     bool own_server, int64_t tasks, char *err,
                     size_t errlen);

@@ -8,6 +8,8 @@
  *   dqlab bench                performance and scale (bench.c)
  *   dqlab probes               decisive checks of claims about Redis (probes.c)
  *   dqlab opcost               ns per operation vs pending tasks (opcost.c)
+ *   dqlab witness              charts of real failures (witness.c)
+ *   dqlab exercise EX NAME     an exercise's acceptance checks (exercise.c)
  *
  * Exit codes (commands.h): 0 ok, 1 a strategy broke a guarantee it
  * declares, 2 bad input or environment (one line on stderr), 130 after
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "exercise.h"
 #include "opcost.h"
 #include "signals.h"
 #include "witness.h"
@@ -39,6 +42,8 @@ static const struct {
     {"opcost", dq_opcost_cmd, "ns per operation of in-process strategies vs "
                               "pending tasks (results/opcost/)"},
     {"witness", dq_witness_cmd, "charts of real failures (results/witness/)"},
+    {"exercise", dq_cmd_exercise, "check a coursework exercise's solution "
+                                  "(make exercise-check)"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -36,6 +36,7 @@ static bool when_failing(const dq_trial_params *p)
 {
     return p->fail_every > 0;
 }
+static bool when_paced(const dq_trial_params *p) { return p->rate > 0; }
 
 #define F(field) offsetof(dq_trial_params, field)
 #define INT(k, fl, mv, field, lo, hi, d, fg, lg, col, h)                     \
@@ -78,6 +79,10 @@ const dq_param dq_params[] = {
         DQ_TRIAL_MAX_ENQUEUE_BATCH, 1, DQ_PARAM_CHILD, when_batched, NULL,
         "tasks per enqueue call: N > 1 sends groups with\ndq_enqueue_many "
         "(one MULTI/EXEC per group for the\nZSet strategies)"),
+    I64("rate", "--rate", "N", rate, 0, 10000000, 0,
+        DQ_PARAM_LIST | DQ_PARAM_CHILD, when_paced, "rate",
+        "offered rate, tasks/s over all producers (task i\nsent at start + "
+        "i/N s, monotonic clock); 0: as\nfast as possible"),
     {"seed", "--seed", "SEED", DQ_PARAM_U64, F(seed), 0, 0, 0, 1, 0, NULL,
      DQ_PARAM_CHILD, NULL, "seed", "seed for delays, payloads and faults"},
     I64("claim_timeout_ms", "--claim-timeout-ms", "MS", claim_timeout_ms, 0,

@@ -73,7 +73,7 @@ typedef struct dq_param {
 
 /* The table, terminated by a row with key NULL; DQ_NPARAMS rows. */
 extern const dq_param dq_params[];
-#define DQ_NPARAMS 17
+#define DQ_NPARAMS 18
 
 /* The row with this key ("work_us") or option ("--work-us"), or NULL. */
 const dq_param *dq_param_by_key(const char *key);

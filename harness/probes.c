@@ -1146,7 +1146,7 @@ static int probes_args(probes_cmd *pc, int argc, char **argv)
     if (pc->url == NULL)
         return -1;
     if (dq_redis_url_parse(pc->url, &pc->target, e, sizeof e) != 0) {
-        fprintf(stderr, "dqlab probes: --redis: %s\n", e);
+        fprintf(stderr, "dqlab probes: %s\n", e);
         return 2;
     }
     dq_redis_url_redacted(&pc->target, pc->redacted, sizeof pc->redacted);

@@ -2,11 +2,13 @@
  *
  *   0. Check and settle the parameters: every value in its range, what the
  *      faults need (faults.h), consumers as processes when one needs them.
- *   1. Redis strategies: connect once on a bare handle (trial_redis.c);
- *      on a server that is not dqlab's claim the queue (dq:{queue}:owner,
- *      refused while another run holds it); refuse when keys
- *      dq:{queue}:* already exist (or purge them with fresh); let each
- *      fault prepare (server settings, checks).
+ *   1. Redis strategies: a fault that runs on servers of its own starts
+ *      them (a primary with a replica and Sentinel, a crashable server)
+ *      and every client of the trial goes there; connect once on a bare
+ *      handle (trial_redis.c); on a server that is not dqlab's claim the
+ *      queue (dq:{queue}:owner, refused while another run holds it);
+ *      refuse when keys dq:{queue}:* already exist (or purge them with
+ *      fresh); let each fault prepare (server settings, checks).
  *   2. Open one dq_queue handle per producer and per consumer thread (all
  *      in this thread, so a bad option or connection fails before anything
  *      runs); every handle shares one dq_local for in-process strategies.
@@ -96,6 +98,9 @@ typedef struct run {
     bool faults_finished;
     bool idle, needs_redis, all_in_one;
     dq_config cfg;
+    dq_redis_target own;        /* a fault's own servers (trial_faults.c
+                                   dq_trial_faults_servers), when it
+                                   started some */
     dq_trial_snapshot before;
     int64_t start_us;           /* mono: the wait began */
     int64_t end_us;             /* mono: the wait ended */
@@ -103,6 +108,8 @@ typedef struct run {
                                    waits out; 0 without one */
     int64_t lease_end_wall_ms;  /* the last kill + lease_ms */
     int kills_seen;
+    int64_t rtt_us[256];        /* ECHO round trips during the wait */
+    size_t nrtt;
     char *err;
     size_t errlen;
 } run;
@@ -177,13 +184,34 @@ static int step_connect(run *u)
     u->cfg.opts = p->opts;
     u->cfg.nopts = p->nopts;
     if (u->needs_redis) {
+        const dq_fault_target *ft = &u->tf.ctx.target;
+        if (dq_trial_faults_servers(&u->tf, u->err, u->errlen) != 0)
+            return -1;
         dq_trial_config_redis(&u->cfg, p->redis);
+        if (ft->port > 0) {
+            snprintf(u->own.host, sizeof u->own.host, "127.0.0.1");
+            u->own.port = ft->port;
+            dq_trial_config_redis(&u->cfg, &u->own);
+            snprintf(r->servers, sizeof r->servers, "the fault's own "
+                     "redis-server on 127.0.0.1:%d", ft->port);
+            if (ft->sentinels[0] != '\0') {
+                u->cfg.sentinels = ft->sentinels;
+                u->cfg.sentinel_master = ft->master;
+                snprintf(r->servers, sizeof r->servers, "the fault's own "
+                         "primary 127.0.0.1:%d with a replica, Sentinel %s",
+                         ft->port, ft->sentinels);
+            }
+        }
         if (dq_trial_redis_open(&u->admin, p, &u->cfg, &u->redis,
                                 p->server == NULL ? &u->owner : NULL,
                                 r->redis_version, sizeof r->redis_version,
                                 u->err, u->errlen) != 0)
             return -1;
         u->queue_ours = true;
+        if (p->server == NULL) /* --redis: someone else's settings */
+            dq_trial_redis_evict_warning(&u->admin, u->redis,
+                                         p->strategy->flags, r->warning,
+                                         sizeof r->warning);
     }
     u->tf.ctx.redis = u->redis;
     return dq_trial_faults_prepare(&u->tf, u->err, u->errlen);
@@ -301,6 +329,8 @@ static int step_backlog(run *u)
      * clean-up (closing connections, deleting keys) before measuring. */
     if (u->idle && u->redis != NULL)
         dq_sleep_us(IDLE_SETTLE_US);
+    if (u->redis != NULL)
+        dq_trial_redis_rtt(&u->admin, u->redis, &u->r->rtt_ms);
     if (u->redis != NULL &&
         dq_trial_redis_snapshot(&u->admin, u->redis, &u->before) != DQ_OK) {
         snprintf(u->err, u->errlen, "%s", u->admin.err);
@@ -414,9 +444,10 @@ static bool wait_over(run *u, bool *drained)
     deadline_ms = drain_deadline_ms(u);
     /* Failed work comes back as a retry: every task must be acked, as
      * under a lease. */
-    if (atomic_load(&t->distinct) == p->tasks &&
+    if (atomic_load(&t->distinct) + atomic_load(&t->refused) == p->tasks &&
         ((u->lease_ms == 0 && p->fail_every == 0) ||
-         atomic_load(&t->acked_distinct) == p->tasks) &&
+         atomic_load(&t->acked_distinct) + atomic_load(&t->refused) ==
+             p->tasks) &&
         (u->lease_end_wall_ms == 0 ||
          now_ms > u->lease_end_wall_ms + p->grace_ms ||
          now_ms > deadline_ms))
@@ -431,6 +462,7 @@ static void step_wait(run *u)
     bool tty = isatty(STDERR_FILENO);
     int64_t step = tty ? PROGRESS_TTY_US : PROGRESS_PLAIN_US;
     int64_t next = (u->start_us = dq_mono_us()) + step;
+    unsigned steps = 0;
 
     dq_trial_faults_schedule(&u->tf, u->start_us);
     for (;;) {
@@ -445,8 +477,18 @@ static void step_wait(run *u)
             dq_trial_progress(&u->t, u->start_us, tty, false);
             next += step;
         }
+        /* One round trip under the trial's own load, every fifth step
+         * (50 ms): not while a fault may stall the server, nor idle,
+         * where it would be most of the server's work. */
+        if (u->redis != NULL && !u->idle && u->p.nfaults == 0 &&
+            ++steps % 5 == 0 && u->nrtt < 256 &&
+            dq_trial_redis_echo(&u->admin, u->redis,
+                                &u->rtt_us[u->nrtt]) == DQ_OK)
+            u->nrtt++;
         dq_sleep_us(DQ_TRIAL_WAIT_STEP_US);
     }
+    if (u->nrtt >= 5)
+        u->r->rtt_ms = dq_trial_rtt_median(u->rtt_us, u->nrtt);
     if (u->p.progress)
         dq_trial_progress(&u->t, u->start_us, tty, true);
 }
@@ -524,6 +566,17 @@ static void log_dead_letters(run *u)
         dq_trial_error(&u->t, "dead letters: %s", dq_errstr(u->ws[0].q));
 }
 
+/* Each fault's finish hook, once.  The servers a fault started for the
+ * trial are gone afterwards, and the queue's keys with them: nothing is
+ * left to purge. */
+static void finish_faults(run *u)
+{
+    dq_trial_faults_finish(&u->tf);
+    u->faults_finished = true;
+    if (u->own.port > 0)
+        u->queue_ours = false;
+}
+
 /* 6b. The second snapshot (not when the server restarted: its counters
  * started again); then close every handle, summing what each counted
  * (its close included: a buffer given back), let the faults restore the
@@ -559,8 +612,7 @@ static void step_measure(run *u)
         dq_trial_procs_totals(u->ps, &r->counters, &r->errors,
                               &r->payload_mismatches, &r->retries,
                               r->first_error, sizeof r->first_error);
-    dq_trial_faults_finish(&u->tf);
-    u->faults_finished = true;
+    finish_faults(u);
     if (u->queue_ours &&
         dq_trial_redis_close(&u->admin, u->redis, &u->owner, err,
                              sizeof err) != 0)
@@ -636,7 +688,7 @@ static void cleanup(run *u, bool failed)
     dq_trial_sampler_stop(u->sampler, NULL, NULL);
     u->sampler = NULL;
     if (!u->faults_finished)
-        dq_trial_faults_finish(&u->tf);
+        finish_faults(u);
     join_threads(u);
     if (u->ps != NULL)
         dq_trial_procs_stop(u->ps);
@@ -676,6 +728,7 @@ int dq_trial_run(const dq_trial_params *p, dq_trial_result *r, char *err,
     memset(r, 0, sizeof *r);
     r->redis_commands = -1;
     r->redis_cpu_us = -1;
+    r->rtt_ms = -1;
     u->p = *p;
     dq_params_settle(&u->p);
     u->r = r;

@@ -51,6 +51,10 @@ typedef struct dq_trial_params {
                                dq_enqueue_many in groups, each task's E
                                record after its group was acknowledged,
                                with that time); 0 counts as 1 */
+    int64_t rate;           /* offered enqueue rate, tasks/s over all
+                               producers: task i is sent at its
+                               producer's start + i/rate s (monotonic
+                               clock, no drift); 0: as fast as possible */
     uint64_t seed;          /* delays, payloads, fault times */
     int64_t claim_timeout_ms; /* timeout of each consumer claim call; a
                                blocking strategy blocks this long per call,
@@ -109,6 +113,11 @@ typedef struct dq_trial_result {
                                idle mode the idle window; 0 when not
                                measured */
     double backlog_s;       /* time the backlog enqueue took, s */
+    double rtt_ms;          /* one round trip to the server, ms: the median
+                               of the ECHOs the trial's own connection
+                               sent every 50 ms while the consumers worked
+                               (a trial with tasks and no fault), else of
+                               a few PINGs before it; -1: no Redis */
 
     /* What the harness saw that the log does not say. */
     uint64_t errors;        /* claim/ack/reopen calls that failed (not an
@@ -121,6 +130,11 @@ typedef struct dq_trial_result {
     bool drained;           /* every task delivered (with a lease_ms: and
                                acked) before the deadline */
     bool interrupted;       /* stopped by a signal (dq_signals_caught) */
+    char servers[128];      /* where it ran when a fault started servers
+                               of its own ("" otherwise: the caller's) */
+    char warning[300];      /* with --redis: the server's maxmemory-policy
+                               can evict the queue's keys (one line), or
+                               "" */
 
     /* How it ran. */
     char queue[65];         /* the queue name used */
@@ -193,6 +207,10 @@ typedef struct dq_child_spec {
     struct dq_eventlog *log; /* the trial's event log, opened by the caller
                                with dq_eventlog_open_append
                                (DQ_LOG_SYNC_EACH); not closed here */
+    /* NULL, or Sentinel's "host:port" and the master name (dq_config):
+     * the trial runs on the servers of a failover fault. */
+    const char *sentinels;
+    const char *sentinel_master;
 } dq_child_spec;
 
 /* Runs the child's work with p (strategy, options, queue, Redis target,

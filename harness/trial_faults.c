@@ -4,6 +4,7 @@
  * (faults.h) at its time, on its own main thread, through one context
  * (the parameters, the private server, the admin connection, the log, the
  * consumers):
+ *   before connecting   servers (the one fault that starts its own)
  *   before the run      prepare (each fault)
  *   consumers start     begin of the THROUGHOUT ones (clock-skew)
  *   during the wait     begin of each AT window when its time comes
@@ -46,6 +47,16 @@ static int failed(dq_trial_faults *tf, char *err, size_t errlen)
 {
     snprintf(err, errlen, "%s", tf->ctx.err);
     return -1;
+}
+
+int dq_trial_faults_servers(dq_trial_faults *tf, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < tf->n; i++) {
+        const dq_fault *f = tf->run[i].f;
+        if (f->ops->servers != NULL && f->ops->servers(at(tf, i), f) != 0)
+            return failed(tf, err, errlen);
+    }
+    return 0;
 }
 
 int dq_trial_faults_prepare(dq_trial_faults *tf, char *err, size_t errlen)

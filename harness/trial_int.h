@@ -45,6 +45,9 @@ typedef struct dq_trial_state {
                                       (an A record) */
     atomic_int_fast64_t acked_distinct; /* bits set in acked */
     atomic_int_fast64_t enqueued;
+    atomic_int_fast64_t refused;   /* enqueues the server refused (N
+                                      records): never delivered, not
+                                      waited for */
     atomic_int_fast64_t first_e_us;  /* 0 until the first enqueue */
     atomic_int_fast64_t last_d_us;
     atomic_int_fast64_t latest_due_ms;
@@ -189,6 +192,10 @@ typedef struct dq_trial_faults {
  * log once set, the consumers). */
 void dq_trial_faults_init(dq_trial_faults *tf, const dq_trial_params *p,
                           dq_queue *admin, struct redisContext *redis);
+/* The servers hook of the fault that starts servers of its own, if any:
+ * afterwards tf->ctx.target says where the clients go (port 0: the
+ * caller's server).  Returns 0, or -1 with err. */
+int dq_trial_faults_servers(dq_trial_faults *tf, char *err, size_t errlen);
 /* Each fault's prepare hook.  Returns 0, or -1 with err. */
 int dq_trial_faults_prepare(dq_trial_faults *tf, char *err, size_t errlen);
 /* Begins the THROUGHOUT faults (before the consumers start).  Returns
@@ -258,8 +265,29 @@ bool dq_trial_owner_lost(const dq_trial_owner *o, char *msg, size_t len);
  * run's now). */
 int dq_trial_redis_close(dq_queue *admin, struct redisContext *c,
                          dq_trial_owner *o, char *err, size_t errlen);
+/* On a server that is not ours (--redis): a warning into out when its
+ * maxmemory-policy can evict the queue's keys once maxmemory (set, not 0)
+ * is reached -- allkeys-*, or volatile-* for a strategy whose keys carry
+ * a TTL (flags DQ_G_TTL_KEYS) -- else "".  CONFIG GET refused (an ACL
+ * user): no warning. */
+void dq_trial_redis_evict_warning(dq_queue *admin, struct redisContext *c,
+                                  unsigned flags, char *out, size_t len);
+
+/* One round trip to the server: the median time of DQ_TRIAL_RTT_PINGS
+ * PINGs on c, in ms, into *rtt_ms (-1 when a PING failed).  Sent before
+ * the first snapshot, so the trial's command counts never include them.
+ * dq_trial_redis_echo times one ECHO on c into *us (DQ_OK, or the error
+ * code with admin->err; the snapshots leave ECHO calls out), and
+ * dq_trial_rtt_median is the median of us[0..n-1] in ms (sorts us; -1
+ * when n is 0). */
+#define DQ_TRIAL_RTT_PINGS 21
+void dq_trial_redis_rtt(dq_queue *admin, struct redisContext *c,
+                        double *rtt_ms);
+int dq_trial_redis_echo(dq_queue *admin, struct redisContext *c,
+                        int64_t *us);
+double dq_trial_rtt_median(int64_t *us, size_t n);
 /* One snapshot of what the server did: INFO commandstats calls (and our
- * own INFO's), INFO cpu. */
+ * own INFO and ECHO calls), INFO cpu. */
 typedef struct dq_trial_snapshot {
     int64_t commands, info_calls, cpu_us, mono_us;
 } dq_trial_snapshot;

@@ -6,7 +6,8 @@
  * for an in-process strategy one child runs the producers and the
  * consumers together (all_in_one), since the whole queue lives in its
  * memory.  A child gets everything on its command line: the strategy, its
- * options, the queue, the Redis target (the password in the environment
+ * options, the queue, the Redis target (Sentinel's address and master
+ * name when the trial's servers have one; the password in the environment
  * variable DQLAB_CHILD_REDIS_PASSWORD, never in argv, which `ps` shows),
  * the parameters params.c marks for children, the fault specs, and its
  * slot and generation, from which it computes its own plan
@@ -229,6 +230,10 @@ static void child_args(const dq_trial_procs *ps, int slot, argb *a)
         arg_add(a, "--db=%d", t->cfg.redis_db);
         if (t->cfg.redis_user != NULL)
             arg_add(a, "--user=%s", t->cfg.redis_user);
+        if (t->cfg.sentinels != NULL) {
+            arg_add(a, "--sentinels=%s", t->cfg.sentinels);
+            arg_add(a, "--sentinel-master=%s", t->cfg.sentinel_master);
+        }
     }
     for (size_t i = 0; i < p->nopts; i++)
         arg_add(a, "--opt=%s=%s", p->opts[i].key, p->opts[i].val);
@@ -446,6 +451,9 @@ static void tail_record(dq_trial_procs *ps, char **f, int nf)
         atomic_fetch_add(&t->enqueued, 1);
         dq_trial_atomic_min(&t->first_e_us, strtoll(f[1], NULL, 10));
         dq_trial_atomic_max(&t->latest_due_ms, strtoll(f[3], NULL, 10));
+    } else if (f[0][0] == 'N' && ps->all_in_one) {
+        ps->e_count++; /* refused: no more will come of it */
+        atomic_fetch_add(&t->refused, 1);
     }
 }
 

@@ -10,7 +10,12 @@
  * (https://redis.io/commands/info/) minus the delta of cmdstat_info (our
  * own INFO calls); on a shared server it includes other clients' commands.
  * redis_cpu_us is the delta of INFO cpu used_cpu_sys + used_cpu_user (the
- * whole server process) between the same two snapshots.
+ * whole server process) between the same two snapshots.  rtt_ms is one
+ * round trip to this server in this trial: the median of the ECHOs the
+ * trial's connection sends while the consumers work (trial.c: only in a
+ * trial with tasks and no fault, so the load is the trial's own; ECHO
+ * calls are left out of redis_commands like INFO's), else of a few PINGs
+ * sent before the first snapshot.
  *
  * The owner key.  On a server that is not dqlab's (--redis) two runs may
  * pick the same queue; a check for existing keys cannot keep them apart
@@ -353,7 +358,46 @@ drop: /* the claim, if any, given back: the queue stays as it was */
     return -1;
 }
 
-/* Sum of calls= over INFO commandstats, and cmdstat_info's. */
+/* CONFIG GET name into out ("" when refused or unknown). */
+static void config_get(dq_queue *admin, redisContext *c, const char *name,
+                       char *out, size_t len)
+{
+    const char *argv[3] = {"CONFIG", "GET", name};
+    int rc;
+    redisReply *r = dq_redis_cmd(admin, c, &rc, 3, argv, NULL);
+
+    out[0] = '\0';
+    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_STRING)
+        snprintf(out, len, "%s", r->element[1]->str);
+    if (r != NULL)
+        freeReplyObject(r);
+}
+
+void dq_trial_redis_evict_warning(dq_queue *admin, redisContext *c,
+                                  unsigned flags, char *out, size_t len)
+{
+    char max[32], policy[32];
+
+    out[0] = '\0';
+    config_get(admin, c, "maxmemory", max, sizeof max);
+    config_get(admin, c, "maxmemory-policy", policy, sizeof policy);
+    if (max[0] == '\0' || strcmp(max, "0") == 0)
+        return;
+    if (strncmp(policy, "allkeys-", 8) == 0)
+        snprintf(out, len, "the server's maxmemory-policy %s may evict the "
+                 "queue's keys (dq:{%s}:*) once it reaches maxmemory %s: "
+                 "tasks would vanish without an error (noeviction refuses "
+                 "writes instead)", policy, admin->queue, max);
+    else if (strncmp(policy, "volatile-", 9) == 0 && (flags & DQ_G_TTL_KEYS))
+        snprintf(out, len, "the server's maxmemory-policy %s may evict the "
+                 "queue's keys with a TTL (dq:{%s}:*) once it reaches "
+                 "maxmemory %s: their tasks would be lost", policy,
+                 admin->queue, max);
+}
+
+/* Sum of calls= over INFO commandstats, and our own: cmdstat_info's and
+ * cmdstat_echo's (the round-trip probe; no strategy sends ECHO). */
 static int commandstats(dq_queue *q, redisContext *c, int64_t *total,
                         int64_t *info)
 {
@@ -378,7 +422,8 @@ static int commandstats(dq_queue *q, redisContext *c, int64_t *total,
             continue;
         n = strtoll(calls + 7, NULL, 10);
         *total += n;
-        if (strncmp(s, "cmdstat_info:", 13) == 0)
+        if (strncmp(s, "cmdstat_info:", 13) == 0 ||
+            strncmp(s, "cmdstat_echo:", 13) == 0)
             *info += n;
     }
     freeReplyObject(r);
@@ -411,6 +456,51 @@ static int server_cpu(dq_queue *q, redisContext *c, int64_t *us)
     }
     freeReplyObject(r);
     return DQ_OK;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int dq_trial_redis_echo(dq_queue *admin, redisContext *c, int64_t *us)
+{
+    const char *argv[2] = {"ECHO", "rtt"};
+    int rc;
+    int64_t t0 = dq_mono_us();
+    redisReply *rep = dq_redis_cmd(admin, c, &rc, 2, argv, NULL);
+    if (rep == NULL)
+        return rc;
+    freeReplyObject(rep);
+    *us = dq_mono_us() - t0;
+    return DQ_OK;
+}
+
+double dq_trial_rtt_median(int64_t *us, size_t n)
+{
+    if (n == 0)
+        return -1;
+    qsort(us, n, sizeof us[0], cmp_i64);
+    return (double)us[n / 2] / 1000.0;
+}
+
+void dq_trial_redis_rtt(dq_queue *admin, redisContext *c, double *rtt_ms)
+{
+    const char *argv[1] = {"PING"};
+    int64_t us[DQ_TRIAL_RTT_PINGS];
+    int rc;
+
+    *rtt_ms = -1;
+    for (int i = 0; i < DQ_TRIAL_RTT_PINGS; i++) {
+        int64_t t0 = dq_mono_us();
+        redisReply *rep = dq_redis_cmd(admin, c, &rc, 1, argv, NULL);
+        if (rep == NULL)
+            return;
+        freeReplyObject(rep);
+        us[i] = dq_mono_us() - t0;
+    }
+    *rtt_ms = dq_trial_rtt_median(us, DQ_TRIAL_RTT_PINGS);
 }
 
 int dq_trial_redis_snapshot(dq_queue *admin, redisContext *c,

@@ -5,7 +5,8 @@
  * consumer of a consumer process, and as the threads of an in-process
  * strategy's one process (consumer_proc.c): a producer enqueues tasks
  * "t<index>" (index = producer, producer + P, ...) in groups of
- * enqueue_batch and logs E once its group was acknowledged; a consumer
+ * enqueue_batch and logs E once its group was acknowledged, paced when
+ * rate > 0 (below); a consumer
  * loops claim -> log D -> sleep work_us -> ack -> log A (accepted) or R
  * (refused, failed), or, when its work failed, log G -> retry.  The parent's progress (which tasks were delivered
  * and acked) is a pair of shared atomic bitmaps over the task indices.
@@ -15,6 +16,19 @@
  * DQ_LOG_SYNC_EACH: one write(2) per record on an O_APPEND descriptor), so
  * records of all processes interleave whole and a SIGKILLed child leaves
  * every record it wrote.
+ *
+ * Pacing (rate > 0, tasks/s over all producers).  Task i is due to be
+ * sent at t0 + i/rate s, t0 the producer's start on the monotonic clock;
+ * a producer sleeps until its next group's first task is due, so the
+ * offered rate does not drift with the time each enqueue takes, and one
+ * that fell behind (an enqueue retried through a fault) sends what is
+ * overdue at once and is back on the schedule afterwards.  With P
+ * producers, each sends every P-th task: rate/P each, interleaved.
+ *
+ * Refused enqueues.  An enqueue the server refused for want of memory
+ * (OOM, under maxmemory-policy noeviction) ran no command: it is logged as
+ * N (not acknowledged, not lost), never retried, and the producer goes on
+ * with its next task.
  *
  * Failing work (fail_every N).  The work of every N-th claim of each
  * consumer fails, and the consumer gives the task back by the trial's
@@ -214,18 +228,40 @@ static void batch_fill(dq_trial_worker *w, batch *b, int64_t *i)
     }
 }
 
-/* Sends b (retried with faults).  Returns DQ_OK or the last DQ_E*. */
-static int batch_send(dq_trial_worker *w, const batch *b)
+/* True when the server refused q's last command for want of memory
+ * (maxmemory reached under noeviction, or nothing left to evict): Redis
+ * replies "OOM command not allowed when used memory > 'maxmemory'" before
+ * it runs the command, and a MULTI whose command it refused runs none
+ * (EXECABORT), so such an enqueue is refused, not of unknown outcome
+ * (https://redis.io/docs/reference/eviction/). */
+static bool refused_oom(int rc, const dq_queue *q)
+{
+    return rc == DQ_EREDIS && q != NULL &&
+           strstr(dq_errstr(q), "OOM command not allowed") != NULL;
+}
+
+/* Sends b (retried with faults).  Returns DQ_OK or the last DQ_E*, with
+ * *refused true when the server refused b (OOM) and no earlier attempt of
+ * it may have been applied (one that failed otherwise, e.g. a lost
+ * connection, leaves its outcome unknown: then an OOM is retried too). */
+static int batch_send(dq_trial_worker *w, const batch *b, bool *refused)
 {
     dq_trial_state *t = w->t;
     const dq_enqueue_item *it = b->items;
     int64_t first_fail_us = 0;
     int rc, attempt = 0;
+    bool unknown = false;
 
+    *refused = false;
     for (;;) {
         rc = b->n == 1 ? dq_enqueue(w->q, it->id, it->payload,
                                     it->payload_len, it->due_ms)
                        : dq_enqueue_many(w->q, it, b->n);
+        if (refused_oom(rc, w->q) && !unknown) {
+            *refused = true;
+            return rc;
+        }
+        unknown |= !refused_oom(rc, w->q);
         if (rc == DQ_OK || !t->retry || rc == DQ_EINVAL ||
             dq_trial_should_stop(t))
             return rc;
@@ -261,6 +297,45 @@ static int batch_log(dq_trial_worker *w, const batch *b)
     return 0;
 }
 
+/* Logs b's N records (the server refused the batch: reason) and counts
+ * them.  Returns 0 or -1 (the trial failed). */
+static int batch_refused(dq_trial_worker *w, const batch *b,
+                         const char *reason)
+{
+    dq_trial_state *t = w->t;
+    int64_t now_us = dq_wall_us();
+
+    for (size_t j = 0; j < b->n; j++)
+        if (dq_log_enqueue_refused(t->log, now_us, b->ids[j],
+                                   b->items[j].due_ms, w->name,
+                                   reason) != 0) {
+            log_failed(t, b->ids[j]);
+            return -1;
+        }
+    atomic_fetch_add(&t->refused, (int_fast64_t)b->n);
+    return 0;
+}
+
+/* Pacing: waits until task i is due to be sent, t0_us + i/rate s on the
+ * monotonic clock (in steps of at most DQ_TRIAL_WAIT_STEP_US, so a stop
+ * is seen).  Returns false when the trial stops meanwhile. */
+static bool pace(dq_trial_state *t, int64_t t0_us, int64_t i)
+{
+    int64_t rate = t->p->rate, at_us, now;
+
+    if (rate <= 0)
+        return true;
+    /* i < 1e8 and 1e6 * i < 2^63: no overflow. */
+    at_us = t0_us + i * 1000000 / rate;
+    while ((now = dq_mono_us()) < at_us) {
+        if (dq_trial_should_stop(t))
+            return false;
+        dq_sleep_us(at_us - now < DQ_TRIAL_WAIT_STEP_US
+                        ? at_us - now : DQ_TRIAL_WAIT_STEP_US);
+    }
+    return true;
+}
+
 void *dq_trial_producer(void *arg)
 {
     dq_trial_worker *w = arg;
@@ -268,6 +343,9 @@ void *dq_trial_producer(void *arg)
     const dq_trial_params *p = t->p;
     batch b = {.cap = p->enqueue_batch > 1 ? (size_t)p->enqueue_batch : 1,
                .pb = p->payload_bytes ? (size_t)p->payload_bytes : 1};
+    int64_t t0_us = dq_mono_us();
+    bool refused;
+    int rc;
 
     b.buf = malloc(b.pb * b.cap);
     b.items = malloc(b.cap * sizeof *b.items);
@@ -277,8 +355,16 @@ void *dq_trial_producer(void *arg)
         goto done;
     }
     for (int64_t i = w->index; i < p->tasks && !dq_trial_should_stop(t);) {
+        if (!pace(t, t0_us, i))
+            break;
         batch_fill(w, &b, &i);
-        if (batch_send(w, &b) != DQ_OK) {
+        rc = batch_send(w, &b, &refused);
+        if (refused) {
+            if (batch_refused(w, &b, "OOM") != 0)
+                break;
+            continue;
+        }
+        if (rc != DQ_OK) {
             if (!dq_trial_should_stop(t))
                 dq_trial_fail(t, "%s: enqueue %s%s: %s", w->name, b.ids[0],
                               b.n > 1 ? " (and its batch)" : "",

@@ -1,13 +1,20 @@
-/* claims.h -- the claims dqlab puts to the test (C01..C21, the ids of
+/* claims.h -- the claims dqlab puts to the test (C01..C28, the ids of
  * CLAIMS.md) and the rules that decide them from the results model.
  *
  * The table is data: each row carries the claim in dqlab's own words and
  * the measurement that would decide it (texts of text/claims.md), a rule
  * (NULL while no experiment measures it) and the rule's parameters.
  * Claims of the same shape share one rule with different parameters (the
- * duplicate tallies C01, C02, C03 and C13; the probe readings C06-C09 and
- * C20).  The rules read only the loaded results (results.h); the Claims
+ * duplicate tallies C01, C02, C03 and C13; the probe readings C06-C09,
+ * C20, C22, C27, C28; a tutorial recipe against dqlab's default, C07, C24,
+ * C25).  The rules read only the loaded results (results.h); the Claims
  * section prints the table.
+ *
+ * A verdict is one of five words, each defined once (text/claims.md,
+ * verdicts): it states its sample (trials, tasks, kills) and, for a rate
+ * or a count, an interval (a Wilson interval for a proportion, stats.h,
+ * or min-max over the repeats when there are at least five); a comparison
+ * with a bound names its tolerance in the evidence.
  */
 #ifndef DQ_CLAIMS_H
 #define DQ_CLAIMS_H
@@ -18,26 +25,38 @@
 #include "text.h"
 
 typedef enum dq_verdict {
-    DQ_VERDICT_NOT_MEASURED = 0,
-    DQ_VERDICT_HOLDS,
-    DQ_VERDICT_HOLDS_WITH_CONDITIONS,
-    DQ_VERDICT_DOES_NOT_HOLD,
+    DQ_VERDICT_NOT_MEASURED = 0,  /* nothing in the results decides it */
+    DQ_VERDICT_PARTLY_MEASURED,   /* a part measured, a part not */
+    DQ_VERDICT_HOLDS,             /* as the tutorial states it */
+    DQ_VERDICT_HOLDS_WITHIN,      /* within the limits stated beside it */
+    DQ_VERDICT_DOES_NOT_HOLD,     /* false as stated */
 } dq_verdict;
 
 typedef struct dq_claim_def dq_claim_def;
 
-/* The evidence being written: the texts (text/claims.md) and the buffer
- * (len bytes, off used). */
+/* What a verdict rests on, besides its evidence text: the sample, the
+ * interval and the figure to look at (a stem of report/out/figures/,
+ * linked as #fig-<stem>; "" when the evidence has no figure). */
+typedef struct dq_claim_result {
+    char sample[320];
+    char interval[320];
+    char figure[128];
+} dq_claim_result;
+
+/* The evidence being written: the texts (text/claims.md), the buffer (len
+ * bytes, off used) and the result the rule fills besides. */
 typedef struct dq_ev {
     dq_texts *t;
     char *buf;
     size_t len, off;
+    dq_claim_result *res;
 } dq_ev;
 
 /* Computes a verdict for claim c from r and appends the evidence (one
- * Markdown paragraph: numbers, experiment, figure) to ev.  Returns
- * DQ_VERDICT_NOT_MEASURED, with the evidence saying what is missing, when
- * the results hold no data that decides the claim. */
+ * Markdown paragraph: numbers, experiment, figure) to ev, with its sample
+ * and interval in ev->res.  Returns DQ_VERDICT_NOT_MEASURED, with the
+ * evidence saying what is missing, when the results hold no data that
+ * decides the claim. */
 typedef dq_verdict (*dq_claim_rule)(const dq_claim_def *c,
                                     const dq_results *r, dq_ev *ev);
 
@@ -52,12 +71,16 @@ struct dq_claim_def {
 /* Every claim, in id order, ended by a row with id NULL. */
 extern const dq_claim_def dq_claims[];
 
-/* "holds", "holds with conditions", "does not hold", "not yet measured". */
+/* "holds", "holds within stated limits", "does not hold as stated",
+ * "partly measured", "not yet measured". */
 const char *dq_verdict_name(dq_verdict v);
 
 /* Runs c's rule (or says "not yet measured" with c->decide when it has
- * none) and writes the evidence to buf (len bytes), in the texts of t. */
+ * none), writes the evidence to buf (len bytes) in the texts of t, and
+ * the sample, interval and figure to *res (each "" when the rule has
+ * none: then the claims table says so). */
 dq_verdict dq_claim_decide(const dq_claim_def *c, const dq_results *r,
-                           dq_texts *t, char *buf, size_t len);
+                           dq_texts *t, char *buf, size_t len,
+                           dq_claim_result *res);
 
 #endif

@@ -7,8 +7,9 @@
 # are "wide": first column the x value (consumers), then one column per
 # strategy, with the strategy name in the header row (noenhanced: a label
 # such as "enqueue_batch=64" must not turn its "_b" into a subscript).
-# Colours: ten distinct ones (the default cycle of eight repeats purple
-# for the 1st and 9th strategy); points differ per line as well.
+# Colours: twelve distinct ones (the default cycle of eight repeats purple
+# for the 1st and 9th strategy; eleven strategies need more than ten);
+# points differ per line as well.
 set datafile separator comma
 set datafile missing ""
 stats in using 1 nooutput
@@ -38,7 +39,9 @@ set linetype 7 lc rgb "#e377c2"
 set linetype 8 lc rgb "#000000"
 set linetype 9 lc rgb "#17becf"
 set linetype 10 lc rgb "#bcbd22"
-set linetype cycle 10
+set linetype 11 lc rgb "#7f7f7f"
+set linetype 12 lc rgb "#aec7e8"
+set linetype cycle 12
 if (ncols > 11) { set key below box maxcols 2 height 1; set bmargin 12 } else { set key outside right top box }
 set grid ytics lc rgb "#dddddd"
 set border 3

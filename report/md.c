@@ -353,6 +353,9 @@ int dq_copy_figure(dq_md *o, const char *src, const char *stem, char *err,
 
 void dq_figure_link(dq_md *o, const char *stem)
 {
+    char id[300];
+    snprintf(id, sizeof id, "fig-%s", stem);   /* what claims link to */
+    dq_anchor(o, id);
     dq_put(o, "![%s](figures/%s.svg) ([PNG](figures/%s.png), [data](data/"
            "%s.csv))\n\n", stem, stem, stem, stem);
 }

@@ -316,6 +316,8 @@ static int write_report(dq_md *o, const dq_results *r, int n, char *err,
     dq_section_probes(o, r);
     dq_anchor(o, "claims");
     dq_section_claims(o, r);
+    dq_anchor(o, "pack");
+    dq_section_pack(o, r);
     dq_anchor(o, "strategies");
     dq_section_strategies(o);
     if (o->texts->err[0] != '\0') {

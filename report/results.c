@@ -44,6 +44,13 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A trial's duplicates without its redeliveries (results.h dq_rgroup). */
+static uint64_t dup_of(const dq_trialrow *t)
+{
+    return t->duplicates > t->redelivered ? t->duplicates - t->redelivered
+                                          : 0;
+}
+
 /* The per-trial values a cell takes medians of; NAN where undefined. */
 enum { V_TPS, V_DUP, V_P50, V_P99, V_CMDS_TASK, V_RT_TASK, V_CMDS_S,
        V_CPU_S, V_RT_S };
@@ -53,7 +60,7 @@ static double trial_value(const dq_trialrow *t, int v)
     double d = (double)t->delivered, s = t->measured_s;
     switch (v) {
     case V_TPS: return t->tasks_per_s;
-    case V_DUP: return (double)t->duplicates;
+    case V_DUP: return (double)dup_of(t);
     case V_P50: return t->lateness_p50_ms;
     case V_P99: return t->lateness_p99_ms;
     case V_CMDS_TASK:
@@ -90,9 +97,10 @@ static void summarize(dq_rgroup *x, const dq_trialrow *const *m, size_t n,
     x->n = n;
     for (size_t i = 0; i < n; i++) {
         const dq_trialrow *t = m[i];
-        x->dup_sum += t->duplicates;
-        x->dup_max = MAX(x->dup_max, t->duplicates);
-        x->dup_trials += t->duplicates > 0;
+        x->dup_sum += dup_of(t);
+        x->dup_max = MAX(x->dup_max, dup_of(t));
+        x->dup_trials += dup_of(t) > 0;
+        x->redelivered_sum += t->redelivered;
         x->lost_sum += t->lost;
         x->lost_max = MAX(x->lost_max, t->lost);
         x->early_sum += t->early;
@@ -134,6 +142,7 @@ static int group_trials(dq_rexp *e)
         dq_rgroup *x = &e->groups[e->ngroups++];
         snprintf(x->strategy, sizeof x->strategy, "%s", t->strategy);
         snprintf(x->options, sizeof x->options, "%s", t->options);
+        snprintf(x->fault, sizeof x->fault, "%s", t->fault);
         x->producers = t->producers;
         x->consumers = t->consumers;
         x->work_us = t->work_us;
@@ -277,7 +286,8 @@ int dq_results_load(const char *root, dq_logs_fn logs, dq_results *r,
                              err, errlen);
     if (rc == 0 && (dq_perf_load(root, &r->bench, err, errlen) != 0 ||
                     dq_probes_load(root, &r->probes, err, errlen) != 0 ||
-                    dq_witness_load(root, &r->witness, err, errlen) != 0))
+                    dq_witness_load(root, &r->witness, err, errlen) != 0 ||
+                    dq_opcost_load(root, &r->opcost, err, errlen) != 0))
         rc = -1;
 done:
     for (size_t i = 0; i < n; i++)
@@ -299,6 +309,8 @@ void dq_results_free(dq_results *r)
     for (size_t i = 0; i < 3; i++)
         dq_csv_free(&r->bench.csv[i]);
     dq_csv_free(&r->probes.csv);
+    dq_csv_free(&r->opcost.csv);
+    dq_meta_free(&r->opcost.meta);
     dq_csv_free(&r->witness.csv);
     memset(r, 0, sizeof *r);
 }
@@ -361,6 +373,7 @@ bool dq_trial_in_group(const dq_trialrow *t, const dq_rgroup *g)
 {
     return strcmp(t->strategy, g->strategy) == 0 &&
            strcmp(t->options, g->options) == 0 &&
+           strcmp(t->fault, g->fault) == 0 &&
            t->producers == g->producers && t->consumers == g->consumers &&
            t->work_us == g->work_us && t->backlog == g->backlog;
 }

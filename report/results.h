@@ -8,6 +8,7 @@
  *                           table, the loss timelines and pooled lateness
  *   RESULTS/bench/latest    `dqlab bench` (harness/bench.h)
  *   RESULTS/probes/latest   `dqlab probes` (harness/probes.h)
+ *   RESULTS/opcost/latest   `dqlab opcost` (harness/opcost.h)
  *   RESULTS/witness/latest  `dqlab witness` (harness/witness.h): its
  *                           witness.csv (the cards copy its charts)
  * Every CSV goes through the one reader dq_csv_load (files.c) and every
@@ -73,18 +74,21 @@ void dq_csv_free(dq_csv *c);
 
 /* ---- Experiments -------------------------------------------------------- */
 
-/* One matrix cell: the trials of one strategy, options, producers,
+/* One matrix cell: the trials of one strategy, options, fault, producers,
  * consumers, work_us and backlog over the repeats.  Rates are medians of
- * per-trial ratios; -1: no trial has one (no Redis, nothing delivered). */
+ * per-trial ratios; -1: no trial has one (no Redis, nothing delivered).
+ * The duplicate counts leave out redeliveries (an at-least-once strategy
+ * delivering again a task nobody acked: trials.csv redelivered), so they
+ * mean what the loss table's "duplicated" means. */
 typedef struct dq_rgroup {
-    char strategy[32], options[256];
+    char strategy[32], options[256], fault[64];
     int producers, consumers;
     int64_t work_us, backlog;
     size_t n, dup_trials;          /* trials; trials with duplicates */
     double tps_median, dup_median, p50_median, p99_median; /* lateness ms */
     uint64_t dup_max, dup_sum, lost_max, lost_sum, early_max, early_sum;
     uint64_t wakeups_sum, deliveries_sum, lost_races_sum, enqueued_sum;
-    uint64_t delivered_sum;
+    uint64_t delivered_sum, redelivered_sum;
     double cmds_per_task_median, rt_per_task_median;  /* per delivered */
     double cmds_per_s_median, cpu_ms_per_s_median;    /* per measured_s */
     double rt_per_s_median, lat_max_max;
@@ -105,6 +109,8 @@ typedef struct dq_tl_rec {
     char id[32];
     int64_t t_us;                  /* a task's due time, a delivery's time */
     int64_t first_us;              /* a task's first delivery, 0: none */
+    int64_t enq_us;                /* a task's E record (enqueued), 0 for
+                                      a delivery */
 } dq_tl_rec;
 typedef struct dq_tl_win {
     char name[32], id[32];         /* id: the kill's task (id=) or "" */
@@ -146,6 +152,7 @@ typedef struct dq_loss_cell {
     uint64_t enqueued, lost, lost_claimed, duplicated, dup_nofault;
     uint64_t redelivered;          /* redelivered + redelivered_hidden */
     uint64_t pending_end, early, early_fault, windows;
+    uint64_t kills;                /* consumers killed (trials.csv kills) */
     int64_t window_us;
     char violation[160];           /* the first violation text, or "" */
     char no_verdict_why[128];      /* "trial N: <why>" of the first trial
@@ -223,6 +230,19 @@ typedef struct dq_probes {
     size_t n;
 } dq_probes;
 
+typedef struct dq_opcost_row {    /* an opcost.csv row (harness/opcost.h) */
+    const char *strategy, *mix;    /* mix "now" in files without one */
+    int64_t n, ops;
+    double ns_median, ns_min, ns_max;  /* ns per operation over repeats */
+} dq_opcost_row;
+typedef struct dq_opcost {
+    bool present;                  /* RESULTS/opcost/latest/opcost.csv */
+    char dir[4096];
+    dq_meta meta;
+    dq_csv csv;
+    const dq_opcost_row *rows;
+    size_t n;
+} dq_opcost;
 /* `dqlab witness` (harness/witness.h): RESULTS/witness/latest, its
  * witness.csv rows (witness,strategy,task_id,attempts,quantity,value) and
  * the charts <dir>/<witness>.svg and .png beside it. */
@@ -251,6 +271,7 @@ typedef struct dq_results {
     char no_trials[4096];          /* the first one, "root/NAME/latest" */
     dq_perf bench;
     dq_probes probes;
+    dq_opcost opcost;
     dq_witnesses witness;
 } dq_results;
 
@@ -258,6 +279,7 @@ typedef struct dq_results {
 
 #define DQ_LOGS_LATENESS 1u        /* read for dq_rexp.pools */
 #define DQ_LOGS_FAULTS 2u          /* read for .logs (timelines), .loss */
+#define DQ_LOGS_TIMELINE 4u        /* read for .logs (timelines) only */
 /* Which event logs of e the report needs (DQ_LOGS_*, or'ed). */
 typedef unsigned (*dq_logs_fn)(const dq_rexp *e);
 
@@ -275,6 +297,8 @@ int dq_rexp_read_logs(dq_rexp *e, unsigned need, char *err, size_t errlen);
 void dq_rexp_free_logs(dq_rexp *e);
 int dq_perf_load(const char *root, dq_perf *p, char *err, size_t errlen);
 int dq_probes_load(const char *root, dq_probes *p, char *err,
+                   size_t errlen);
+int dq_opcost_load(const char *root, dq_opcost *p, char *err,
                    size_t errlen);
 /* results_witness.c: w zeroed and 0 when there is no witness run. */
 int dq_witness_load(const char *root, dq_witnesses *w, char *err,
@@ -338,6 +362,11 @@ void dq_perf_backlog_range(const dq_perf *p, const char *strategy,
 const dq_probe_row *dq_probes_find(const dq_probes *p, const char *claim,
                                    const char *probe);
 bool dq_probe_int(const dq_probe_row *row, const char *key, int64_t *out);
+/* The opcost rows of strategy and mix with the smallest and largest n
+ * into *lo and *hi (both NULL when there is none). */
+void dq_opcost_range(const dq_opcost *p, const char *strategy,
+                     const char *mix, const dq_opcost_row **lo,
+                     const dq_opcost_row **hi);
 /* The witness.csv row of witness name and quantity (NULL: its first
  * row), or NULL; whether name was witnessed (its row "witnessed" is 1);
  * the value of name's quantity, or absent when it has none. */

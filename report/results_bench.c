@@ -282,3 +282,53 @@ bool dq_probe_int(const dq_probe_row *row, const char *key, int64_t *out)
     }
     return false;
 }
+
+/* ---- `dqlab opcost` ----------------------------------------------------- */
+
+#define OC(name, T, t) COL(dq_opcost_row, name, T, t)
+static const dq_colspec opcost_cols[] = {
+    OC(strategy, STR, NULL), OC(mix, STR, "now"), OC(n, I64, NULL),
+    OC(ops, I64, NULL),
+    {"ns_per_op_median", DQ_COLT_DBL, offsetof(dq_opcost_row, ns_median),
+     NULL},
+    {"ns_per_op_min", DQ_COLT_DBL, offsetof(dq_opcost_row, ns_min), NULL},
+    {"ns_per_op_max", DQ_COLT_DBL, offsetof(dq_opcost_row, ns_max), NULL},
+};
+
+int dq_opcost_load(const char *root, dq_opcost *p, char *err, size_t errlen)
+{
+    char path[PATH_MAX + 64], real[PATH_MAX], e[8];
+    memset(p, 0, sizeof *p);
+    snprintf(path, sizeof path, "%s/opcost/latest", root);
+    if (realpath(path, real) == NULL)
+        return 0;
+    snprintf(p->dir, sizeof p->dir, "%s", real);
+    snprintf(path, sizeof path, "%s/opcost.csv", p->dir);
+    int rc = dq_csv_load(path, opcost_cols, NCOLS(opcost_cols),
+                         sizeof(dq_opcost_row), false, NULL, &p->csv, err,
+                         errlen);
+    if (rc <= 0)
+        return rc;
+    p->present = true;
+    p->rows = p->csv.rows;
+    p->n = p->csv.n;
+    snprintf(path, sizeof path, "%s/meta.txt", p->dir);
+    if (dq_meta_load(path, &p->meta, e, sizeof e) != 0)   /* optional */
+        memset(&p->meta, 0, sizeof p->meta);
+    return 0;
+}
+
+void dq_opcost_range(const dq_opcost *p, const char *strategy,
+                     const char *mix, const dq_opcost_row **lo,
+                     const dq_opcost_row **hi)
+{
+    *lo = *hi = NULL;
+    for (size_t i = 0; i < p->n; i++) {
+        const dq_opcost_row *x = &p->rows[i];
+        if (strcmp(x->strategy, strategy) != 0 || strcmp(x->mix, mix) != 0 ||
+            x->n < 1)
+            continue;
+        *lo = *lo == NULL || x->n < (*lo)->n ? x : *lo;
+        *hi = *hi == NULL || x->n > (*hi)->n ? x : *hi;
+    }
+}

@@ -8,6 +8,9 @@
  *                     for its timeline (E, D, F records with their times,
  *                     which the checker does not keep): the loss table and
  *                     the loss timelines
+ *   DQ_LOGS_TIMELINE  the timelines alone (the sections that explain a
+ *                     figure from when each task was enqueued, fell due
+ *                     and was delivered)
  * A trial's loss table column is its log's "H faults" header ("none"
  * without one), so trials.csv only needs its strategy, options, repeat and
  * trial columns.  A cell keeps its trial with the lowest repeat for its
@@ -71,11 +74,13 @@ static int tl_record(dq_timeline *l, char **fld, size_t nf, int64_t t,
         snprintf(k->id, sizeof k->id, "%s", fld[2]);
         k->t_us = strtoll(fld[3], NULL, 10) * 1000;
         k->first_us = 0;
+        k->enq_us = t;
     } else if (type == 'D') {
         if (grow(&l->d_us, &cap[1], l->nd, sizeof *l->d_us) != 0 ||
             grow(&l->d, &cap[2], l->nd, sizeof *l->d) != 0)
             return -1;
         l->d_us[l->nd] = l->d[l->nd].t_us = t;
+        l->d[l->nd].enq_us = l->d[l->nd].first_us = 0;
         snprintf(l->d[l->nd++].id, sizeof l->d[0].id, "%s", fld[2]);
     } else if (type == 'F' && nf >= 4 && strcmp(fld[3], "begin") == 0 &&
                l->nwin < 64) {
@@ -296,6 +301,7 @@ static void add_to_cell(dq_loss_cell *x, const dq_trialrow *t,
     x->early += c->early;
     x->early_fault += c->early_fault;
     x->windows += c->fault_windows;
+    x->kills += t->kills > 0 ? (uint64_t)t->kills : 0;
     for (size_t k = 0; k < c->nfaults; k++)
         x->window_us += c->faults[k].window_us;
     if (s != NULL && nv > 0 && x->violation_trials++ == 0)
@@ -342,7 +348,8 @@ int dq_rexp_read_logs(dq_rexp *e, unsigned need, char *err, size_t errlen)
     for (size_t g = 0; lateness && g < e->ngroups; g++)
         if (read_pool(e, &e->groups[g], &e->pools[g], err, errlen) != 0)
             return -1;
-    for (size_t i = 0; (need & DQ_LOGS_FAULTS) && i < e->ntrials; i++)
+    for (size_t i = 0; (need & (DQ_LOGS_FAULTS | DQ_LOGS_TIMELINE)) &&
+                       i < e->ntrials; i++)
         if (read_fault_log(e, i, err, errlen) != 0)
             return -1;
     return need & DQ_LOGS_FAULTS ? build_loss(e, err, errlen) : 0;

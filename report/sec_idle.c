@@ -27,19 +27,23 @@ static int idle_figure(dq_md *o, const dq_rexp *e, char *err, size_t errlen)
     FILE *f = dq_mem_open(&buf, &len, err, errlen);
     if (f == NULL)
         return -1;
-    fputs("strategy,redis_commands_per_s,server_cpu_ms_per_s\n", f);
+    fputs("strategy,redis_commands_per_s,server_cpu_ms_per_s,waits\n", f);
     for (size_t i = 0; i < e->ngroups; i++) {
         const dq_rgroup *g = &e->groups[i];
         char l[128];
         dq_series_label(e, g, l, sizeof l);
-        fprintf(f, "%s,%.2f,%.3f\n", l,
+        /* waits: 1 polling, 2 blocking in Redis, 3 no Redis (the colour) */
+        fprintf(f, "%s,%.2f,%.3f,%d\n", l,
                 g->cmds_per_s_median < 0 ? 0 : g->cmds_per_s_median,
-                g->cpu_ms_per_s_median < 0 ? 0 : g->cpu_ms_per_s_median);
+                g->cpu_ms_per_s_median < 0 ? 0 : g->cpu_ms_per_s_median,
+                no_redis(g) ? 3 : dq_group_poll_ms(g) > 0 ? 1 : 2);
     }
     fclose(f);
     int rc = e->ngroups ? dq_sec_figure(o, e, "idle-cost", NULL, buf, len,
                                         err, errlen) : 0;
     free(buf);
+    if (rc == 0 && e->ngroups)
+        DQ_TEXT(o, "idle.cap", "\n\n");
     return rc;
 }
 

@@ -93,9 +93,20 @@ static void no_verdict_note(dq_md *o, const series *ls, size_t ns)
 
 /* ---- lateness-cdf ------------------------------------------------------- */
 
+/* How g's consumers wait, for the CDF's dash pattern: 1 polling, 2
+ * blocking in Redis, 3 in-process (no Redis). */
+static int wait_kind(const dq_rgroup *g)
+{
+    const dq_strategy *st = dq_strategy_find(g->strategy);
+    if (dq_group_poll_ms(g) > 0)
+        return 1;
+    return st && !(st->flags & DQ_G_NEEDS_REDIS) ? 3 : 2;
+}
+
 /* The CDF data: one block per series (two blank lines apart), each with
- * its label in the header, as lateness_cdf.gp expects; drawn when one
- * series has a delivery.  0 or -1 with err. */
+ * its label in the header and a third column saying how it waits, as
+ * lateness_cdf.gp expects; drawn when one series has a delivery.  0 or -1
+ * with err. */
 static int cdf_figure(dq_md *o, const dq_rexp *e, const series *ls,
                       size_t ns, char *err, size_t errlen)
 {
@@ -109,18 +120,22 @@ static int cdf_figure(dq_md *o, const dq_rexp *e, const series *ls,
         if (p->n == 0)
             continue;
         uint64_t total = p->enqueued ? p->enqueued : p->n;
-        fprintf(f, "%slateness_ms,%s\n", drawn++ ? "\n\n" : "", ls[i].label);
+        int kind = wait_kind(ls[i].g);
+        fprintf(f, "%slateness_ms,%s,waits\n", drawn++ ? "\n\n" : "",
+                ls[i].label);
         size_t step = p->n > CDF_POINTS ? p->n / CDF_POINTS : 1;
         for (size_t k = 0; k < p->n; k += step)
-            fprintf(f, "%.4f,%.5f\n", fmax(p->lat[k], CDF_FLOOR_MS),
-                    (double)(k + 1) / (double)total);
-        fprintf(f, "%.4f,%.5f\n", fmax(p->lat[p->n - 1], CDF_FLOOR_MS),
-                (double)p->n / (double)total);
+            fprintf(f, "%.4f,%.5f,%d\n", fmax(p->lat[k], CDF_FLOOR_MS),
+                    (double)(k + 1) / (double)total, kind);
+        fprintf(f, "%.4f,%.5f,%d\n", fmax(p->lat[p->n - 1], CDF_FLOOR_MS),
+                (double)p->n / (double)total, kind);
     }
     fclose(f);
     int rc = drawn ? dq_sec_figure(o, e, "lateness-cdf", NULL, buf, len,
                                    err, errlen) : 0;
     free(buf);
+    if (rc == 0 && drawn)
+        DQ_TEXT(o, "lateness.cap_cdf", "\n\n");
     return rc;
 }
 
@@ -240,6 +255,107 @@ static void said_polling(dq_md *o, const series *ls, size_t ns)
     }
 }
 
+/* ---- Why: the mechanisms behind two figures of the lateness run -------- */
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The timeline task of delivery d in l (tasks are sorted by id). */
+static const dq_tl_rec *tl_task(const dq_timeline *l, const dq_tl_rec *d)
+{
+    return l->ntasks ? bsearch(d, l->tasks, l->ntasks, sizeof *l->tasks,
+                               (int (*)(const void *, const void *))strcmp)
+                     : NULL;
+}
+
+/* naive's duplicates at a low arrival rate: the two consumers wake in
+ * step.  For each duplicated task, the time between its first two
+ * deliveries (the race window the two polls fell into); with polls at
+ * independent moments a second consumer would land in a window of that
+ * width about 2 w / poll of the time.  Said for each naive group whose
+ * trials have timelines and duplicates. */
+static void said_lockstep(dq_md *o, const dq_rexp *e, const series *s)
+{
+    double *gap = NULL;
+    size_t ng = 0, cap = 0;
+    uint64_t delivered = 0, dups = 0;
+    long pm = dq_group_poll_ms(s->g);
+    for (size_t i = 0; e->logs && i < e->ntrials; i++) {
+        const dq_timeline *l = &e->logs[i].tl;
+        if (!dq_trial_in_group(&e->trials[i], s->g) || !e->logs[i].read)
+            continue;
+        delivered += e->trials[i].delivered;
+        dups += e->trials[i].duplicates;
+        for (size_t k = 0; k < l->nd; k++) {
+            const dq_tl_rec *t = tl_task(l, &l->d[k]);
+            if (t == NULL || l->d[k].t_us <= t->first_us)
+                continue;   /* a first delivery */
+            if (ng == cap && (gap = realloc(gap, (cap = cap ? 2 * cap : 256)
+                                            * sizeof *gap)) == NULL)
+                return;
+            gap[ng++] = (double)(l->d[k].t_us - t->first_us) / 1000.0;
+        }
+    }
+    if (ng > 0 && pm > 0 && delivered > 0) {
+        qsort(gap, ng, sizeof *gap, cmp_dbl);
+        double w = gap[ng / 2], indep = fmin(1.0, 2.0 * w / (double)pm);
+        DQ_TEXT(o, "lateness.lockstep", "  name=%s n=%" PRIu64 " of=%" PRIu64
+                " pct=%.1f ms=%.2f poll=%ld indep=%.1f", s->label, dups,
+                delivered, 100.0 * (double)dups / (double)delivered, w, pm,
+                100.0 * indep);
+    }
+    free(gap);
+}
+
+/* A polling strategy's tail: of its tasks more than a tenth of the poll
+ * interval late, the share enqueued less than one poll interval before
+ * they fell due, against that share among all its tasks. */
+static void said_tail(dq_md *o, const dq_rexp *e, const series *s,
+                      char *buf, size_t len, size_t *off)
+{
+    long pm = dq_group_poll_ms(s->g);
+    uint64_t late = 0, late_fresh = 0, all = 0, fresh = 0;
+    for (size_t i = 0; pm > 0 && e->logs && i < e->ntrials; i++) {
+        const dq_timeline *l = &e->logs[i].tl;
+        if (!dq_trial_in_group(&e->trials[i], s->g) || !e->logs[i].read)
+            continue;
+        for (size_t k = 0; k < l->ntasks; k++) {
+            const dq_tl_rec *t = &l->tasks[k];
+            bool f = t->t_us - t->enq_us < (int64_t)pm * 1000;
+            if (t->first_us == 0)
+                continue;
+            all++;
+            fresh += f;
+            if (t->first_us - t->t_us > (int64_t)pm * 100)
+                late++, late_fresh += f;
+        }
+    }
+    if (late > 0)
+        DQ_TCAT(o->texts, buf, len, off, "lateness.tail_item", "%sname=%s "
+                "late=%" PRIu64 " ms=%.0f fresh=%.0f all=%.0f", *off ? "; "
+                : "", s->label, late, (double)pm / 10.0, 100.0 *
+                (double)late_fresh / (double)late, all ? 100.0 *
+                (double)fresh / (double)all : 0);
+}
+
+/* The why paragraph of the lateness run. */
+static void said_why(dq_md *o, const dq_rexp *e, const series *ls,
+                     size_t ns)
+{
+    char tail[4096] = "";
+    size_t off = 0;
+    for (size_t i = 0; i < ns; i++)
+        if (strcmp(ls[i].g->strategy, "naive") == 0 && ls[i].g->dup_sum > 0)
+            said_lockstep(o, e, &ls[i]);
+    for (size_t i = 0; i < ns; i++)
+        said_tail(o, e, &ls[i], tail, sizeof tail, &off);
+    if (off > 0)
+        DQ_TEXT(o, "lateness.tail", "  list=%s", tail);
+}
+
 int dq_sec_lateness_cdf(dq_md *o, const dq_results *r, const dq_rexp *e,
                         char *err, size_t errlen)
 {
@@ -261,6 +377,9 @@ int dq_sec_lateness_cdf(dq_md *o, const dq_results *r, const dq_rexp *e,
         DQ_TEXT(o, "lateness.not_all", "lost=%" PRIu64 " s=%s early=%"
                 PRIu64, lost, lost == 1 ? "" : "s", early);
     dq_put(o, "\n\n");
+    DQ_TEXT(o, "lateness.why", " ");
+    said_why(o, e, ls, ns);
+    dq_put(o, "\n\n");
     return 0;
 }
 
@@ -278,11 +397,13 @@ static const series *at_backlog(const series *ls, size_t ns,
 }
 
 /* Wide data: backlog, then per strategy p50, p99, max (ms, empty when
- * censored) and the % delivered in the window.  0 or -1 with err. */
+ * censored), the % delivered in the window, and the window (ms) where the
+ * p50 is censored -- the figure marks those points "beyond the window"
+ * instead of dropping them.  0 or -1 with err. */
 static int backlog_figure(dq_md *o, const dq_rexp *e, const series *ls,
                           size_t ns, char names[][32], size_t nn,
-                          const int64_t *xs, size_t nx, char *err,
-                          size_t errlen)
+                          const int64_t *xs, size_t nx, double window_ms,
+                          char *err, size_t errlen)
 {
     char *buf;
     size_t len;
@@ -291,8 +412,9 @@ static int backlog_figure(dq_md *o, const dq_rexp *e, const series *ls,
         return -1;
     fputs("pending", f);
     for (size_t s = 0; s < nn; s++)
-        fprintf(f, ",%s p50,%s p99,%s max,%s delivered %%", names[s],
-                names[s], names[s], names[s]);
+        fprintf(f, ",%s p50,%s p99,%s max,%s delivered %%,%s p50 beyond "
+                "the window", names[s], names[s], names[s], names[s],
+                names[s]);
     fputc('\n', f);
     for (size_t x = 0; x < nx; x++) {
         fprintf(f, "%" PRId64, xs[x]);
@@ -310,6 +432,9 @@ static int backlog_figure(dq_md *o, const dq_rexp *e, const series *ls,
             if (p && p->enqueued)
                 fprintf(f, "%.2f", 100.0 * (double)p->delivered /
                                        (double)p->enqueued);
+            fputc(',', f);
+            if (p && p->enqueued && !cens_pct(p, 50, &v))
+                fprintf(f, "%.0f", window_ms > 0 ? window_ms : 1000);
         }
         fputc('\n', f);
     }
@@ -317,6 +442,9 @@ static int backlog_figure(dq_md *o, const dq_rexp *e, const series *ls,
     int rc = nx ? dq_sec_figure(o, e, "backlog-lateness", NULL, buf, len,
                                 err, errlen) : 0;
     free(buf);
+    if (rc == 0 && nx)
+        DQ_TEXT(o, "lateness.cap_backlog", "window=%.0f\n\n",
+                window_ms / 1000.0);
     return rc;
 }
 
@@ -418,7 +546,8 @@ int dq_sec_backlog(dq_md *o, const dq_results *r, const dq_rexp *e,
     for (size_t i = 0; i < ns; i++)
         nx = dq_add_distinct_i64(xs, nx, 32, ls[i].g->backlog);
     dq_sort_i64(xs, nx);
-    if (backlog_figure(o, e, ls, ns, names, nn, xs, nx, err, errlen) != 0)
+    if (backlog_figure(o, e, ls, ns, names, nn, xs, nx, window_ms, err,
+                       errlen) != 0)
         return -1;
     backlog_table(o, e, ls, ns, names, nn, xs, nx, window_ms);
     backlog_said(o, ls, ns, names, nn, xs, nx, window_ms);

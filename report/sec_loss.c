@@ -29,6 +29,7 @@
 #include "../harness/faults.h"
 #include "../strategies/dq.h"
 #include "sections.h"
+#include "stats.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -73,7 +74,12 @@ static void declared(dq_texts *t, unsigned flags, char *buf, size_t len)
         dq_append(buf, len, &off, "?");
     if (flags & DQ_G_SURVIVES_CONSUMER_CRASH)
         DQ_TCAT(t, buf, len, &off, "loss.decl_survives", "%s", ", ");
-    if (flags & DQ_G_NO_DUP_CONCURRENT)
+    /* a leased strategy redelivers by design: it promises no duplicates
+     * only among concurrent consumers without faults, which this table's
+     * faults are not; say what it does promise */
+    if (flags & DQ_G_AT_LEAST_ONCE)
+        DQ_TCAT(t, buf, len, &off, "loss.decl_redelivers", "%s", ", ");
+    else if (flags & DQ_G_NO_DUP_CONCURRENT)
         DQ_TCAT(t, buf, len, &off, "loss.decl_no_dups", "%s", ", ");
     else if (flags & DQ_G_DUPLICATES)
         DQ_TCAT(t, buf, len, &off, "loss.decl_dups", "%s", ", ");
@@ -309,6 +315,39 @@ static void tl_kills(const dq_timeline *l, size_t *kills, size_t *back,
     }
 }
 
+/* Tasks never delivered that fell due before the first kill and were no
+ * killed consumer's own: how many, how long before the first kill (the
+ * nearest and farthest, ms), the time between the first and the last kill
+ * and until the next delivery after the last (ms).  False: none. */
+static bool tl_unheard(const dq_timeline *l, size_t *n, double ms[4])
+{
+    int64_t k0 = 0, k1 = 0, near = INT64_MAX, far = 0, next = 0;
+    *n = 0;
+    for (size_t w = 0; w < l->nwin; w++)
+        if (l->win[w].id[0]) {
+            k0 = k0 == 0 || l->win[w].b_us < k0 ? l->win[w].b_us : k0;
+            k1 = l->win[w].b_us > k1 ? l->win[w].b_us : k1;
+        }
+    for (size_t i = 0; k0 > 0 && i < l->ntasks; i++) {
+        const dq_tl_rec *k = &l->tasks[i];
+        bool held = false;
+        for (size_t w = 0; w < l->nwin && !held; w++)
+            held = strcmp(l->win[w].id, k->id) == 0;
+        if (held || k->first_us != 0 || k->t_us >= k0)
+            continue;
+        (*n)++;
+        near = k0 - k->t_us < near ? k0 - k->t_us : near;
+        far = k0 - k->t_us > far ? k0 - k->t_us : far;
+    }
+    for (size_t i = 0; *n > 0 && i < l->nd && next == 0; i++)
+        next = l->d_us[i] > k1 ? l->d_us[i] : 0;
+    ms[0] = (double)near / 1e3;
+    ms[1] = (double)far / 1e3;
+    ms[2] = (double)(k1 - k0) / 1e3;
+    ms[3] = next ? (double)(next - k1) / 1e3 : -1;
+    return *n > 0;
+}
+
 /* What one trial's timeline shows, one list item appended to buf. */
 static void tl_describe(dq_texts *t, const dq_timeline *l, const char *label,
                         char *buf, size_t len, size_t *off)
@@ -371,8 +410,19 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* One panel's block: deliveries per bucket and the share delivered so
- * far, a row per bucket (t_s its start).  0 or -1 out of memory. */
+/* Whether delivery d of l repeats a task delivered before (a
+ * redelivery, or a duplicate). */
+static bool tl_repeat(const dq_timeline *l, const dq_tl_rec *d)
+{
+    const dq_tl_rec *k = l->ntasks ? bsearch(d, l->tasks, l->ntasks,
+        sizeof *l->tasks, (int (*)(const void *, const void *))strcmp)
+                                   : NULL;
+    return k != NULL && d->t_us > k->first_us;
+}
+
+/* One panel's block: first deliveries and repeated ones per bucket and
+ * the share delivered so far, a row per bucket (t_s its start).  0 or -1
+ * out of memory. */
 static int tl_block(FILE *fb, const dq_timeline *l, int64_t bucket_us)
 {
     size_t nb = (size_t)((l->end_us - l->t0_us) / bucket_us) + 1;
@@ -385,6 +435,14 @@ static int tl_block(FILE *fb, const dq_timeline *l, int64_t bucket_us)
         if (l->tasks[i].first_us > 0)
             fs[nfs++] = l->tasks[i].first_us;
     qsort(fs, nfs, sizeof *fs, cmp_i64);
+    size_t *rep = calloc(nb + 1, sizeof *rep);
+    if (rep == NULL) {
+        free(fs);
+        return -1;
+    }
+    for (size_t i = 0; i < l->nd; i++)    /* D records in file order */
+        if (tl_repeat(l, &l->d[i]) && l->d[i].t_us >= l->t0_us)
+            rep[(size_t)((l->d[i].t_us - l->t0_us) / bucket_us) % nb]++;
     for (size_t b = 0; b < nb; b++) {
         int64_t hi = l->t0_us + (int64_t)(b + 1) * bucket_us;
         size_t n = 0;
@@ -392,10 +450,11 @@ static int tl_block(FILE *fb, const dq_timeline *l, int64_t bucket_us)
             n++;
         for (; fi < nfs && fs[fi] < hi; fi++)
             firsts++;
-        fprintf(fb, "%.3f,%zu,%.1f\n", (double)b * (double)bucket_us / 1e6,
-                n, l->ntasks ? 100.0 * (double)firsts / (double)l->ntasks
-                             : 0.0);
+        fprintf(fb, "%.3f,%zu,%zu,%.1f\n", (double)b * (double)bucket_us /
+                1e6, n - (rep[b] < n ? rep[b] : n), rep[b], l->ntasks ? 100.0
+                * (double)firsts / (double)l->ntasks : 0.0);
     }
+    free(rep);
     free(fs);
     return 0;
 }
@@ -430,7 +489,8 @@ static int tl_figure(dq_md *o, const dq_rexp *e, const dq_loss_table *lt,
     int rc = -1;
     if (f == NULL || (fb = dq_mem_open(&blocks, &blen, err, errlen)) == NULL)
         goto done;
-    fputs("# panel,t0_s,t1_s: the fault windows of each panel's trial\n", f);
+    fputs("# panel,t0_s,t1_s,kill: the fault windows of each panel's trial "
+          "(kill 1: a consumer killed)\n", f);
     for (size_t r = 0; r < lt->nrows; r++) {
         const dq_loss_cell *x = &lt->cells[r][col];
         const dq_timeline *l = x->first ? &x->first_log->tl : NULL;
@@ -438,11 +498,12 @@ static int tl_figure(dq_md *o, const dq_rexp *e, const dq_loss_table *lt,
             continue;
         panels++;
         for (size_t w = 0; w < l->nwin; w++)
-            fprintf(f, "%zu,%.3f,%.3f\n", panels,
+            fprintf(f, "%zu,%.3f,%.3f,%d\n", panels,
                     (double)(l->win[w].b_us - l->t0_us) / 1e6,
-                    (double)(l->win[w].e_us - l->t0_us) / 1e6);
-        fprintf(fb, "\n\nt_s,%s (trial %zu),delivered_pct\n", lt->rows[r],
-                x->first->trial);
+                    (double)(l->win[w].e_us - l->t0_us) / 1e6,
+                    l->win[w].id[0] != '\0');
+        fprintf(fb, "\n\nt_s,%s (trial %zu),redelivered,delivered_pct\n",
+                lt->rows[r], x->first->trial);
         if (tl_block(fb, l, bucket_us) != 0) {
             snprintf(err, errlen, "out of memory");
             goto done;
@@ -451,7 +512,7 @@ static int tl_figure(dq_md *o, const dq_rexp *e, const dq_loss_table *lt,
             dq_append(text, sizeof text, &toff, "\n");
         tl_describe(o->texts, l, lt->rows[r], text, sizeof text, &toff);
     }
-    fprintf(f, "0,0,0\n"); /* keeps block 0 non-empty */
+    fprintf(f, "0,0,0,0\n"); /* keeps block 0 non-empty */
     fclose(fb);
     fb = NULL;
     fwrite(blocks, 1, blen, f);
@@ -465,6 +526,8 @@ static int tl_figure(dq_md *o, const dq_rexp *e, const dq_loss_table *lt,
         dq_put(o, "%s\n\n", text);
     rc = panels ? dq_sec_figure(o, e, "loss", slug, csv, csvlen, err,
                                 errlen) : 0;
+    if (rc == 0 && panels)
+        DQ_TEXT(o, "loss.cap_timeline", "\n\n");
 done:
     if (fb != NULL)
         fclose(fb);
@@ -475,6 +538,40 @@ done:
     return rc;
 }
 
+/* Over every trial of strategy row r under fault column c of e (their
+ * timelines), the tasks lost beyond the killed consumers' own that fell due
+ * before the kills (tl_unheard), said once for the cell: the mechanism of
+ * expiry's losses under kills, in every repeat, not only the one drawn. */
+static void cell_unheard(dq_md *o, const dq_rexp *e, const dq_loss_table *lt,
+                         size_t r, size_t c)
+{
+    const dq_loss_cell *x = dq_loss_cell_at(lt, r, c);
+    const dq_trialrow *most = NULL;
+    size_t n = 0, trials = 0, k, kmax = 0;
+    double ms[4], near = 1e18, far = 0, at[4] = {0};
+    if (x == NULL || x->lost <= x->lost_claimed || x->kills == 0)
+        return;
+    for (size_t i = 0; e->logs && i < e->ntrials; i++) {
+        const dq_trialrow *t = &e->trials[i];
+        if (strcmp(t->strategy, x->strategy) != 0 ||
+            strcmp(t->fault, lt->faults[c]) != 0 || !e->logs[i].read ||
+            !tl_unheard(&e->logs[i].tl, &k, ms))
+            continue;
+        n += k;
+        trials++;
+        near = ms[0] < near ? ms[0] : near;
+        far = ms[1] > far ? ms[1] : far;
+        if (k > kmax)   /* the trial with the most: its kills' timing */
+            kmax = k, most = t, memcpy(at, ms, sizeof at);
+    }
+    if (n > 0)
+        DQ_TEXTP(o, strcmp(x->strategy, "expiry") == 0, "loss.why_unheard",
+                 "loss.why_lost_before", "row=%s n=%zu trials=%zu near=%.0f "
+                 "far=%.0f nmax=%zu kills=%d consumers=%d gap=%.0f "
+                 "back=%.0f\n\n", lt->rows[r], n, trials, near, far, kmax,
+                 most->kills, most->consumers, at[2], at[3]);
+}
+
 int dq_sec_loss(dq_md *o, const dq_results *r, const dq_rexp *e, char *err,
                 size_t errlen)
 {
@@ -483,13 +580,90 @@ int dq_sec_loss(dq_md *o, const dq_results *r, const dq_rexp *e, char *err,
     if (lt == NULL || lt->nrows == 0)
         return 1;           /* no trial: the generic section */
     DQ_TEXT(o, "loss.intro", "\n\n");
+    char id[128];
+    snprintf(id, sizeof id, "tab-%s", e->name);
+    dq_anchor(o, id);
     loss_table(o, lt);
     DQ_TEXT(o, "loss.each_fault", "\n\n");
     for (size_t c = 0; c < lt->nfaults; c++) {
         fault_paragraph(o, lt, c);
+        for (size_t row = 0; row < lt->nrows; row++)
+            cell_unheard(o, e, lt, row, c);
         if (strcmp(lt->faults[c], "none") != 0 &&
             tl_figure(o, e, lt, c, err, errlen) != 0)
             return -1;
     }
+    return 0;
+}
+
+/* ---- Outcomes: recipes against defaults (plots = outcomes) --------------- */
+
+/* One row of the outcomes figure: early deliveries as % of the
+ * deliveries and lost tasks as % of the enqueued ones (an early delivery
+ * is a delivery: a duplicate can be early too), with their 95% Wilson
+ * bounds. */
+static void outcome_row(FILE *f, const char *label, const dq_rgroup *g)
+{
+    double el, eh, ll, lh, n = (double)g->enqueued_sum;
+    double d = (double)g->deliveries_sum;
+    dq_wilson(g->early_sum, g->deliveries_sum, DQ_Z95, &el, &eh);
+    dq_wilson(g->lost_sum, g->enqueued_sum, DQ_Z95, &ll, &lh);
+    fprintf(f, "\"%s\",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n", label,
+            d ? 100.0 * (double)g->early_sum / d : 0, 100 * el, 100 * eh,
+            n ? 100.0 * (double)g->lost_sum / n : 0, 100 * ll, 100 * lh);
+}
+
+static void outcome_table(dq_md *o, const dq_rexp *e)
+{
+    dq_head(o, "variant|trials|tasks|deliveries|early deliveries|lost "
+               "tasks|duplicates|lateness p50 ms (median)|lateness p99 ms "
+               "(median)");
+    for (size_t i = 0; i < e->ngroups; i++) {
+        const dq_rgroup *g = &e->groups[i];
+        char l[128], c[2][96], lo[16], hi[16];
+        dq_series_label(e, g, l, sizeof l);
+        dq_fmt_pct(lo, sizeof lo, 0);
+        for (int k = 0; k < 2; k++) {
+            double a, b;
+            uint64_t x = k ? g->lost_sum : g->early_sum;
+            dq_wilson(x, k ? g->enqueued_sum : g->deliveries_sum, DQ_Z95, &a,
+                      &b);
+            dq_fmt_pct(lo, sizeof lo, a);
+            dq_fmt_pct(hi, sizeof hi, b);
+            snprintf(c[k], sizeof c[k], "%" PRIu64 " (%s-%s%%)", x, lo, hi);
+        }
+        dq_row(o, "%s" DQ_CELL "%zu" DQ_CELL "%" PRIu64 DQ_CELL "%" PRIu64
+               DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%" PRIu64 DQ_CELL "%.1f"
+               DQ_CELL "%.1f", l, g->n, g->enqueued_sum, g->deliveries_sum,
+               c[0], c[1], g->dup_sum, g->p50_median, g->p99_median);
+    }
+    dq_table_end(o);
+    DQ_TEXT(o, "loss.outcomes_note", "\n\n");
+}
+
+int dq_sec_outcomes(dq_md *o, const dq_results *r, const dq_rexp *e,
+                    char *err, size_t errlen)
+{
+    char *buf, l[128];
+    size_t len;
+    (void)r;
+    if (e->ngroups == 0)
+        return 1;
+    FILE *f = dq_mem_open(&buf, &len, err, errlen);
+    if (f == NULL)
+        return -1;
+    fputs("variant,early_pct,early_lo,early_hi,lost_pct,lost_lo,lost_hi\n",
+          f);
+    for (size_t i = 0; i < e->ngroups; i++) {
+        dq_series_label(e, &e->groups[i], l, sizeof l);
+        outcome_row(f, l, &e->groups[i]);
+    }
+    fclose(f);
+    int rc = dq_sec_figure(o, e, "outcomes", NULL, buf, len, err, errlen);
+    free(buf);
+    if (rc != 0)
+        return -1;
+    DQ_TEXT(o, "loss.outcomes_caption", "\n\n");
+    outcome_table(o, e);
     return 0;
 }

@@ -682,11 +682,86 @@ static void write_targets(dq_md *o, const dq_perf *p, const dq_results *r)
     dq_table_end(o);
 }
 
+/* ---- Cost per operation of the in-process strategies (`dqlab opcost`) */
+
+/* Each strategy and mix from its smallest to its largest n: the growth of
+ * the median ns per operation against log n's. */
+static void opcost_said(dq_md *o, const dq_opcost *oc)
+{
+    const char *done[16][2];
+    size_t nd = 0, k;
+    DQ_TEXT(o, "generic.what_happened", " ");
+    for (size_t i = 0; i < oc->n && nd < 16; i++) {
+        const dq_opcost_row *lo, *hi, *x = &oc->rows[i];
+        for (k = 0; k < nd && !(strcmp(done[k][0], x->strategy) == 0 &&
+                                strcmp(done[k][1], x->mix) == 0);)
+            k++;
+        if (k < nd)
+            continue;
+        done[nd][0] = x->strategy;
+        done[nd++][1] = x->mix;
+        dq_opcost_range(oc, x->strategy, x->mix, &lo, &hi);
+        if (lo != NULL && hi != lo && lo->ns_median > 0)
+            DQ_TEXT(o, "perf.opcost_growth", "strategy=%s mix=%s lo_n=%"
+                    PRId64 " lo=%.0f hi_n=%" PRId64 " hi=%.0f x=%.2f "
+                    "lr=%.2f ", x->strategy, x->mix, lo->n, lo->ns_median,
+                    hi->n, hi->ns_median, hi->ns_median / lo->ns_median,
+                    log_ratio(hi->n, lo->n));
+    }
+    dq_put(o, "\n\n");
+}
+
+/* The figure and table of `dqlab opcost` (results/opcost/latest), when
+ * there is a run: the in-process strategies' cost per operation against
+ * the pending tasks (C17's O(log n) half). */
+static int write_opcost(dq_md *o, const dq_results *r, char *err,
+                        size_t errlen)
+{
+    const dq_opcost *oc = &r->opcost;
+    char *buf;
+    size_t len;
+    if (!oc->present)
+        return 0;
+    FILE *f = dq_mem_open(&buf, &len, err, errlen);
+    if (f == NULL)
+        return -1;
+    fputs("strategy,mix,n,ops,ns_per_op_median,ns_per_op_min,"
+          "ns_per_op_max\n", f);
+    for (size_t i = 0; i < oc->n; i++) {
+        const dq_opcost_row *x = &oc->rows[i];
+        fprintf(f, "%s,%s,%" PRId64 ",%" PRId64 ",%.2f,%.2f,%.2f\n",
+                x->strategy, x->mix, x->n, x->ops, x->ns_median, x->ns_min,
+                x->ns_max);
+    }
+    fclose(f);
+    DQ_TEXT(o, "perf.opcost_head", "command=%s date=%s\n\n",
+            dq_meta_get(&oc->meta, "command"), dq_meta_get(&oc->meta, "date"));
+    int rc = dq_figure(o, "opcost", "opcost", buf, len, true, err, errlen);
+    free(buf);
+    if (rc != 0)
+        return -1;
+    DQ_TEXT(o, "perf.opcost_caption", "\n\n");
+    dq_head(o, "strategy|mix|pending n|operations per repeat|ns per "
+               "operation (median)|min-max of the repeats");
+    for (size_t i = 0; i < oc->n; i++) {
+        const dq_opcost_row *x = &oc->rows[i];
+        dq_row(o, "%s" DQ_CELL "%s" DQ_CELL "%" PRId64 DQ_CELL "%" PRId64
+               DQ_CELL "%.1f" DQ_CELL "%.1f-%.1f", x->strategy, x->mix, x->n,
+               x->ops, x->ns_median, x->ns_min, x->ns_max);
+    }
+    dq_table_end(o);
+    opcost_said(o, oc);
+    dq_raw(o, oc->dir, "opcost.csv, meta.txt");
+    return 0;
+}
+
 int dq_section_perf(dq_md *o, const dq_results *r, char *err, size_t errlen)
 {
     const dq_perf *p = &r->bench;
     char where[1024] = "", failed[256] = "";
     DQ_TEXT(o, "perf.head", "\n\n");
+    if (write_opcost(o, r, err, errlen) != 0)
+        return -1;
     if (!p->present) {
         DQ_TEXT(o, "perf.none", "root=%s\n\n", r->root);
         return 0;

@@ -23,18 +23,25 @@
 static double v_dup(const dq_rgroup *g) { return g->dup_median; }
 static double v_tps(const dq_rgroup *g) { return g->tps_median; }
 static double v_p99(const dq_rgroup *g) { return g->p99_median; }
+static double v_wake(const dq_rgroup *g)
+{
+    return g->deliveries_sum ? (double)g->wakeups_sum /
+                                   (double)g->deliveries_sum : 0;
+}
 
 const dq_section dq_sections[] = {
     {"duplicates", "duplicates", "duplicates", NULL, v_dup, NULL, 0},
     {"throughput", "throughput", "throughput", NULL, v_tps, NULL, 0},
     {"lateness", "lateness", "lateness", NULL, v_p99, NULL, 0},
+    {"wakeups", "wakeups", "wakeups", NULL, v_wake, NULL, 0},
     {"lateness-cdf", "lateness_cdf", "lateness-cdf", dq_sec_lateness_cdf,
-     NULL, NULL, DQ_LOGS_LATENESS},
+     NULL, NULL, DQ_LOGS_LATENESS | DQ_LOGS_TIMELINE},
     {"idle-cost", "idle_cost", "idle-cost", dq_sec_idle_cost, NULL, NULL, 0},
     {"backlog-lateness", "backlog_lateness", "backlog-lateness",
      dq_sec_backlog, NULL, NULL, DQ_LOGS_LATENESS},
     {"loss", "loss_timeline", "timeline-", dq_sec_loss, NULL, dq_loss_is,
      DQ_LOGS_FAULTS},
+    {"outcomes", "outcomes", "outcomes", dq_sec_outcomes, NULL, NULL, 0},
     {NULL, NULL, NULL, NULL, NULL, NULL, 0},
 };
 
@@ -114,12 +121,29 @@ typedef struct {
     const dq_rexp *e;
     const dq_section *s;
     char (*labels)[128];
+    size_t ncap;            /* the series holding cap (throughput), or -1 */
+    double cap;             /* the arrival rate, tasks/s; <= 0: none */
 } plot_ctx;
+
+/* The rate at which e's tasks fell due (tasks over the due-time range, of
+ * its first trial), tasks/s; 0 when it has none. */
+static double arrival_rate(const dq_rexp *e)
+{
+    const dq_trialrow *t = e->ntrials ? &e->trials[0] : NULL;
+    return t && t->delay_max_ms > t->delay_min_ms
+               ? (double)t->tasks * 1000.0 /
+                     (double)(t->delay_max_ms - t->delay_min_ms) : 0;
+}
 
 static void plot_cell(FILE *f, void *ctx, size_t s, int64_t x)
 {
     const plot_ctx *c = ctx;
     char l[128];
+    if (s == c->ncap) {
+        if (c->cap > 0)
+            fprintf(f, "%.1f", c->cap);
+        return;
+    }
     for (size_t g = 0; g < c->e->ngroups; g++) {
         dq_series_label(c->e, &c->e->groups[g], l, sizeof l);
         if (c->e->groups[g].consumers == x && strcmp(l, c->labels[s]) == 0) {
@@ -145,7 +169,13 @@ static int generic_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
         nx = dq_add_distinct_i64(xs, nx, 64, e->groups[i].consumers);
     }
     dq_sort_i64(xs, nx);
-    plot_ctx c = {e, s, labels};
+    plot_ctx c = {e, s, labels, (size_t)-1, 0};
+    if (strcmp(s->kind, "throughput") == 0 && nl < 64) {
+        c.ncap = nl;
+        c.cap = arrival_rate(e);
+        DQ_TCAT(o->texts, labels[nl++], sizeof labels[0], &(size_t){0},
+                "generic.arrival_series", "");
+    }
     if (dq_wide_csv(&buf, &len, "consumers", labels[0], sizeof labels[0],
                     nl, NULL, 0, xs, nx, plot_cell, &c, err, errlen) != 0)
         return -1;
@@ -153,6 +183,50 @@ static int generic_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
     int rc = dq_figure(o, stem, s->script, buf, len, false, err, errlen);
     free(buf);
     return rc;
+}
+
+/* The strategies of e with duplicates at 2+ consumers, joined. */
+static void dup_strategies(const dq_rexp *e, char *buf, size_t len)
+{
+    char names[16][32];
+    size_t ns = dq_strategies_of(e, names, 16), idx[16], n = 0;
+    for (size_t k = 0; k < ns; k++)
+        for (size_t i = 0; i < e->ngroups; i++)
+            if (strcmp(e->groups[i].strategy, names[k]) == 0 &&
+                e->groups[i].consumers >= 2 && e->groups[i].dup_sum > 0) {
+                idx[n++] = k;
+                break;
+            }
+    dq_join_and(names, idx, n, buf, len);
+}
+
+/* The caption under generic figure kind of e: what to look at, with the
+ * run's own numbers. */
+static void generic_caption(dq_md *o, const dq_rexp *e, const char *kind)
+{
+    char list[512] = "";
+    double cap = arrival_rate(e), q = 0;
+    int one = 0;
+    for (size_t i = 0; i < e->ngroups; i++)
+        if (e->groups[i].consumers == 1) {
+            one++;
+            q = e->groups[i].p99_median > q ? e->groups[i].p99_median : q;
+        }
+    if (strcmp(kind, "duplicates") == 0) {
+        dup_strategies(e, list, sizeof list);
+        if (list[0] != '\0')
+            DQ_TEXT(o, "generic.cap_dups", "list=%s\n\n", list);
+        else
+            DQ_TEXT(o, "generic.cap_nodups", "\n\n");
+    } else if (strcmp(kind, "throughput") == 0 && cap > 0) {
+        DQ_TEXT(o, "generic.cap_tp", "cap=%.0f\n\n", cap);
+    } else if (strcmp(kind, "lateness") == 0 && one > 0 && cap > 0) {
+        DQ_TEXT(o, "generic.cap_lat_queue", "cap=%.0f p99=%.0f\n\n", cap, q);
+    } else if (strcmp(kind, "lateness") == 0) {
+        DQ_TEXT(o, "generic.cap_lat", "\n\n");
+    } else if (strcmp(kind, "wakeups") == 0) {
+        DQ_TEXT(o, "generic.cap_wake", "\n\n");
+    }
 }
 
 /* The generic figures of e's plots in their order: drawn, or linked. */
@@ -167,9 +241,10 @@ static int generic_figures(dq_md *o, const dq_rexp *e, bool draw, char *err,
         if (s == NULL || s->write != NULL)
             continue;
         snprintf(stem, sizeof stem, "%s-%s", e->name, s->figure);
-        if (!draw)
+        if (!draw) {
             dq_figure_link(o, stem);
-        else if (generic_figure(o, e, s, err, errlen) != 0)
+            generic_caption(o, e, s->kind);
+        } else if (generic_figure(o, e, s, err, errlen) != 0)
             return -1;
     }
     return 0;
@@ -182,18 +257,20 @@ static int summary_csv(dq_md *o, const dq_rexp *e, char *err, size_t errlen)
     FILE *f = dq_mem_open(&buf, &len, err, errlen);
     if (f == NULL)
         return -1;
-    fputs("strategy,options,producers,consumers,work_us,repeats,"
+    /* duplicates leave out redeliveries, as the loss table does */
+    fputs("strategy,options,fault,producers,consumers,work_us,repeats,"
           "tasks_per_s_median,duplicates_median,duplicates_max,"
-          "trials_with_duplicates,lost_max,early_max,lateness_p50_ms_median,"
-          "lateness_p99_ms_median,redis_commands_per_task_median,"
-          "wakeups_per_delivery\n", f);
+          "trials_with_duplicates,redelivered_sum,lost_max,early_max,"
+          "lateness_p50_ms_median,lateness_p99_ms_median,"
+          "redis_commands_per_task_median,wakeups_per_delivery\n", f);
     for (size_t i = 0; i < e->ngroups; i++) {
         const dq_rgroup *g = &e->groups[i];
-        fprintf(f, "%s,\"%s\",%d,%d,%" PRId64 ",%zu,%.1f,%.1f,%" PRIu64
-                ",%zu,%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,%.2f,%.3f\n",
-                g->strategy, g->options, g->producers, g->consumers,
-                g->work_us, g->n, g->tps_median, g->dup_median, g->dup_max,
-                g->dup_trials, g->lost_max, g->early_max, g->p50_median,
+        fprintf(f, "%s,\"%s\",%s,%d,%d,%" PRId64 ",%zu,%.1f,%.1f,%" PRIu64
+                ",%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,%.2f,"
+                "%.3f\n", g->strategy, g->options, g->fault[0] ? g->fault
+                : "none", g->producers, g->consumers, g->work_us, g->n,
+                g->tps_median, g->dup_median, g->dup_max, g->dup_trials,
+                g->redelivered_sum, g->lost_max, g->early_max, g->p50_median,
                 g->p99_median, g->cmds_per_task_median, g->deliveries_sum
                 ? (double)g->wakeups_sum / (double)g->deliveries_sum : 0.0);
     }
@@ -260,8 +337,9 @@ static void heading(dq_md *o, const dq_rexp *e)
 /* The table of medians per cell, and its note. */
 static void cell_table(dq_md *o, const dq_rexp *e)
 {
-    bool vp = false, vw = false;
+    bool vp = false, vw = false, wk = dq_rexp_has_plot(e, "wakeups");
     char head[512], label[64], p[32] = "", w[32] = "", cmds[32], rt[32];
+    char wake[32] = "";
     for (size_t i = 1; i < e->ngroups; i++) {
         vp |= e->groups[i].producers != e->groups[0].producers;
         vw |= e->groups[i].work_us != e->groups[0].work_us;
@@ -269,7 +347,8 @@ static void cell_table(dq_md *o, const dq_rexp *e)
     snprintf(head, sizeof head, "strategy%s|consumers%s|repeats|tasks/s "
              "(median)|duplicates (median)|duplicates (max)|lost (max)|early "
              "(max)|lateness p50 ms|lateness p99 ms|Redis cmds/task|round "
-             "trips/task", vp ? "|producers" : "", vw ? "|work us" : "");
+             "trips/task%s", vp ? "|producers" : "", vw ? "|work us" : "",
+             wk ? "|wake-ups/delivery" : "");
     dq_head(o, head);
     for (size_t i = 0; i < e->ngroups; i++) {
         const dq_rgroup *g = &e->groups[i];
@@ -280,12 +359,14 @@ static void cell_table(dq_md *o, const dq_rexp *e)
             snprintf(w, sizeof w, DQ_CELL "%" PRId64, g->work_us);
         dq_fmt_double(cmds, sizeof cmds, g->cmds_per_task_median, 1);
         dq_fmt_double(rt, sizeof rt, g->rt_per_task_median, 1);
+        if (wk)
+            snprintf(wake, sizeof wake, DQ_CELL "%.2f", v_wake(g));
         dq_row(o, "%s%s" DQ_CELL "%d%s" DQ_CELL "%zu" DQ_CELL "%.0f" DQ_CELL
                "%g" DQ_CELL "%" PRIu64 DQ_CELL "%" PRIu64 DQ_CELL "%" PRIu64
-               DQ_CELL "%.1f" DQ_CELL "%.1f" DQ_CELL "%s" DQ_CELL "%s",
+               DQ_CELL "%.1f" DQ_CELL "%.1f" DQ_CELL "%s" DQ_CELL "%s%s",
                label, p, g->consumers, w, g->n, g->tps_median, g->dup_median,
                g->dup_max, g->lost_max, g->early_max, g->p50_median,
-               g->p99_median, cmds, rt);
+               g->p99_median, cmds, rt, wake);
     }
     dq_table_end(o);
     DQ_TEXT(o, "generic.cmds_note", "\n\n");
@@ -521,39 +602,71 @@ void dq_section_probes(dq_md *o, const dq_results *r)
     dq_raw(o, p->dir, "probes.csv, meta.txt");
 }
 
+/* One claim's line of the claims table: id, verdict, sample, interval,
+ * the claim linked to its evidence below. */
+static void claim_row(dq_md *o, const dq_claim_def *c, dq_verdict v,
+                      const dq_claim_result *res, const char *text)
+{
+    char link[768], none[64] = "";
+    const char *cells[5] = {c->id, dq_verdict_name(v), res->sample,
+                            res->interval, link};
+    DQ_TBUF(o, none, "generic.claim_none", "");
+    cells[2] = res->sample[0] ? res->sample : none;
+    cells[3] = res->interval[0] ? res->interval : none;
+    snprintf(link, sizeof link, "[%s](#claim-%s)", text, c->id);
+    dq_mdcells(o, false, cells, 5);
+}
+
+/* One claim's evidence item, with its anchor and its figure's link. */
+static void claim_item(dq_md *o, const dq_claim_def *c, dq_verdict v,
+                       const dq_claim_result *res, const char *text,
+                       const char *ev)
+{
+    char fig[256] = "", e[4096];
+    size_t n = (size_t)snprintf(e, sizeof e, "%s", ev);
+    while (n > 0 && e[n - 1] == ' ')   /* the figure's sentence follows */
+        e[--n] = '\0';
+    char id[32];
+    if (res->figure[0])
+        DQ_TBUF(o, fig, "generic.claim_figure", "  anchor=%s", res->figure);
+    snprintf(id, sizeof id, "claim-%s", c->id);
+    dq_anchor(o, id);
+    DQ_TEXT(o, "generic.claim_item", "id=%s verdict=%s text=%s "
+            "evidence=%s fig=%s\n\n", c->id, dq_verdict_name(v), text, e,
+            fig);
+}
+
 void dq_section_claims(dq_md *o, const dq_results *r)
 {
     size_t n = 0;
     while (dq_claims[n].id)
         n++;
     dq_verdict *v = calloc(n + 1, sizeof *v);
-    char (*ev)[2048] = calloc(n + 1, sizeof *ev);
+    char (*ev)[4096] = calloc(n + 1, sizeof *ev);
     char (*text)[512] = calloc(n + 1, sizeof *text);
+    dq_claim_result *res = calloc(n + 1, sizeof *res);
     DQ_TEXT(o, "generic.claims_head", "\n\n");
-    if (v == NULL || ev == NULL || text == NULL) {
+    if (v == NULL || ev == NULL || text == NULL || res == NULL) {
         dq_put(o, "(out of memory)\n\n");
         goto done;
     }
-    dq_head(o, "id|verdict|claim");
+    dq_head(o, "id|verdict|sample|interval|claim");
     for (size_t i = 0; i < n; i++) {
-        const char *cells[] = {dq_claims[i].id, NULL, text[i]};
         v[i] = dq_claim_decide(&dq_claims[i], r, o->texts, ev[i],
-                               sizeof ev[i]);
+                               sizeof ev[i], &res[i]);
         dq_tcat(o->texts, text[i], sizeof text[i], &(size_t){0},
                 dq_claims[i].text, "");
-        cells[1] = dq_verdict_name(v[i]);
-        dq_cells(o, false, cells, 3);
+        claim_row(o, &dq_claims[i], v[i], &res[i], text[i]);
     }
     dq_table_end(o);
     for (size_t i = 0; i < n; i++)
-        DQ_TEXT(o, "generic.claim_item", "id=%s verdict=%s text=%s "
-                "evidence=%s\n", dq_claims[i].id, dq_verdict_name(v[i]),
-                text[i], ev[i]);
+        claim_item(o, &dq_claims[i], v[i], &res[i], text[i], ev[i]);
     dq_put(o, "\n");
 done:
     free(v);
     free(ev);
     free(text);
+    free(res);
 }
 
 void dq_section_strategies(dq_md *o)

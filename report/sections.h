@@ -60,6 +60,11 @@ int dq_section_perf(dq_md *o, const dq_results *r, char *err,
                     size_t errlen);
 void dq_section_probes(dq_md *o, const dq_results *r);
 void dq_section_claims(dq_md *o, const dq_results *r);
+/* The interview and coursework pack (sec_pack.c): the tutorials'
+ * interview questions answered from r, and the exercises of
+ * harness/exercise.h.  Comes after the claims: it links the figures the
+ * sections above drew (only those the output directory holds). */
+void dq_section_pack(dq_md *o, const dq_results *r);
 void dq_section_strategies(dq_md *o);
 
 /* The section functions of the table (sec_*.c). */
@@ -71,6 +76,8 @@ int dq_sec_idle_cost(dq_md *o, const dq_results *r, const dq_rexp *e,
                      char *err, size_t errlen);
 int dq_sec_loss(dq_md *o, const dq_results *r, const dq_rexp *e, char *err,
                 size_t errlen);
+int dq_sec_outcomes(dq_md *o, const dq_results *r, const dq_rexp *e,
+                    char *err, size_t errlen);
 
 /* Shared by the section files. */
 /* Draws the figure of kind's row for e ("<e>-<figure><suffix>") with its

@@ -52,7 +52,7 @@ typedef struct dq_tuse {
     ({ static const dq_tuse dq_use_[2] DQ_TUSES = {{a, fmt}, {b, fmt}};      \
        &dq_use_[(cond) ? 0 : 1]; })
 
-#define DQ_TEXTS_MAX 512
+#define DQ_TEXTS_MAX 1024
 typedef struct dq_texts {
     size_t n;
     char *name[DQ_TEXTS_MAX];  /* "group.name" */

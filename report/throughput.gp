@@ -1,7 +1,11 @@
 # throughput.gp -- delivered tasks per second vs consumers, one line per
-# strategy (median over the repeats of each cell).
+# strategy (median over the repeats of each cell), and the rate at which
+# the tasks fell due as a dashed grey line: no strategy can deliver faster
+# than tasks fall due, so a line that meets it measures the arrival rate,
+# not the strategy.  x tics: the consumer counts that ran.
 # usage: gnuplot -c report/throughput.gp in.csv out.svg|out.png
-# in.csv: consumers,<strategy>,<strategy>,... (report.c writes it)
+# in.csv: consumers,<strategy>,...,<arrival rate> (report/sections.c: the
+# last column is the arrival rate, empty when the run has none)
 if (ARGC < 2) { print "usage: gnuplot -c throughput.gp in.csv out.{svg,png}"; exit status 2 }
 in = ARG1
 out = ARG2
@@ -34,4 +38,5 @@ if (ymax <= 0) {
         set yrange [0:*]
     }
 }
-plot for [i=2:ncols] in using 1:i title columnheader(i) lw 2 pt (i - 1)
+plot for [i=2:ncols-1] in using 1:i:xtic(1) title columnheader(i) lw 2 pt (i - 1), \
+     in using 1:ncols with lines dt 2 lw 1.5 lc rgb "#777777" title columnheader(ncols)

@@ -92,6 +92,9 @@ enum {
                                      plus HSET dq:{Q}:p <id> <payload>, so
                                      the bench may preload a backlog with
                                      those two commands */
+    DQ_G_TTL_KEYS = 1u << 17,     /* some of the queue's keys carry a TTL
+                                     (expiry's shadow keys): a volatile-*
+                                     maxmemory-policy may evict them */
 };
 
 /* Name of one guarantee flag ("at-most-once", "blocks", ...), or NULL. */

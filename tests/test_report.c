@@ -5,7 +5,8 @@
  *
  * The report is run as a command ($DQLAB, set by tests/run.sh, from the
  * repository root so that it finds the gnuplot scripts) on a results
- * directory written here.
+ * directory written here; the verdicts' arithmetic (report/stats.h) is
+ * called directly.
  */
 #include <criterion/criterion.h>
 #include <limits.h>
@@ -15,7 +16,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <math.h>
+
 #include "../harness/trialcols.h"
+#include "../report/stats.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -74,8 +78,9 @@ Test(report_files, trials_csv_header_is_the_column_list)
         "redis_cpu_ms,backlog_enqueue_s,fault,consumer_mode,kills,restarts,"
         "retries,redelivered,dup_fault,dup_nofault,pending_end,lost_claimed,"
         "lost_nofault,early_fault,unacked,redelivered_hidden,fault_windows,"
-        "violations,fail_every,retry,retried,lost_retry,processed_twice,"
-        "dead_lettered,redis_stall_ms,ping_p99_ms\n");
+        "violations,rate,enqueue_refused,rtt_ms,fail_every,retry,retried,"
+        "lost_retry,processed_twice,dead_lettered,redis_stall_ms,"
+        "ping_p99_ms\n");
     free(buf);
 }
 
@@ -230,6 +235,144 @@ Test(report_files, log_without_end_has_no_verdict, .timeout = 60)
              "'%s/out/REPORT.md'", root);
     cr_expect_eq(sh(cmd), 0, "the lateness section does not say it left "
                  "a trial out");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.err'", root, root);
+    sh(cmd);
+}
+
+/* ---- Verdicts -------------------------------------------------------- */
+
+/* The 95% Wilson score interval on the published values of Newcombe,
+ * "Two-sided confidence intervals for the single proportion: comparison
+ * of seven methods", Statistics in Medicine 17 (1998) 857-872, Table I
+ * (method 3, score interval without continuity correction): 81/263,
+ * 15/148, 0/20 and 1/29; and the edges (n = 0: nothing known, k = n). */
+Test(report_stats, wilson_interval_known_values)
+{
+    static const struct {
+        uint64_t k, n;
+        double lo, hi;
+    } v[] = {{81, 263, 0.2553, 0.3662}, {15, 148, 0.0624, 0.1605},
+             {0, 20, 0.0, 0.1611}, {1, 29, 0.0061, 0.1718},
+             {5, 10, 0.2366, 0.7634}};
+    double lo, hi;
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        dq_wilson(v[i].k, v[i].n, DQ_Z95, &lo, &hi);
+        cr_expect(fabs(lo - v[i].lo) < 0.00005 && fabs(hi - v[i].hi) < 0.00005,
+                  "%" PRIu64 "/%" PRIu64 ": [%.4f, %.4f], published [%.4f, "
+                  "%.4f]", v[i].k, v[i].n, lo, hi, v[i].lo, v[i].hi);
+    }
+    dq_wilson(0, 0, DQ_Z95, &lo, &hi);
+    cr_expect(lo == 0 && hi == 1, "0 of 0: [%g, %g]", lo, hi);
+    dq_wilson(20, 20, DQ_Z95, &lo, &hi);
+    cr_expect(hi == 1 && fabs(lo - (1 - 0.1611)) < 0.00005, "20 of 20: [%g, "
+              "%g]", lo, hi);
+}
+
+/* A run root/name (latest -> run) with meta.txt text meta and the trials
+ * rows[0..n-1], each with the event log log. */
+static void write_run(const char *root, const char *name, const char *meta,
+                      dq_trialrow *rows, size_t n, const char *log)
+{
+    char run[PATH_MAX], path[PATH_MAX + 64], cmd[3 * PATH_MAX];
+    snprintf(run, sizeof run, "%s/%s/run", root, name);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/logs' && ln -sfn run '%s/%s/"
+             "latest'", run, root, name);
+    cr_assert_eq(sh(cmd), 0);
+    snprintf(path, sizeof path, "%s/meta.txt", run);
+    put(path, meta);
+    snprintf(path, sizeof path, "%s/trials.csv", run);
+    FILE *f = fopen(path, "w");
+    cr_assert(f != NULL, "%s", path);
+    dq_trialrow_header(f);
+    for (size_t i = 0; i < n; i++) {
+        rows[i].experiment = name;
+        rows[i].trial = i + 1;
+        dq_trialrow_write(f, &rows[i]);
+        snprintf(path, sizeof path, "%s/logs/trial-%03zu.log", run, i + 1);
+        put(path, log);
+    }
+    fclose(f);
+}
+
+/* Stored results for C10: naive polling every 10 ms, five repeats whose
+ * p99 lateness is 10.2 ms -- 0.2 ms beyond the interval -- with one round
+ * trip measured at rtt_ms and the consumers keeping up (the last task
+ * within the due range); and an idle run where the shorter interval costs
+ * more commands. */
+static void c10_results(const char *root, double rtt_ms)
+{
+    dq_trialrow lat[5], idle[2];
+    char cmd[2 * PATH_MAX];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    sh(cmd);
+    for (int i = 0; i < 5; i++)
+        lat[i] = (dq_trialrow){
+            .strategy = "naive", .options = "poll_ms=10", .producers = 1,
+            .consumers = 2, .tasks = 2, .delay_max_ms = 1000,
+            .repeat = i + 1, .enqueued = 2, .delivered = 2, .deliveries = 2,
+            .lateness_p50_ms = 5, .lateness_p99_ms = 10.2,
+            .lateness_max_ms = 10.4, .elapsed_s = 1.0, .redis_commands = -1,
+            .redis_cpu_ms = -1, .fault = "none", .consumer_mode = "thread",
+            .rtt_ms = rtt_ms};
+    write_run(root, "lat", "name = lat\ncomplete = yes\nplots = "
+              "lateness-cdf\n", lat, 5, LOG_HEAD LOG_BODY LOG_END);
+    for (int i = 0; i < 2; i++)
+        idle[i] = (dq_trialrow){
+            .strategy = "naive", .options = i ? "poll_ms=1000" : "poll_ms=10",
+            .producers = 1, .consumers = 4, .repeat = 1,
+            .redis_commands = i ? 8 : 400, .measured_s = 1.0,
+            .redis_cpu_ms = i ? 1.0 : 8.0, .fault = "none",
+            .consumer_mode = "thread", .rtt_ms = -1};
+    write_run(root, "idle", "name = idle\ncomplete = yes\nplots = "
+              "idle-cost\ntasks = 0\n", idle, 2, LOG_HEAD LOG_END);
+}
+
+/* C10 compares the p99 with the poll interval plus one measured round
+ * trip: a 0.2 ms overshoot within a 0.25 ms round trip holds within the
+ * stated limits, the same overshoot beyond a 0.1 ms one does not hold as
+ * stated, and the claims table gives the sample and the interval. */
+Test(report_claims, c10_overshoot_within_one_round_trip, .timeout = 60)
+{
+    char root[PATH_MAX], cmd[4 * PATH_MAX];
+    snprintf(root, sizeof root, "/tmp/dqlab-report-c10-%ld", (long)getpid());
+    c10_results(root, 0.25);
+    report(root);
+    snprintf(cmd, sizeof cmd, "grep -q '^| C10 | holds within stated limits "
+             "| 1 polling variants x 5 repeats, 10 tasks due at 2 tasks/s, 2 "
+             "consumers (lat) | p99 of naive poll_ms=10 10.20-10.20 ms "
+             "(min-max of 5 repeats) |' '%s/out/REPORT.md'", root);
+    cr_expect_eq(sh(cmd), 0, "C10 with a 0.2 ms overshoot and a 0.25 ms "
+                 "round trip is not 'holds within stated limits' with its "
+                 "sample and interval (%s/out/REPORT.md)", root);
+    c10_results(root, 0.1);
+    report(root);
+    snprintf(cmd, sizeof cmd, "grep -q '^| C10 | does not hold as stated |' "
+             "'%s/out/REPORT.md' && grep -qF '(beyond the poll interval plus "
+             "one round trip by 0.10 ms)' '%s/out/REPORT.md'", root, root);
+    cr_expect_eq(sh(cmd), 0, "C10 with a 0.2 ms overshoot beyond a 0.1 ms "
+                 "round trip holds (%s/out/REPORT.md)", root);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.err'", root, root);
+    sh(cmd);
+}
+
+/* Every claim's line of the table names a sample and an interval, or says
+ * "-" for both only where the verdict is "not yet measured". */
+Test(report_claims, every_verdict_has_sample_and_interval, .timeout = 60)
+{
+    char root[PATH_MAX], cmd[4 * PATH_MAX];
+    snprintf(root, sizeof root, "/tmp/dqlab-report-samples-%ld",
+             (long)getpid());
+    c10_results(root, 0.25);
+    report(root);
+    snprintf(cmd, sizeof cmd, "n=$(grep -c '^| C[0-9][0-9] | ' '%s/out/"
+             "REPORT.md') && test \"$n\" -ge 28 && ! grep -E '^\\| C[0-9]+ "
+             "\\| (holds|holds within stated limits|does not hold as stated|"
+             "partly measured) \\| - \\|' '%s/out/REPORT.md' && ! grep -E "
+             "'^\\| C[0-9]+ \\| (holds|does not hold as stated|partly measured"
+             "|holds within stated limits) \\| [^|]* \\| - \\|' '%s/out/"
+             "REPORT.md'", root, root, root);
+    cr_expect_eq(sh(cmd), 0, "a claim with a verdict lacks its sample or its "
+                 "interval (%s/out/REPORT.md)", root);
     snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.err'", root, root);
     sh(cmd);
 }

@@ -1,0 +1,495 @@
+/* claims_fault.c -- the rules on what faults did (C12, C14, C15, C18,
+ * C21, C26: the loss tables of every experiment that injects faults) and
+ * on the tutorials' recipes run as written beside dqlab's default (C07's
+ * experiment, C24, C25: the same strategy with one option switched).
+ *
+ * A consumer kill is judged apart from the whole in-process queue dying:
+ * the checker counts the one task a killed consumer held and never acked
+ * as lost_claimed (checker.h), while a heap or wheel loses everything
+ * pending when its only process dies.  A redis-server SIGKILL is a process
+ * crash: its AOF writes are still in the kernel's page cache, so it says
+ * nothing of a host crash (os-crash, harness/oscrash.h).
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "../strategies/dq.h"
+#include "claims_int.h"
+
+/* What one fault did to some strategies, over the loss tables' columns
+ * whose spec names the fault (and holds arg, when not NULL). */
+typedef struct fault_sum {
+    size_t cells, trials;
+    uint64_t enqueued, lost, lost_claimed, redelivered, kills;
+    char lost_by[512];        /* "lua 2 of 200, naive 3 of 200" */
+    char clean[512];          /* "list (0 of 200), ...": nothing lost */
+    char exp[64];             /* the first experiment with such a cell */
+    char spec[64];            /* and its column */
+} fault_sum;
+
+/* Which cells: flags with all of need and none of not, (strategy not
+ * NULL) only that strategy's cells or all but its, (row not NULL) rows
+ * whose label holds it. */
+typedef struct cell_filter {
+    unsigned need, not;
+    const char *strategy;
+    bool only;
+    const char *row;
+} cell_filter;
+
+static bool spec_is(const char *spec, const char *fault, const char *arg)
+{
+    size_t fl = strlen(fault);
+    return strncmp(spec, fault, fl) == 0 &&
+           (spec[fl] == '\0' || spec[fl] == ':') &&
+           (arg == NULL || strstr(spec + fl, arg) != NULL);
+}
+
+static bool cell_fits(const dq_loss_cell *x, const char *row, cell_filter f)
+{
+    return (x->flags & f.need) == f.need && (x->flags & f.not) == 0 &&
+           (f.strategy == NULL ||
+            (strcmp(x->strategy, f.strategy) == 0) == f.only) &&
+           (f.row == NULL || strstr(row, f.row) != NULL);
+}
+
+/* Row r of lt under the fault into s. */
+static void fault_row(const dq_loss_table *lt, size_t r, const char *fault,
+                      const char *arg, cell_filter f, fault_sum *s)
+{
+    uint64_t enq = 0, lost = 0, n = 0;
+    for (size_t c = 0; c < lt->nfaults; c++) {
+        const dq_loss_cell *x = dq_loss_cell_at(lt, r, c);
+        if (x == NULL || !spec_is(lt->faults[c], fault, arg) ||
+            !cell_fits(x, lt->rows[r], f))
+            continue;
+        n++;
+        enq += x->enqueued;
+        lost += x->lost;
+        s->trials += x->trials;
+        s->lost_claimed += x->lost_claimed;
+        s->redelivered += x->redelivered;
+        s->kills += x->kills;
+        if (s->spec[0] == '\0')
+            snprintf(s->spec, sizeof s->spec, "%s", lt->faults[c]);
+    }
+    if (n == 0)
+        return;
+    s->cells += n;
+    s->enqueued += enq;
+    s->lost += lost;
+    char *list = lost > 0 ? s->lost_by : s->clean;
+    size_t l = strlen(list);
+    snprintf(list + l, sizeof s->clean - l, lost > 0 ? "%s%s %" PRIu64
+             " of %" PRIu64 : "%s%s (%" PRIu64 " of %" PRIu64 ")",
+             l ? ", " : "", lt->rows[r], lost, enq);
+}
+
+/* The fault over every experiment with a loss table. */
+static void fault_total(const dq_results *r, const char *fault,
+                        const char *arg, cell_filter f, fault_sum *s)
+{
+    memset(s, 0, sizeof *s);
+    for (size_t i = 0; i < r->nexps; i++) {
+        const dq_loss_table *lt = r->exps[i].loss;
+        size_t before = s->cells;
+        for (size_t row = 0; lt != NULL && row < lt->nrows; row++)
+            fault_row(lt, row, fault, arg, f, s);
+        if (s->cells > before && s->exp[0] == '\0')
+            snprintf(s->exp, sizeof s->exp, "%s", r->exps[i].name);
+    }
+}
+
+/* The evidence says what the claim needs (text needs) when no experiment
+ * injects faults; true when one does. */
+static bool has_faults(dq_ev *ev, const dq_results *r, const dq_tuse *needs)
+{
+    char what[256] = "";
+    if (dq_loss_experiment(r) != NULL)
+        return true;
+    dq_tcat(ev->t, what, sizeof what, &(size_t){0}, needs, "");
+    (void)NONE(loss_none, "needs=%s", what);
+    return false;
+}
+
+/* ---- C12, C26: a consumer killed after it took a task ------------------- */
+
+typedef struct kills {
+    fault_sum amo, proc, lease;   /* Redis at-most-once, in-process, leased */
+} kills;
+
+static void kill_sums(const dq_results *r, kills *k)
+{
+    fault_total(r, "kill-consumer", NULL, (cell_filter){DQ_G_AT_MOST_ONCE |
+                DQ_G_NEEDS_REDIS, 0, NULL, false, NULL}, &k->amo);
+    fault_total(r, "kill-consumer", NULL, (cell_filter){DQ_G_AT_MOST_ONCE,
+                DQ_G_NEEDS_REDIS, NULL, false, NULL}, &k->proc);
+    fault_total(r, "kill-consumer", NULL, (cell_filter){
+                DQ_G_SURVIVES_CONSUMER_CRASH, 0, NULL, false, NULL},
+                &k->lease);
+}
+
+/* C12: a consumer dying after the claim loses the task, unless leased. */
+DQ_RULE(dq_rule_c12)
+{
+    kills k;
+    char by[600] = "";
+    (void)c;
+    if (!has_faults(ev, r, DQ_TUSE("claims.c12_needs", "")))
+        return DQ_VERDICT_NOT_MEASURED;
+    kill_sums(r, &k);
+    if (k.amo.cells == 0 || k.lease.cells == 0)
+        return NONE(c12_none, "");
+    if (k.lease.lost_by[0])
+        snprintf(by, sizeof by, " (%s)", k.lease.lost_by);
+    TSAY(c12, "exp=%s kills=%" PRIu64 " held=%" PRIu64 " others=%" PRIu64
+         " n=%" PRIu64 " by=%s lkills=%" PRIu64 " llost=%" PRIu64 " ln=%"
+         PRIu64 " lby=%s red=%" PRIu64, k.amo.exp, k.amo.kills,
+         k.amo.lost_claimed, k.amo.lost - k.amo.lost_claimed, k.amo.enqueued,
+         k.amo.lost_by[0] ? k.amo.lost_by : "-", k.lease.kills, k.lease.lost,
+         k.lease.enqueued, by, k.lease.redelivered);
+    if (k.proc.cells)
+        TSAY(c12_in_process, "  lost=%" PRIu64 " n=%" PRIu64 " by=%s",
+             k.proc.lost, k.proc.enqueued, k.proc.lost_by[0]
+             ? k.proc.lost_by : "-");
+    SAMPLE(c12_sample, "trials=%zu kills=%" PRIu64 " lkills=%" PRIu64
+           " tasks=%" PRIu64, k.amo.trials + k.lease.trials, k.amo.kills,
+           k.lease.kills, k.amo.enqueued + k.lease.enqueued);
+    WILSON(ev->res->interval, iv_held, k.amo.lost_claimed, k.amo.kills);
+    WILSON(ev->res->interval, iv_lease_lost, k.lease.lost, k.lease.enqueued);
+    FIGURE("tab-%s", k.amo.exp);
+    if (k.lease.lost > 0)
+        return TSAY(c12_lease_lost, "  "), DQ_VERDICT_DOES_NOT_HOLD;
+    if (k.amo.lost_claimed == 0)
+        return TSAY(c12_no_amo_lost, "  "), DQ_VERDICT_PARTLY_MEASURED;
+    return TSAY(c12_holds, "  "), DQ_VERDICT_HOLDS;
+}
+
+/* C26: re-adding a failed task with score now + retry gives retries: the
+ * re-add is one more step of the consumer, so a consumer that dies first
+ * loses the task; a retry time kept in Redis (a lease) does not. */
+DQ_RULE(dq_rule_c26)
+{
+    kills k;
+    (void)c;
+    if (!has_faults(ev, r, DQ_TUSE("claims.c26_needs", "")))
+        return DQ_VERDICT_NOT_MEASURED;
+    kill_sums(r, &k);
+    if (k.amo.kills == 0 || k.lease.kills == 0)
+        return NONE(c26_none, "");
+    TSAY(c26, "held=%" PRIu64 " kills=%" PRIu64 " red=%" PRIu64 " lkills=%"
+         PRIu64 " exp=%s", k.amo.lost_claimed, k.amo.kills,
+         k.lease.redelivered, k.lease.kills, k.amo.exp);
+    SAMPLE(c26_sample, "kills=%" PRIu64 " lkills=%" PRIu64, k.amo.kills,
+           k.lease.kills);
+    WILSON(ev->res->interval, iv_held, k.amo.lost_claimed, k.amo.kills);
+    WILSON(ev->res->interval, iv_red_kill, k.lease.redelivered,
+           k.lease.kills);
+    FIGURE("tab-%s", k.amo.exp);
+    return DQ_VERDICT_PARTLY_MEASURED;
+}
+
+/* ---- C14, C15: a crashed server, a failover ------------------------------ */
+
+/* C14's host-crash part (os-crash): everysec against always.  Returns -1
+ * when not run, else whether always kept every task and everysec lost no
+ * more than the tasks enqueued in its last two seconds (Redis delays an
+ * everysec fsync by up to 2 s: harness/oscrash.h). */
+static int c14_host(dq_ev *ev, const dq_results *r, const cell_filter f)
+{
+    fault_sum every, always;
+    fault_total(r, "os-crash", "everysec", f, &every);
+    fault_total(r, "os-crash", "always", f, &always);
+    if (every.cells == 0 || always.cells == 0)
+        return TSAY(c14_host_none, "  "), -1;
+    TSAY(c14_host, "  exp=%s lost=%" PRIu64 " n=%" PRIu64 " alost=%" PRIu64
+         " an=%" PRIu64, every.exp, every.lost, every.enqueued, always.lost,
+         always.enqueued);
+    WILSON(ev->res->interval, iv_host_everysec, every.lost, every.enqueued);
+    WILSON(ev->res->interval, iv_host_always, always.lost, always.enqueued);
+    SAMPLE(c14_sample_host, "; trials=%zu tasks=%" PRIu64, every.trials +
+           always.trials, every.enqueued + always.enqueued);
+    FIGURE("tab-%s", every.exp);
+    return always.lost == 0 && every.lost > 0;
+}
+
+/* C14: AOF everysec keeps delayed tasks across a crash, losing ~1 s.  For
+ * the Redis strategies whose tasks wait in Redis data; expiry waits on a
+ * notification nobody hears during the restart (C18): apart. */
+DQ_RULE(dq_rule_c14)
+{
+    const cell_filter f = {DQ_G_NEEDS_REDIS, 0, "expiry", false, NULL};
+    fault_sum no, every, always;
+    (void)c;
+    if (!has_faults(ev, r, DQ_TUSE("claims.c14_needs", "")))
+        return DQ_VERDICT_NOT_MEASURED;
+    fault_total(r, "restart-redis", "off", f, &no);
+    fault_total(r, "restart-redis", "everysec", f, &every);
+    fault_total(r, "restart-redis", "always", f, &always);
+    if (every.cells == 0)
+        TSAY(c14_no_everysec, " ");
+    else
+        TSAY(c14_process, "exp=%s off=%" PRIu64 " offn=%" PRIu64 " lost=%"
+             PRIu64 " n=%" PRIu64 " alost=%" PRIu64 " an=%" PRIu64, every.exp,
+             no.lost, no.enqueued, every.lost, every.enqueued, always.lost,
+             always.enqueued);
+    if (every.cells) {
+        WILSON(ev->res->interval, iv_proc_everysec, every.lost,
+               every.enqueued);
+        SAMPLE(c14_sample, "trials=%zu tasks=%" PRIu64, every.trials,
+               every.enqueued);
+        FIGURE("tab-%s", every.exp);
+    }
+    int host = c14_host(ev, r, f);
+    if (host < 0 && every.cells == 0)
+        return DQ_VERDICT_NOT_MEASURED;
+    if (host == 0 || (every.cells && every.lost > 0 && host < 0))
+        return TSAY(c14_not, "  "), DQ_VERDICT_DOES_NOT_HOLD;
+    if (host < 0)
+        return TSAY(c14_partly, "  "), DQ_VERDICT_PARTLY_MEASURED;
+    return TSAY(c14_holds, "  "), DQ_VERDICT_HOLDS;
+}
+
+/* C15: a failover loses recent writes; WAIT narrows it.  The failover
+ * fault's cells of strategies run with wait=1 against those without. */
+DQ_RULE(dq_rule_c15)
+{
+    fault_sum w0, w1;
+    (void)c;
+    fault_total(r, "failover", NULL, (cell_filter){DQ_G_NEEDS_REDIS, 0, NULL,
+                false, NULL}, &w0);
+    fault_total(r, "failover", NULL, (cell_filter){DQ_G_NEEDS_REDIS, 0, NULL,
+                false, "wait=1"}, &w1);
+    if (w0.cells == 0) {
+        char decide[256] = "";
+        dq_tcat(ev->t, decide, sizeof decide, &(size_t){0}, c->decide, "");
+        return NONE(unmeasured, "decide=%s", decide);
+    }
+    uint64_t l0 = w0.lost - w1.lost, n0 = w0.enqueued - w1.enqueued;
+    TSAY(c15, "exp=%s lost=%" PRIu64 " n=%" PRIu64 " wlost=%" PRIu64 " wn=%"
+         PRIu64, w0.exp, l0, n0, w1.lost, w1.enqueued);
+    SAMPLE(c15_sample, "trials=%zu tasks=%" PRIu64, w0.trials, w0.enqueued);
+    WILSON(ev->res->interval, iv_failover, l0, n0);
+    if (w1.cells)
+        WILSON(ev->res->interval, iv_failover_wait, w1.lost, w1.enqueued);
+    FIGURE("tab-%s", w0.exp);
+    if (w1.cells == 0)
+        return TSAY(c15_no_wait, "  "), DQ_VERDICT_PARTLY_MEASURED;
+    if (l0 == 0)
+        return TSAY(c15_none_lost, "  "), DQ_VERDICT_PARTLY_MEASURED;
+    return w1.lost * n0 < l0 * w1.enqueued
+               ? (TSAY(c15_holds, "  "), DQ_VERDICT_HOLDS)
+               : (TSAY(c15_not, "  "), DQ_VERDICT_DOES_NOT_HOLD);
+}
+
+/* ---- C21: redeliveries under faults -------------------------------------- */
+
+/* C21: at-least-once consumers do get tasks twice under faults. */
+DQ_RULE(dq_rule_c21)
+{
+    uint64_t red = 0, enq = 0;
+    size_t cells = 0, trials = 0, lb = 0;
+    char by[512] = "";
+    const char *exp = "";
+    (void)c;
+    if (!has_faults(ev, r, DQ_TUSE("claims.c21_needs", "")))
+        return DQ_VERDICT_NOT_MEASURED;
+    for (size_t i = 0; i < r->nexps; i++) {
+        const dq_loss_table *lt = r->exps[i].loss;
+        for (size_t f = 0; lt != NULL && f < lt->nfaults; f++)
+            for (size_t row = 0; strcmp(lt->faults[f], "none") != 0 &&
+                                 row < lt->nrows; row++) {
+                const dq_loss_cell *x = dq_loss_cell_at(lt, row, f);
+                if (x == NULL || !(x->flags & DQ_G_AT_LEAST_ONCE))
+                    continue;
+                exp = cells++ ? exp : r->exps[i].name;
+                trials += x->trials;
+                red += x->redelivered;
+                enq += x->enqueued;
+                if (x->redelivered)
+                    DQ_TCAT(ev->t, by, sizeof by, &lb, "claims.c21_item",
+                            "%srow=%s fault=%s n=%" PRIu64, lb ? ", " : "",
+                            lt->rows[row], lt->faults[f], x->redelivered);
+            }
+    }
+    if (cells == 0)
+        return NONE(c21_none, "");
+    TSAY(c21, "exp=%s red=%" PRIu64 " n=%" PRIu64 " by=%s", exp, red, enq,
+         by[0] ? by : "-");
+    SAMPLE(c21_sample, "trials=%zu tasks=%" PRIu64, trials, enq);
+    WILSON(ev->res->interval, iv_red, red, enq);
+    FIGURE("tab-%s", exp);
+    if (red > 0)
+        return TSAY(c21_idempotent, "%s", "  "), DQ_VERDICT_HOLDS;
+    return TSAY(c21_no_repeat, "%s", "  "), DQ_VERDICT_PARTLY_MEASURED;
+}
+
+/* ---- C18: expiry events -------------------------------------------------- */
+
+/* C18's outage part: expiry's losses under a subscriber outage beside the
+ * other strategies'.  -1 when not measured, else expiry's lost count. */
+static int64_t c18_outage(dq_ev *ev, const dq_results *r)
+{
+    fault_sum all, ex;
+    fault_total(r, "subscriber-outage", NULL, (cell_filter){0, 0, NULL,
+                false, NULL}, &all);
+    fault_total(r, "subscriber-outage", NULL, (cell_filter){0, 0, "expiry",
+                true, NULL}, &ex);
+    if (ex.cells == 0)
+        return -1;
+    TSAY(c18_outage, "  exp=%s lost=%" PRIu64 " n=%" PRIu64 " by=%s "
+         "clean=%s", ex.exp, ex.lost, ex.enqueued, all.lost_by[0]
+         ? all.lost_by : "-", all.clean[0] ? all.clean : "-");
+    WILSON(ev->res->interval, iv_outage, ex.lost, ex.enqueued);
+    SAMPLE(c18_sample_outage, "; trials=%zu tasks=%" PRIu64, ex.trials,
+           ex.enqueued);
+    return (int64_t)ex.lost;
+}
+
+/* C18's lateness part: expiry's delivered fraction at the fewest and most
+ * pending keys (Wilson intervals), and whether it fell by 10% or more.
+ * Where most tasks were not delivered, the p50 of those that were is
+ * survivor biased (the keys the expire cycle reached first), so the
+ * fraction decides.  -1 not measured, else 1 it fell (or the p50 more
+ * than doubled with every task delivered), 0 neither. */
+static int c18_backlog(dq_ev *ev, const dq_rexp *bl)
+{
+    const dq_rgroup *a = NULL, *b = NULL;
+    for (size_t i = 0; bl != NULL && i < bl->ngroups; i++) {
+        const dq_rgroup *g = &bl->groups[i];
+        if (strcmp(g->strategy, "expiry") != 0)
+            continue;
+        a = a == NULL || g->backlog < a->backlog ? g : a;
+        b = b == NULL || g->backlog > b->backlog ? g : b;
+    }
+    if (a == NULL || a == b || a->enqueued_sum == 0 || b->enqueued_sum == 0)
+        return TSAY(c18_backlog_none, "  "), -1;
+    double fa = (double)a->delivered_sum / (double)a->enqueued_sum;
+    double fb = (double)b->delivered_sum / (double)b->enqueued_sum;
+    bool falls = fb < fa * 0.9;
+    bool later = a->delivered_sum == a->enqueued_sum &&
+                 b->delivered_sum == b->enqueued_sum &&
+                 b->p50_median > 2 * a->p50_median;
+    TSAY(c18_stream, "delay=%s grace=%s a=%" PRId64 " fa=%.1f b=%" PRId64
+         " fb=%.1f exp=%s ", dq_rexp_meta(bl, "delay_ms"),
+         dq_rexp_meta(bl, "grace_ms"), a->backlog, 100 * fa, b->backlog,
+         100 * fb, bl->name);
+    WILSON(ev->res->interval, iv_delivered_lo, a->delivered_sum,
+           a->enqueued_sum);
+    WILSON(ev->res->interval, iv_delivered_hi, b->delivered_sum,
+           b->enqueued_sum);
+    SAMPLE(c18_sample_bl, "trials=%zu tasks=%" PRIu64 " exp=%s", b->n,
+           b->enqueued_sum, bl->name);
+    FIGURE("fig-%s-backlog-lateness", bl->name);
+    if (falls)
+        TSAY(c18_falls, "  ");
+    else if (later)
+        TSAY(c18_later, "  a=%.0f b=%.0f", a->p50_median, b->p50_median);
+    else
+        TSAY(c18_neither, "  ");
+    return falls || later;
+}
+
+/* C18: expiry events come later as keys pile up (expiry-scale), and are
+ * lost while no subscriber listens (loss, subscriber-outage). */
+DQ_RULE(dq_rule_c18)
+{
+    (void)c;
+    int grows = c18_backlog(ev, dq_results_with_plot(r, "backlog-lateness"));
+    int64_t ol = c18_outage(ev, r);
+    if (ol < 0 && grows < 0)
+        return TSAY(c18_loss_none, "%s", "  "), DQ_VERDICT_NOT_MEASURED;
+    if (ol == 0 || grows == 0)
+        return TSAY(c18_not, "  "), DQ_VERDICT_DOES_NOT_HOLD;
+    if (ol < 0 || grows < 0)
+        return TSAY(c18_partly, "  "), DQ_VERDICT_PARTLY_MEASURED;
+    return DQ_VERDICT_HOLDS;
+}
+
+/* ---- Recipes as the tutorials write them: C07, C24, C25 ----------------- */
+
+/* What the variants of one strategy with option o = value (or, value
+ * NULL, any value but dflt) added up to, over the experiments without
+ * faults. */
+/* The values of a recipe's text (claims.recipe_*): the variant, its count
+ * of n over its trials, its median lateness p50, the default's count of
+ * n, the experiment. */
+#define RECIPE_FMT                                                           \
+    "label=%s k=%" PRIu64 " n=%" PRIu64 " trials=%zu p50=%.0f dk=%" PRIu64  \
+    " dn=%" PRIu64 " exp=%s"
+
+typedef struct recipe_sum {
+    size_t trials;
+    uint64_t enqueued, count;      /* early or lost */
+    double p50[64];                /* lateness p50 per trial */
+    size_t np50;
+    const dq_rexp *e;
+    char label[160];
+} recipe_sum;
+
+static void recipe_of(const dq_results *r, const struct dq_claim_args *a,
+                      const char *value, recipe_sum *s)
+{
+    char v[64];
+    memset(s, 0, sizeof *s);
+    for (size_t i = 0; i < r->nexps; i++) {
+        const dq_rexp *e = &r->exps[i];
+        for (size_t j = 0; !dq_loss_is(e) && j < e->ntrials; j++) {
+            const dq_trialrow *t = &e->trials[j];
+            if ((a->strategy && strcmp(t->strategy, a->strategy) != 0) ||
+                !dq_options_get(t->options, a->option, v, sizeof v) ||
+                (value ? strcmp(v, value) != 0 : strcmp(v, a->dflt) == 0))
+                continue;
+            if (s->e == NULL)
+                snprintf(s->label, sizeof s->label, "%s%s%s=%s",
+                         a->strategy ? a->strategy : "", a->strategy ? " "
+                         : "", a->option, v);
+            s->e = s->e ? s->e : e;
+            s->trials++;
+            /* early is a share of the deliveries (a repeat can be early
+             * too), lost one of the tasks */
+            s->enqueued += a->early ? t->deliveries : t->enqueued;
+            s->count += a->early ? t->early : t->lost;
+            if (s->np50 < 64 && t->delivered)
+                s->p50[s->np50++] = t->lateness_p50_ms;
+        }
+    }
+}
+
+/* A recipe claim: the recipe against dqlab's default, counted early (or
+ * lost); the tutorials' promise broken when the recipe shows any.  The
+ * texts are claims.recipe_<id>. */
+DQ_RULE(dq_rule_recipe)
+{
+    static const dq_tuse said[3] DQ_TUSES = {
+        {"claims.recipe_c07", RECIPE_FMT}, {"claims.recipe_c24", RECIPE_FMT},
+        {"claims.recipe_c25", RECIPE_FMT}};
+    const dq_tuse *u = &said[strcmp(c->id, "C07") == 0   ? 0
+                             : strcmp(c->id, "C24") == 0 ? 1 : 2];
+    recipe_sum x, d;
+    recipe_of(r, c->args, c->args->recipe, &x);
+    recipe_of(r, c->args, c->args->dflt, &d);
+    if (x.trials == 0 && ev->off == 0)
+        return NONE(recipe_none, "option=%s", c->args->option);
+    if (x.trials == 0)   /* after other evidence (C07's probes) */
+        return TSAY(recipe_none, "  option=%s", c->args->option),
+               DQ_VERDICT_NOT_MEASURED;
+    double p50 = dq_median(x.p50, x.np50);
+    dq_tcat(ev->t, ev->buf, ev->len, &ev->off, u, "%s" RECIPE_FMT,
+            ev->off ? "  " : "", x.label,
+            x.count, x.enqueued, x.trials, p50, d.count, d.enqueued,
+            x.e->name);
+    DQ_TCATP(ev->t, ev->res->sample, sizeof ev->res->sample,
+             &(size_t){strlen(ev->res->sample)}, c->args->early,
+             "claims.recipe_sample_early", "claims.recipe_sample_lost",
+             "%strials=%zu n=%" PRIu64 " dn=%" PRIu64 " exp=%s",
+             ev->res->sample[0] ? "; " : "", x.trials + d.trials, x.enqueued,
+             d.enqueued, x.e->name);
+    ev->res->interval[0] = '\0';
+    WILSON(ev->res->interval, iv_recipe, x.count, x.enqueued);
+    WILSON(ev->res->interval, iv_recipe_dflt, d.count, d.enqueued);
+    FIGURE("fig-%s-outcomes", x.e->name);
+    if (x.count == 0)
+        return TSAY(recipe_unseen, "  "), DQ_VERDICT_PARTLY_MEASURED;
+    return DQ_VERDICT_DOES_NOT_HOLD;
+}

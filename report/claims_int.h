@@ -1,0 +1,131 @@
+/* claims_int.h -- what the claim rule files share (claims.c: the table,
+ * the tallies and the probe readings; claims_time.c: lateness, cost and
+ * growth; claims_fault.c: faults and the tutorial recipes).  Not for the
+ * sections: they use claims.h.
+ *
+ * The writing macros append to the evidence (SAY printf, TSAY a template
+ * of text/claims.md), to a char array (TBUF), or to the verdict's sample
+ * and interval (SAMPLE, IVAL); WILSON and SPREAD render an interval with
+ * a template of claims.md whose keys are fixed: WILSON "k n lo hi" (the
+ * 95% Wilson interval of k of n, as percentages), SPREAD "lo hi n" (the
+ * smallest and largest of n values, one per repeat), picking the
+ * template's "_few" twin when there are fewer than DQ_MIN_REPEATS values,
+ * which then says that a range of so few is no interval.
+ */
+#ifndef DQ_CLAIMS_INT_H
+#define DQ_CLAIMS_INT_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "claims.h"
+#include "md.h"
+#include "stats.h"
+
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+/* Repeats a cell needs for its min-max to count as an interval. */
+#define DQ_MIN_REPEATS 5
+
+#define SAY(...) dq_append(ev->buf, ev->len, &ev->off, __VA_ARGS__)
+#define TSAY(id, fmt, ...)                                                   \
+    DQ_TCAT(ev->t, ev->buf, ev->len, &ev->off, "claims." #id, fmt,           \
+            ##__VA_ARGS__)
+#define TBUF(b, id, fmt, ...)                                                \
+    DQ_TCAT(ev->t, b, sizeof b, &(size_t){strlen(b)}, "claims." #id, fmt,    \
+            ##__VA_ARGS__)
+#define SAMPLE(id, fmt, ...) TBUF(ev->res->sample, id, fmt, ##__VA_ARGS__)
+#define IVAL(id, fmt, ...) TBUF(ev->res->interval, id, fmt, ##__VA_ARGS__)
+/* The evidence starts over with text id: a rule that finds out late that
+ * it cannot decide. */
+#define NONE(id, fmt, ...)                                                   \
+    (ev->off = 0, ev->buf[0] = '\0', TSAY(id, fmt, ##__VA_ARGS__),          \
+     DQ_VERDICT_NOT_MEASURED)
+/* The interval of k of n into the char array b (after "; " when b holds
+ * something already), in template id. */
+#define WILSON(b, id, k, n)                                                  \
+    do {                                                                     \
+        char lo_[16], hi_[16];                                               \
+        dq_claims_wilson((k), (n), lo_, hi_);                                \
+        TBUF(b, id, "%sk=%" PRIu64 " n=%" PRIu64 " lo=%s hi=%s",             \
+             (b)[0] ? "; " : "", (uint64_t)(k), (uint64_t)(n), lo_, hi_);    \
+    } while (0)
+/* The range of v[0..n-1] (prec decimals) into b, in template id or, with
+ * fewer than DQ_MIN_REPEATS values, id_few. */
+#define SPREAD(b, id, prec, v, n)                                            \
+    do {                                                                     \
+        double lo_, hi_;                                                     \
+        size_t n_ = (n);                                                     \
+        dq_minmax((v), n_, &lo_, &hi_);                                      \
+        DQ_TCATP(ev->t, b, sizeof b, &(size_t){strlen(b)},                   \
+                 n_ >= DQ_MIN_REPEATS, "claims." #id, "claims." #id "_few",  \
+                 "%slo=%.*f hi=%.*f n=%zu", (b)[0] ? "; " : "", prec, lo_,   \
+                 prec, hi_, n_);                                             \
+    } while (0)
+/* The figure the evidence points at: "fig-<stem>" (or any anchor). */
+#define FIGURE(...)                                                          \
+    snprintf(ev->res->figure, sizeof ev->res->figure, __VA_ARGS__)
+
+/* The 95% Wilson interval of k of n as two printed percentages. */
+void dq_claims_wilson(uint64_t k, uint64_t n, char lo[16], char hi[16]);
+
+/* A per-trial value of a trials.csv row; NAN where undefined. */
+typedef double (*dq_trial_value_fn)(const dq_trialrow *t);
+double dq_tv_p50(const dq_trialrow *t);
+double dq_tv_p99(const dq_trialrow *t);
+double dq_tv_max(const dq_trialrow *t);
+double dq_tv_rtt(const dq_trialrow *t);
+double dq_tv_cpu_s(const dq_trialrow *t);
+double dq_tv_cmds_s(const dq_trialrow *t);
+double dq_tv_wakeups(const dq_trialrow *t);
+/* The values f gives the trials of g in e (NAN skipped), at most max,
+ * into v; returns how many. */
+size_t dq_group_values(const dq_rexp *e, const dq_rgroup *g,
+                       dq_trial_value_fn f, double *v, size_t max);
+/* The median of v[0..n-1] (sorts v); -1 when n is 0. */
+double dq_median(double *v, size_t n);
+/* The group of strategy in e with backlog 0 and, when poll > 0, that
+ * poll interval, or NULL; e may be NULL. */
+const dq_rgroup *dq_claims_group(const dq_rexp *e, const char *strategy,
+                                 long poll);
+
+/* The rules outside claims.c (claims_time.c, claims_fault.c). */
+#define DQ_RULE(name)                                                        \
+    dq_verdict name(const dq_claim_def *c, const dq_results *r, dq_ev *ev)
+DQ_RULE(dq_rule_c04);
+DQ_RULE(dq_rule_c05);
+DQ_RULE(dq_rule_c10);
+DQ_RULE(dq_rule_c11);
+DQ_RULE(dq_rule_c16);
+DQ_RULE(dq_rule_c17);
+DQ_RULE(dq_rule_c12);
+DQ_RULE(dq_rule_c14);
+DQ_RULE(dq_rule_c15);
+DQ_RULE(dq_rule_c18);
+DQ_RULE(dq_rule_c21);
+DQ_RULE(dq_rule_c26);
+DQ_RULE(dq_rule_recipe);
+
+/* The rows' parameters. */
+typedef struct dq_claims_tally dq_claims_tally;
+typedef struct dq_probe_read {     /* the integer keys of one probes.csv
+                                      row of the claim, NULL-terminated */
+    const char *probe;
+    const char *keys[12];
+} dq_probe_read;
+struct dq_claim_args {
+    /* rule_tally: the strategy and the wording / verdict of the claim */
+    const char *strategy;
+    dq_verdict (*say)(dq_ev *ev, const dq_claims_tally *t, const char *where);
+    /* rule_probes: the readings (v[k][i] = keys[i] of reads[k]), judged */
+    dq_probe_read reads[5];
+    dq_verdict (*judge)(dq_ev *ev, const dq_results *r, int64_t v[5][12]);
+    /* dq_rule_recipe: the strategy, the option that switches the recipe
+     * on, its value as dqlab runs it and as the tutorial writes it, and
+     * the count that shows the difference (early: 1, lost: 0) */
+    const char *option, *dflt, *recipe;
+    int early;
+};
+
+#endif
