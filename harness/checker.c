@@ -693,11 +693,23 @@ static const window *retried_before(const checker *c, int64_t e_us)
 
 /* Each extra delivery of the id, in time order: redelivered, a duplicate
  * a fault explains, or one none does (checker.h). */
+/* Was the id acked before delivery d?  An A in the same microsecond as d
+ * by d's own consumer and attempt is d's own ack (work_us 0: the consumer
+ * wrote D first), not an earlier one. */
+static bool acked_before_d(const checker *c, const span *sp, const dent *d)
+{
+    for (size_t a = sp->a0; a < sp->a1 && c->av[a].t <= d->t; a++)
+        if (c->av[a].t < d->t || c->av[a].cons != d->cons ||
+            (c->av[a].attempt >= 0 && c->av[a].attempt != d->attempt))
+            return true;
+    return false;
+}
+
 static void judge_extra(const checker *c, dq_check *out, const span *sp)
 {
     for (size_t k = sp->d0 + 1; k < sp->d1; k++) {
         const dent *d = &c->dv[k], *prev = &c->dv[k - 1];
-        bool acked_before = sp->a1 > sp->a0 && c->av[sp->a0].t <= d->t;
+        bool acked_before = acked_before_d(c, sp, d);
         bool prev_acked = false;
         const window *x = began_between(c, prev->t, d->t, prev->cons);
         /* The ack of that very delivery (same consumer and attempt; a v1
