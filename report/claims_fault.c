@@ -37,12 +37,16 @@ typedef struct cell_filter {
     const char *row;
 } cell_filter;
 
+/* Is spec the fault, holding arg (NULL: any; "!x": not holding x)? */
 static bool spec_is(const char *spec, const char *fault, const char *arg)
 {
     size_t fl = strlen(fault);
-    return strncmp(spec, fault, fl) == 0 &&
-           (spec[fl] == '\0' || spec[fl] == ':') &&
-           (arg == NULL || strstr(spec + fl, arg) != NULL);
+    if (strncmp(spec, fault, fl) != 0 ||
+        (spec[fl] != '\0' && spec[fl] != ':'))
+        return false;
+    if (arg != NULL && arg[0] == '!')
+        return strstr(spec + fl, arg + 1) == NULL;
+    return arg == NULL || strstr(spec + fl, arg) != NULL;
 }
 
 static bool cell_fits(const dq_loss_cell *x, const char *row, cell_filter f)
@@ -118,13 +122,18 @@ typedef struct kills {
     fault_sum amo, proc, lease;   /* Redis at-most-once, in-process, leased */
 } kills;
 
+/* Kills while a consumer held a task it had claimed.  Not before-retry:
+ * that kill comes after the work failed, and with a re-add after the ack
+ * that removed the task (a lease holds nothing then), so what it loses is
+ * the retry policy's (C26), not the strategy's. */
 static void kill_sums(const dq_results *r, kills *k)
 {
-    fault_total(r, "kill-consumer", NULL, (cell_filter){DQ_G_AT_MOST_ONCE |
+    const char *held = "!before-retry";
+    fault_total(r, "kill-consumer", held, (cell_filter){DQ_G_AT_MOST_ONCE |
                 DQ_G_NEEDS_REDIS, 0, NULL, false, NULL}, &k->amo);
-    fault_total(r, "kill-consumer", NULL, (cell_filter){DQ_G_AT_MOST_ONCE,
+    fault_total(r, "kill-consumer", held, (cell_filter){DQ_G_AT_MOST_ONCE,
                 DQ_G_NEEDS_REDIS, NULL, false, NULL}, &k->proc);
-    fault_total(r, "kill-consumer", NULL, (cell_filter){
+    fault_total(r, "kill-consumer", held, (cell_filter){
                 DQ_G_SURVIVES_CONSUMER_CRASH, 0, NULL, false, NULL},
                 &k->lease);
 }

@@ -594,3 +594,61 @@ Test(checker, bad_giveback_and_dead_records)
         fclose(f);
     }
 }
+
+/* ---- The report on the retry experiments ------------------------------- */
+
+/* A kill before the retry of a re-added task loses it on every strategy,
+ * leased or not: the retry policy's loss (claim C26), not the lease's.
+ * The report's C12 (a consumer dying after its claim loses the task
+ * unless leased) must not count those kills: with nothing but
+ * before-retry kills it has no evidence, rather than a leased strategy
+ * that "lost" tasks. */
+Test(report, before_retry_kills_are_not_c12s, .timeout = 120)
+{
+    const char *d = getenv("DQLAB");
+    char root[256], cmd[2048], path[300];
+    FILE *f;
+
+    cr_assert(d != NULL && *d != '\0', "DQLAB is not set");
+    snprintf(root, sizeof root, "%s/dqlab-cf-report-%ld",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", root, root);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/readd.ini", root);
+    f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs("[experiment]\nname = readd\nclaims = C26\nplots = loss\n"
+          "strategies = lua, lua-lease\n"
+          "faults = none, kill-consumer:before-retry:2\n"
+          "consumers = 2\ntasks = 40\ndelay_ms = 0:200\ngrace_ms = 800\n"
+          "fail_every = 5\nretry = readd\nretry_ms = 50\nrepeats = 1\n"
+          "seed = 26\n[opts.lua-lease]\nlease_ms = 300\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s' experiment '%s' --results '%s/results' "
+             ">/dev/null 2>&1 && '%s' report '%s/results' --out '%s/out' "
+             ">/dev/null 2>&1", d, path, root, d, root, root);
+    cr_assert_eq(system(cmd), 0, "experiment or report failed (%s)", root);
+    snprintf(cmd, sizeof cmd, "grep -q '^| C12 | does not hold' "
+             "'%s/out/REPORT.md'", root);
+    cr_expect_neq(system(cmd), 0, "C12 judged from before-retry kills");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* With no work (work_us 0) a retry's D and its own A can share a
+ * microsecond: that A is the delivery's own, not an earlier ack that would
+ * make the delivery a duplicate. */
+Test(checker, own_ack_in_the_same_microsecond)
+{
+    dq_check c = check_text("# dqlab event log v2\n"
+                            "H\tstrategy\tlua\n"
+                            "E\t1000\tt0\t1\tp0\n"
+                            "D\t2000\tt0\tc0\t0\n"
+                            "G\t2000\tt0\tc0\t0\treadd\n"
+                            "A\t3000\tt0\tc0\t0\n"
+                            "D\t3000\tt0\tc0\t0\n"
+                            "Z\t6000\tclean\n");
+
+    cr_assert_eq(c.retried, 1);
+    cr_assert_eq(c.dup_nofault, 0);
+}
