@@ -115,8 +115,8 @@
  *                 held against the strategy: the retry policy lost it
  * `delivered` keeps its meaning (ids delivered at least once), so
  * enqueued = delivered + (lost - lost_claimed - lost_retry) +
- * (never-delivered pending) + dead_undelivered; lost, pending_end and dead_lettered never
- * count the same id.
+ * (never-delivered pending) + dead_undelivered; lost, pending_end and
+ * dead_lettered never count the same id.
  * Each extra delivery of an id (in time order, after its first) is one of:
  *   retried       no ack of the id before it, and the previous delivery
  *                 was given back for a retry (a G record of its consumer
@@ -144,8 +144,8 @@
  *   dup_nofault   otherwise: a duplicate no fault explains (a bug, or
  *                 naive's documented race).  A delivery after an ack of
  *                 the same id is never a redelivery.
- * duplicates = retried + redelivered + dup_fault + dup_nofault.  early_fault counts
- * the early deliveries made inside a window of a fault that
+ * duplicates = retried + redelivered + dup_fault + dup_nofault.
+ * early_fault counts the early deliveries made inside a window of a fault that
  * DQ_FAULT_EXPLAINS_EARLY (of that consumer, or of all).  Each lost id, redelivery, fault duplicate and skewed early
  * delivery is attributed to one fault (faults[]): a claimed-and-killed id
  * to the kill that followed its last delivery; a never-delivered id to the

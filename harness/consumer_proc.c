@@ -17,8 +17,8 @@
  * the environment variable DQLAB_CHILD_REDIS_PASSWORD, never in argv,
  * which `ps` shows).  From the faults, its slot and its generation each
  * consumer computes its plan (dq_faults_consumer_plan: its clock offset,
- * where it dies or stalls) as the parent does.  It appends its D, A, R and F records
- * to the trial's log through its own O_APPEND descriptor (never the Z
+ * where it dies or stalls) as the parent does.  It appends its D, A, R and
+ * F records to the trial's log through its own O_APPEND descriptor (never the Z
  * record: the parent ends the log once every child is reaped), runs until
  * SIGTERM (the parent's stop) and prints one summary line on stdout.  Its
  * workers run as threads while the main thread reads its stdin, a socket
@@ -243,7 +243,8 @@ static void child_control(dq_trial_state *t, control *ctl, int64_t wait_us)
     }
     if (poll(&pfd, 1, (int)(wait_us / 1000)) <= 0)
         return;
-    n = read(STDIN_FILENO, ctl->buf + ctl->len, sizeof ctl->buf - 1 - ctl->len);
+    n = read(STDIN_FILENO, ctl->buf + ctl->len,
+             sizeof ctl->buf - 1 - ctl->len);
     if (n <= 0) {
         if (n == 0 || errno != EINTR)
             ctl->open = false;

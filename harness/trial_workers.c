@@ -8,8 +8,8 @@
  * enqueue_batch and logs E once its group was acknowledged, paced when
  * rate > 0 (below); a consumer
  * loops claim -> log D -> sleep work_us -> ack -> log A (accepted) or R
- * (refused, failed), or, when its work failed, log G -> retry.  The parent's progress (which tasks were delivered
- * and acked) is a pair of shared atomic bitmaps over the task indices.
+ * (refused, failed), or, when its work failed, log G -> retry.  The
+ * parent's progress (which tasks were delivered and acked) is a pair of shared atomic bitmaps over the task indices.
  *
  * Records.  The parent writes through its buffered eventlog.c handle; a
  * child process through its own (dq_eventlog_open_append,

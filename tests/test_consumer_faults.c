@@ -182,7 +182,7 @@ static void lateness_range(const outcome *o, const char *who, double *min,
     }
 }
 
-/* ---- stall-consumer ------------------------------------------------------ */
+/* ---- stall-consumer ---------------------------------------------------- */
 
 /* A stall (800 ms) past the lease (300 ms) of a leased strategy: the task
  * is redelivered while the stalled consumer holds it, its late ack is
@@ -241,7 +241,7 @@ Test(lua, stall_delivers_once, .timeout = 60)
     done(&o);
 }
 
-/* ---- busy-redis and the latency sampler ---------------------------------- */
+/* ---- busy-redis and the latency sampler -------------------------------- */
 
 /* busy-redis:500: the sampler sees no PONG for at least 500 ms, the server
  * gave BUSY replies, and the strategy carries on. */
@@ -298,7 +298,7 @@ Test(lua, sampler_pings_not_counted, .timeout = 60)
     done(&o);
 }
 
-/* ---- clock-step ------------------------------------------------------- */
+/* ---- clock-step -------------------------------------------------------- */
 
 /* An in-process strategy's consumers step by step_ms at 300 ms: after a
  * forward step nothing comes more than the step early (its due time is
@@ -359,7 +359,7 @@ Test(lua, clock_step_survives_replacement, .timeout = 60)
     done(&o);
 }
 
-/* ---- clock-skew of the producers ----------------------------------------- */
+/* ---- clock-skew of the producers --------------------------------------- */
 
 Test(lua, producer_skew_ahead_delivers_late, .timeout = 60)
 {
@@ -445,7 +445,7 @@ Test(lua_lease, failing_work_dead_letters_all, .timeout = 60)
     done(&o);
 }
 
-/* ---- Failing work and its retry (claim C26) ------------------------------ */
+/* ---- Failing work and its retry (claim C26) ---------------------------- */
 
 /* Every 5th claim's work fails; the consumer is killed at the first
  * failure of its planned claim, before its retry: re-adding (ack, then
@@ -507,7 +507,7 @@ Test(retry, bad_combinations_exit_2, .timeout = 30)
     done(&o);
 }
 
-/* ---- The checker on small logs ------------------------------------------- */
+/* ---- The checker on small logs ----------------------------------------- */
 
 static dq_check check_text(const char *text)
 {
