@@ -82,6 +82,10 @@ typedef struct rec {
     int64_t e_us;         /* time of the E record */
     uint64_t ndeliv;
     uint64_t e_line;      /* line of the E record, 0 when none yet */
+    uint32_t done;        /* A and R records: deliveries whose work ran to
+                             its end (processed_twice) */
+    bool dead;            /* an L record: in the dead-letter set at the
+                             end */
 } rec;
 
 typedef struct dent {     /* one D record */
@@ -95,6 +99,13 @@ typedef struct aent {     /* one A record */
     uint32_t rec, cons;
     int32_t attempt;      /* of the delivery it acks; -1: a v1 A (none) */
 } aent;
+
+typedef struct gent {     /* one G record: a failed work given back */
+    int64_t t;
+    uint32_t rec, cons;
+    int32_t attempt;
+    bool readd;           /* by a re-add (else a nack) */
+} gent;
 
 typedef struct fent {     /* one F record */
     int64_t t;
@@ -122,6 +133,8 @@ typedef struct checker {
     size_t ndv, capdv;
     aent *av;
     size_t nav, capav;
+    gent *gv;             /* G records: deliveries given back for a retry */
+    size_t ngv, capgv;
     fent *fv;
     size_t nfv, capfv;
     window *wv;
@@ -242,6 +255,7 @@ static void checker_free(checker *c)
     free(c->recs);
     free(c->dv);
     free(c->av);
+    free(c->gv);
     free(c->fv);
     free(c->wv);
     free(c->nv);
@@ -284,6 +298,14 @@ static int cmp_dent(const void *a, const void *b)
 static int cmp_aent(const void *a, const void *b)
 {
     const aent *x = a, *y = b;
+    if (x->rec != y->rec)
+        return x->rec < y->rec ? -1 : 1;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
+static int cmp_gent(const void *a, const void *b)
+{
+    const gent *x = a, *y = b;
     if (x->rec != y->rec)
         return x->rec < y->rec ? -1 : 1;
     return (x->t > y->t) - (x->t < y->t);
@@ -346,6 +368,23 @@ static size_t fault_index(dq_check *out, const char *name)
 static bool win_for(const window *w, uint32_t cons)
 {
     return w->cons < 0 || (uint32_t)w->cons == cons;
+}
+
+/* Does window w, of a fault that explains early deliveries (a wrong
+ * clock), concern consumer cons?  Such a clock belongs to the consumer's
+ * slot: it names "c0", and c0's replacements "c0.1", "c0.2" (trial_procs.c)
+ * read it too. */
+static bool clock_win_for(const checker *c, const window *w, uint32_t cons)
+{
+    const char *wn, *cn;
+    size_t n;
+
+    if (win_for(w, cons))
+        return true;
+    wn = c->cons.arena + c->cons.e[w->cons].off;
+    cn = c->cons.arena + c->cons.e[cons].off;
+    n = strlen(wn);
+    return strncmp(cn, wn, n) == 0 && cn[n] == '.';
 }
 
 /* The first window (by begin) of consumer cons begun in (after, upto];
@@ -531,11 +570,23 @@ static void attribute_refused(const checker *c, dq_check *out)
         }
 }
 
-/* The deliveries dv[d0..d1) and acks av[a0..a1) of one enqueued id. */
+/* The deliveries dv[d0..d1), acks av[a0..a1) and give-backs gv[g0..g1)
+ * of one enqueued id. */
 typedef struct span {
     const rec *r;
-    size_t d0, d1, a0, a1;
+    size_t d0, d1, a0, a1, g0, g1;
 } span;
+
+/* The G record of delivery d of the id (its consumer and attempt: its
+ * work failed and the task was given back for a retry), or NULL. */
+static const gent *given_back(const checker *c, const span *sp,
+                              const dent *d)
+{
+    for (size_t g = sp->g0; g < sp->g1; g++)
+        if (c->gv[g].cons == d->cons && c->gv[g].attempt == d->attempt)
+            return &c->gv[g];
+    return NULL;
+}
 
 /* Early deliveries of the id; those inside a skewed clock's window
  * explained. */
@@ -549,7 +600,8 @@ static void judge_early(const checker *c, dq_check *out, const span *sp)
         for (size_t w = 0; w < c->nwv; w++) {
             const window *x = &c->wv[w];
             if ((x->explains & DQ_FAULT_EXPLAINS_EARLY) &&
-                x->begin <= d->t && d->t <= x->end && win_for(x, d->cons)) {
+                x->begin <= d->t && d->t <= x->end &&
+                clock_win_for(c, x, d->cons)) {
                 out->early_fault++;
                 out->faults[x->fault].early++;
                 break;
@@ -599,6 +651,10 @@ static void judge_undelivered(const checker *c, dq_check *out, const rec *r,
 {
     const window *x = NULL;
 
+    if (r->dead) {
+        out->dead_undelivered++;
+        return;
+    }
     if (r->due_ms * 1000 >= out->end_us) {
         out->pending_end++;
         out->pending_undelivered++;
@@ -637,11 +693,23 @@ static const window *retried_before(const checker *c, int64_t e_us)
 
 /* Each extra delivery of the id, in time order: redelivered, a duplicate
  * a fault explains, or one none does (checker.h). */
+/* Was the id acked before delivery d?  An A in the same microsecond as d
+ * by d's own consumer and attempt is d's own ack (work_us 0: the consumer
+ * wrote D first), not an earlier one. */
+static bool acked_before_d(const checker *c, const span *sp, const dent *d)
+{
+    for (size_t a = sp->a0; a < sp->a1 && c->av[a].t <= d->t; a++)
+        if (c->av[a].t < d->t || c->av[a].cons != d->cons ||
+            (c->av[a].attempt >= 0 && c->av[a].attempt != d->attempt))
+            return true;
+    return false;
+}
+
 static void judge_extra(const checker *c, dq_check *out, const span *sp)
 {
     for (size_t k = sp->d0 + 1; k < sp->d1; k++) {
         const dent *d = &c->dv[k], *prev = &c->dv[k - 1];
-        bool acked_before = sp->a1 > sp->a0 && c->av[sp->a0].t <= d->t;
+        bool acked_before = acked_before_d(c, sp, d);
         bool prev_acked = false;
         const window *x = began_between(c, prev->t, d->t, prev->cons);
         /* The ack of that very delivery (same consumer and attempt; a v1
@@ -651,7 +719,11 @@ static void judge_extra(const checker *c, dq_check *out, const span *sp)
                          (c->av[a].attempt < 0 ||
                           c->av[a].attempt == prev->attempt);
         out->duplicates++;
-        if (!acked_before && !prev_acked && (d->attempt > 1 || x)) {
+        /* A delivery given back is never acked (a later A of the same
+         * consumer and attempt, e.g. attempt 0, is the retry's). */
+        if (!acked_before && given_back(c, sp, prev) != NULL) {
+            out->retried++;
+        } else if (!acked_before && !prev_acked && (d->attempt > 1 || x)) {
             out->redelivered++;
             if (x != NULL)
                 out->faults[x->fault].redelivered++;
@@ -669,19 +741,27 @@ static void judge_extra(const checker *c, dq_check *out, const span *sp)
 
 /* A delivered id never acked: claimed by a consumer killed after its
  * last delivery?  Lost then, or pending while a lease would still bring
- * it back. */
+ * it back; lost by its retry when that delivery's failed work was being
+ * re-added (a G readd record: the consumer acked it first, so no lease
+ * holds it) -- the retry policy's loss, not the strategy's. */
 static void judge_unacked(const checker *c, dq_check *out, const span *sp)
 {
     const dent *last = &c->dv[sp->d1 - 1];
+    const gent *g = given_back(c, sp, last);
 
     out->unacked++;
+    if (sp->r->dead)
+        return; /* where its last delivery went: the dead-letter set */
     for (size_t w = 0; w < c->nwv; w++) {
         const window *x = &c->wv[w];
         if (!(x->explains & DQ_FAULT_EXPLAINS_CLAIMED) ||
             x->begin < last->t || x->begin > out->end_us ||
             !win_for(x, last->cons))
             continue;
-        if (lease_holds(out, last->t)) {
+        if (g != NULL && g->readd && x->begin >= g->t) {
+            out->lost++;
+            out->lost_retry++;
+        } else if (lease_holds(out, last->t)) {
             out->pending_end++;
         } else {
             out->lost++;
@@ -695,24 +775,33 @@ static void judge_unacked(const checker *c, dq_check *out, const span *sp)
 /* Judges every enqueued id once the file is read (checker.h). */
 static void judge(checker *c, dq_check *out, double *lat, size_t *nlat)
 {
-    size_t di = 0, ai = 0, n = 0;
+    size_t di = 0, ai = 0, gi = 0, n = 0;
 
     if (c->ndv > 1)     /* qsort's base must not be NULL, even for 0 */
         qsort(c->dv, c->ndv, sizeof *c->dv, cmp_dent);
     if (c->nav > 1)
         qsort(c->av, c->nav, sizeof *c->av, cmp_aent);
+    if (c->ngv > 1)
+        qsort(c->gv, c->ngv, sizeof *c->gv, cmp_gent);
     for (size_t i = 0; i < c->ids.n; i++) {
-        span sp = {&c->recs[i], di, 0, ai, 0};
+        span sp = {&c->recs[i], di, 0, ai, 0, gi, 0};
         while (di < c->ndv && c->dv[di].rec == i)
             di++;
         while (ai < c->nav && c->av[ai].rec == i)
             ai++;
+        while (gi < c->ngv && c->gv[gi].rec == i)
+            gi++;
         sp.d1 = di;
         sp.a1 = ai;
+        sp.g1 = gi;
         if (sp.r->e_line == 0) {
             out->unknown += sp.r->ndeliv;
             continue;
         }
+        if (sp.r->dead)
+            out->dead_lettered++;
+        if (sp.r->done >= 2)
+            out->processed_twice++;
         judge_early(c, out, &sp);
         if (sp.d1 == sp.d0) {
             judge_undelivered(c, out, sp.r, c->ids.arena + c->ids.e[i].off);
@@ -792,6 +881,28 @@ static int split_fields(reader *rd, char *line, char **fld)
     return nf;
 }
 
+/* One of the latency sampler's H records (checker.h). */
+static int sampler_header(reader *rd, const char *key, const char *val)
+{
+    dq_check *out = rd->out;
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod(val, &end);
+    if (errno != 0 || end == val || *end != '\0' || !(v >= 0) ||
+        v > 1e12)
+        return bad(rd, "bad H %s '%.30s' (expected a number >= 0)", key,
+                   val);
+    if (strcmp(key, "redis_stall_ms") == 0)
+        out->redis_stall_ms = v;
+    else if (strcmp(key, "redis_ping_p99_ms") == 0)
+        out->ping_p99_ms = v;
+    else
+        out->pings = (int64_t)v;
+    return 0;
+}
+
 /* An H record: the headers the checker reads (checker.h). */
 static int header_record(reader *rd, char **fld, int nf)
 {
@@ -815,6 +926,10 @@ static int header_record(reader *rd, char **fld, int nf)
              !parse_nonneg(fld[2], &out->queued_at_end))
         return bad(rd, "bad H pending_at_end '%.30s' (expected a count "
                    ">= 0)", fld[2]);
+    else if (strcmp(fld[1], "redis_stall_ms") == 0 ||
+             strcmp(fld[1], "redis_ping_p99_ms") == 0 ||
+             strcmp(fld[1], "redis_pings") == 0)
+        return sampler_header(rd, fld[1], fld[2]);
     else if (strcmp(fld[1], "failed") == 0)
         snprintf(out->failed, sizeof out->failed, "the trial failed: %s",
                  fld[2][0] ? fld[2] : "(no reason given)");
@@ -844,6 +959,21 @@ static int record_shape(reader *rd, char **fld, int nf)
             return bad(rd, "R record needs 6 fields, has %d", nf);
         if (fld[5][0] == '\0')
             return bad(rd, "R record with an empty result code");
+        return 0;
+    case 'G':
+        if (v1)
+            return bad(rd, "G record in a v1 log");
+        if (nf != 6)
+            return bad(rd, "G record needs 6 fields, has %d", nf);
+        if (strcmp(fld[5], "readd") != 0 && strcmp(fld[5], "nack") != 0)
+            return bad(rd, "G record must say readd or nack, not '%.20s'",
+                       fld[5]);
+        return 0;
+    case 'L':
+        if (v1)
+            return bad(rd, "L record in a v1 log");
+        if (nf != 3)
+            return bad(rd, "L record needs 3 fields, has %d", nf);
         return 0;
     case 'N':
         if (v1)
@@ -940,7 +1070,29 @@ static int task_record(reader *rd, char **fld, int64_t t, size_t ri,
             return bad(rd, "out of memory");
         c->av[c->nav++] = (aent){t, (uint32_t)ri, (uint32_t)ci, (int32_t)v};
         out->acked++;
+        r->done++;
     }
+    return 0;
+}
+
+/* A G record of task record ri: that delivery (consumer, attempt) was
+ * given back for a retry. */
+static int giveback_record(reader *rd, char **fld, int64_t t, size_t ri)
+{
+    checker *c = &rd->c;
+    int64_t attempt = 0;
+    size_t ci;
+    bool added;
+
+    if (attempt_field(rd, fld[4], &attempt) != 0)
+        return -1;
+    ci = map_get(&c->cons, fld[3], strlen(fld[3]), &added);
+    if (ci == (size_t)-1 ||
+        grow((void **)&c->gv, &c->capgv, c->ngv + 1, sizeof *c->gv))
+        return bad(rd, "out of memory");
+    c->gv[c->ngv++] = (gent){t, (uint32_t)ri, (uint32_t)ci,
+                             (int32_t)attempt, fld[5][0] == 'r'};
+    rd->out->given_back++;
     return 0;
 }
 
@@ -973,7 +1125,7 @@ static int timed_record(reader *rd, char **fld)
         return fault_record(rd, fld, t);
     if (fld[2][0] == '\0')
         return bad(rd, "empty task id");
-    if (fld[3][0] == '\0')
+    if (fld[0][0] != 'L' && fld[3][0] == '\0')
         return bad(rd, "empty %s name", fld[0][0] == 'E' ? "producer"
                                                          : "consumer");
     if (fld[0][0] == 'N') {
@@ -989,22 +1141,29 @@ static int timed_record(reader *rd, char **fld)
         out->enqueue_refused++;
         return 0;
     }
-    if (fld[0][0] == 'R') {
-        /* Acknowledges nothing: only counted. */
-        if (attempt_field(rd, fld[4], &attempt) != 0)
-            return -1;
-        if (strcmp(fld[5], "ENOTFOUND") == 0)
-            out->ack_refused++;
-        else
-            out->ack_failed++;
-        return 0;
-    }
     ri = map_get(&c->ids, fld[2], strlen(fld[2]), &added);
     if (ri == (size_t)-1 ||
         grow((void **)&c->recs, &c->caprecs, c->ids.n, sizeof *c->recs))
         return bad(rd, "out of memory");
     if (added)
         memset(&c->recs[ri], 0, sizeof c->recs[ri]);
+    if (fld[0][0] == 'R') {
+        /* Acknowledges nothing: counted, and its work was done. */
+        if (attempt_field(rd, fld[4], &attempt) != 0)
+            return -1;
+        if (strcmp(fld[5], "ENOTFOUND") == 0)
+            out->ack_refused++;
+        else
+            out->ack_failed++;
+        c->recs[ri].done++;
+        return 0;
+    }
+    if (fld[0][0] == 'L') {
+        c->recs[ri].dead = true;
+        return 0;
+    }
+    if (fld[0][0] == 'G')
+        return giveback_record(rd, fld, t, ri);
     if (fld[0][0] != 'E' &&
         (ci = map_get(&c->cons, fld[3], strlen(fld[3]), &added)) ==
             (size_t)-1)
@@ -1081,7 +1240,7 @@ static int read_lines(reader *rd, FILE *f)
 static void lost_queued(dq_check *out)
 {
     int64_t q = out->queued_at_end - (int64_t)out->pending_undelivered;
-    uint64_t never = out->lost - out->lost_claimed;
+    uint64_t never = out->lost - out->lost_claimed - out->lost_retry;
 
     if (out->queued_at_end < 0 || q <= 0)
         return;
@@ -1137,6 +1296,8 @@ static int check_stream(FILE *f, const char *name, dq_check *out,
     memset(&rd, 0, sizeof rd);
     memset(out, 0, sizeof *out);
     out->queued_at_end = -1;
+    out->redis_stall_ms = out->ping_p99_ms = -1;
+    out->pings = -1;
     rd.out = out;
     rd.name = name;
     rd.h_end_us = -1;
@@ -1294,7 +1455,22 @@ json_t *dq_check_json(const dq_check *c)
     U("enqueue_refused", c->enqueue_refused);
     U("log_version", c->log_version);
     U("lost_queued", c->lost_queued);
+    U("given_back", c->given_back);
+    U("lost_retry", c->lost_retry);
+    U("retried", c->retried);
+    U("processed_twice", c->processed_twice);
+    U("dead_lettered", c->dead_lettered);
+    U("dead_undelivered", c->dead_undelivered);
 #undef U
+    json_object_set_new(o, "redis_stall_ms",
+                        c->redis_stall_ms >= 0 ? json_real(c->redis_stall_ms)
+                                               : json_null());
+    json_object_set_new(o, "ping_p99_ms",
+                        c->ping_p99_ms >= 0 ? json_real(c->ping_p99_ms)
+                                            : json_null());
+    json_object_set_new(o, "pings", c->pings >= 0
+                                        ? json_integer((json_int_t)c->pings)
+                                        : json_null());
     json_object_set_new(o, "pending_at_end",
                         c->queued_at_end >= 0
                             ? json_integer((json_int_t)c->queued_at_end)

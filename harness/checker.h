@@ -16,6 +16,24 @@
  *   ack_refused R records with code ENOTFOUND: stale acks the strategy
  *               refused (the lease had passed to another delivery)
  *   ack_failed  other R records (the ack call failed)
+ *   given_back  G records: deliveries whose work failed and whose task the
+ *               consumer gives back for a retry (readd or nack; written
+ *               before it does)
+ *   processed_twice  enqueued ids whose work ran to its end in two or more
+ *               deliveries (two or more A or R records: each is written
+ *               after the work): the double execution a lease causes when
+ *               work outlasts it (a stalled consumer), which idempotent or
+ *               fenced work must survive (claim C21)
+ *   dead_lettered  enqueued ids the strategy's dead-letter set held when
+ *               the trial ended (L records, max_attempts): neither lost nor
+ *               pending; those delivered (their deliveries count in
+ *               delivered and deliveries) are unacked, and
+ *               dead_undelivered counts the others (their one delivery
+ *               died unlogged with a killed consumer)
+ *   redis_stall_ms, ping_p99_ms, pings  the latency sampler's H records
+ *               (redis_stall_ms, redis_ping_p99_ms, redis_pings): the
+ *               longest time between two answered PINGs and the p99 of
+ *               their round trips; -1 when the log has none
  *   enqueue_refused  N records: enqueues the server refused (OOM under
  *               maxmemory-policy noeviction); not enqueued, so neither
  *               delivered nor lost (a D of such an id is unknown)
@@ -51,7 +69,9 @@
  * key=value list: "consumer=c2,point=after-claim,..."), or its text up to
  * the first ':' is a name ("c2:+500"), and NAME is a consumer seen in D or
  * A records, the window concerns that consumer only (a killed consumer, a
- * skewed clock); otherwise it concerns every consumer.  What a window can
+ * skewed clock; the early deliveries a wrong clock explains are also
+ * those of its replacements NAME.1, NAME.2...: a clock is its slot's);
+ * otherwise it concerns every consumer.  What a window can
  * explain is said by the fault row of its name (faults.h dq_fault_ops:
  * loss, explains, end_wipes, loss_allowed), looked up by the name in the
  * F record; a name no row knows explains nothing.  The header records the
@@ -87,11 +107,20 @@
  *                 lost_claimed: delivered, never acked, and its consumer
  *                 killed after its last delivery (a window of a fault
  *                 that DQ_FAULT_EXPLAINS_CLAIMED), with no lease to bring
- *                 it back (at-most-once under a consumer kill)
+ *                 it back (at-most-once under a consumer kill); plus
+ *                 lost_retry: the same, but that delivery's work had failed
+ *                 and its consumer was re-adding it (a G readd record
+ *                 before the kill): the tutorials' retry acks the task
+ *                 first, so no lease brings it back (claim C26).  Never
+ *                 held against the strategy: the retry policy lost it
  * `delivered` keeps its meaning (ids delivered at least once), so
- * enqueued = delivered + (lost - lost_claimed) + (never-delivered
- * pending); lost and pending_end never count the same id.
+ * enqueued = delivered + (lost - lost_claimed - lost_retry) +
+ * (never-delivered pending) + dead_undelivered; lost, pending_end and
+ * dead_lettered never count the same id.
  * Each extra delivery of an id (in time order, after its first) is one of:
+ *   retried       no ack of the id before it, and the previous delivery
+ *                 was given back for a retry (a G record of its consumer
+ *                 and attempt): the retry the consumer asked for
  *   redelivered   no ack of the id before it, the previous delivery
  *                 itself was never acked (no A of its consumer and
  *                 attempt, at any time), and either its attempt is
@@ -115,8 +144,8 @@
  *   dup_nofault   otherwise: a duplicate no fault explains (a bug, or
  *                 naive's documented race).  A delivery after an ack of
  *                 the same id is never a redelivery.
- * duplicates = redelivered + dup_fault + dup_nofault.  early_fault counts
- * the early deliveries made inside a window of a fault that
+ * duplicates = retried + redelivered + dup_fault + dup_nofault.
+ * early_fault counts the early deliveries made inside a window of a fault that
  * DQ_FAULT_EXPLAINS_EARLY (of that consumer, or of all).  Each lost id, redelivery, fault duplicate and skewed early
  * delivery is attributed to one fault (faults[]): a claimed-and-killed id
  * to the kill that followed its last delivery; a never-delivered id to the
@@ -203,6 +232,8 @@ typedef struct dq_check {
     uint64_t redelivered, dup_fault, dup_nofault; /* sum to duplicates */
     uint64_t pending_end;      /* not lost: the trial ended first */
     uint64_t lost_claimed;     /* part of lost: claimed, consumer killed */
+    uint64_t lost_retry;       /* part of lost: killed while re-adding its
+                                  failed task (top comment) */
     uint64_t lost_nofault;     /* part of lost: no fault window explains it
                                   (the rules per fault in the top comment) */
     uint64_t early_fault;      /* part of early: inside a window of a fault
@@ -225,6 +256,15 @@ typedef struct dq_check {
                                   queued at the end (top comment) */
     char failed[300];          /* "the trial failed: <H failed>", "" when
                                   the log has no H failed */
+    /* Retries, double executions and dead letters (top comment). */
+    uint64_t given_back;       /* G records */
+    uint64_t retried;          /* part of duplicates: retries asked for */
+    uint64_t processed_twice;  /* ids whose work ran twice or more */
+    uint64_t dead_lettered;    /* ids in the dead-letter set at the end */
+    uint64_t dead_undelivered; /* part of dead_lettered: never delivered */
+    /* The latency sampler (top comment); -1 when absent. */
+    double redis_stall_ms, ping_p99_ms;
+    int64_t pings;
     size_t nfaults;            /* distinct fault names, at most
                                   DQ_CHECK_MAX_FAULTS */
     dq_fault_stat faults[DQ_CHECK_MAX_FAULTS]; /* first-seen order */
@@ -281,8 +321,11 @@ size_t dq_percentile_rank(double p, size_t n);
  * unacked, fault_windows, end_us, fault (the H fault spec or null),
  * faults [{name, windows, window_ms, lost, redelivered, dup_fault,
  * early, refused}], ack_refused, ack_failed, enqueue_refused,
- * log_version, lost_queued, pending_at_end (null when the log has none),
- * log_end ("clean", "interrupted", "failed" or null), no_verdict
+ * log_version, lost_queued, given_back, retried, lost_retry,
+ * processed_twice, dead_lettered, dead_undelivered, redis_stall_ms,
+ * ping_p99_ms, pings (these three null when the log has no sampler
+ * records), pending_at_end (null when the log has none), log_end
+ * ("clean", "interrupted", "failed" or null), no_verdict
  * (dq_check_no_verdict's text or null).  NULL on allocation failure. */
 struct json_t;
 struct json_t *dq_check_json(const dq_check *c);

@@ -179,14 +179,21 @@ static int print_json(const char *path, const dq_check *c,
     return 0;
 }
 
-/* The name of the fault kind whose windows explain early deliveries (its
- * row says DQ_FAULT_EXPLAINS_EARLY), for the "early" line. */
+/* The names of the fault kinds whose windows explain early deliveries
+ * (their rows say DQ_FAULT_EXPLAINS_EARLY), "a or b", for the "early"
+ * line. */
 static const char *early_fault_name(void)
 {
-    for (size_t i = 0; dq_fault_kinds[i] != NULL; i++)
+    static char buf[128];
+    size_t off = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; dq_fault_kinds[i] != NULL && off < sizeof buf; i++)
         if (dq_fault_kinds[i]->explains & DQ_FAULT_EXPLAINS_EARLY)
-            return dq_fault_kinds[i]->name;
-    return "fault";
+            off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s",
+                                    off ? " or " : "",
+                                    dq_fault_kinds[i]->name);
+    return buf[0] ? buf : "fault";
 }
 
 /* What the log shows, one line per count. */
@@ -199,16 +206,35 @@ static void print_counts(const dq_check *c)
     printf("delivered   %" PRIu64 "  (deliveries %" PRIu64 ", duplicates %"
            PRIu64 ", acked %" PRIu64 ", never acked %" PRIu64 ")\n",
            c->delivered, c->deliveries, c->duplicates, c->acked, c->unacked);
-    printf("duplicates  %" PRIu64 " redelivered (a lease ran out, or after a "
-           "fault), %" PRIu64 " duplicated after a fault, %" PRIu64
-           " without a fault\n", c->redelivered, c->dup_fault,
-           c->dup_nofault);
+    printf("duplicates  ");
+    if (c->given_back > 0)
+        printf("%" PRIu64 " retried (a failed work given back), ",
+               c->retried);
+    printf("%" PRIu64 " redelivered (a lease ran out, or after a fault), %"
+           PRIu64 " duplicated after a fault, %" PRIu64 " without a fault\n",
+           c->redelivered, c->dup_fault, c->dup_nofault);
+    if (c->given_back > 0)
+        printf("retries     %" PRIu64 " failed works given back\n",
+               c->given_back);
     printf("acks        %" PRIu64 " accepted, %" PRIu64 " refused as stale "
            "(ENOTFOUND), %" PRIu64 " failed\n", c->acked, c->ack_refused,
            c->ack_failed);
+    if (c->processed_twice > 0)
+        printf("processed twice %" PRIu64 "  (work ran to its end in two "
+               "deliveries or more)\n", c->processed_twice);
     printf("lost        %" PRIu64 "  (%" PRIu64 " claimed by a killed "
            "consumer, %" PRIu64 " no fault explains)\n", c->lost,
            c->lost_claimed, c->lost_nofault);
+    if (c->lost_retry > 0)
+        printf("            %" PRIu64 " lost by a re-add its consumer died "
+               "before (the retry policy's loss)\n", c->lost_retry);
+    if (c->dead_lettered > 0)
+        printf("dead letters %" PRIu64 "  (%" PRIu64 " never delivered)\n",
+               c->dead_lettered, c->dead_undelivered);
+    if (c->redis_stall_ms >= 0)
+        printf("redis stall %.3f ms longest between two answered PINGs, "
+               "PING p99 %.3f ms (%" PRId64 " answered)\n",
+               c->redis_stall_ms, c->ping_p99_ms, c->pings);
     if (c->lost_queued > 0) {
         char note[200];
         dq_check_queued_note(c, note, sizeof note);

@@ -292,17 +292,29 @@ static void print_human(const dq_trial_params *p, const dq_trial_result *r,
     printf("delivered   %" PRIu64 "  (deliveries %" PRIu64 ", acked %" PRIu64
            ")\n", c->delivered, c->deliveries, c->acked);
     /* The terms of checker.h, so that the line adds up: duplicates =
-     * redelivered + dup_fault + dup_nofault. */
-    printf("extra deliveries %" PRIu64 " = redelivered %" PRIu64
-           " + duplicates during a fault %" PRIu64 " + duplicates without "
-           "a fault %" PRIu64 "\n", c->duplicates, c->redelivered,
+     * retried + redelivered + dup_fault + dup_nofault (retried shown when
+     * work failed). */
+    printf("extra deliveries %" PRIu64 " = ", c->duplicates);
+    if (c->given_back > 0)
+        printf("retried %" PRIu64 " + ", c->retried);
+    printf("redelivered %" PRIu64 " + duplicates during a fault %" PRIu64
+           " + duplicates without a fault %" PRIu64 "\n", c->redelivered,
            c->dup_fault, c->dup_nofault);
+    if (c->processed_twice > 0)
+        printf("processed twice %" PRIu64 "  (tasks whose work ran to its "
+               "end in two deliveries or more)\n", c->processed_twice);
     if (c->redelivered_hidden > 0)
         printf("            and %" PRIu64 " redelivered whose first "
                "delivery died unlogged with its consumer\n",
                c->redelivered_hidden);
     printf("lost        %" PRIu64 "%s\n", c->lost,
            r->interrupted ? "  (interrupted: not a verdict)" : "");
+    if (c->lost_retry > 0)
+        printf("            %" PRIu64 " of them by a re-add its consumer died "
+               "before (the retry policy's loss)\n", c->lost_retry);
+    if (c->dead_lettered > 0)
+        printf("dead letters %" PRIu64 "  (in the dead-letter set at the "
+               "end: not lost)\n", c->dead_lettered);
     if (c->lost_queued > 0) {
         char note[200];
         dq_check_queued_note(c, note, sizeof note);
@@ -319,6 +331,10 @@ static void print_human(const dq_trial_params *p, const dq_trial_result *r,
            c->lateness.p999_ms, c->lateness.max_ms);
     printf("throughput  %.1f tasks/s (delivered over %.3f s, first enqueue "
            "to last delivery)\n", r->tasks_per_s, r->elapsed_s);
+    if (c->redis_stall_ms >= 0)
+        printf("redis stall %.3f ms longest between two answered PINGs, "
+               "PING p99 %.3f ms (%" PRId64 " answered)\n",
+               c->redis_stall_ms, c->ping_p99_ms, c->pings);
     if (r->redis_commands >= 0)
         printf("redis cmds  %" PRId64 "  (%.2f per task)\n", r->redis_commands,
                c->enqueued ? (double)r->redis_commands / (double)c->enqueued

@@ -17,14 +17,16 @@
  * the environment variable DQLAB_CHILD_REDIS_PASSWORD, never in argv,
  * which `ps` shows).  From the faults, its slot and its generation each
  * consumer computes its plan (dq_faults_consumer_plan: its clock offset,
- * where it dies) as the parent does.  It appends its D, A, R and F records
- * to the trial's log through its own O_APPEND descriptor (never the Z
+ * where it dies or stalls) as the parent does.  It appends its D, A, R and
+ * F records to the trial's log through its own O_APPEND descriptor (never the Z
  * record: the parent ends the log once every child is reaped), runs until
- * SIGTERM (the parent's stop) and prints one summary line on stdout.  An
- * all-in-one child also reads its stdin, a socket from the parent: '1'
- * stops its consumer threads (an outage: they close their handles while
- * the producers go on), '0' starts them again; a consumer child is
- * stopped by SIGTERM instead.
+ * SIGTERM (the parent's stop) and prints one summary line on stdout.  Its
+ * workers run as threads while the main thread reads its stdin, a socket
+ * from the parent, one command a line (trial_int.h): "outage 1" stops an
+ * all-in-one child's consumer threads (they close their handles while the
+ * producers go on), "outage 0" starts them again (a consumer child is
+ * stopped by SIGTERM instead); "clock_step <us>" sets the wall-clock
+ * step its consumers' handles read (dq_config.clock_step_us: clock-step).
  *
  * It never outlives the parent: PR_SET_PDEATHSIG = SIGKILL is set by the
  * parent between fork and exec, and again here (it survives execve of a
@@ -199,31 +201,65 @@ int dq_cmd_child(int argc, char **argv)
 
 /* ---- The child's run ----------------------------------------------------- */
 
-/* The all-in-one child's side of the parent's control socket: waits at
- * most wait_us for bytes on stdin and sets t->outage from the last '1'
- * (stop the consumer threads) or '0' (start them again).  At EOF or on a
- * read error *open becomes false and later calls just sleep. */
-static void child_control(dq_trial_state *t, bool *open, int64_t wait_us)
+/* The child's side of the parent's control socket (its stdin): commands
+ * of one line each (trial_int.h, DQ_TRIAL_CTL_*), the bytes of a line
+ * not yet ended kept for the next read. */
+typedef struct control {
+    bool open;          /* false after EOF or a read error */
+    char buf[256];
+    size_t len;
+} control;
+
+/* One command line. */
+static void control_line(dq_trial_state *t, const char *line)
+{
+    const size_t ns = strlen(DQ_TRIAL_CTL_CLOCK_STEP);
+    char *end;
+    long long v;
+
+    if (strcmp(line, DQ_TRIAL_CTL_OUTAGE " 1") == 0 ||
+        strcmp(line, DQ_TRIAL_CTL_OUTAGE " 0") == 0) {
+        atomic_store(&t->outage, line[strlen(line) - 1] == '1');
+    } else if (strncmp(line, DQ_TRIAL_CTL_CLOCK_STEP " ", ns + 1) == 0) {
+        errno = 0;
+        v = strtoll(line + ns + 1, &end, 10);
+        if (errno == 0 && *end == '\0' && end != line + ns + 1)
+            atomic_store(&t->clock_step_us, (int64_t)v);
+    }
+}
+
+/* Waits at most wait_us for bytes on stdin and runs the commands they
+ * complete.  At EOF or on a read error ctl->open becomes false and later
+ * calls just sleep. */
+static void child_control(dq_trial_state *t, control *ctl, int64_t wait_us)
 {
     struct pollfd pfd = {.fd = STDIN_FILENO, .events = POLLIN};
-    char buf[16];
     ssize_t n;
+    char *nl;
 
-    if (!*open) {
+    if (!ctl->open) {
         dq_sleep_us(wait_us);
         return;
     }
     if (poll(&pfd, 1, (int)(wait_us / 1000)) <= 0)
         return;
-    n = read(STDIN_FILENO, buf, sizeof buf);
+    n = read(STDIN_FILENO, ctl->buf + ctl->len,
+             sizeof ctl->buf - 1 - ctl->len);
     if (n <= 0) {
         if (n == 0 || errno != EINTR)
-            *open = false;
+            ctl->open = false;
         return;
     }
-    for (ssize_t i = 0; i < n; i++)
-        if (buf[i] == '1' || buf[i] == '0')
-            atomic_store(&t->outage, buf[i] == '1');
+    ctl->len += (size_t)n;
+    ctl->buf[ctl->len] = '\0';
+    while ((nl = strchr(ctl->buf, '\n')) != NULL) {
+        *nl = '\0';
+        control_line(t, ctl->buf);
+        ctl->len -= (size_t)(nl + 1 - ctl->buf);
+        memmove(ctl->buf, nl + 1, ctl->len + 1);
+    }
+    if (ctl->len == sizeof ctl->buf - 1)
+        ctl->len = 0; /* a line longer than any command: dropped */
 }
 
 /* The handles of the child's workers: one consumer, or an in-process
@@ -249,6 +285,8 @@ static int open_workers(dq_trial_state *t, const dq_child_spec *c,
         if (!prod)
             dq_faults_consumer_plan(p, w->index, c->gen, c->all_in_one,
                                     &w->plan);
+        else
+            dq_faults_producer_plan(p, w->index, &w->plan);
         cfg = dq_trial_worker_config(w);
         if (dq_open(p->strategy, &cfg, &w->q, err, errlen) != DQ_OK)
             return -1;
@@ -256,16 +294,17 @@ static int open_workers(dq_trial_state *t, const dq_child_spec *c,
     return n;
 }
 
-/* The all-in-one child: every worker a thread, until SIGTERM. */
-static void run_threads(dq_trial_state *t, dq_trial_worker *ws, int n)
+/* Every worker a thread (the first nprod producers), until SIGTERM, while
+ * this thread reads the control socket. */
+static void run_threads(dq_trial_state *t, dq_trial_worker *ws, int n,
+                        int nprod)
 {
-    bool control = true;
+    control ctl = {.open = true};
 
-    atomic_store(&t->producers_left, t->p->producers);
+    atomic_store(&t->producers_left, nprod);
     for (int i = 0; i < n; i++) {
         if (pthread_create(&ws[i].th, NULL,
-                           i < t->p->producers ? dq_trial_producer
-                                               : dq_trial_consumer,
+                           i < nprod ? dq_trial_producer : dq_trial_consumer,
                            &ws[i]) != 0) {
             dq_trial_fail(t, "pthread_create: %s", strerror(errno));
             break;
@@ -273,7 +312,7 @@ static void run_threads(dq_trial_state *t, dq_trial_worker *ws, int n)
         ws[i].started = true;
     }
     while (!dq_trial_should_stop(t))
-        child_control(t, &control, DQ_TRIAL_WAIT_STEP_US);
+        child_control(t, &ctl, DQ_TRIAL_WAIT_STEP_US);
     atomic_store(&t->stop, true);
     for (int i = 0; i < n; i++)
         if (ws[i].started)
@@ -307,10 +346,7 @@ int dq_trial_child_run(const dq_trial_params *p, const dq_child_spec *c,
     }
     if (open_workers(&t, c, ws, n, err, errlen) < 0)
         goto out;
-    if (c->all_in_one)
-        run_threads(&t, ws, n);
-    else
-        dq_trial_consumer(&ws[0]);
+    run_threads(&t, ws, n, c->all_in_one ? p->producers : 0);
     if (atomic_load(&t.failed)) {
         snprintf(err, errlen, "%s", t.fail_msg);
         goto out;

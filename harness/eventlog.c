@@ -540,6 +540,39 @@ int dq_log_ack_refused(dq_eventlog *l, int64_t t_us, const char *id,
     return rec_end(l, &r, false);
 }
 
+int dq_log_giveback(dq_eventlog *l, int64_t t_us, const char *id,
+                    const char *consumer, int attempt, const char *how)
+{
+    ssize_t in = field_len(id, 0), cn = field_len(consumer, 0),
+            hn = field_len(how, 0);
+    rec r;
+
+    if (!rec_ok(l, in >= 0 && cn >= 0 && hn >= 0 &&
+                       (strcmp(how, "readd") == 0 || strcmp(how, "nack") == 0),
+                (size_t)(in + cn + hn)))
+        return -1;
+    rec_start(&r, 'G');
+    rec_tab_i64(&r, t_us);
+    rec_tab_str(&r, id, (size_t)in);
+    rec_tab_str(&r, consumer, (size_t)cn);
+    rec_tab_i64(&r, attempt);
+    rec_tab_str(&r, how, (size_t)hn);
+    return rec_end(l, &r, false);
+}
+
+int dq_log_dead(dq_eventlog *l, int64_t t_us, const char *id)
+{
+    ssize_t in = field_len(id, 0);
+    rec r;
+
+    if (!rec_ok(l, in >= 0, (size_t)in))
+        return -1;
+    rec_start(&r, 'L');
+    rec_tab_i64(&r, t_us);
+    rec_tab_str(&r, id, (size_t)in);
+    return rec_end(l, &r, false);
+}
+
 int dq_log_fault(dq_eventlog *l, int64_t t_us, const char *fault,
                  const char *phase, const char *arg)
 {

@@ -27,6 +27,19 @@
  *                                              delivery's; EIO and others:
  *                                              the call failed); that
  *                                              delivery is not acked
+ *   G  <t_us> <id> <consumer> <attempt> <how>  the work of that delivery
+ *                                              failed (fail_every): the
+ *                                              consumer gives the task
+ *                                              back for a retry, <how>
+ *                                              readd (ack, then enqueue
+ *                                              it again) or nack; written
+ *                                              before it does (what came
+ *                                              of it: the task's later
+ *                                              deliveries)
+ *   L  <t_us> <id>                             the strategy's dead-letter
+ *                                              set held the task when the
+ *                                              trial ended (max_attempts;
+ *                                              dq_dead_letter_ids)
  *   F  <t_us> <fault> begin|end <arg>          a fault window
  *   Z  <t_us> clean|interrupted|failed         how the log ended: the last
  *                                              line of every log whose
@@ -60,7 +73,19 @@
  *       server .. it answers PING again)
  *   pause-redis begin|end    ms=N  (SIGSTOP .. SIGCONT)
  *   subscriber-outage begin|end  ms=N  (consumers stopped .. started)
- *   clock-skew begin|end  c0:offset_ms=+N  (the whole run)
+ *   clock-skew begin|end  c0:offset_ms=+N  (the whole run), or
+ *       producers:offset_ms=+N for clock-skew:producer:+N
+ *   stall-consumer begin  c1:stop_ms=N,claim=K,id=t48  written by the
+ *       consumer process itself right before it stops itself (SIGSTOP)
+ *       after the D record of its claim K; end c1:stopped_ms=M (M measured,
+ *       >= N) written by the parent once it sent SIGCONT, or
+ *       c1:interrupted=1 when the trial ended first
+ *   clock-step begin  c0:step_ms=+N (every consumer of an in-process
+ *       strategy's one process: step_ms=+N); no end: the clock stays
+ *       stepped to the end of the log
+ *   busy-redis begin|end  ms=N,threshold_ms=T (a Lua script holds the
+ *       server for N ms with busy-reply-threshold T); end adds
+ *       busy_replies=B (errorstat_BUSY during the window) and held_ms=M
  *   os-crash begin|end  mode=everysec|always; end adds dropped_bytes=N
  *       (SIGKILL .. the server restarted from what was fsynced)
  *   failover begin wait=N (the strategy's option; SIGKILL of the primary);
@@ -79,8 +104,12 @@
  * Headers the trial adds for faults: H consumer_mode thread|process,
  * H fault <spec>[,<spec>...] (only with faults), H end_us <t_us> (when the
  * trial stopped waiting; written after the run's records start).  At the
- * end: H pending_at_end <n> (tasks the queue still held, never claimed,
- * once every consumer stopped; where the strategy counts them), and for a
+ * end: H redis_pings <n>, H redis_ping_p99_ms <ms>, H redis_stall_ms <ms>
+ * (the latency sampler, trial_sampler.c: PINGs answered, the p99 of their
+ * round trips, the longest time between two answers; trials with Redis,
+ * idle mode aside), the L records, H pending_at_end <n> (tasks the queue
+ * still held, never claimed, once every consumer stopped; where the
+ * strategy counts them), and for a
  * trial that failed, H failed <why> (one line) right before Z failed.
  *
  * Ids, consumer and producer names must not contain TAB, CR or LF (the
@@ -176,6 +205,11 @@ int dq_log_ack_refused(dq_eventlog *l, int64_t t_us, const char *id,
                        const char *consumer, int attempt, const char *code);
 int dq_log_fault(dq_eventlog *l, int64_t t_us, const char *fault,
                  const char *phase, const char *arg);
+/* A G record: how is "readd" or "nack" (EINVAL otherwise). */
+int dq_log_giveback(dq_eventlog *l, int64_t t_us, const char *id,
+                    const char *consumer, int attempt, const char *how);
+/* An L record: id was in the dead-letter set at the end. */
+int dq_log_dead(dq_eventlog *l, int64_t t_us, const char *id);
 /* Ends the log: writes every thread's buffered records (as
  * dq_eventlog_flush_all), then the Z record with how ("clean",
  * "interrupted" or "failed"; EINVAL otherwise) at once.  After it this handle writes

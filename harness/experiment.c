@@ -182,6 +182,14 @@ static int write_csv(const run *rn, char *err, size_t errlen)
             .fault_windows = c->fault_windows, .violations = t->violations,
             .rate = p->rate, .enqueue_refused = c->enqueue_refused,
             .rtt_ms = r->rtt_ms,
+            .fail_every = p->fail_every,
+            .retry = p->fail_every > 0 ? (p->retry_nack ? "nack" : "readd")
+                                       : "",
+            .retried = c->retried, .lost_retry = c->lost_retry,
+            .processed_twice = c->processed_twice,
+            .dead_lettered = c->dead_lettered,
+            .redis_stall_ms = c->redis_stall_ms,
+            .ping_p99_ms = c->ping_p99_ms,
         };
         dq_trialrow_write(f, &row);
     }
@@ -661,14 +669,14 @@ static void trial_line(const run *rn, const trial_row *t, const char *label,
                 r->measured_s > 0 && r->redis_cpu_us >= 0
                     ? (double)r->redis_cpu_us / 1000.0 / r->measured_s
                     : -1.0, nl);
-    else if (p->nfaults > 0 || p->consumer_process)
-        fprintf(stderr, "%s%s: extra=%" PRIu64 " (redelivered %" PRIu64
-                " + fault dup %" PRIu64 " + dup %" PRIu64 ") lost=%" PRIu64
-                " pending=%" PRIu64 " early=%" PRIu64 " refused=%" PRIu64
-                " kills=%d restarts=%d %s%s", cr, label, c->duplicates,
-                c->redelivered, c->dup_fault, c->dup_nofault, c->lost,
-                c->pending_end, c->early, c->enqueue_refused, r->kills,
-                r->restarts,
+    else if (p->nfaults > 0 || p->consumer_process || p->fail_every > 0)
+        fprintf(stderr, "%s%s: extra=%" PRIu64 " (retried %" PRIu64
+                " + redelivered %" PRIu64 " + fault dup %" PRIu64 " + dup %"
+                PRIu64 ") lost=%" PRIu64 " pending=%" PRIu64 " early=%"
+                PRIu64 " refused=%" PRIu64 " kills=%d restarts=%d %s%s", cr,
+                label, c->duplicates, c->retried, c->redelivered,
+                c->dup_fault, c->dup_nofault, c->lost, c->pending_end,
+                c->early, c->enqueue_refused, r->kills, r->restarts,
                 t->violations ? "VIOLATES its guarantees" : "ok", nl);
     else
         fprintf(stderr, "%s%s: extra=%" PRIu64 " (redelivered %" PRIu64

@@ -6,7 +6,10 @@
  * production, so the fault forces consumers into processes.  The consumer
  * does it to itself (timing DQ_FAULT_IN_CONSUMER): its plan says at which
  * claim and point; it writes the F begin record
- * "c1:point=after-claim,claim=10,id=t48" and raises SIGKILL (trial_workers.c);
+ * "c1:point=after-claim,claim=10,id=t48" and raises SIGKILL (trial_workers.c;
+ * before-retry: at the first claim from the planned one on whose work
+ * failed, after the ack of a re-add and before the re-add itself, or
+ * before the nack);
  * the parent, reaping it, starts a replacement (c1.1) and writes the F end
  * "c1:replacement=c1.1", or "c1:replacement=none" when the process held
  * the whole queue (an in-process strategy) or the trial is ending
@@ -37,13 +40,13 @@ static int kc_parse(dq_fault *f, char *const *arg, int narg, char *err,
 
     if (narg < 1 || narg > 2) {
         snprintf(err, errlen, "expected kill-consumer:POINT[:N], POINT "
-                 "after-claim, during-work or before-ack");
+                 "after-claim, during-work, before-ack or before-retry");
         return -1;
     }
     point = dq_kill_point_parse(arg[0]);
     if (point == DQ_KILL_NONE) {
         snprintf(err, errlen, "POINT '%.30s': expected after-claim, "
-                 "during-work or before-ack", arg[0]);
+                 "during-work, before-ack or before-retry", arg[0]);
         return -1;
     }
     snprintf(f->word, sizeof f->word, "%s", dq_kill_point_name(point));
@@ -117,6 +120,15 @@ take:
     plan->die_by = f->ops;
 }
 
+/* before-retry is reached only by a claim whose work failed. */
+static int kc_prepare(dq_fault_ctx *c, const dq_fault *f)
+{
+    if (strcmp(f->word, "before-retry") == 0 && c->p->fail_every == 0)
+        return dq_fault_fail(c, "kill-consumer:before-retry: no work fails "
+                             "(give --fail-every N)");
+    return 0;
+}
+
 static bool kc_loss_allowed(const char *arg, unsigned flags)
 {
     (void)arg;
@@ -134,12 +146,13 @@ static void kc_describe(const dq_fault *f, char *buf, size_t len)
 const dq_fault_ops dq_fault_kill_consumer = {
     .name = "kill-consumer",
     .usage = "kill-consumer:POINT[:N]",
-    .help = "POINT after-claim|during-work|before-ack\n(implies "
-            "--consumer-mode process)",
+    .help = "POINT after-claim|during-work|before-ack|\nbefore-retry "
+            "(implies --consumer-mode process)",
     .parse = kc_parse,
     .format = kc_format,
     .needs = DQ_FAULT_NEEDS_PROCESS,
     .timing = DQ_FAULT_IN_CONSUMER,
+    .prepare = kc_prepare,
     .consumer_plan = kc_consumer_plan,
     /* A killed consumer's claimed task is lost (or comes back under a
      * lease); a task due by the window's end may have been in its hands;

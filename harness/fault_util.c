@@ -19,6 +19,7 @@ static const char *const point_names[] = {
     [DQ_KILL_AFTER_CLAIM] = "after-claim",
     [DQ_KILL_DURING_WORK] = "during-work",
     [DQ_KILL_BEFORE_ACK] = "before-ack",
+    [DQ_KILL_BEFORE_RETRY] = "before-retry",
 };
 
 const char *dq_kill_point_name(dq_kill_point p)
@@ -32,6 +33,7 @@ const char *dq_kill_point_phrase(dq_kill_point p)
 {
     static const char *const phrases[] = {
         "", "after a claim", "during the work", "before the ack",
+        "before the retry of a failed task",
     };
 
     if ((size_t)p >= sizeof phrases / sizeof phrases[0])

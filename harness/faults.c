@@ -25,6 +25,9 @@ extern const dq_fault_ops dq_fault_mover_stall;
 extern const dq_fault_ops dq_fault_os_crash;
 extern const dq_fault_ops dq_fault_failover;
 extern const dq_fault_ops dq_fault_evict;
+extern const dq_fault_ops dq_fault_stall_consumer;
+extern const dq_fault_ops dq_fault_clock_step;
+extern const dq_fault_ops dq_fault_busy_redis;
 
 const dq_fault_ops *const dq_fault_kinds[] = {
     &dq_fault_kill_consumer,
@@ -36,6 +39,9 @@ const dq_fault_ops *const dq_fault_kinds[] = {
     &dq_fault_os_crash,
     &dq_fault_failover,
     &dq_fault_evict,
+    &dq_fault_stall_consumer,
+    &dq_fault_clock_step,
+    &dq_fault_busy_redis,
     NULL,
 };
 
@@ -205,6 +211,17 @@ void dq_faults_consumer_plan(const dq_trial_params *p, int slot, int gen,
         const dq_fault *f = &p->faults[i];
         if (f->ops != NULL && f->ops->consumer_plan != NULL)
             f->ops->consumer_plan(f, p, i, slot, gen, all_in_one, plan);
+    }
+}
+
+void dq_faults_producer_plan(const dq_trial_params *p, int producer,
+                             dq_consumer_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    for (size_t i = 0; i < p->nfaults; i++) {
+        const dq_fault *f = &p->faults[i];
+        if (f->ops != NULL && f->ops->producer_plan != NULL)
+            f->ops->producer_plan(f, p, i, producer, plan);
     }
 }
 

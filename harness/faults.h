@@ -24,15 +24,25 @@
  * The kinds today (each row's file has the details):
  *   kill-consumer:POINT[:N]      SIGKILL a consumer process at POINT of its
  *                                k-th claim (k seeded), N times (1); POINT
- *                                after-claim, during-work or before-ack; a
+ *                                after-claim, during-work, before-ack or
+ *                                before-retry (needs fail_every); a
  *                                replacement starts.  Forces process mode.
  *   restart-redis:MODE[:AT_MS]   SIGKILL the harness-owned redis-server and
  *                                start it again; MODE off, everysec or
  *                                always (AOF appendfsync).
  *   pause-redis:MS[:AT_MS]       SIGSTOP the server for MS, then SIGCONT.
  *   subscriber-outage:MS[:AT_MS] every consumer down for MS, then back.
- *   clock-skew:[+|-]MS           consumer c0's clock MS ahead or behind for
- *                                the whole trial.
+ *   clock-skew:[producer:][+|-]MS  consumer c0's clock (every producer's)
+ *                                MS ahead or behind for the whole trial.
+ *   stall-consumer:MS[:N]        a consumer process stops itself (SIGSTOP)
+ *                                right after a delivery, N times (1); the
+ *                                parent resumes it (SIGCONT) MS later.
+ *   clock-step:+|-MS[:AT_MS]     consumer c0's wall clock (every consumer
+ *                                thread of an in-process strategy's
+ *                                process) steps by MS, as NTP steps it.
+ *   busy-redis:MS[:AT_MS]        a Lua script keeps the harness-owned
+ *                                server busy for MS, past
+ *                                busy-reply-threshold: clients get BUSY.
  *   mover-stall[:AT_MS]          CLIENT KILL ID of the trial's subscribed or
  *                                blocked connections (named dqlab:<queue>:).
  *   os-crash:MODE[:AT_MS]        a host crash of a server of the trial's own
@@ -90,7 +100,14 @@ typedef enum dq_kill_point {
     DQ_KILL_AFTER_CLAIM,     /* claim returned, before the D record */
     DQ_KILL_DURING_WORK,     /* after D, half way through the work */
     DQ_KILL_BEFORE_ACK,      /* after the work, before the ack */
+    DQ_KILL_BEFORE_RETRY,    /* the work failed (fail_every), before the
+                                re-add or nack that retries the task: at
+                                the first failed claim from the planned
+                                one on */
 } dq_kill_point;
+
+/* Stalls one consumer's plan holds at most (stall-consumer). */
+#define DQ_MAX_STALLS 16
 
 /* What the faults of a trial make one consumer do to itself, the same in
  * a worker thread, a consumer process and the threads of an in-process
@@ -102,6 +119,14 @@ typedef struct dq_consumer_plan {
     dq_kill_point die_point;
     const dq_fault_ops *die_by; /* the row whose F records its death
                                    writes (NULL when it never dies) */
+    /* Where it stops itself (SIGSTOP) for a while, right after the D
+     * record of claims stall_claim[0..nstalls-1] (1-based, ascending):
+     * it writes the F begin "<name>:stop_ms=MS,claim=K,id=ID" of the row
+     * stall_by first, and the parent resumes it (SIGCONT) MS later and
+     * writes the F end (trial_procs.c).  Process mode only. */
+    int nstalls;
+    int64_t stall_claim[DQ_MAX_STALLS], stall_ms[DQ_MAX_STALLS];
+    const dq_fault_ops *stall_by;
 } dq_consumer_plan;
 
 /* The consumers a fault may act on, provided by the trial: thread
@@ -120,6 +145,15 @@ typedef struct dq_fault_consumers {
     int (*count)(void *impl);
     pid_t (*pid)(void *impl, int slot);
     int (*ctl_fd)(void *impl, int slot);
+    /* Steps the wall clock of slot's consumers by add_us (more steps add
+     * up) from now on, as NTP steps a host's clock: the consumer process
+     * of the slot, every later process of it (a replacement), and for an
+     * in-process strategy's one process every consumer thread of it (any
+     * slot); its producers keep the true clock, so that the log's due
+     * times stay true.  Through the process's control socket; 0, or -1
+     * when the consumers are threads (a fault needing it needs process
+     * mode). */
+    int (*clock_step)(void *impl, int slot, int64_t add_us);
 } dq_fault_consumers;
 
 /* Where the trial's clients go when a fault starts servers of its own
@@ -271,6 +305,11 @@ struct dq_fault_ops {
     void (*consumer_plan)(const dq_fault *f, const struct dq_trial_params *p,
                           size_t index, int slot, int gen, bool all_in_one,
                           dq_consumer_plan *plan);
+    /* The same for producer `producer` (0..producers-1): only
+     * plan->clock_offset_us is read.  Optional. */
+    void (*producer_plan)(const dq_fault *f, const struct dq_trial_params *p,
+                          size_t index, int producer,
+                          dq_consumer_plan *plan);
 
     /* The checker (checker.c reads these by the name in the F record). */
     dq_fault_loss loss;
@@ -346,6 +385,11 @@ void dq_faults_consumer_plan(const struct dq_trial_params *p, int slot,
                              int gen, bool all_in_one,
                              dq_consumer_plan *plan);
 
+/* The plan of producer `producer` from every fault of p (zeroed first):
+ * its clock offset. */
+void dq_faults_producer_plan(const struct dq_trial_params *p, int producer,
+                             dq_consumer_plan *plan);
+
 /* The start of the fault at position index of p->faults, ms after the
  * wait began: its at_ms, or a seeded time (top comment). */
 int64_t dq_fault_at_ms(const struct dq_trial_params *p, size_t index);
@@ -353,10 +397,12 @@ int64_t dq_fault_at_ms(const struct dq_trial_params *p, size_t index);
  * what the rows draw their seeded choices from. */
 uint64_t dq_fault_hash(uint64_t seed, uint64_t index, uint64_t salt);
 
-/* "after-claim", "during-work", "before-ack", or "none". */
+/* "after-claim", "during-work", "before-ack", "before-retry", or
+ * "none". */
 const char *dq_kill_point_name(dq_kill_point p);
 /* The point in words for people: "after a claim", "during the work",
- * "before the ack"; "" for DQ_KILL_NONE.  The kill-consumer row's
+ * "before the ack", "before the retry of a failed task"; "" for
+ * DQ_KILL_NONE.  The kill-consumer row's
  * description and the report use it. */
 const char *dq_kill_point_phrase(dq_kill_point p);
 /* Parses a point name; DQ_KILL_NONE when unknown. */

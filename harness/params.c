@@ -32,6 +32,10 @@ static bool when_batched(const dq_trial_params *p)
     return p->enqueue_batch > 1;
 }
 static bool when_backlog(const dq_trial_params *p) { return p->backlog > 0; }
+static bool when_failing(const dq_trial_params *p)
+{
+    return p->fail_every > 0;
+}
 static bool when_paced(const dq_trial_params *p) { return p->rate > 0; }
 
 #define F(field) offsetof(dq_trial_params, field)
@@ -55,6 +59,16 @@ const dq_param dq_params[] = {
     I64("work_us", "--work-us", "W", work_us, 0, 60000000, 0,
         DQ_PARAM_LIST | DQ_PARAM_CHILD, NULL, "work_us",
         "simulated work between claim and ack"),
+    I64("fail_every", "--fail-every", "N", fail_every, 0, 1000000, 0,
+        DQ_PARAM_CHILD, when_failing, "fail_every",
+        "the work of every N-th claim of each consumer\nfails and the task "
+        "is retried (--retry); 0: none"),
+    {"retry", "--retry", "R", DQ_PARAM_CHOICE, F(retry_nack), 0, 0, 1, 0, 0,
+     "readd|nack", DQ_PARAM_CHILD, when_failing, "retry",
+     "a failed task: readd (enqueue it again at now +\n--retry-ms, then ack "
+     "it) or nack (dq_nack)"},
+    I64("retry_ms", "--retry-ms", "MS", retry_ms, 0, 86400000, 100,
+        DQ_PARAM_CHILD, when_failing, NULL, "retry delay of a failed task"),
     I64("payload_bytes", "--payload-bytes", "B", payload_bytes, 0, 1 << 20,
         16, DQ_PARAM_CHILD, NULL, NULL,
         "payload size, binary with NUL/LF/comma"),
@@ -279,6 +293,13 @@ int dq_params_check(const dq_trial_params *p, bool cli, char *err,
         snprintf(err, errlen, "%s%s0 (idle mode) needs %s%s%s (ms the "
                  "consumers run against the empty queue)", t, eq,
                  cli ? idle->flag : idle->key, eq, cli ? "MS" : "N");
+        return -1;
+    }
+    if (p->fail_every > 0 && p->retry_nack && p->strategy != NULL &&
+        p->strategy->nack == NULL) {
+        snprintf(err, errlen, "%s%snack: strategy '%s' has no nack (use "
+                 "%s%sreadd)", cli ? "--retry" : "retry", eq,
+                 p->strategy->name, cli ? "--retry" : "retry", eq);
         return -1;
     }
     if (p->tasks == 0 && (p->nfaults > 0 || p->consumer_process)) {

@@ -73,7 +73,7 @@ typedef struct dq_param {
 
 /* The table, terminated by a row with key NULL; DQ_NPARAMS rows. */
 extern const dq_param dq_params[];
-#define DQ_NPARAMS 15
+#define DQ_NPARAMS 18
 
 /* The row with this key ("work_us") or option ("--work-us"), or NULL. */
 const dq_param *dq_param_by_key(const char *key);
@@ -114,7 +114,9 @@ void dq_param_format(const dq_param *d, const struct dq_trial_params *p,
  * fault of p needs consumers as processes. */
 void dq_params_settle(struct dq_trial_params *p);
 /* The rules between parameters, after each was parsed: tasks 0 (idle
- * mode) needs idle_ms > 0; faults and consumers as processes need tasks.
+ * mode) needs idle_ms > 0; faults and consumers as processes need tasks;
+ * retry nack with failing work needs a strategy with nack (checked when
+ * p->strategy is set).
  * cli: name them as options (--tasks 0), else as keys (tasks = 0), as the
  * caller's user wrote them.  Returns 0, or -1 with one line in err. */
 int dq_params_check(const struct dq_trial_params *p, bool cli, char *err,

@@ -16,8 +16,9 @@
  *      the children (trial_procs.c).
  *   3. The backlog, if any, by every producer handle at once; the first
  *      snapshot of the server (INFO commandstats, INFO cpu).
- *   4. Start: the faults that last the whole run, the consumer processes,
- *      then the producer and consumer threads (trial_workers.c).
+ *   4. Start: the latency sampler (trial_sampler.c), the faults that last
+ *      the whole run, the consumer processes, then the producer and
+ *      consumer threads (trial_workers.c).
  *   5. Wait until every task was delivered at least once (with a lease
  *      also acked, so that redeliveries after a lease ran out are seen) or
  *      the drain deadline passes, or a signal; the fault schedule
@@ -31,7 +32,8 @@
  *      leased then is pending at the end (checker.h).
  *   6. Stop and join everyone, sum the counters of every handle, record
  *      how many tasks the queue still holds (H pending_at_end, where the
- *      strategy counts them), take the second snapshot, let the faults
+ *      strategy counts them) and which its dead-letter set holds (L
+ *      records), take the second snapshot, let the faults
  *      restore the server, purge the queue's keys (the log is the record
  *      of the trial) and release the claim.
  *   7. End the log with its Z record (clean, or interrupted) and run the
@@ -87,6 +89,8 @@ typedef struct run {
     dq_queue admin;             /* bare handle for rconn helpers */
     redisContext *redis;        /* its connection, NULL without Redis */
     dq_trial_procs *ps;         /* process mode, else NULL */
+    dq_trial_sampler *sampler;  /* the latency sampler, NULL without */
+    int64_t sampler_pongs;      /* its PINGs answered */
     dq_trial_faults tf;
     dq_trial_owner owner;       /* the claim on a server not dqlab's */
     bool queue_ours;            /* the queue passed step 1: its keys are
@@ -242,6 +246,8 @@ static int step_open(run *u)
         snprintf(w->name, sizeof w->name, "%c%d", prod ? 'p' : 'c', w->index);
         if (!prod)
             dq_faults_consumer_plan(p, w->index, 0, false, &w->plan);
+        else
+            dq_faults_producer_plan(p, w->index, &w->plan);
         cfg = dq_trial_worker_config(w);
         if (dq_open(p->strategy, &cfg, &w->q, u->err, u->errlen) != DQ_OK)
             return -1;
@@ -342,6 +348,13 @@ static void step_start(run *u)
     char err[300];
     int n;
 
+    /* Between the two snapshots, so that its PINGs can be subtracted. */
+    if (u->redis != NULL && !u->idle &&
+        (u->sampler = dq_trial_sampler_start(&u->admin, err,
+                                             sizeof err)) == NULL) {
+        dq_trial_fail(&u->t, "%s", err);
+        return;
+    }
     if (dq_trial_faults_start(&u->tf, err, sizeof err) != 0) {
         dq_trial_fail(&u->t, "%s", err);
         return;
@@ -424,10 +437,17 @@ static bool wait_over(run *u, bool *drained)
     *drained = false;
     if (u->idle)
         return (*drained = dq_mono_us() - u->start_us >= p->idle_ms * 1000);
+    /* A consumer stopped by a stall is resumed first: its late ack (or
+     * the refusal of it) belongs to the trial. */
+    if (u->ps != NULL && dq_trial_procs_stalled(u->ps))
+        return false;
     deadline_ms = drain_deadline_ms(u);
+    /* Failed work comes back as a retry: every task must be acked, as
+     * under a lease. */
     if (atomic_load(&t->distinct) + atomic_load(&t->refused) == p->tasks &&
-        (u->lease_ms == 0 || atomic_load(&t->acked_distinct) +
-                                     atomic_load(&t->refused) == p->tasks) &&
+        ((u->lease_ms == 0 && p->fail_every == 0) ||
+         atomic_load(&t->acked_distinct) + atomic_load(&t->refused) ==
+             p->tasks) &&
         (u->lease_end_wall_ms == 0 ||
          now_ms > u->lease_end_wall_ms + p->grace_ms ||
          now_ms > deadline_ms))
@@ -486,6 +506,10 @@ static int step_stop(run *u)
     dq_log_header(u->t.log, "end_us", v);
     atomic_store(&u->t.stop, true);
     dq_trial_faults_cut(&u->tf);
+    if (dq_trial_sampler_stop(u->sampler, u->t.log, &u->sampler_pongs) != 0)
+        dq_trial_fail(&u->t, "event log %s: %s", u->p.log_path,
+                      strerror(errno));
+    u->sampler = NULL;
     atomic_store(&u->t.outage, false);
     join_threads(u);
     if (u->ps != NULL)
@@ -523,6 +547,25 @@ static void log_pending(run *u)
     dq_log_header(u->t.log, "pending_at_end", v);
 }
 
+/* One L record (dq_dead_letter_ids's visitor; arg the log). */
+static int log_dead_one(void *arg, const char *id)
+{
+    return dq_log_dead(arg, dq_wall_us(), id) == 0 ? 0 : -1;
+}
+
+/* The ids the strategy's dead-letter set holds once everyone stopped (L
+ * records: max_attempts moved them there), so that the checker counts
+ * them as dead-lettered, not lost; where the strategy has the set, on a
+ * handle of this process, as log_pending. */
+static void log_dead_letters(run *u)
+{
+    if (u->idle || u->nw == 0 || u->all_in_one || u->ws[0].q == NULL ||
+        u->p.strategy->dead_letter_ids == NULL)
+        return;
+    if (dq_dead_letter_ids(u->ws[0].q, log_dead_one, u->t.log) != DQ_OK)
+        dq_trial_error(&u->t, "dead letters: %s", dq_errstr(u->ws[0].q));
+}
+
 /* Each fault's finish hook, once.  The servers a fault started for the
  * trial are gone afterwards, and the queue's keys with them: nothing is
  * left to purge. */
@@ -551,10 +594,12 @@ static void step_measure(run *u)
             dq_trial_redis_snapshot(&u->admin, u->redis, &after) == DQ_OK) {
             r->redis_cpu_us = after.cpu_us - u->before.cpu_us;
             r->redis_commands = (after.commands - u->before.commands) -
-                                (after.info_calls - u->before.info_calls);
+                                (after.info_calls - u->before.info_calls) -
+                                u->sampler_pongs;
         }
     }
     log_pending(u);
+    log_dead_letters(u);
     for (int i = 0; i < u->nw; i++) {
         dq_trial_worker_close(&u->ws[i]);
         dq_trial_add_counters(&r->counters, &u->ws[i].acc);
@@ -640,6 +685,8 @@ static void cleanup(run *u, bool failed)
 
     snprintf(why, sizeof why, "%s", u->err);
     atomic_store(&u->t.stop, true);
+    dq_trial_sampler_stop(u->sampler, NULL, NULL);
+    u->sampler = NULL;
     if (!u->faults_finished)
         finish_faults(u);
     join_threads(u);

@@ -36,6 +36,15 @@ typedef struct dq_trial_params {
     int64_t delay_min_ms;   /* due = enqueue time + uniform delay in */
     int64_t delay_max_ms;   /* [min, max] ms, seeded per task */
     int64_t work_us;        /* simulated work between claim and ack */
+    int64_t fail_every;     /* the work of every fail_every-th claim of
+                               each consumer fails and the task is given
+                               back for a retry (trial_workers.c); 0: no
+                               work fails */
+    bool retry_nack;        /* how a failed task is retried: false readd
+                               (enqueue it again at now + retry_ms, then
+                               ack it: the tutorials' way), true nack
+                               (dq_nack with retry_ms) */
+    int64_t retry_ms;       /* the retry delay of a failed task, ms */
     int64_t payload_bytes;  /* payload size per task (binary, seeded) */
     int64_t grace_ms;       /* drain deadline = latest due + grace */
     int64_t enqueue_batch;  /* tasks per enqueue call (1: dq_enqueue; above:

@@ -10,6 +10,7 @@
  *                    faults in every mode
  *   trial_faults.c   the fault schedule: each fault row's hooks at its time
  *   trial_redis.c    the admin connection: the queue's keys, INFO
+ *   trial_sampler.c  the latency sampler: PINGs from a thread of its own
  *   trial_output.c   log headers, progress line, violations, JSON
  *   consumer_proc.c  process mode, child side (`dqlab __child`)
  * Layering (calls go down only): trial.c uses all of them; trial_faults.c
@@ -57,6 +58,10 @@ typedef struct dq_trial_state {
     atomic_uint_fast64_t errors;
     atomic_uint_fast64_t payload_bad;
     atomic_uint_fast64_t retries;
+    _Atomic int64_t clock_step_us; /* this process's consumers' wall-clock
+                                      step (dq_config.clock_step_us), set
+                                      through the control socket
+                                      (clock-step) */
     dq_config cfg;                 /* base config, to reopen a handle */
     pthread_mutex_t mu;            /* guards the two messages below */
     char fail_msg[256];
@@ -94,7 +99,8 @@ void dq_trial_atomic_min(atomic_int_fast64_t *a, int64_t v);
 void dq_trial_atomic_max(atomic_int_fast64_t *a, int64_t v);
 /* Points cfg's Redis fields at target t (strings borrowed from t). */
 void dq_trial_config_redis(dq_config *cfg, const struct dq_redis_target *t);
-/* The config of worker w's handle: the base config, its name, its clock. */
+/* The config of worker w's handle: the base config, its name, its clock
+ * (a consumer's also reads the process's clock step). */
 dq_config dq_trial_worker_config(const dq_trial_worker *w);
 /* Closes w's handle (if open) and adds its counters, what the close itself
  * did included (dq_close_into), to w->acc. */
@@ -115,6 +121,17 @@ int64_t dq_trial_id_index(const char *id, int64_t tasks);
 
 /* ---- Process mode, parent side (trial_procs.c) -------------------------- */
 
+/* The control socket on every child's stdin: one command a line, sent by
+ * trial_procs.c, read by consumer_proc.c between its workers' steps:
+ *   "outage 1" / "outage 0"   an all-in-one child's consumer threads close
+ *                             their handles and wait / start again
+ *   "clock_step <us>"         its consumers' wall clock is <us> (signed
+ *                             decimal) off from now on: the total of the
+ *                             slot's clock steps, sent again to every
+ *                             later process of the slot */
+#define DQ_TRIAL_CTL_OUTAGE "outage"
+#define DQ_TRIAL_CTL_CLOCK_STEP "clock_step"
+
 typedef struct dq_trial_procs dq_trial_procs;
 
 /* Prepares process mode for t: the executable (p->child_exe or
@@ -128,11 +145,17 @@ dq_trial_procs *dq_trial_procs_new(dq_trial_state *t, bool all_in_one,
 int dq_trial_procs_start(dq_trial_procs *ps, char *err, size_t errlen);
 /* Reads the records the children appended since the last call (progress)
  * and reaps the children that exited: a planned kill gets its F end and a
- * replacement; any other exit fails the trial.  r->kills counts kills. */
+ * replacement; any other exit fails the trial.  r->kills counts kills.  A
+ * child that stopped itself for stop_ms (its F begin record says so) is
+ * resumed with SIGCONT once that time is up, and the F end written. */
 void dq_trial_procs_watch(dq_trial_procs *ps, dq_trial_result *r);
 /* All-in-one: the child died (nothing more can follow), or has logged
  * every enqueue. */
 bool dq_trial_procs_producers_done(const dq_trial_procs *ps);
+/* True while a child that stopped itself (stall-consumer) waits for the
+ * SIGCONT the watch sends once its time is up: the trial does not end
+ * meanwhile, so that the stalled consumer's late ack is in the log. */
+bool dq_trial_procs_stalled(const dq_trial_procs *ps);
 /* Stops every child (SIGTERM, then SIGKILL after 3 s), reaps them and
  * takes their summaries, polling: it returns within 5 s whatever the
  * children do (one still there 2 s after its SIGKILL is left to the
@@ -270,6 +293,26 @@ typedef struct dq_trial_snapshot {
 } dq_trial_snapshot;
 int dq_trial_redis_snapshot(dq_queue *admin, struct redisContext *c,
                             dq_trial_snapshot *s);
+
+/* ---- The latency sampler (trial_sampler.c) ----------------------------- */
+
+#define DQ_TRIAL_SAMPLER_MS 10          /* PING interval */
+#define DQ_TRIAL_SAMPLER_TIMEOUT_MS 1000 /* its socket timeout */
+
+typedef struct dq_trial_sampler dq_trial_sampler;
+
+/* Starts the sampler (trial_sampler.c's top comment) on a connection of
+ * its own to admin's server (a copy of the bare handle).  Returns it, or
+ * NULL with err (the connect failed). */
+dq_trial_sampler *dq_trial_sampler_start(const dq_queue *admin, char *err,
+                                         size_t errlen);
+/* Stops and joins s (within one PING: at most its socket timeout), then
+ * writes its H records (redis_pings, and redis_ping_p99_ms and
+ * redis_stall_ms when there were answers to measure) to log (NULL: none),
+ * puts the PINGs answered in *pongs (NULL: not wanted) and frees s.  s
+ * NULL is fine.  Returns 0, or -1 with errno when a record failed. */
+int dq_trial_sampler_stop(dq_trial_sampler *s, dq_eventlog *log,
+                          int64_t *pongs);
 
 /* ---- Output (trial_output.c) -------------------------------------------- */
 

@@ -14,11 +14,21 @@
  * (dq_faults_consumer_plan: its clock offset, where it dies) exactly as
  * this side does when it reaps it.  Its stdout and stderr come back
  * through a pipe: the last line is its summary ("S ..."), any other line
- * an error message.  An all-in-one child's stdin is a socket from here:
- * '1' stops its consumer threads (an outage), '0' starts them again.  A
- * socket rather than a signal: bytes sent before the child reads them wait
- * for it, where a signal arriving before its handler is installed would
- * kill it; MSG_NOSIGNAL, so a child that died meanwhile costs no SIGPIPE.
+ * an error message.  Every child's stdin is a socket from here, one
+ * command a line (trial_int.h): "outage 1" stops an all-in-one child's
+ * consumer threads (an outage), "outage 0" starts them again, "clock_step
+ * <us>" steps its consumers' wall clock (the slot's total, sent again to
+ * a replacement).  A socket rather than a signal: bytes sent before the
+ * child reads them wait for it, where a signal arriving before its
+ * handler is installed would kill it; MSG_NOSIGNAL, so a child that died
+ * meanwhile costs no SIGPIPE.
+ *
+ * Stalls (stall-consumer): a child that writes an F begin record whose
+ * arg holds stop_ms=MS stops itself (SIGSTOP) right after; the watch sees
+ * the record in the log's tail and the stop (waitid WSTOPPED), sends
+ * SIGCONT once MS have passed since the record, and writes the F end
+ * "<consumer>:stopped_ms=M" under the same fault name.  The stop sends
+ * SIGCONT with its SIGTERM, so that no stopped child outlives a trial.
  *
  * Progress: this side reads the log as it grows (D and A records mark
  * tasks delivered and acked; an all-in-one child's E records count
@@ -53,9 +63,16 @@
 typedef struct child {
     pid_t pid;          /* 0: not running */
     int out_fd;         /* read end of its stdout+stderr pipe, or -1 */
-    int ctl_fd;         /* all-in-one: our end of the socket on its stdin,
-                           or -1 */
+    int ctl_fd;         /* our end of the control socket on its stdin, or
+                           -1 */
     int gen;            /* 0 for the first process of a slot */
+    int64_t step_us;    /* the slot's clock step (clock-step): sent to
+                           every process of the slot */
+    /* A stall: the child wrote an F begin with stop_ms=MS and stops
+     * itself; resumed once it is seen stopped and MS have passed. */
+    bool stall, stopped;
+    int64_t stall_t_us, stall_ms;
+    char stall_fault[32], stall_who[24];
     bool term_sent;     /* stopped by us (outage, end of trial) */
     bool kill_sent;     /* SIGKILLed by the stop */
     char name[24];
@@ -222,8 +239,8 @@ static void child_args(const dq_trial_procs *ps, int slot, argb *a)
         arg_add(a, "--opt=%s=%s", p->opts[i].key, p->opts[i].val);
 }
 
-/* Forks and execs a's command with its output pipe (and, all-in-one, the
- * control socket on its stdin) into c.  Returns 0, or -1 with err. */
+/* Forks and execs a's command with its output pipe and the control socket
+ * on its stdin into c.  Returns 0, or -1 with err. */
 static int child_exec(dq_trial_procs *ps, child *c, argb *a, char *err,
                       size_t errlen)
 {
@@ -231,8 +248,7 @@ static int child_exec(dq_trial_procs *ps, child *c, argb *a, char *err,
     pid_t pid;
 
     if (pipe2(out, O_CLOEXEC) != 0 ||
-        (ps->all_in_one &&
-         socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) != 0)) {
+        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) != 0) {
         snprintf(err, errlen, "%s: %s", out[0] < 0 ? "pipe" : "socketpair",
                  strerror(errno));
         for (int i = 0; i < 2; i++)
@@ -259,6 +275,24 @@ static int child_exec(dq_trial_procs *ps, child *c, argb *a, char *err,
     return 0;
 }
 
+/* Sends one control line (trial_int.h) to c's process, if it runs. */
+static void child_send(child *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void child_send(child *c, const char *fmt, ...)
+{
+    char line[64];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (c->pid <= 0 || c->ctl_fd < 0 || n <= 0 || n >= (int)sizeof line - 1)
+        return;
+    line[n++] = '\n';
+    send(c->ctl_fd, line, (size_t)n, MSG_NOSIGNAL);
+}
+
 /* Starts the process of slot `slot`, generation ch[slot].gen. */
 static int child_spawn(dq_trial_procs *ps, int slot, char *err,
                        size_t errlen)
@@ -278,6 +312,7 @@ static int child_spawn(dq_trial_procs *ps, int slot, char *err,
     c->outlen = 0;
     c->out[0] = '\0';
     c->term_sent = c->kill_sent = false;
+    c->stall = c->stopped = false;
     child_args(ps, slot, a);
     if (a->overflow) {
         snprintf(err, errlen, "child command line too long");
@@ -286,6 +321,8 @@ static int child_spawn(dq_trial_procs *ps, int slot, char *err,
     }
     rc = child_exec(ps, c, a, err, errlen);
     free(a);
+    if (rc == 0 && c->step_us != 0)
+        child_send(c, DQ_TRIAL_CTL_CLOCK_STEP " %" PRId64, c->step_us);
     return rc;
 }
 
@@ -366,6 +403,31 @@ static void child_close(child *c)
     c->pid = 0;
 }
 
+/* A child's F begin record with stop_ms= in its arg (f[2] the fault, f[4]
+ * "<consumer>:stop_ms=MS,..."): that child stops itself now; note it. */
+static void tail_stall(dq_trial_procs *ps, char **f)
+{
+    const char *ms = strstr(f[4], "stop_ms="), *colon = strchr(f[4], ':');
+    size_t wl = colon != NULL ? (size_t)(colon - f[4]) : 0;
+    child *c = NULL;
+
+    if (ms == NULL || wl == 0 || wl >= sizeof c->stall_who)
+        return;
+    for (int i = 0; i < ps->nch && c == NULL; i++)
+        if (ps->ch[i].pid > 0 &&
+            (ps->all_in_one || (strncmp(ps->ch[i].name, f[4], wl) == 0 &&
+                                ps->ch[i].name[wl] == '\0')))
+            c = &ps->ch[i];
+    if (c == NULL)
+        return;
+    c->stall = true;
+    c->stopped = false;
+    c->stall_t_us = strtoll(f[1], NULL, 10);
+    c->stall_ms = strtoll(ms + strlen("stop_ms="), NULL, 10);
+    snprintf(c->stall_fault, sizeof c->stall_fault, "%s", f[2]);
+    snprintf(c->stall_who, sizeof c->stall_who, "%.*s", (int)wl, f[4]);
+}
+
 /* One record the children appended (fields f[0..nf-1]). */
 static void tail_record(dq_trial_procs *ps, char **f, int nf)
 {
@@ -373,6 +435,10 @@ static void tail_record(dq_trial_procs *ps, char **f, int nf)
 
     if (nf < 4 || f[0][1] != '\0')
         return;
+    if (f[0][0] == 'F' && nf >= 5 && strcmp(f[3], "begin") == 0) {
+        tail_stall(ps, f);
+        return;
+    }
     if (f[0][0] == 'D') {
         dq_trial_atomic_max(&t->last_d_us, strtoll(f[1], NULL, 10));
         dq_trial_mark(t->seen, &t->distinct,
@@ -495,12 +561,71 @@ static void reap_one(dq_trial_procs *ps, int slot, dq_trial_result *r)
                       msg[0] ? ": " : "", msg);
 }
 
+/* Ends c's stall window (F end under its fault's name). */
+static void stall_end(dq_trial_procs *ps, child *c, const char *how)
+{
+    char arg[96];
+
+    snprintf(arg, sizeof arg, "%s:%s", c->stall_who, how);
+    dq_log_fault(ps->t->log, dq_wall_us(), c->stall_fault, "end", arg);
+    c->stall = c->stopped = false;
+}
+
+/* How long past its stop_ms a stalled child may go unseen stopped
+ * (waitid WSTOPPED) before the trial fails: it wrote its F begin right
+ * before its SIGSTOP, so only a lost stop report comes this far. */
+#define STALL_SEEN_MS 5000
+
+/* A stalled child: seen stopped yet?  Its time up?  Then SIGCONT. */
+static void stall_tend(dq_trial_procs *ps, child *c)
+{
+    siginfo_t si;
+    char how[48];
+    int64_t now;
+
+    if (!c->stopped) {
+        memset(&si, 0, sizeof si);
+        if (waitid(P_PID, (id_t)c->pid, &si, WSTOPPED | WNOHANG) == 0 &&
+            si.si_pid == c->pid && si.si_code == CLD_STOPPED)
+            c->stopped = true;
+    }
+    now = dq_wall_us();
+    if (!c->stopped &&
+        now >= c->stall_t_us + (c->stall_ms + STALL_SEEN_MS) * 1000) {
+        /* Never seen stopped: the fault had no effect, and the trial
+         * must not wait for it forever. */
+        kill(c->pid, SIGCONT);
+        stall_end(ps, c, "error=1");
+        dq_trial_fail(ps->t, "stall-consumer: %s was not seen stopped "
+                      "within %d ms of its stall", c->stall_who,
+                      STALL_SEEN_MS);
+        return;
+    }
+    if (!c->stopped || now < c->stall_t_us + c->stall_ms * 1000)
+        return;
+    kill(c->pid, SIGCONT);
+    snprintf(how, sizeof how, "stopped_ms=%" PRId64,
+             (now - c->stall_t_us) / 1000);
+    stall_end(ps, c, how);
+}
+
 void dq_trial_procs_watch(dq_trial_procs *ps, dq_trial_result *r)
 {
     tail_log(ps);
     for (int i = 0; i < ps->nch; i++)
+        if (ps->ch[i].pid != 0 && ps->ch[i].stall)
+            stall_tend(ps, &ps->ch[i]);
+    for (int i = 0; i < ps->nch; i++)
         if (ps->ch[i].pid != 0)
             reap_one(ps, i, r);
+}
+
+bool dq_trial_procs_stalled(const dq_trial_procs *ps)
+{
+    for (int i = 0; ps != NULL && i < ps->nch; i++)
+        if (ps->ch[i].pid > 0 && ps->ch[i].stall)
+            return true;
+    return false;
 }
 
 bool dq_trial_procs_producers_done(const dq_trial_procs *ps)
@@ -519,13 +644,18 @@ static bool children_running(const dq_trial_procs *ps)
 }
 
 /* SIGTERM to every running child (they finish the task in hand, print
- * their summary and exit). */
+ * their summary and exit), and SIGCONT, so that a stalled one does; its
+ * stall window ends "interrupted=1". */
 static void children_term(dq_trial_procs *ps)
 {
+    tail_log(ps); /* a stall just begun */
     for (int i = 0; i < ps->nch; i++)
         if (ps->ch[i].pid > 0) {
             ps->ch[i].term_sent = true;
             kill(ps->ch[i].pid, SIGTERM);
+            kill(ps->ch[i].pid, SIGCONT);
+            if (ps->ch[i].stall)
+                stall_end(ps, &ps->ch[i], "interrupted=1");
         }
 }
 
@@ -538,6 +668,7 @@ static void stop_one(dq_trial_procs *ps, child *c, int64_t now,
     pid_t got;
 
     child_drain(c);
+    kill(c->pid, SIGCONT); /* one that stopped itself after its SIGTERM */
     if (now > deadline && !c->kill_sent) {
         kill(c->pid, SIGKILL);
         c->kill_sent = true;
@@ -601,13 +732,10 @@ void dq_trial_procs_free(dq_trial_procs *ps)
 
 /* ---- Consumers, for the faults ------------------------------------------- */
 
-/* The all-in-one child's consumer threads: one byte on its stdin. */
+/* The all-in-one child's consumer threads: a line on its stdin. */
 static void child_outage(child *c, bool on)
 {
-    char b = on ? '1' : '0';
-
-    if (c->pid > 0 && c->ctl_fd >= 0)
-        send(c->ctl_fd, &b, 1, MSG_NOSIGNAL);
+    child_send(c, DQ_TRIAL_CTL_OUTAGE " %d", on ? 1 : 0);
 }
 
 static void procs_stop(void *impl)
@@ -655,6 +783,21 @@ static int procs_ctl_fd(void *impl, int slot)
     return slot >= 0 && slot < ps->nch ? ps->ch[slot].ctl_fd : -1;
 }
 
+static int procs_clock_step(void *impl, int slot, int64_t add_us)
+{
+    dq_trial_procs *ps = impl;
+    child *c;
+
+    if (ps->all_in_one)
+        slot = 0;
+    if (slot < 0 || slot >= ps->nch)
+        return -1;
+    c = &ps->ch[slot];
+    c->step_us += add_us;
+    child_send(c, DQ_TRIAL_CTL_CLOCK_STEP " %" PRId64, c->step_us);
+    return 0;
+}
+
 /* Thread mode: the consumer threads watch the trial's outage flag. */
 static void threads_stop(void *impl)
 {
@@ -686,14 +829,21 @@ static int threads_ctl_fd(void *impl, int slot)
     return -1;
 }
 
+static int threads_clock_step(void *impl, int slot, int64_t add_us)
+{
+    (void)impl, (void)slot, (void)add_us;
+    return -1;
+}
+
 void dq_trial_consumers(dq_fault_consumers *out, dq_trial_state *t,
                         dq_trial_procs *ps)
 {
     if (ps != NULL)
         *out = (dq_fault_consumers){ps, procs_stop, procs_start, procs_count,
-                                    procs_pid, procs_ctl_fd};
+                                    procs_pid, procs_ctl_fd,
+                                    procs_clock_step};
     else
         *out = (dq_fault_consumers){t, threads_stop, threads_start,
                                     threads_count, threads_pid,
-                                    threads_ctl_fd};
+                                    threads_ctl_fd, threads_clock_step};
 }

@@ -8,8 +8,8 @@
  * enqueue_batch and logs E once its group was acknowledged, paced when
  * rate > 0 (below); a consumer
  * loops claim -> log D -> sleep work_us -> ack -> log A (accepted) or R
- * (refused, failed).  The parent's progress (which tasks were delivered
- * and acked) is a pair of shared atomic bitmaps over the task indices.
+ * (refused, failed), or, when its work failed, log G -> retry.  The
+ * parent's progress (which tasks were delivered and acked) is a pair of shared atomic bitmaps over the task indices.
  *
  * Records.  The parent writes through its buffered eventlog.c handle; a
  * child process through its own (dq_eventlog_open_append,
@@ -30,14 +30,24 @@
  * N (not acknowledged, not lost), never retried, and the producer goes on
  * with its next task.
  *
+ * Failing work (fail_every N).  The work of every N-th claim of each
+ * consumer fails, and the consumer gives the task back by the trial's
+ * retry policy after its G record: readd (ack, then enqueue the task
+ * again at now + retry_ms) or nack (dq_nack).  A skewed producer
+ * (clock-skew:producer) logs in E the due time it meant, by the true
+ * clock.
+ *
  * Faults.  With faults, an enqueue whose outcome is unknown (connection
  * lost, server restarting) is retried with the same ids and due times
  * (ZADD/HSET of the same member are idempotent) and logged once
- * acknowledged; an ack that met a lost connection is retried (the
- * strategies' acks are idempotent: HDEL, or a lease check); both with a
- * backoff of 20 ms doubling to 1 s, for at most 60 s.  A consumer whose
- * plan says so SIGKILLs itself at its claim and point, after writing the F
- * begin record of the fault that planned it.  While the trial's outage
+ * acknowledged; an ack, nack or re-add that met a lost connection, or
+ * that Redis refused without running it (BUSY from a long script,
+ * LOADING), is retried (the strategies' acks are idempotent: HDEL, or a
+ * lease check); all with a backoff of 20 ms doubling to 1 s, for at most
+ * 60 s.  A consumer whose plan says so SIGKILLs itself at its claim and
+ * point, after writing the F begin record of the fault that planned it,
+ * or stops itself (SIGSTOP) right after the D record of a planned claim,
+ * to be resumed by the parent (stall-consumer).  While the trial's outage
  * flag is up, consumer threads close their handles and wait.
  */
 #include <errno.h>
@@ -155,6 +165,8 @@ dq_config dq_trial_worker_config(const dq_trial_worker *w)
 
     cfg.consumer = w->name;
     cfg.clock_offset_us = w->plan.clock_offset_us;
+    if (w->name[0] == 'c')
+        cfg.clock_step_us = &w->t->clock_step_us;
     return cfg;
 }
 
@@ -269,10 +281,14 @@ static int batch_log(dq_trial_worker *w, const batch *b)
     dq_trial_state *t = w->t;
     int64_t now_us = dq_wall_us();
 
+    /* The due time the producer meant, by the true clock: a skewed
+     * producer (clock-skew) gave enqueue its own clock's. */
+    int64_t skew_ms = w->plan.clock_offset_us / 1000;
+
     dq_trial_atomic_max(&t->latest_due_ms, b->maxdue);
     for (size_t j = 0; j < b->n; j++)
-        if (dq_log_enqueue(t->log, now_us, b->ids[j], b->items[j].due_ms,
-                           w->name) != 0) {
+        if (dq_log_enqueue(t->log, now_us, b->ids[j],
+                           b->items[j].due_ms - skew_ms, w->name) != 0) {
             log_failed(t, b->ids[j]);
             return -1;
         }
@@ -416,12 +432,45 @@ static void die_now(dq_trial_worker *w, const char *id)
     _exit(137); /* not reached */
 }
 
-/* Dies here if the plan says so: at this claim and point. */
+/* Dies here if the plan says so: at this claim and point (before-retry:
+ * at the first failed claim from the planned one on). */
 static void maybe_die(dq_trial_worker *w, dq_kill_point at, const char *id)
 {
-    if (w->plan.die_claim > 0 && w->claims == w->plan.die_claim &&
-        w->plan.die_point == at)
+    if (w->plan.die_claim > 0 && w->plan.die_point == at &&
+        (w->claims == w->plan.die_claim ||
+         (at == DQ_KILL_BEFORE_RETRY && w->claims > w->plan.die_claim)))
         die_now(w, id);
+}
+
+/* Stops this process here (SIGSTOP) if the plan says so, right after the
+ * D record of this claim: the F begin of the row that planned it first,
+ * written before the stop, so the parent knows how long to wait before
+ * it resumes it (trial_procs.c).  A GC pause or a starved CPU, from the
+ * consumer's side: it holds its task meanwhile. */
+static void maybe_stall(dq_trial_worker *w, const char *id)
+{
+    dq_consumer_plan *pl = &w->plan;
+    char arg[200];
+
+    while (pl->nstalls > 0 && pl->stall_claim[0] < w->claims) {
+        memmove(pl->stall_claim, pl->stall_claim + 1,
+                (size_t)(pl->nstalls - 1) * sizeof pl->stall_claim[0]);
+        memmove(pl->stall_ms, pl->stall_ms + 1,
+                (size_t)(pl->nstalls - 1) * sizeof pl->stall_ms[0]);
+        pl->nstalls--;
+    }
+    if (pl->nstalls == 0 || pl->stall_claim[0] != w->claims ||
+        dq_trial_should_stop(w->t))
+        return;
+    snprintf(arg, sizeof arg, "%s:stop_ms=%" PRId64 ",claim=%" PRId64
+             ",id=%.64s", w->name, pl->stall_ms[0], w->claims, id);
+    pl->stall_claim[0] = 0; /* once */
+    if (dq_log_fault(w->t->log, dq_wall_us(), pl->stall_by->name, "begin",
+                     arg) != 0) {
+        log_failed(w->t, id);
+        return;
+    }
+    kill(getpid(), SIGSTOP);
 }
 
 /* Subscriber outage (threads): closes the handle, waits until the outage
@@ -466,11 +515,64 @@ static const char *result_code(int rc)
     return "EUNKNOWN";
 }
 
+/* Whether a failed call may be tried again as it is: the connection was
+ * lost (DQ_EIO; the strategies' acks, nacks and re-adds are idempotent),
+ * or Redis refused the command without running it because a script kept
+ * it busy past busy-reply-threshold ("BUSY ...", busy-redis) or it was
+ * still loading its dataset ("LOADING ...", after a restart):
+ * https://redis.io/commands/script-kill/. */
+static bool transient(int rc, const dq_queue *q)
+{
+    if (rc == DQ_EIO)
+        return true;
+    return rc == DQ_EREDIS && q != NULL &&
+           (strstr(dq_errstr(q), "BUSY Redis is busy") != NULL ||
+            strstr(dq_errstr(q), "LOADING Redis is loading") != NULL);
+}
+
 /* Counts a failed claim or ack and keeps the first message. */
 static void op_error(dq_trial_worker *w, const char *op, int rc)
 {
     dq_trial_error(w->t, "%s: %s: %s (%s)", w->name, op,
                    w->q ? dq_errstr(w->q) : "closed", dq_result_name(rc));
+}
+
+/* Calls op (an ack, nack or re-add of task) until it returns DQ_OK or an
+ * error that is not transient, retrying transient ones with faults as an
+ * ack is.  Returns its last result. */
+static int call_retried(dq_trial_worker *w, const dq_task *task,
+                        int (*op)(dq_trial_worker *w, const dq_task *task))
+{
+    dq_trial_state *t = w->t;
+    int64_t first_fail_us = 0;
+    int rc, attempt = 0;
+
+    while ((rc = op(w, task)) != DQ_OK && t->retry && transient(rc, w->q) &&
+           !dq_trial_should_stop(t)) {
+        if (first_fail_us == 0)
+            first_fail_us = dq_mono_us();
+        else if (dq_mono_us() - first_fail_us > RETRY_LIMIT_US)
+            break;
+        atomic_fetch_add(&t->retries, 1);
+        dq_sleep_us(backoff_us(attempt++));
+    }
+    return rc;
+}
+
+static int op_ack(dq_trial_worker *w, const dq_task *task)
+{
+    return dq_ack(w->q, task);
+}
+
+static int op_nack(dq_trial_worker *w, const dq_task *task)
+{
+    return dq_nack(w->q, task, w->t->p->retry_ms);
+}
+
+static int op_readd(dq_trial_worker *w, const dq_task *task)
+{
+    return dq_enqueue(w->q, task->id, task->payload, task->payload_len,
+                      dq_now_ms(w->q) + w->t->p->retry_ms);
 }
 
 /* After a claim: D record, progress bit, payload check.  Returns 0 or -1
@@ -509,18 +611,8 @@ static int delivered(dq_trial_worker *w, const dq_task *task,
 static void acknowledge(dq_trial_worker *w, const dq_task *task)
 {
     dq_trial_state *t = w->t;
-    int64_t first_fail_us = 0;
-    int rc, attempt = 0;
+    int rc = call_retried(w, task, op_ack);
 
-    while ((rc = dq_ack(w->q, task)) != DQ_OK && t->retry && rc == DQ_EIO &&
-           !dq_trial_should_stop(t)) {
-        if (first_fail_us == 0)
-            first_fail_us = dq_mono_us();
-        else if (dq_mono_us() - first_fail_us > RETRY_LIMIT_US)
-            break;
-        atomic_fetch_add(&t->retries, 1);
-        dq_sleep_us(backoff_us(attempt++));
-    }
     if (rc != DQ_OK) {
         const char *code = result_code(rc);
         if (rc != DQ_ENOTFOUND)
@@ -535,6 +627,39 @@ static void acknowledge(dq_trial_worker *w, const dq_task *task)
         dq_trial_mark(t->acked, &t->acked_distinct,
                       dq_trial_id_index(task->id, t->p->tasks));
     }
+}
+
+/* The task's work failed (fail_every): it goes back for a retry, by the
+ * trial's policy, after its G record (the intent: a call that fails is
+ * counted as an error; what came of it is the task's later deliveries, or
+ * none).  readd, the
+ * tutorials' advice: ack the delivery (which removes the task: a lease
+ * strategy deletes it, an at-most-once one removed it at the claim
+ * already), then enqueue it again at now + retry_ms; a consumer dying in
+ * between (kill-consumer:before-retry) loses it.  nack: dq_nack, one
+ * atomic step in Redis that keeps the retry time (the kill comes before
+ * it, and the lease brings the task back). */
+static void give_back(dq_trial_worker *w, const dq_task *task)
+{
+    dq_trial_state *t = w->t;
+    bool nack = t->p->retry_nack;
+    int rc = DQ_OK;
+
+    if (dq_log_giveback(t->log, dq_wall_us(), task->id, w->name,
+                        task->attempt, nack ? "nack" : "readd") != 0) {
+        log_failed(t, task->id);
+        return;
+    }
+    if (!nack)
+        rc = call_retried(w, task, op_ack);
+    if (rc == DQ_OK) {
+        maybe_die(w, DQ_KILL_BEFORE_RETRY, task->id);
+        rc = call_retried(w, task, nack ? op_nack : op_readd);
+    }
+    /* Its outcome is in the log: a later delivery of the task, or none
+     * (the lease's, for a nack refused because the lease had passed). */
+    if (rc != DQ_OK && rc != DQ_ENOTFOUND)
+        op_error(w, nack ? "nack" : "retry", rc);
 }
 
 /* One claim of the consumer loop.  Returns false when the loop ends. */
@@ -564,12 +689,18 @@ static bool consume_one(dq_trial_worker *w, unsigned char *want)
         dq_task_clear(&task);
         return false;
     }
+    maybe_stall(w, task.id);
     if (w->plan.die_claim > 0 && w->plan.die_claim == w->claims &&
         w->plan.die_point == DQ_KILL_DURING_WORK) {
         dq_sleep_us(p->work_us / 2);
         die_now(w, task.id);
     }
     dq_sleep_us(p->work_us);
+    if (p->fail_every > 0 && w->claims % p->fail_every == 0) {
+        give_back(w, &task);
+        dq_task_clear(&task);
+        return true;
+    }
     maybe_die(w, DQ_KILL_BEFORE_ACK, task.id);
     acknowledge(w, &task);
     dq_task_clear(&task);

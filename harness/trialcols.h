@@ -87,7 +87,15 @@
     X(violations, SZ, "")         /* guarantees the trial broke */           \
     X(rate, I64, "0")             /* offered tasks/s, 0: unpaced */          \
     X(enqueue_refused, U64, "0")  /* N records: refused (OOM) */             \
-    X(rtt_ms, F3NA, "-1")         /* one round trip, median, ms (trial.h) */
+    X(rtt_ms, F3NA, "-1")         /* one round trip, median, ms (trial.h) */ \
+    X(fail_every, I64, "0")       /* every N-th claim's work fails */        \
+    X(retry, STR, "")             /* readd|nack, "" when none fails */       \
+    X(retried, U64, "")           /* deliveries asked for by a retry */      \
+    X(lost_retry, U64, "")        /* lost by a re-add cut short */           \
+    X(processed_twice, U64, "")   /* ids whose work ran twice */             \
+    X(dead_lettered, U64, "")     /* ids in the dead-letter set */           \
+    X(redis_stall_ms, F3NA, "-1") /* sampler: longest PING gap */            \
+    X(ping_p99_ms, F3NA, "-1")    /* sampler: PING round trip p99 */
 
 #define DQ_TC_CTYPE_STR const char *
 #define DQ_TC_CTYPE_INT int
@@ -114,9 +122,12 @@ enum dq_trialcol {
     DQ_TC_COUNT
 };
 
-/* Writes s as one CSV field (RFC 4180 quoting when needed). */
+/* Writes s as one CSV field (RFC 4180 quoting when needed); NULL, a
+ * column a row's initializer left out, as "". */
 static inline void dq_trialcsv_str(FILE *f, const char *s)
 {
+    if (s == NULL)
+        return;
     if (strpbrk(s, ",\"\n\r") == NULL) {
         fputs(s, f);
         return;

@@ -20,7 +20,7 @@
  * whose spec names the fault (and holds arg, when not NULL). */
 typedef struct fault_sum {
     size_t cells, trials;
-    uint64_t enqueued, lost, lost_claimed, redelivered, kills;
+    uint64_t enqueued, lost, lost_claimed, lost_retry, redelivered, kills;
     char lost_by[512];        /* "lua 2 of 200, naive 3 of 200" */
     char clean[512];          /* "list (0 of 200), ...": nothing lost */
     char exp[64];             /* the first experiment with such a cell */
@@ -29,20 +29,26 @@ typedef struct fault_sum {
 
 /* Which cells: flags with all of need and none of not, (strategy not
  * NULL) only that strategy's cells or all but its, (row not NULL) rows
- * whose label holds it. */
+ * whose label holds it, (retry not NULL) trials whose failed work was
+ * retried that way (trials.csv retry: "readd" or "nack"). */
 typedef struct cell_filter {
     unsigned need, not;
     const char *strategy;
     bool only;
     const char *row;
+    const char *retry;
 } cell_filter;
 
+/* Is spec the fault, holding arg (NULL: any; "!x": not holding x)? */
 static bool spec_is(const char *spec, const char *fault, const char *arg)
 {
     size_t fl = strlen(fault);
-    return strncmp(spec, fault, fl) == 0 &&
-           (spec[fl] == '\0' || spec[fl] == ':') &&
-           (arg == NULL || strstr(spec + fl, arg) != NULL);
+    if (strncmp(spec, fault, fl) != 0 ||
+        (spec[fl] != '\0' && spec[fl] != ':'))
+        return false;
+    if (arg != NULL && arg[0] == '!')
+        return strstr(spec + fl, arg + 1) == NULL;
+    return arg == NULL || strstr(spec + fl, arg) != NULL;
 }
 
 static bool cell_fits(const dq_loss_cell *x, const char *row, cell_filter f)
@@ -50,7 +56,9 @@ static bool cell_fits(const dq_loss_cell *x, const char *row, cell_filter f)
     return (x->flags & f.need) == f.need && (x->flags & f.not) == 0 &&
            (f.strategy == NULL ||
             (strcmp(x->strategy, f.strategy) == 0) == f.only) &&
-           (f.row == NULL || strstr(row, f.row) != NULL);
+           (f.row == NULL || strstr(row, f.row) != NULL) &&
+           (f.retry == NULL || (x->first != NULL && x->first->retry != NULL &&
+                                strcmp(x->first->retry, f.retry) == 0));
 }
 
 /* Row r of lt under the fault into s. */
@@ -68,6 +76,7 @@ static void fault_row(const dq_loss_table *lt, size_t r, const char *fault,
         lost += x->lost;
         s->trials += x->trials;
         s->lost_claimed += x->lost_claimed;
+        s->lost_retry += x->lost_retry;
         s->redelivered += x->redelivered;
         s->kills += x->kills;
         if (s->spec[0] == '\0')
@@ -118,14 +127,19 @@ typedef struct kills {
     fault_sum amo, proc, lease;   /* Redis at-most-once, in-process, leased */
 } kills;
 
+/* Kills while a consumer held a task it had claimed.  Not before-retry:
+ * that kill comes after the work failed, and with a re-add after the ack
+ * that removed the task (a lease holds nothing then), so what it loses is
+ * the retry policy's (C26), not the strategy's. */
 static void kill_sums(const dq_results *r, kills *k)
 {
-    fault_total(r, "kill-consumer", NULL, (cell_filter){DQ_G_AT_MOST_ONCE |
-                DQ_G_NEEDS_REDIS, 0, NULL, false, NULL}, &k->amo);
-    fault_total(r, "kill-consumer", NULL, (cell_filter){DQ_G_AT_MOST_ONCE,
-                DQ_G_NEEDS_REDIS, NULL, false, NULL}, &k->proc);
-    fault_total(r, "kill-consumer", NULL, (cell_filter){
-                DQ_G_SURVIVES_CONSUMER_CRASH, 0, NULL, false, NULL},
+    const char *held = "!before-retry";
+    fault_total(r, "kill-consumer", held, (cell_filter){DQ_G_AT_MOST_ONCE |
+                DQ_G_NEEDS_REDIS, 0, NULL, false, NULL, NULL}, &k->amo);
+    fault_total(r, "kill-consumer", held, (cell_filter){DQ_G_AT_MOST_ONCE,
+                DQ_G_NEEDS_REDIS, NULL, false, NULL, NULL}, &k->proc);
+    fault_total(r, "kill-consumer", held, (cell_filter){
+                DQ_G_SURVIVES_CONSUMER_CRASH, 0, NULL, false, NULL, NULL},
                 &k->lease);
 }
 
@@ -165,15 +179,49 @@ DQ_RULE(dq_rule_c12)
     return TSAY(c12_holds, "  "), DQ_VERDICT_HOLDS;
 }
 
+/* C26 as the recipe is written: failed work re-added (ack, then enqueue at
+ * now + interval) against nacked, consumers killed right before the retry
+ * (kill-consumer:before-retry).  Returns -1 when no experiment ran both,
+ * else the verdict. */
+static int c26_retry(dq_ev *ev, const dq_results *r)
+{
+    fault_sum readd, nack;
+    fault_total(r, "kill-consumer", "before-retry",
+                (cell_filter){0, 0, NULL, false, NULL, "readd"}, &readd);
+    fault_total(r, "kill-consumer", "before-retry",
+                (cell_filter){0, 0, NULL, false, NULL, "nack"}, &nack);
+    if (readd.kills == 0 || nack.kills == 0)
+        return -1;
+    TSAY(c26_retry, "exp=%s kills=%" PRIu64 " lost=%" PRIu64 " n=%" PRIu64
+         " by=%s nexp=%s nkills=%" PRIu64 " nlost=%" PRIu64 " nn=%" PRIu64,
+         readd.exp, readd.kills, readd.lost_retry, readd.enqueued,
+         readd.lost_by[0] ? readd.lost_by : "-", nack.exp, nack.kills,
+         nack.lost, nack.enqueued);
+    SAMPLE(c26_sample_retry, "trials=%zu kills=%" PRIu64 " nkills=%" PRIu64
+           " tasks=%" PRIu64, readd.trials + nack.trials, readd.kills,
+           nack.kills, readd.enqueued + nack.enqueued);
+    WILSON(ev->res->interval, iv_readd_lost, readd.lost_retry, readd.kills);
+    WILSON(ev->res->interval, iv_nack_lost, nack.lost, nack.kills);
+    FIGURE("tab-%s", readd.exp);
+    if (readd.lost_retry > 0 && nack.lost == 0)
+        return TSAY(c26_retry_loses, "  "), DQ_VERDICT_DOES_NOT_HOLD;
+    return TSAY(c26_retry_open, "  "), DQ_VERDICT_PARTLY_MEASURED;
+}
+
 /* C26: re-adding a failed task with score now + retry gives retries: the
  * re-add is one more step of the consumer, so a consumer that dies first
- * loses the task; a retry time kept in Redis (a lease) does not. */
+ * loses the task; a retry time kept in Redis (a lease) does not.  Decided
+ * by the retry experiments when they ran; else the nearest measurement,
+ * consumer kills while a task was held. */
 DQ_RULE(dq_rule_c26)
 {
     kills k;
+    int v;
     (void)c;
     if (!has_faults(ev, r, DQ_TUSE("claims.c26_needs", "")))
         return DQ_VERDICT_NOT_MEASURED;
+    if ((v = c26_retry(ev, r)) >= 0)
+        return (dq_verdict)v;
     kill_sums(r, &k);
     if (k.amo.kills == 0 || k.lease.kills == 0)
         return NONE(c26_none, "");
@@ -218,7 +266,8 @@ static int c14_host(dq_ev *ev, const dq_results *r, const cell_filter f)
  * notification nobody hears during the restart (C18): apart. */
 DQ_RULE(dq_rule_c14)
 {
-    const cell_filter f = {DQ_G_NEEDS_REDIS, 0, "expiry", false, NULL};
+    const cell_filter f = {DQ_G_NEEDS_REDIS, 0, "expiry", false, NULL,
+                           NULL};
     fault_sum no, every, always;
     (void)c;
     if (!has_faults(ev, r, DQ_TUSE("claims.c14_needs", "")))
@@ -257,9 +306,9 @@ DQ_RULE(dq_rule_c15)
     fault_sum w0, w1;
     (void)c;
     fault_total(r, "failover", NULL, (cell_filter){DQ_G_NEEDS_REDIS, 0, NULL,
-                false, NULL}, &w0);
+                false, NULL, NULL}, &w0);
     fault_total(r, "failover", NULL, (cell_filter){DQ_G_NEEDS_REDIS, 0, NULL,
-                false, "wait=1"}, &w1);
+                false, "wait=1", NULL}, &w1);
     if (w0.cells == 0) {
         char decide[256] = "";
         dq_tcat(ev->t, decide, sizeof decide, &(size_t){0}, c->decide, "");
@@ -332,9 +381,9 @@ static int64_t c18_outage(dq_ev *ev, const dq_results *r)
 {
     fault_sum all, ex;
     fault_total(r, "subscriber-outage", NULL, (cell_filter){0, 0, NULL,
-                false, NULL}, &all);
+                false, NULL, NULL}, &all);
     fault_total(r, "subscriber-outage", NULL, (cell_filter){0, 0, "expiry",
-                true, NULL}, &ex);
+                true, NULL, NULL}, &ex);
     if (ex.cells == 0)
         return -1;
     TSAY(c18_outage, "  exp=%s lost=%" PRIu64 " n=%" PRIu64 " by=%s "

@@ -14,7 +14,7 @@
 
 #include "results.h"
 
-#define MAX_COLS 64
+#define MAX_COLS 128
 
 /* The whole file at path, NUL-terminated (malloc'd); NULL with errno. */
 static char *slurp(const char *path)
@@ -138,6 +138,11 @@ int dq_csv_load(const char *path, const dq_colspec *cols, size_t ncols,
     char *h[MAX_COLS], *f[MAX_COLS], *s, *rows;
     int idx[MAX_COLS], line = 1, nh, n;
     memset(c, 0, sizeof *c);
+    if (ncols > MAX_COLS) { /* idx[] holds MAX_COLS */
+        snprintf(err, errlen, "%s: %zu columns expected, more than the %d "
+                 "a reader holds", path, ncols, MAX_COLS);
+        return -1;
+    }
     if ((s = c->text = slurp(path)) == NULL) {
         int e = errno;
         if (e != ENOENT)

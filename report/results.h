@@ -153,6 +153,8 @@ typedef struct dq_loss_cell {
     uint64_t redelivered;          /* redelivered + redelivered_hidden */
     uint64_t pending_end, early, early_fault, windows;
     uint64_t kills;                /* consumers killed (trials.csv kills) */
+    uint64_t lost_retry;           /* lost by a re-add its consumer died
+                                      before (checker.h), part of lost */
     int64_t window_us;
     char violation[160];           /* the first violation text, or "" */
     char no_verdict_why[128];      /* "trial N: <why>" of the first trial

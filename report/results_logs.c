@@ -294,6 +294,7 @@ static void add_to_cell(dq_loss_cell *x, const dq_trialrow *t,
     x->enqueued += c->enqueued;
     x->lost += c->lost;
     x->lost_claimed += c->lost_claimed;
+    x->lost_retry += c->lost_retry;
     x->duplicated += c->dup_fault + c->dup_nofault;
     x->dup_nofault += c->dup_nofault;
     x->redelivered += c->redelivered + c->redelivered_hidden;

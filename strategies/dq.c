@@ -26,6 +26,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -709,9 +710,20 @@ int64_t dq_wall_us(void)
     return clock_us(CLOCK_REALTIME);
 }
 
+/* The handle's clock offset: its fixed skew plus its current step. */
+static int64_t clock_offset(const dq_queue *q)
+{
+    if (q == NULL)
+        return 0;
+    if (q->cfg.clock_step_us == NULL)
+        return q->cfg.clock_offset_us;
+    return q->cfg.clock_offset_us +
+           atomic_load_explicit(q->cfg.clock_step_us, memory_order_relaxed);
+}
+
 int64_t dq_now_us(const dq_queue *q)
 {
-    return dq_wall_us() + (q ? q->cfg.clock_offset_us : 0);
+    return dq_wall_us() + clock_offset(q);
 }
 
 int64_t dq_now_ms(const dq_queue *q)
@@ -724,7 +736,7 @@ int64_t dq_now_ms(const dq_queue *q)
 
 int64_t dq_now_coarse_us(const dq_queue *q)
 {
-    return clock_us(CLOCK_REALTIME_COARSE) + (q ? q->cfg.clock_offset_us : 0);
+    return clock_us(CLOCK_REALTIME_COARSE) + clock_offset(q);
 }
 
 int64_t dq_mono_us(void)
@@ -780,6 +792,16 @@ int64_t dq_dead_letters(dq_queue *q)
         return dq_fail(q, DQ_EUNSUPPORTED, "strategy '%s' has no "
                        "dead-letter set", q->s->name);
     return q->s->dead_letters(q);
+}
+
+int dq_dead_letter_ids(dq_queue *q, dq_id_fn fn, void *arg)
+{
+    if (q == NULL || fn == NULL)
+        return DQ_EINVAL;
+    if (q->s->dead_letter_ids == NULL)
+        return dq_fail(q, DQ_EUNSUPPORTED, "strategy '%s' has no "
+                       "dead-letter set", q->s->name);
+    return q->s->dead_letter_ids(q, fn, arg);
 }
 
 /* ---- Options common to every Redis strategy, and the replica wait ---------

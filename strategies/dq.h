@@ -189,6 +189,13 @@ typedef struct dq_config {
     const char *sentinel_master; /* the name they monitor the primary
                                     under ("sentinel monitor NAME ...");
                                     required with sentinels */
+    /* Added last.  NULL, or a wall-clock step in microseconds that
+     * dq_now_*() read at every call and add to clock_offset_us: another
+     * thread may change it while the handle runs, as an NTP step moves
+     * the clock under a running program (the harness's clock-step fault).
+     * Not copied: it must outlive the handle and every copy of it (list's
+     * mover). */
+    const _Atomic int64_t *clock_step_us;
 } dq_config;
 
 /* ---- A claimed task ----------------------------------------------------
@@ -233,6 +240,10 @@ typedef struct dq_enqueue_item {
 } dq_enqueue_item;
 
 typedef struct dq_strategy dq_strategy;
+
+/* A visitor of task ids (dq_dead_letter_ids): returns 0 to go on, any
+ * other value to stop (the caller returns it). */
+typedef int (*dq_id_fn)(void *arg, const char *id);
 
 struct redisContext; /* hiredis's, for the rconn.c fields below */
 
@@ -336,6 +347,10 @@ struct dq_strategy {
     /* Number of tasks in the dead-letter set (see max_attempts below),
      * >= 0, or a DQ_E* code with q->err. */
     int64_t (*dead_letters)(dq_queue *q);
+    /* Calls fn(arg, id) for each id in the dead-letter set.  Optional
+     * (NULL when absent; a strategy with dead_letters has it too); added
+     * last.  See dq_dead_letter_ids. */
+    int (*dead_letter_ids)(dq_queue *q, dq_id_fn fn, void *arg);
 
     /* Batched variants `dqlab bench` runs besides the defaults, NULL-
      * terminated (NULL: none): each "k=v;k=v", enqueue_batch=N (tasks per
@@ -477,7 +492,8 @@ int dq_opts_check(const dq_strategy *s, const dq_opt *opts, size_t nopts,
 int dq_opt_parse(const char *kv, dq_opt *o, char *err, size_t errlen);
 
 /* ---- The lab clock (dq.c) ------------------------------------------------
- * CLOCK_REALTIME plus the handle's cfg.clock_offset_us.  Every strategy
+ * CLOCK_REALTIME plus the handle's cfg.clock_offset_us (and its
+ * cfg.clock_step_us, read at each call).  Every strategy
  * reads time only through these, so clock skew can be injected per
  * consumer.  dq_wall_us() is the unskewed clock the event log uses. */
 int64_t dq_wall_us(void);
@@ -519,8 +535,9 @@ void dq_sleep_us(int64_t us);
  * itself (list-reliable).  Until that step runs, a task that has had its
  * N deliveries waits where it is, not yet in dq:{Q}:dead.
  * A dead task is neither pending (dq_pending) nor delivered again.  A
- * strategy that declares the option also has dead_letters (the conformance
- * suite finds both by name, never by the strategy's name). */
+ * strategy that declares the option also has dead_letters and
+ * dead_letter_ids (the conformance suite finds them by name, never by the
+ * strategy's name). */
 
 /* Longest nack delay: 2^52 ms, so that now + delay_ms stays within
  * DQ_DUE_MAX_MS (2^53) for any "now" before the year 140000. */
@@ -549,6 +566,16 @@ int dq_nack(dq_queue *q, const dq_task *t, int64_t delay_ms);
  * negative DQ_E* code with q->err (DQ_EUNSUPPORTED when the strategy has
  * no dead-letter set). */
 int64_t dq_dead_letters(dq_queue *q);
+
+/* Calls fn(arg, id) once for each task id in the queue's dead-letter set,
+ * oldest move first (id a NUL-terminated string valid during the call),
+ * so that a harness can tell a dead-lettered task from a lost one.  Read
+ * in pages (ZRANGE, 1000 ids a round trip): an id moved there or
+ * requeued meanwhile may be missed or seen twice, so call it when no
+ * consumer runs.  Returns DQ_OK; fn's non-zero value when fn stopped it;
+ * DQ_EINVAL for q or fn NULL; DQ_EUNSUPPORTED when the strategy has no
+ * dead-letter set; or a DQ_E* code with q->err. */
+int dq_dead_letter_ids(dq_queue *q, dq_id_fn fn, void *arg);
 
 /* ---- Options common to every Redis strategy (dq.c) ---------------------
  * dq_redis_options, declared once: every strategy with DQ_G_NEEDS_REDIS

@@ -35,7 +35,8 @@
  * -- the reaper finding its lease run out, or the nack -- moves it
  * instead, in the same script, to the dead-letter set dq:{Q}:dead (id ->
  * ms when moved) with HSET a id N; its payload stays in p for
- * inspection.  dead_letters is ZCARD dead.  Enqueue deletes an id's a
+ * inspection.  dead_letters is ZCARD dead, dead_letter_ids ZRANGE dead
+ * (dq_redis_zset_each).  Enqueue deletes an id's a
  * and d records, so a reused id starts at attempt 1 with its new due
  * time.  list pays nothing for any of this: it passes no a/d keys to the
  * shared scripts, and the mover reads a and d only for list-reliable,
@@ -648,6 +649,13 @@ static int64_t lr_dead_letters(dq_queue *q)
     return n;
 }
 
+static int lr_dead_letter_ids(dq_queue *q, dq_id_fn fn, void *arg)
+{
+    lr_state *s = q->priv;
+
+    return dq_redis_zset_each(q, s->b.c, s->b.kdead, fn, arg);
+}
+
 const dq_strategy dq_strategy_list_reliable = {
     .name = "list-reliable",
     .summary = "list + (B)LMOVE into a per-consumer processing list, "
@@ -669,6 +677,7 @@ const dq_strategy dq_strategy_list_reliable = {
     .enqueue_many = dq_lm_enqueue_many,
     .nack = lr_nack,
     .dead_letters = lr_dead_letters,
+    .dead_letter_ids = lr_dead_letter_ids,
     .doc = "list's enqueue and mover (one per queue and process), plus the "
         "reliable-queue pattern: a consumer moves the ready item into its "
         "own processing list and records a lease (ZSet item -> now + "

@@ -44,6 +44,7 @@
  *   pending  MULTI; ZCARD z; HLEN d; EXEC -> ZCARD - HLEN: tasks never
  *            claimed.  A task whose lease ran out and waits for redelivery
  *            is not counted (it is neither pending nor done).
+ *   dead_letters  ZCARD dead; dead_letter_ids  ZRANGE dead, in pages.
  * Per delivered task without contention: 3 round trips (enqueue, claim,
  * ack), 4 writes more than lua (re-score, HINCRBY, HSET d, and the ack's
  * deletes).
@@ -459,6 +460,13 @@ static int64_t ll_dead_letters(dq_queue *q)
     return n;
 }
 
+static int ll_dead_letter_ids(dq_queue *q, dq_id_fn fn, void *arg)
+{
+    ll_priv *p = q->priv;
+
+    return dq_redis_zset_each(q, p->c, p->deadkey, fn, arg);
+}
+
 static int ll_cancel(dq_queue *q, const char *id)
 {
     ll_priv *p = q->priv;
@@ -572,4 +580,5 @@ const dq_strategy dq_strategy_lua_lease = {
     .enqueue_many = ll_enqueue_many,
     .nack = ll_nack,
     .dead_letters = ll_dead_letters,
+    .dead_letter_ids = ll_dead_letter_ids,
 };

@@ -1583,3 +1583,33 @@ int dq_redis_wait_replicas(dq_queue *q, redisContext *c, int64_t n,
     freeReplyObject(r);
     return rc;
 }
+
+int dq_redis_zset_each(dq_queue *q, redisContext *c, const char *key,
+                       dq_id_fn fn, void *arg)
+{
+    enum { PAGE = 1000 };
+
+    for (long long from = 0;; from += PAGE) {
+        char lo[24], hi[24];
+        const char *argv[4] = {"ZRANGE", key, lo, hi};
+        redisReply *r;
+        int rc = DQ_OK;
+        size_t n;
+
+        snprintf(lo, sizeof lo, "%lld", from);
+        snprintf(hi, sizeof hi, "%lld", from + PAGE - 1);
+        if ((r = dq_redis_cmd(q, c, &rc, 4, argv, NULL)) == NULL)
+            return rc;
+        if (r->type != REDIS_REPLY_ARRAY) {
+            freeReplyObject(r);
+            return dq_fail(q, DQ_EPROTO, "ZRANGE %s: expected an array", key);
+        }
+        n = r->elements;
+        for (size_t i = 0; i < n && rc == DQ_OK; i++)
+            if (r->element[i]->type == REDIS_REPLY_STRING)
+                rc = fn(arg, r->element[i]->str);
+        freeReplyObject(r);
+        if (rc != DQ_OK || n < PAGE)
+            return rc;
+    }
+}

@@ -226,6 +226,14 @@ int dq_redis_exists(dq_queue *q, redisContext *c);
 int dq_redis_purge_but(dq_queue *q, redisContext *c, const char *keep);
 int dq_redis_exists_but(dq_queue *q, redisContext *c, const char *keep);
 
+/* Calls fn(arg, member) for each member of the ZSet at key, lowest score
+ * first, in pages of 1000 (ZRANGE key i i+999: a member added or removed
+ * meanwhile may be missed or seen twice).  The dead_letter_ids op of the
+ * strategies whose dead-letter set is dq:{Q}:dead (dq.h).  Returns DQ_OK,
+ * fn's non-zero value when fn stopped it, or a DQ_E* code with q->err. */
+int dq_redis_zset_each(dq_queue *q, redisContext *c, const char *key,
+                       dq_id_fn fn, void *arg);
+
 /* Timeout for a blocking command (BLPOP, BZPOPMIN, BLMOVE), in seconds as
  * Redis takes it since 6.0 (a double): clamps wait_ms to [DQ_BLOCK_MIN_MS,
  * DQ_BLOCK_MAX_MS] so that a computed wait below 1 ms never reaches the

@@ -26,7 +26,8 @@
  *   dq:{Q}:d     hash    id -> original due ms of a nacked task in z
  *   dq:{Q}:r     hash    id -> stream id of the entry a lease expiry moved
  *                        the task to (for the late ack, below)
- *   dq:{Q}:dead  ZSet    id -> ms when dead-lettered (max_attempts, dq.h)
+ *   dq:{Q}:dead  ZSet    id -> ms when dead-lettered (max_attempts, dq.h;
+ *                        dead_letters ZCARD, dead_letter_ids ZRANGE)
  *
  * Commands per task (no contention, backlog present):
  *   enqueue  MULTI; HSET p id pl; HDEL a id; HDEL d id; HDEL r id; ZADD z
@@ -970,6 +971,13 @@ static int64_t st_dead_letters(dq_queue *q)
     return n;
 }
 
+static int st_dead_letter_ids(dq_queue *q, dq_id_fn fn, void *arg)
+{
+    st_priv *p = q->priv;
+
+    return dq_redis_zset_each(q, p->c, p->deadkey, fn, arg);
+}
+
 static int st_purge(dq_queue *q)
 {
     st_priv *p = q->priv;
@@ -1025,4 +1033,5 @@ const dq_strategy dq_strategy_streams = {
     .enqueue_many = st_enqueue_many,
     .nack = st_nack,
     .dead_letters = st_dead_letters,
+    .dead_letter_ids = st_dead_letter_ids,
 };

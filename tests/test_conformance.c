@@ -1217,11 +1217,43 @@ static void check_nack_not_ours(const char *name)
     tl_teardown(&c);
 }
 
+/* dq_dead_letter_ids's visitor: counts the ids it is shown and copies
+ * the first four into arg (a dead_ids). */
+typedef struct dead_ids {
+    int n;
+    char id[4][DQ_ID_MAX];
+} dead_ids;
+
+static int collect_dead(void *arg, const char *id)
+{
+    dead_ids *d = arg;
+
+    if (d->n < 4)
+        snprintf(d->id[d->n], sizeof d->id[0], "%s", id);
+    d->n++;
+    return 0;
+}
+
+/* The ids dq_dead_letter_ids shows on q: exactly one, `want`. */
+static void expect_dead_ids(const char *name, dq_queue *q, const char *want)
+{
+    dead_ids d = {0};
+    int rc = dq_dead_letter_ids(q, collect_dead, &d);
+
+    cr_assert_eq(rc, DQ_OK, "%s: dead_letter_ids = %s: %s", name,
+                 dq_result_name(rc), dq_errstr(q));
+    cr_assert_eq(d.n, 1, "%s: dead_letter_ids showed %d ids, not 1", name,
+                 d.n);
+    cr_assert_str_eq(d.id[0], want, "%s: dead_letter_ids showed '%s'", name,
+                     d.id[0]);
+}
+
 /* max_attempts=2: a task delivered twice without an ack -- the first
  * delivery's lease (300 ms) runs out, the second is nacked when the
  * strategy has nack, else its lease runs out too -- is not delivered a
- * third time: it lands in the dead-letter set (dead_letters() == 1) and is
- * no longer pending.  A task acked at its first delivery stays out of it. */
+ * third time: it lands in the dead-letter set (dead_letters() == 1, and
+ * dead_letter_ids shows its id) and is no longer pending.  A task acked at
+ * its first delivery stays out of it. */
 static void check_max_attempts(const char *name)
 {
     enum { LEASE_MS = 300 };
@@ -1231,11 +1263,14 @@ static void check_max_attempts(const char *name)
         tl_teardown(&c);
         cr_skip_test("%s has no max_attempts option", name);
     }
-    if (c.s->dead_letters == NULL || !tl_has_option(c.s, "lease_ms")) {
+    if (c.s->dead_letters == NULL || c.s->dead_letter_ids == NULL ||
+        !tl_has_option(c.s, "lease_ms")) {
         tl_teardown(&c);
         cr_assert_fail("%s takes max_attempts but has no %s", name,
                        c.s->dead_letters == NULL ? "dead_letters operation"
-                                                 : "lease_ms option");
+                       : c.s->dead_letter_ids == NULL
+                           ? "dead_letter_ids operation"
+                           : "lease_ms option");
     }
     char lease[32];
     snprintf(lease, sizeof(lease), "%d", LEASE_MS);
@@ -1265,6 +1300,7 @@ static void check_max_attempts(const char *name)
     cr_assert_eq(dead, 1, "%s: dead_letters = %lld after 2 failed "
                  "deliveries with max_attempts=2 (%s)", name,
                  (long long)dead, dead < 0 ? dq_errstr(b) : "");
+    expect_dead_ids(name, b, "task-0");
     if (c.s->pending != NULL) {
         int64_t p = dq_pending(b);
         cr_assert_eq(p, 0, "%s: pending = %lld with the only task dead",

@@ -279,6 +279,14 @@ Test(faults, bad_input_exits_2, .timeout = 30)
     o = run(args);
     cr_assert_eq(o.status, 2);
     json_decref(o.j);
+    snprintf(args, sizeof args, "--strategy lua --redis redis://127.0.0.1:%s "
+             "--fault busy-redis:100", port);
+    o = run(args);
+    cr_assert_eq(o.status, 2);
+    json_decref(o.j);
+    o = run("--strategy heap --fault busy-redis:100");
+    cr_assert_eq(o.status, 2);
+    json_decref(o.j);
 }
 
 /* spawn.c: a child inherits only 0-2 (a hiredis socket has no CLOEXEC,

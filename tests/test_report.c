@@ -79,7 +79,9 @@ Test(report_files, trials_csv_header_is_the_column_list)
         "redis_cpu_ms,backlog_enqueue_s,fault,consumer_mode,kills,restarts,"
         "retries,redelivered,dup_fault,dup_nofault,pending_end,lost_claimed,"
         "lost_nofault,early_fault,unacked,redelivered_hidden,fault_windows,"
-        "violations,rate,enqueue_refused,rtt_ms\n");
+        "violations,rate,enqueue_refused,rtt_ms,fail_every,retry,retried,"
+        "lost_retry,processed_twice,dead_lettered,redis_stall_ms,"
+        "ping_p99_ms\n");
     free(buf);
 }
 
