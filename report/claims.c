@@ -596,7 +596,7 @@ const dq_claim_def dq_claims[] = {
                                   "ahead_ms"),
                                   READ("ack-reclaim", "reclaimed",
                                        "acked"))),
-    CLAIM(23, NULL, NULL),
+    CLAIM(23, dq_rule_c23, NULL),
     CLAIM(24, dq_rule_recipe, RECIPE("lua", "cleanup_horizon_ms", "0", NULL,
                                      0)),
     CLAIM(25, dq_rule_recipe, RECIPE(NULL, "resolution_ms", "1", "1000", 1)),

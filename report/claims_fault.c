@@ -331,6 +331,53 @@ DQ_RULE(dq_rule_c15)
                : (TSAY(c15_not, "  "), DQ_VERDICT_DOES_NOT_HOLD);
 }
 
+/* ---- C23: eviction ------------------------------------------------------ */
+
+/* The enqueues refused with OOM (N records) in trials of fault spec. */
+static uint64_t refused_under(const dq_results *r, const char *fault,
+                              const char *arg)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < r->nexps; i++)
+        for (size_t t = 0; t < r->exps[i].ntrials; t++)
+            if (spec_is(r->exps[i].trials[t].fault, fault, arg))
+                n += r->exps[i].trials[t].enqueue_refused;
+    return n;
+}
+
+/* C23: an eviction policy such as allkeys-lru protects the queue from
+ * running out of memory.  Decided from the evict fault's cells: with
+ * allkeys-lru the server makes room by deleting keys, queue keys among
+ * them, so tasks vanish without an error; noeviction refuses the writes
+ * instead (the producer knows). */
+DQ_RULE(dq_rule_c23)
+{
+    fault_sum lru, vol, noe;
+    const cell_filter redis = {DQ_G_NEEDS_REDIS, 0, NULL, false, NULL, NULL};
+    fault_total(r, "evict", "allkeys-lru", redis, &lru);
+    fault_total(r, "evict", "volatile-lru", redis, &vol);
+    fault_total(r, "evict", "noeviction", redis, &noe);
+    if (lru.cells == 0) {
+        char decide[256] = "";
+        dq_tcat(ev->t, decide, sizeof decide, &(size_t){0}, c->decide, "");
+        return NONE(unmeasured, "decide=%s", decide);
+    }
+    TSAY(c23, "exp=%s lost=%" PRIu64 " n=%" PRIu64 " vlost=%" PRIu64
+         " vn=%" PRIu64 " nlost=%" PRIu64 " nn=%" PRIu64 " refused=%" PRIu64,
+         lru.exp, lru.lost, lru.enqueued, vol.lost, vol.enqueued, noe.lost,
+         noe.enqueued, refused_under(r, "evict", "noeviction"));
+    SAMPLE(c23_sample, "trials=%zu tasks=%" PRIu64,
+           lru.trials + vol.trials + noe.trials,
+           lru.enqueued + vol.enqueued + noe.enqueued);
+    WILSON(ev->res->interval, iv_evict, lru.lost, lru.enqueued);
+    if (noe.cells)
+        WILSON(ev->res->interval, iv_evict_noe, noe.lost, noe.enqueued);
+    FIGURE("tab-%s", lru.exp);
+    if (lru.lost > 0)
+        return TSAY(c23_not, "  "), DQ_VERDICT_DOES_NOT_HOLD;
+    return TSAY(c23_none_lost, "  "), DQ_VERDICT_PARTLY_MEASURED;
+}
+
 /* ---- C21: redeliveries under faults -------------------------------------- */
 
 /* C21: at-least-once consumers do get tasks twice under faults. */

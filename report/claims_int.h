@@ -102,6 +102,7 @@ DQ_RULE(dq_rule_c17);
 DQ_RULE(dq_rule_c12);
 DQ_RULE(dq_rule_c14);
 DQ_RULE(dq_rule_c15);
+DQ_RULE(dq_rule_c23);
 DQ_RULE(dq_rule_c18);
 DQ_RULE(dq_rule_c21);
 DQ_RULE(dq_rule_c26);

@@ -292,6 +292,35 @@ Test(front, facts_from_every_fault_experiment, .timeout = 120)
     cleanup(root);
 }
 
+/* allkeys-lru evicting t1's keys: t1 is never delivered. */
+#define LOG_EVICT                                                            \
+    "E\t900000\tt1\t1000\tp0\nE\t900001\tt2\t1000\tp0\n"                     \
+    "F\t950000\tevict\tbegin\tpolicy=allkeys-lru,maxmemory=1000000\n"        \
+    "F\t960000\tevict\tend\tevicted_keys=3,filler_keys=100\n"                \
+    "D\t1000700\tt2\tc1\t1\nA\t1000800\tt2\tc1\t1\n"
+
+/* C23 from the evict fault's cells: allkeys-lru lost a task, so the claim
+ * that it protects the queue does not hold as stated, with its sample and
+ * interval. */
+Test(front, c23_from_the_eviction_trials, .timeout = 120)
+{
+    char root[PATH_MAX], log[2048];
+    fresh_root(root, sizeof root, "c23");
+    FILE *d = make_run(root, "durability", "name = durability\ntitle = "
+                       "Durability\ncomplete = yes\nfaults = evict:allkeys-"
+                       "lru\ndelay_ms = 0:100\n");
+    snprintf(log, sizeof log, "# dqlab event log v2\nH\tstrategy\tlua\nH\t"
+             "tasks\t2\nH\tconsumer_mode\tprocess\nH\tfault\tevict:allkeys-"
+             "lru\n" LOG_EVICT LOG_END);
+    fault_trial(d, root, "durability", 1, "lua", "evict:allkeys-lru", log);
+    fclose(d);
+    report(root);
+    cr_expect(has_line(root, "^\\| C23 \\| does not hold as stated \\| 1 "
+                       "eviction trials, 2 tasks \\| allkeys-lru: 1 of 2 lost "
+                       "\\("), "C23 not decided from the eviction trial");
+    cleanup(root);
+}
+
 /* Every link to an anchor has its target in both texts; the contents and
  * the matrix carry the ids the first-screen check looks for; every table
  * of index.html sits in a box that scrolls sideways. */
