@@ -1332,6 +1332,13 @@ int dq_check_file_lateness(const char *path, dq_check *out, double **lat,
     return rc;
 }
 
+int dq_check_stream_lateness(FILE *f, const char *name, dq_check *out,
+                             double **lat, char *err, size_t errlen)
+{
+    *lat = NULL;
+    return check_stream(f, name, out, lat, err, errlen);
+}
+
 int dq_check_file(const char *path, dq_check *out, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");

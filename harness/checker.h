@@ -288,6 +288,10 @@ int dq_check_stream(FILE *f, const char *name, dq_check *out, char *err,
  * -1 with the message in err and *lat NULL. */
 int dq_check_file_lateness(const char *path, dq_check *out, double **lat,
                            char *err, size_t errlen);
+/* Same, on an open stream read to its end (the caller closes it); name is
+ * used in messages. */
+int dq_check_stream_lateness(FILE *f, const char *name, dq_check *out,
+                             double **lat, char *err, size_t errlen);
 
 /* NULL when the checked log c can carry a verdict (a v2 log ending with
  * "Z clean"); otherwise why not, as a one-line text starting with "log

@@ -134,6 +134,7 @@ typedef enum dq_recheck {
 } dq_recheck;
 typedef struct dq_rlog {
     bool read;                     /* false: this trial's log not read */
+    bool tl_read;                  /* tl read (in the lateness pass) */
     dq_recheck outcome;
     dq_check check;
     dq_timeline tl;                /* read for DQ_LOGS_FAULTS */

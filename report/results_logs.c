@@ -169,10 +169,34 @@ static bool log_path(const dq_rexp *e, const dq_trialrow *t,
     return t->trial != 0;
 }
 
+/* Checks the log at path into l->check with its lateness samples (*lat,
+ * as dq_check_file_lateness) and, when timeline, reads l->tl from the same
+ * open, so that a log both passes need is read once.  0 or -1 with err. */
+static int read_lateness(const char *path, dq_rlog *l, bool timeline,
+                         double **lat, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    int rc;
+    *lat = NULL;
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    rc = dq_check_stream_lateness(f, path, &l->check, lat, err, errlen);
+    if (rc == 0 && timeline) {
+        rewind(f);
+        if ((rc = tl_read(f, &l->tl)) != 0)
+            snprintf(err, errlen, "out of memory reading %s", path);
+        l->tl_read = rc == 0;
+    }
+    fclose(f);
+    return rc;
+}
+
 /* Pools the lateness of group g's trials into p, their checks into
  * e->logs.  0 or -1 with err. */
-static int read_pool(dq_rexp *e, const dq_rgroup *g, dq_rpool *p, char *err,
-                     size_t errlen)
+static int read_pool(dq_rexp *e, const dq_rgroup *g, dq_rpool *p,
+                     bool timeline, char *err, size_t errlen)
 {
     for (size_t i = 0; i < e->ntrials; i++) {
         dq_check *c = &e->logs[i].check;
@@ -182,7 +206,8 @@ static int read_pool(dq_rexp *e, const dq_rgroup *g, dq_rpool *p, char *err,
             continue;
         if (!log_path(e, &e->trials[i], "lateness", path, sizeof path, err,
                       errlen) ||
-            dq_check_file_lateness(path, c, &lat, err, errlen) != 0)
+            read_lateness(path, &e->logs[i], timeline, &lat, err,
+                          errlen) != 0)
             return -1;
         e->logs[i].read = true;
         if (dq_check_no_verdict(c) != NULL) {
@@ -216,13 +241,15 @@ static int read_pool(dq_rexp *e, const dq_rgroup *g, dq_rpool *p, char *err,
 }
 
 /* Checks trial i's log (unless the lateness pass did) and reads its
- * timeline, from one open.  0 or -1 with err. */
+ * timeline (unless that pass did too), from one open.  0 or -1 with err. */
 static int read_fault_log(dq_rexp *e, size_t i, char *err, size_t errlen)
 {
     dq_rlog *l = &e->logs[i];
     char path[PATH_MAX];
     FILE *f;
     int rc = 0;
+    if (l->tl_read)
+        return 0;
     if (!log_path(e, &e->trials[i], "loss", path, sizeof path, err, errlen))
         return -1;
     if ((f = fopen(path, "r")) == NULL) {
@@ -347,7 +374,9 @@ int dq_rexp_read_logs(dq_rexp *e, unsigned need, char *err, size_t errlen)
         return -1;
     }
     for (size_t g = 0; lateness && g < e->ngroups; g++)
-        if (read_pool(e, &e->groups[g], &e->pools[g], err, errlen) != 0)
+        if (read_pool(e, &e->groups[g], &e->pools[g],
+                      need & (DQ_LOGS_FAULTS | DQ_LOGS_TIMELINE), err,
+                      errlen) != 0)
             return -1;
     for (size_t i = 0; (need & (DQ_LOGS_FAULTS | DQ_LOGS_TIMELINE)) &&
                        i < e->ntrials; i++)
