@@ -585,6 +585,7 @@ int dq_sec_loss(dq_md *o, const dq_results *r, const dq_rexp *e,
     snprintf(id, sizeof id, "tab-%s", e->name);
     dq_anchor(o, id);
     loss_table(o, lt);
+    dq_loss_side(o, e);
     DQ_TEXT(o, "loss.each_fault", "\n\n");
     for (size_t c = 0; c < lt->nfaults; c++) {
         fault_paragraph(o, lt, c);

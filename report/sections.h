@@ -63,6 +63,9 @@ int dq_sec_loss(dq_md *o, const dq_results *r, const dq_rexp *e,
 int dq_sec_outcomes(dq_md *o, const dq_results *r, const dq_rexp *e,
                     const dq_section *s, char *err, size_t errlen);
 
+/* The loss section's side table (sec_loss_side.c): work run twice and
+ * the server's stalls per strategy and fault, with what they mean. */
+void dq_loss_side(dq_md *o, const dq_rexp *e);
 /* The loss section's opening paragraph, from e's meta.txt "faults" (the
  * specs the run used) and delay_ms, into buf (sec_loss.c). */
 void dq_loss_describe(dq_texts *t, const dq_rexp *e, char *buf, size_t len);

@@ -321,6 +321,48 @@ Test(front, c23_from_the_eviction_trials, .timeout = 120)
     cleanup(root);
 }
 
+/* The loss section's side table: the sampler's stall per cell, the work
+ * run twice, and the why for a leased strategy stalled past its lease
+ * apart from an at-most-once one's duplicates. */
+Test(front, loss_side_table_and_why, .timeout = 120)
+{
+    char root[PATH_MAX];
+    fresh_root(root, sizeof root, "side");
+    FILE *f = make_run(root, "loss", "name = loss\ntitle = Loss\ncomplete "
+                       "= yes\nplots = loss\nfaults = stall-consumer:800\n"
+                       "delay_ms = 0:100\n");
+    static const char *const ss[] = {"lua-lease", "naive"};
+    for (size_t i = 0; i < 2; i++) {
+        char path[PATH_MAX];
+        dq_trialrow row = {
+            .experiment = "loss", .trial = i + 1, .strategy = ss[i],
+            .producers = 1, .consumers = 2, .tasks = 2, .delay_max_ms = 100,
+            .work_us = 1000, .repeat = 1, .enqueued = 2, .delivered = 2,
+            .deliveries = 3, .redis_commands = -1, .redis_cpu_ms = -1,
+            .fault = "stall-consumer:800", .consumer_mode = "process",
+            .processed_twice = i + 1, .redis_stall_ms = 850.0 + (double)i,
+            .ping_p99_ms = 1.5,
+        };
+        dq_trialrow_write(f, &row);
+        snprintf(path, sizeof path, "%s/loss/run/logs/trial-%03zu.log", root,
+                 i + 1);
+        put(path, i == 0 ? LOG_HEAD("lua-lease", "stall-consumer:800")
+                               LOG_RESTART LOG_END
+                         : LOG_HEAD("naive", "stall-consumer:800")
+                               LOG_RESTART LOG_END);
+    }
+    fclose(f);
+    report(root);
+    cr_expect(has_line(root, "^\\| lua-lease \\| stall 850, p99 1\\.5 \\*\\*1 "
+                       "run twice\\*\\* \\|$"), "lua-lease's side cell");
+    cr_expect(has_line(root, "^Why a leased strategy.s work ran twice \\(most: "
+                       "lua-lease under stall-consumer:800, 1 task in 1 "
+                       "trial\\)"), "the why names the leased strategy");
+    cr_expect(has_line(root, "^For naive the work ran twice because the queue "
+                       "delivered the task twice"), "naive's are duplicates");
+    cleanup(root);
+}
+
 /* Every link to an anchor has its target in both texts; the contents and
  * the matrix carry the ids the first-screen check looks for; every table
  * of index.html sits in a box that scrolls sideways. */
