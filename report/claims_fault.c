@@ -381,6 +381,27 @@ DQ_RULE(dq_rule_c23)
 /* ---- C21: redeliveries under faults -------------------------------------- */
 
 /* C21: at-least-once consumers do get tasks twice under faults. */
+/* The work at-least-once strategies ran twice (trials.csv
+ * processed_twice: redelivered while the first consumer still worked,
+ * its ack then refused), said when any did. */
+static void c21_twice(dq_ev *ev, const dq_results *r)
+{
+    uint64_t twice = 0;
+    size_t trials = 0;
+    for (size_t i = 0; i < r->nexps; i++)
+        for (size_t t = 0; t < r->exps[i].ntrials; t++) {
+            const dq_trialrow *x = &r->exps[i].trials[t];
+            const dq_strategy *s = dq_strategy_find(x->strategy);
+            if (s == NULL || !(s->flags & DQ_G_AT_LEAST_ONCE) ||
+                x->processed_twice == 0)
+                continue;
+            twice += x->processed_twice;
+            trials++;
+        }
+    if (twice > 0)
+        TSAY(c21_twice, "  n=%" PRIu64 " trials=%zu", twice, trials);
+}
+
 DQ_RULE(dq_rule_c21)
 {
     uint64_t red = 0, enq = 0;
@@ -412,6 +433,7 @@ DQ_RULE(dq_rule_c21)
         return NONE(c21_none, "");
     TSAY(c21, "exp=%s red=%" PRIu64 " n=%" PRIu64 " by=%s", exp, red, enq,
          by[0] ? by : "-");
+    c21_twice(ev, r);
     SAMPLE(c21_sample, "trials=%zu tasks=%" PRIu64, trials, enq);
     WILSON(ev->res->interval, iv_red, red, enq);
     FIGURE("tab-%s", exp);
