@@ -399,7 +399,8 @@ static void c21_twice(dq_ev *ev, const dq_results *r)
             trials++;
         }
     if (twice > 0)
-        TSAY(c21_twice, "  n=%" PRIu64 " trials=%zu", twice, trials);
+        TSAY(c21_twice, "  n=%" PRIu64 " ns=%s trials=%zu ts=%s", twice,
+             twice == 1 ? "" : "s", trials, trials == 1 ? "" : "s");
 }
 
 DQ_RULE(dq_rule_c21)
