@@ -124,6 +124,8 @@ exercise-check:
 	@$(DQLAB) exercise '$(EX)' '$(NAME)' --tests $(BUILD)/tests
 
 REPORT_ARGS := $(if $(filter-out 0,$(FULL)),,--quick)
+OPCOST_FULL := --n 1000,10000,100000,1000000,10000000 --ops 20000000
+OPCOST_ARGS := $(if $(filter-out 0,$(FULL)),$(OPCOST_FULL))
 report:
 	@sh tools/deps.sh
 	@$(MAKE) --no-print-directory all
@@ -142,8 +144,9 @@ report:
 	@# trials (MONITOR captures, mscgen): about 2 s.
 	./bin/dqlab witness --results results
 	@# The heap's and the wheel's cost per operation against the pending
-	@# tasks (C17), both mixes: a few seconds.
-	./bin/dqlab opcost --mix now,steady --out results/opcost
+	@# tasks (C17), both mixes: a few seconds (FULL=1: up to 10M pending,
+	@# about 1 GB and several minutes).
+	./bin/dqlab opcost --mix now,steady $(OPCOST_ARGS) --out results/opcost
 	./bin/dqlab report results
 
 # `dqlab bench`: speed against references of the same run, backlog
