@@ -247,8 +247,9 @@ Test(front, matrix_and_scenarios_follow_the_results, .timeout = 120)
     "D\t1000700\tt2\tc1\t1\nA\t1000800\tt2\tc1\t1\n"
 
 /* Two fault experiments: the front takes its kills from the one that
- * kills consumers whatever the names' order, adds the other's host
- * crashes to the crash cells, and a lease strategy that lost nothing to
+ * kills consumers whatever the names' order (and not a retry
+ * experiment's kills before the re-add), adds the other's host crashes to
+ * the crash cells, and a lease strategy that lost nothing to
  * a host crash with AOF always qualifies for the orders scenario even
  * when no process restart with always ran. */
 Test(front, facts_from_every_fault_experiment, .timeout = 120)
@@ -278,6 +279,20 @@ Test(front, facts_from_every_fault_experiment, .timeout = 120)
     }
     fclose(d);
     fclose(l);
+    /* a retry experiment's kill before the re-add: lost by the recipe */
+    FILE *rr = make_run(root, "retry-readd", "name = retry-readd\ntitle = "
+                        "Re-add\ncomplete = yes\nfaults = kill-consumer:"
+                        "before-retry:1\ndelay_ms = 0:100\n");
+    fault_trial(rr, root, "retry-readd", 1, "lua-lease",
+                "kill-consumer:before-retry:1",
+                LOG_HEAD("lua-lease", "kill-consumer:before-retry:1")
+                "E\t900000\tt1\t1000\tp0\nE\t900001\tt2\t1000\tp0\n"
+                "D\t1000500\tt1\tc0\t1\n"
+                "F\t1000600\tkill-consumer\tbegin\tc0:point=before-retry,"
+                "claim=1,id=t1\n"
+                "F\t1000900\tkill-consumer\tend\tc0:replacement=c0.1\n"
+                "D\t1000700\tt2\tc1\t1\nA\t1000800\tt2\tc1\t1\n" LOG_END);
+    fclose(rr);
     report(root);
     cr_expect(has_line(root, "^\\| \\[lua-lease\\]\\(#card-lua-lease\\) \\| "
                        "\\*\\*at-least-once\\*\\*, as declared \\(\\[1 kill, 1 "
