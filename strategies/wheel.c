@@ -37,27 +37,44 @@
  * operations however far it jumps, and no thread ticks.
  *
  * Layout: each task is one malloc: payload bytes, a NUL, the id and its
- * NUL, then (8-byte aligned) a small header with their lengths.  The
- * block is handed to the claimer as dq_task.payload (dq_task_clear frees
- * it), so a task costs one malloc and one free, as in the heap.  The
+ * NUL, then (8-byte aligned) a small header with their lengths, asked for
+ * with at least BLOCK_MIN (56) bytes.  The block is handed to the claimer
+ * as dq_task.payload (dq_task_clear frees it), so a task costs one malloc
+ * and one free, as in the heap.  The 56 bytes put every small task in one
+ * malloc size class (a 64-byte chunk), so the block a claim frees is the
+ * one the next enqueue gets back from glibc's per-thread cache, still in
+ * the CPU cache, whatever the lengths of ids and payloads: profiled with
+ * `perf record` on the steady mix of `dqlab opcost` at 10^6 tasks
+ * (opcost.h), whose fill writes shorter ids (40-byte blocks, 48-byte
+ * chunks) than its timed operations (48 bytes, 64-byte chunks), malloc's
+ * slow path (_int_malloc, malloc_consolidate) was a fifth of the wheel's
+ * operation, evenly through the run, long after the fill's tasks were
+ * gone: the bins stay fragmented (a loop of that pattern alone, 10^6
+ * blocks of 40 bytes replaced at random by 48-byte ones, still gets only
+ * 89% of its allocations from the per-thread cache after the last 40-byte
+ * block is freed; 100% when both are 48).  The
  * wheel itself holds 24-byte entries (due time, insertion counter, block
  * pointer) and never reads a block between enqueue and claim: a slot is a
  * list of chunks of 32 entries (only the newest chunk partly filled;
  * order inside a slot does not matter, the ready heap orders), and the
  * ready heap holds the same entries.  So a cascade reads and writes
  * entries in sequence, a few contiguous chunks, instead of following a
- * link through each task's block: profiled with `perf record` on the
- * steady mix of `dqlab opcost` at 10^6 tasks (opcost.h), the linked slots
- * spent 60% of an operation waiting for those blocks, one cache miss per
- * task per level.  Chunks come from slabs kept as a free list; the ready
- * heap's array is kept as large as the number of tasks, and the chunks
- * as many as that many tasks can fill, so placing a task (enqueue,
+ * link through each task's block: profiled the same way, the linked
+ * slots spent 60% of an operation waiting for those blocks, one cache
+ * miss per task per level.  Chunks come from slabs kept as a free list;
+ * the ready heap's array is kept as large as the number of tasks, and the
+ * chunks as many as that many tasks can fill, so placing a task (enqueue,
  * cascade, reschedule) never allocates and an advance never fails
- * half-way.  After a claim the wheel prefetches the blocks of the next
- * tasks due (the ready head, the earliest level-0 slots): a claim's one
- * unavoidable cache miss is its task's block, written when it was
- * enqueued, long ago, and that miss then overlaps with whatever the
- * consumer does until its next claim.
+ * half-way.  A claim's one unavoidable cache miss is its task's block,
+ * written when it was enqueued, long ago.  The cascade out of level 1
+ * (the tasks of the next 64 ticks, into level 0 or the ready heap)
+ * prefetches the block of every task it moves, 1 to 64 ticks before it
+ * falls due, so that the claim finds it in cache: profiled as above, that
+ * miss had been a sixth of the operation although each claim already
+ * prefetched the next one or two tasks due, one claim ahead, too late
+ * when a block misses the TLB as well.  That per-claim prefetch (the
+ * ready head, the earliest level-0 slots) stays for tasks enqueued less
+ * than 64 ticks ahead, which skip level 1.
  *
  * Costs: enqueue O(1) (a task already ready: O(log r), r the ready tasks);
  * claim O(log r) plus cascades, and a task moves at most once per level
@@ -68,9 +85,9 @@
  * 4.7-hour block at 1 ms ticks, the claim that crosses it re-places every
  * task due in that block, and one entering a new 4.4-minute block every
  * task due in that one (at 10^7 tasks over an hour, about 1.4 million).
- * Memory: the block (48 bytes for a 16-byte payload and a short id, plus
- * malloc's header), its entry in a chunk (24) and its reserved place in
- * the ready array (24).
+ * Memory: the block (56 bytes for a 16-byte payload and a short id, a
+ * 64-byte malloc chunk), its entry in a chunk (24) and its reserved place
+ * in the ready array (24).
  *
  * Delivery precision: a task is never handed out before its due time by
  * the claiming handle's clock (the ready heap's head is checked against
@@ -134,6 +151,12 @@
 #define LVL_MASK (LVL_SLOTS - 1)
 #define LEVELS 11                 /* 11 * 6 = 66 >= 64 bits of tick */
 #define TICK_BIAS (UINT64_C(1) << 63) /* int64 tick -> ordered uint64 */
+
+/* The least a task block asks malloc for: glibc (2.36) serves every
+ * request up to 56 bytes rounded to this from one 64-byte chunk size, so
+ * tasks whose payload and id together are at most 38 bytes share one size
+ * class whatever their lengths (the top comment says why that matters). */
+#define BLOCK_MIN 56
 
 #define CHUNK_ENTRIES 32          /* entries per slot chunk: 784 bytes */
 #define SPARE_CHUNKS 2            /* see chunks_needed */
@@ -283,7 +306,8 @@ static bool node_new(rent *e, const char *id, const void *payload,
 {
     /* The wrapper checked 1 <= strlen(id) < DQ_ID_MAX. */
     size_t id_len = strlen(id), off = node_offset(payload_len, id_len);
-    unsigned char *b = malloc(off + sizeof(wnode));
+    size_t size = off + sizeof(wnode);
+    unsigned char *b = malloc(size < BLOCK_MIN ? BLOCK_MIN : size);
     wnode *n;
 
     if (b == NULL)
@@ -462,11 +486,21 @@ static inline __attribute__((always_inline)) void place(wheel_shared *h,
     slot_append(h, k, (int)((t >> (k * LVL_BITS)) & LVL_MASK), e);
 }
 
+/* Starts loading the parts of task block n that its claim reads: the
+ * header and the id just before it, and malloc's chunk header, which the
+ * claimer's free reads.  Never faults, even on a block freed since. */
+static inline void prefetch_block(const wnode *n)
+{
+    __builtin_prefetch((const char *)n - 40);
+    __builtin_prefetch(n);
+}
+
 /* Re-places every entry of the chunk list c (taken off its slot) and
  * gives the chunks back.  The entries are read in order from contiguous
  * chunks, and the next chunk is prefetched while one is re-placed: the
- * tasks' own blocks are never touched. */
-static void replace_chunks(wheel_shared *h, wchunk *c)
+ * tasks' own blocks are never read; with warm (the cascade out of level
+ * 1: due within 64 ticks) each block is prefetched for its claim. */
+static void replace_chunks(wheel_shared *h, wchunk *c, bool warm)
 {
     while (c != NULL) {
         wchunk *next = c->next;
@@ -476,8 +510,11 @@ static void replace_chunks(wheel_shared *h, wchunk *c)
             for (size_t off = 0; off < sizeof *next; off += 64)
                 __builtin_prefetch((const char *)next + off);
         h->in_wheel -= n;
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
+            if (warm)
+                prefetch_block(c->e[i].node);
             place(h, c->e[i]);
+        }
         chunk_release(h, c);
         c = next;
     }
@@ -511,7 +548,7 @@ static void advance(wheel_shared *h, uint64_t b)
 
             bits &= bits - 1;
             h->slot[k][s] = NULL;
-            replace_chunks(h, c);
+            replace_chunks(h, c, k == 1);
         }
     }
 }
@@ -908,22 +945,17 @@ static int next_tasks(const wheel_shared *h, const wnode *next[PREFETCH_MAX])
     return k;
 }
 
-/* Starts loading the blocks of next[0..k): each one's header and the id
- * just before it (with malloc's chunk header, which the claimer's free
- * reads), so that the cache misses overlap with what the consumer does
- * until its next claim.  A claim's one unavoidable miss is its task's
- * block, allocated when the task was enqueued, long ago: profiled on the
- * steady mix of `dqlab opcost` at 10^6 tasks, it was a third of the
- * wheel's cost of an operation.  Called after the unlock (here a
- * prefetch issued before the unlock's locked instruction did not take
- * effect); a task another handle claims and frees in between costs a
- * wasted prefetch, never a fault. */
+/* Starts loading the blocks of next[0..k) (prefetch_block), so that the
+ * cache misses overlap with what the consumer does until its next claim:
+ * for tasks that skipped level 1 and so were not prefetched by its
+ * cascade (top comment).  Called after the unlock (here a prefetch issued
+ * just before the unlock's locked instruction did not take effect); a
+ * task another handle claims and frees in between costs a wasted
+ * prefetch, never a fault. */
 static void prefetch_tasks(const wnode *const *next, int k)
 {
-    for (int i = 0; i < k; i++) {
-        __builtin_prefetch((const char *)next[i] - 40);
-        __builtin_prefetch(next[i]);
-    }
+    for (int i = 0; i < k; i++)
+        prefetch_block(next[i]);
 }
 
 /* One timed wait of a claim that found nothing due: as the leader until

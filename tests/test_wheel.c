@@ -25,8 +25,13 @@
  *                  and reschedule from chunks other than the newest, then
  *                  a cascade of what is left through every level; each
  *                  task once, in insertion order, dq_pending exact.
+ *   block_class    small tasks whose ids differ in length get blocks of
+ *                  one malloc size class (the freed block of a claim is
+ *                  what the next enqueue reuses), with payload and id
+ *                  intact.
  */
 #include <criterion/criterion.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -452,6 +457,39 @@ Test(wheel, crowded_slot, .timeout = 30)
     cr_assert_eq(tl_claim(later, 0).rc, DQ_EMPTY);
     cr_assert_eq(dq_pending(later), 0);
     dq_close(later);
+    dq_close(q);
+    tl_teardown(&c);
+}
+
+/* Ids of 1 and 22 characters with a 16-byte payload: blocks of 40 and 56
+ * bytes before the wheel rounded them up to one size class, so the claimed
+ * blocks' usable sizes differ without it. */
+Test(wheel, block_class, .timeout = 30)
+{
+    static const char *ids[] = {"a", "a-much-longer-id-22-ch"};
+    static const char payload[] = "0123456789abcdef";
+    size_t usable[2];
+    tl_ctx c;
+    tl_setup(&c, "wheel", "block_class");
+    dq_queue *q = tl_open(&c);
+    int64_t now = dq_wall_us() / 1000;
+    for (int i = 0; i < 2; i++)
+        tl_enqueue(q, ids[i], payload, 16, now - 10 + i);
+    for (int i = 0; i < 2; i++) {
+        unsigned char *got = NULL;
+        size_t len = 0;
+        tl_got g = tl_claim_p(q, 0, &got, &len);
+        cr_assert_eq(g.rc, DQ_OK, "task %s not claimed", ids[i]);
+        cr_assert_str_eq(g.id, ids[i]);
+        cr_assert_eq(len, 16);
+        cr_assert_eq(memcmp(got, payload, 16), 0, "payload of %s", ids[i]);
+        usable[i] = malloc_usable_size(got);
+        free(got);
+    }
+    cr_assert_eq(usable[0], usable[1], "blocks of ids %s and %s: %zu and "
+                 "%zu usable bytes, not one size class", ids[0], ids[1],
+                 usable[0], usable[1]);
+    cr_assert_geq(usable[0], 56);
     dq_close(q);
     tl_teardown(&c);
 }
