@@ -691,6 +691,24 @@ static const window *retried_before(const checker *c, int64_t e_us)
     return NULL;
 }
 
+/* The first window of a DQ_FAULT_REPEATS_ANY fault open at e_us, the
+ * id's E record, which is written once the enqueue was acknowledged: an
+ * enqueue acknowledged inside it may be a retry of one whose reply the
+ * fault lost, and the first copy may already have moved on (a mover took
+ * it to a stream or a ready list) when the retry added the task again, so
+ * both copies are delivered after E.  NULL when none. */
+static const window *retried_in(const checker *c, int64_t e_us)
+{
+    for (size_t i = 0; i < c->nwv; i++) {
+        const window *w = &c->wv[i];
+        if (w->begin > e_us)
+            break;
+        if ((w->explains & DQ_FAULT_REPEATS_ANY) && e_us <= w->end)
+            return w;
+    }
+    return NULL;
+}
+
 /* Each extra delivery of the id, in time order: redelivered, a duplicate
  * a fault explains, or one none does (checker.h). */
 /* Was the id acked before delivery d?  An A in the same microsecond as d
@@ -730,7 +748,8 @@ static void judge_extra(const checker *c, dq_check *out, const span *sp)
         } else if (x != NULL ||
                    (x = open_at(c, d->t, prev->cons, d->cons)) != NULL ||
                    (prev->t < sp->r->e_us &&
-                    (x = retried_before(c, sp->r->e_us)) != NULL)) {
+                    (x = retried_before(c, sp->r->e_us)) != NULL) ||
+                   (x = retried_in(c, sp->r->e_us)) != NULL) {
             out->dup_fault++;
             out->faults[x->fault].dup_fault++;
         } else {

@@ -140,7 +140,10 @@
  *                 a fault that DQ_FAULT_REPEATS_ANY began at or before
  *                 that E (the producer had not yet seen its enqueue
  *                 acknowledged, retried it, and the retry added the task
- *                 again after its delivery): a duplicate a fault explains
+ *                 again after its delivery), or the id's E record lies
+ *                 inside such a window (the retry landed after a mover
+ *                 had taken the first copy on, so both come after E): a
+ *                 duplicate a fault explains
  *   dup_nofault   otherwise: a duplicate no fault explains (a bug, or
  *                 naive's documented race).  A delivery after an ack of
  *                 the same id is never a redelivery.

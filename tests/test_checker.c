@@ -372,6 +372,22 @@ Test(checker_acks, v1_and_torn_logs_read_without_verdict)
 
 /* A delivery after an ack of the same id is a duplicate, even with an
  * attempt > 1 (never a redelivery). */
+/* An enqueue retried across a failover, its first copy moved on before
+ * the retry landed: the E record inside the window explains the second
+ * delivery (checker.h dup_fault), so the verdict is ok. */
+Test(checker_faults, retried_enqueue_inside_a_failover_is_explained)
+{
+    dq_check c;
+    const char *why[8];
+
+    check_ok("failover_retried_enqueue.log", &c);
+    cr_assert_eq(c.duplicates, 1);
+    cr_expect_eq(c.dup_fault, 1, "dup_fault = %" PRIu64, c.dup_fault);
+    cr_expect_eq(c.dup_nofault, 0, "dup_nofault = %" PRIu64, c.dup_nofault);
+    cr_expect_eq(dq_check_violations(&c, dq_strategy_find("streams")->flags,
+                                     false, why, 8), 0, "%s", why[0]);
+}
+
 Test(checker_faults, delivery_after_ack_is_duplicate)
 {
     dq_check c;
