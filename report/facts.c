@@ -93,10 +93,7 @@ static dq_fact *row_of(dq_facts *f, const char *name)
     return &f->f[at];
 }
 
-/* Whether kill-consumer spec kills a consumer holding a task it claimed:
- * not before-retry, whose kills test a retry recipe (the retry
- * experiments, C26), not what a crash of the consumer costs. */
-static bool held_kill(const char *spec)
+bool dq_facts_counts(const char *spec)
 {
     return strstr(spec, "before-retry") == NULL;
 }
@@ -109,7 +106,7 @@ static dq_tally *tally_of(dq_fact *x, const char *spec)
         {"os-crash:", offsetof(dq_fact, host)},
     };
     if (strncmp(spec, "kill-consumer", 13) == 0)
-        return held_kill(spec) ? &x->kill : NULL;
+        return dq_facts_counts(spec) ? &x->kill : NULL;
     if (strncmp(spec, "subscriber-outage", 17) == 0)
         return &x->outage;
     for (size_t k = 0; k < 2; k++) {
@@ -155,7 +152,7 @@ static void from_loss(dq_facts *f, const dq_rexp *e)
     for (size_t i = 0; i < e->ntrials; i++) {
         const dq_trialrow *t = &e->trials[i];
         dq_fact *row = strncmp(t->fault, "kill-consumer", 13) == 0 &&
-                               held_kill(t->fault)
+                               dq_facts_counts(t->fault)
                            ? row_of(f, t->strategy) : NULL;
         if (row != NULL && t->kills > 0)
             row->kill.kills += (uint64_t)t->kills;

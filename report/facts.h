@@ -102,6 +102,10 @@ typedef struct dq_facts {
     char redis_version[32];            /* of the runs, "" when unknown */
 } dq_facts;
 
+/* Whether the losses of fault column spec count against a strategy: not
+ * kill-consumer:before-retry, whose kills test a retry recipe (the retry
+ * experiments, C26), not what a crash of the consumer costs. */
+bool dq_facts_counts(const char *spec);
 /* Fills f from r (which must outlive it). */
 void dq_facts_compute(const dq_results *r, dq_facts *f);
 /* The row of strategy name, or NULL when it did not run. */

@@ -124,48 +124,83 @@ static int chart(dq_md *o, const dq_results *r, size_t k, char *err,
     return 0;
 }
 
-/* Where x broke in this run: duplicates, the loss table's cells with a
- * loss or a duplicate, a large backlog not delivered in its window. */
-static void breaks(dq_texts *t, const dq_facts *f, const dq_fact *x,
-                   char *buf, size_t len)
+/* " (a=1)": the options of row (label "<name> <o1;o2;..>", the name n
+ * bytes) that some other row of the same name lacks, into buf. */
+static void own_options(const dq_loss_table *lt, size_t row, size_t n,
+                        char *buf, size_t len)
 {
-    const dq_loss_table *lt = f->loss ? f->loss->loss : NULL;
-    char d[512], id[80], ph[256], dups[64];
+    char opts[64], *save = NULL, out[64] = "";
+    size_t off = 0;
+    snprintf(opts, sizeof opts, "%s", lt->rows[row] + n + 1);
+    for (char *o = strtok_r(opts, ";", &save); o != NULL;
+         o = strtok_r(NULL, ";", &save)) {
+        bool everywhere = true;
+        for (size_t r = 0; r < lt->nrows && everywhere; r++)
+            if (strncmp(lt->rows[r], lt->rows[row], n) == 0 &&
+                (lt->rows[r][n] == ' ' || lt->rows[r][n] == '\0'))
+                everywhere = strstr(lt->rows[r] + n, o) != NULL;
+        if (!everywhere)
+            off += (size_t)snprintf(out + off, off < sizeof out ?
+                                    sizeof out - off : 0, "%s%s",
+                                    off ? ";" : "", o);
+    }
+    if (out[0])
+        snprintf(buf, len, " (%s)", out);
+}
+
+/* Appends to buf (at *off) where e's faults made x lose or repeat tasks,
+ * one item a loss-table cell (a row's options named where e ran x with
+ * several: "failover (wait=1)"); adds x's fault trials there to *trials. */
+static void exp_breaks(dq_texts *t, const dq_rexp *e, const dq_fact *x,
+                       char *buf, size_t len, size_t *off, size_t *trials)
+{
+    const dq_loss_table *lt = e->loss;
+    char id[80], ph[320], dups[64];
+    dq_exp_anchor(e, id, sizeof id);
+    for (size_t c = 0; c < lt->nfaults; c++)
+        for (size_t row = 0; dq_facts_counts(lt->faults[c]) &&
+                             row < lt->nrows; row++) {
+            const dq_loss_cell *y = dq_loss_cell_at(lt, row, c);
+            size_t n = strlen(x->s->name);
+            if (y == NULL || strcmp(y->strategy, x->s->name) != 0)
+                continue;
+            *trials += strcmp(lt->faults[c], "none") != 0 ? y->trials : 0;
+            if (y->lost == 0 && y->duplicated == 0)
+                continue;
+            dq_fault_phrase(t, lt->faults[c], ph, sizeof ph);
+            if (strlen(lt->rows[row]) > n + 1)   /* "<name> <options>" */
+                own_options(lt, row, n, ph + strlen(ph), sizeof ph - strlen(ph));
+            dups[0] = '\0';
+            if (y->lost > 0 && y->duplicated > 0)
+                DQ_TCAT(t, dups, sizeof dups, &(size_t){0},
+                        "cards.break_fault_dups", "n=%" PRIu64, y->duplicated);
+            if (y->lost > 0)
+                DQ_TCAT(t, buf, len, off, "cards.break_fault", "%sfault=%s "
+                        "n=%" PRIu64 " of=%" PRIu64 " id=%s dups=%s",
+                        *off ? "; " : "", ph, y->lost, y->enqueued, id, dups);
+            else
+                DQ_TCAT(t, buf, len, off, "cards.break_dups_only", "%sfault=%s"
+                        " n=%" PRIu64 " of=%" PRIu64 " id=%s", *off ? "; " : "",
+                        ph, y->duplicated, y->enqueued, id);
+        }
+}
+
+/* Where x broke in this run: duplicates, the cells of every fault
+ * experiment's loss table with a loss or a duplicate, a large backlog not
+ * delivered in its window. */
+static void breaks(dq_texts *t, const dq_results *r, const dq_facts *f,
+                   const dq_fact *x, char *buf, size_t len)
+{
+    char d[512], id[80];
     size_t off = 0, trials = 0;
     buf[0] = '\0';
     if (x->dup.n > 0) {
         dq_cell_dup(t, f, x, d, sizeof d);
         DQ_TCAT(t, buf, len, &off, "cards.break_dup", "dup=%s", d);
     }
-    dq_exp_anchor(f->loss, id, sizeof id);
-    for (size_t c = 0; lt != NULL && c < lt->nfaults; c++) {
-        dq_loss_cell sum = {0};
-        for (size_t row = 0; row < lt->nrows; row++) {
-            const dq_loss_cell *y = dq_loss_cell_at(lt, row, c);
-            if (y == NULL || strcmp(y->strategy, x->s->name) != 0)
-                continue;
-            sum.lost += y->lost;
-            sum.duplicated += y->duplicated;
-            sum.enqueued += y->enqueued;
-            sum.trials += y->trials;
-        }
-        trials += strcmp(lt->faults[c], "none") != 0 ? sum.trials : 0;
-        if (sum.lost == 0 && sum.duplicated == 0)
-            continue;
-        dq_fault_phrase(t, lt->faults[c], ph, sizeof ph);
-        dups[0] = '\0';
-        if (sum.lost > 0 && sum.duplicated > 0)
-            DQ_TCAT(t, dups, sizeof dups, &(size_t){0},
-                    "cards.break_fault_dups", "n=%" PRIu64, sum.duplicated);
-        if (sum.lost > 0)
-            DQ_TCAT(t, buf, len, &off, "cards.break_fault", "%sfault=%s n=%"
-                    PRIu64 " of=%" PRIu64 " id=%s dups=%s", off ? "; " : "",
-                    ph, sum.lost, sum.enqueued, id, dups);
-        else
-            DQ_TCAT(t, buf, len, &off, "cards.break_dups_only", "%sfault=%s "
-                    "n=%" PRIu64 " of=%" PRIu64 " id=%s", off ? "; " : "", ph,
-                    sum.duplicated, sum.enqueued, id);
-    }
+    for (size_t i = 0; i < r->nexps; i++)
+        if (dq_loss_is(&r->exps[i]) && r->exps[i].loss != NULL)
+            exp_breaks(t, &r->exps[i], x, buf, len, &off, &trials);
     dq_exp_anchor(f->backlog, id, sizeof id);
     if (x->backlog && x->backlog_delivered < x->backlog_tasks)
         DQ_TCAT(t, buf, len, &off, "cards.break_backlog", "%sbacklog=%"
@@ -205,7 +240,7 @@ static int card(dq_md *o, const dq_results *r, const dq_facts *f,
     dq_texts *t = o->texts;
     dq_cell_cmds(t, f, x, cmds, sizeof cmds);
     guarantee(t, f, x, g, sizeof g);
-    breaks(t, f, x, br, sizeof br);
+    breaks(t, r, f, x, br, sizeof br);
     snprintf(id, sizeof id, "card-%s", x->s->name);
     dq_anchor(o, id);
     DQ_TEXT(o, "cards.card", "name=%s how=%s cmds=%s guarantee=%s "

@@ -144,8 +144,8 @@ static void avoid_list(dq_texts *t, const dq_facts *f, char *buf, size_t len)
 void dq_section_guide(dq_md *o, const dq_results *r, const dq_facts *f)
 {
     enum { N = 8192 };
-    char *b = malloc(6 * N), avoid[N], host[2048] = "", list[1024] = "";
-    size_t off = 0;
+    char *b = malloc(6 * N), avoid[N], host[2048] = "";
+    bool hosts = false;
     (void)r;
     if (b == NULL)
         return;
@@ -156,16 +156,11 @@ void dq_section_guide(dq_md *o, const dq_results *r, const dq_facts *f)
     list_of(o->texts, f, L_POLL, b + 4 * N, N);
     list_of(o->texts, f, L_INPROC, b + 5 * N, N);
     avoid_list(o->texts, f, avoid, sizeof avoid);
+    /* the crash cells of the list carry the host crashes where they ran */
     for (size_t i = 0; i < f->n; i++)
         for (size_t m = 0; m < DQ_AOF_MODES; m++)
-            if (leased(&f->f[i]) && f->f[i].host[m].measured)
-                dq_append(list, sizeof list, &off, "%s%s %s %" PRIu64 "/%"
-                          PRIu64, off ? ", " : "", f->f[i].s->name,
-                          dq_aof_modes[m], f->f[i].host[m].n,
-                          f->f[i].host[m].of);
-    if (off > 0)
-        DQ_TBUF(o, host, "guide.host_some", "list=%s", list);
-    else
+            hosts |= leased(&f->f[i]) && f->f[i].host[m].measured;
+    if (!hosts)
         DQ_TBUF(o, host, "guide.host_none", "");
     dq_anchor(o, "guide");
     DQ_TEXT(o, "guide.guide", "alo=%s amo=%s aof=%s host=%s block=%s "

@@ -329,10 +329,14 @@ Test(front, c23_from_the_eviction_trials, .timeout = 120)
              "lru\n" LOG_EVICT LOG_END);
     fault_trial(d, root, "durability", 1, "lua", "evict:allkeys-lru", log);
     fclose(d);
+    write_loss(root);   /* the loss experiment the front links to */
     report(root);
     cr_expect(has_line(root, "^\\| C23 \\| does not hold as stated \\| 1 "
                        "eviction trials, 2 tasks \\| allkeys-lru: 1 of 2 lost "
                        "\\("), "C23 not decided from the eviction trial");
+    cr_expect(has_line(root, "^- \\*\\*Where it breaks\\*\\* \\(measured\\): "
+                       "memory full .* lost \\[1 of 2\\]\\(#exp-durability\\)"),
+              "lua's card leaves out the durability experiment's loss");
     cleanup(root);
 }
 
