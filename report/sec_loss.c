@@ -294,6 +294,16 @@ static void tl_due_in(const dq_timeline *l, size_t *due_in,
     }
 }
 
+/* Whether window x is a kill of the consumer holding task x->id: its
+ * fault's row explains the losses of claimed tasks (a stalled consumer
+ * also names its task, but wakes and finishes it). */
+static bool tl_is_kill(const dq_tl_win *x)
+{
+    const dq_fault_ops *f = dq_fault_find(x->name);
+    return x->id[0] != '\0' && f != NULL &&
+           (f->explains & DQ_FAULT_EXPLAINS_CLAIMED);
+}
+
 /* A killed consumer's task: did it come back, and when (the latest)? */
 static void tl_kills(const dq_timeline *l, size_t *kills, size_t *back,
                      int64_t *back_max)
@@ -303,7 +313,7 @@ static void tl_kills(const dq_timeline *l, size_t *kills, size_t *back,
     for (size_t w = 0; w < l->nwin; w++) {
         const dq_tl_win *x = &l->win[w];
         int64_t first = 0;
-        if (x->id[0] == '\0')
+        if (!tl_is_kill(x))
             continue;
         (*kills)++;
         for (size_t i = 0; i < l->nd; i++)
@@ -324,7 +334,7 @@ static bool tl_unheard(const dq_timeline *l, size_t *n, double ms[4])
     int64_t k0 = 0, k1 = 0, near = INT64_MAX, far = 0, next = 0;
     *n = 0;
     for (size_t w = 0; w < l->nwin; w++)
-        if (l->win[w].id[0]) {
+        if (tl_is_kill(&l->win[w])) {
             k0 = k0 == 0 || l->win[w].b_us < k0 ? l->win[w].b_us : k0;
             k1 = l->win[w].b_us > k1 ? l->win[w].b_us : k1;
         }

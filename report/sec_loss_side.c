@@ -51,6 +51,19 @@ static bool leased(const char *name)
     return s != NULL && (s->flags & DQ_G_AT_LEAST_ONCE);
 }
 
+/* Whether strategy s's cells of fault column c hold duplicates: the
+ * queue itself delivered a task again (a race, or a claim or an enqueue
+ * the fault lost or repeated), not a lease that ran out while held. */
+static bool duplicated(const dq_loss_table *lt, const char *s, size_t c)
+{
+    for (size_t r = 0; r < lt->nrows; r++) {
+        const dq_loss_cell *y = dq_loss_cell_at(lt, r, c);
+        if (y != NULL && strcmp(y->strategy, s) == 0 && y->duplicated > 0)
+            return true;
+    }
+    return false;
+}
+
 /* Appends name to list (", "-separated, 256 bytes) once. */
 static void add_name(char *list, const char *name)
 {
@@ -93,9 +106,10 @@ static bool side_table(dq_md *o, const dq_rexp *e, char names[][32],
                 DQ_TCAT(o->texts, cell[c + 1], sizeof cell[0], &off,
                         "loss.side_twice", "%sn=%" PRIu64, off ? " " : "",
                         x.twice);
-            if (x.twice > 0 && !leased(names[r]))
+            bool repeated = duplicated(lt, names[r], c);
+            if (x.twice > 0 && (!leased(names[r]) || repeated))
                 add_name(dups, names[r]);
-            if (x.twice > worst->twice && leased(names[r])) {
+            if (x.twice > worst->twice && leased(names[r]) && !repeated) {
                 *worst = x;
                 snprintf(ws, 32, "%s", names[r]);
                 snprintf(wf, 64, "%s", lt->faults[c]);

@@ -377,7 +377,8 @@ Test(front, loss_side_table_and_why, .timeout = 120)
     cr_expect(has_line(root, "^Why a leased strategy.s work ran twice \\(most: "
                        "lua-lease under stall-consumer:800, 1 task in 1 "
                        "trial\\)"), "the why names the leased strategy");
-    cr_expect(has_line(root, "^For naive the work ran twice because the queue "
+    cr_expect(has_line(root, "^For naive \\(where the table above shows "
+                       "duplicates\\) the work ran twice because the queue "
                        "delivered the task twice"), "naive's are duplicates");
     cr_expect(has_line(root, "^\\*\\*C21: .* Their work ran twice for 1 "
                        "task \\(in 1 trial\\)"), "C21 leaves out the work "
