@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE /* open_memstream */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -229,22 +230,43 @@ void dq_box_close(dq_md *o)
     dq_put(o, "</div>\n\n");
 }
 
+/* The last line gnuplot wrote to its stderr file path, into buf ("" when
+ * none). */
+static void gnuplot_said(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    char line[512];
+    buf[0] = '\0';
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (line[0] != '\n')
+            snprintf(buf, len, "%.*s", (int)strcspn(line, "\n"), line);
+    if (f != NULL)
+        fclose(f);
+}
+
 /* gnuplot -c script in outpath, through a temporary name; the terminal
- * follows outpath's extension (common.gp).  0 or -1 with err. */
+ * follows outpath's extension (common.gp).  Its stderr goes to a file
+ * beside the figure: its warnings (a series with no point, say) are not
+ * the reader's business when the figure is drawn, and its last line
+ * names what went wrong when it is not.  0 or -1 with err. */
 static int run_gnuplot(const char *script, const char *in,
                        const char *outpath, char *err, size_t errlen)
 {
-    char tmp[PATH_MAX + 32];
+    char tmp[PATH_MAX + 32], log[PATH_MAX + 40], said[400];
     const char *ext = strrchr(outpath, '.');
     int status;
     snprintf(tmp, sizeof tmp, "%.*s.tmp%ld%s", (int)(ext - outpath), outpath,
              (long)getpid(), ext);
+    snprintf(log, sizeof log, "%s.err", tmp);
     pid_t pid = fork();
     if (pid < 0) {
         snprintf(err, errlen, "fork: %s", strerror(errno));
         return -1;
     }
     if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd >= 0)
+            dup2(fd, 2);
         execlp("gnuplot", "gnuplot", "-c", script, in, tmp, (char *)NULL);
         _exit(127);
     }
@@ -257,14 +279,18 @@ static int run_gnuplot(const char *script, const char *in,
         if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
             snprintf(err, errlen, "gnuplot not found in PATH (apt-get "
                      "install gnuplot-nox)");
-        else
-            snprintf(err, errlen, "gnuplot -c %s %s %s failed", script, in,
-                     outpath);
+        else {
+            gnuplot_said(log, said, sizeof said);
+            snprintf(err, errlen, "gnuplot -c %s %s %s failed%s%s", script,
+                     in, outpath, said[0] ? ": " : "", said);
+        }
     } else if (rename(tmp, outpath) != 0) {
         snprintf(err, errlen, "rename %s: %s", outpath, strerror(errno));
     } else {
+        unlink(log);
         return 0;
     }
+    unlink(log);
     unlink(tmp);
     return -1;
 }

@@ -350,6 +350,34 @@ Test(report_claims, sentences_that_met_are_spaced)
     cr_expect_str_eq(full, "ab.Cd");
 }
 
+/* gnuplot's warnings stay out of the terminal when a figure is drawn; a
+ * script that fails is named with gnuplot's own file:line message, exit 2,
+ * and no output directory is left. */
+Test(report_files, gnuplot_quiet_unless_it_fails, .timeout = 60)
+{
+    char root[PATH_MAX], cmd[8 * PATH_MAX];
+    snprintf(root, sizeof root, "/tmp/dqlab-report-gp-%ld", (long)getpid());
+    c10_results(root, 0.25);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s.s' && cp -a report '%s.s' && "
+             "for f in '%s.s'/*.gp; do { echo 'print \"a warning\"'; cat "
+             "\"$f\"; } > \"$f.n\" && mv \"$f.n\" \"$f\"; done && "
+             "'%s' report '%s' --out '%s/out' --scripts '%s.s' >/dev/null "
+             "2>'%s.err'; test $? -eq 0 && ! grep -q 'a warning' '%s.err'", root, root,
+             root, dqlab(), root, root, root, root, root);
+    cr_expect_eq(sh(cmd), 0, "a drawn figure's gnuplot warnings reached "
+                 "stderr (%s.err)", root);
+    snprintf(cmd, sizeof cmd, "for f in '%s.s'/*.gp; do echo 'plot nosuchfn(x)'"
+             " > \"$f\"; done; rm -rf '%s/out2'; '%s' report '%s' --out "
+             "'%s/out2' --scripts '%s.s' >/dev/null 2>'%s.err'; test $? -eq 2 "
+             "&& grep -q 'line 1: undefined function: nosuchfn' '%s.err' && "
+             "test ! -e '%s/out2'", root, root, dqlab(), root, root, root, root,
+             root, root);
+    cr_expect_eq(sh(cmd), 0, "a failing script is not named with gnuplot's "
+                 "message (%s.err)", root);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.s' '%s.err'", root, root, root);
+    sh(cmd);
+}
+
 Test(report_claims, c10_overshoot_within_one_round_trip, .timeout = 60)
 {
     char root[PATH_MAX], cmd[4 * PATH_MAX];
