@@ -263,10 +263,23 @@ static bool check_unique(load_state *st, const char *key, char *const *tok,
 }
 
 /* Splits a list on commas and blanks into tokens (pointers into buf, which
- * is modified).  Returns the count, or -1 when more than max. */
+ * is modified).  Returns the count, -1 when more than max, -2 when an item
+ * between two commas (or before the first) is empty: "2,,3" is a typo,
+ * not the list 2, 3.  A trailing comma is allowed (a continued line). */
 static int split_list(char *buf, char **tok, int max)
 {
     int n = 0;
+    bool item = false, gap = false, any = false;
+
+    for (const char *p = buf; *p; p++)
+        if (*p == ',') {
+            gap |= !item;
+            item = false;
+        } else if (*p != ' ' && *p != '\t') {
+            item = any = true;
+        }
+    if (gap && any)
+        return -2;
 
     for (char *p = strtok(buf, ", \t"); p != NULL; p = strtok(NULL, ", \t")) {
         if (n == max)
@@ -286,7 +299,9 @@ static int list_items(load_state *st, const char *key, const char *val,
 
     snprintf(buf, len, "%s", val);
     nt = split_list(buf, tok, max);
-    if (nt < 0)
+    if (nt == -2)
+        load_fail(st, "%s: empty item in the list '%s'", key, val);
+    else if (nt < 0)
         load_fail(st, "%s: %s", key, what_many);
     else if (nt == 0)
         load_fail(st, "%s: empty list", key);
@@ -377,6 +392,10 @@ static bool set_faults(load_state *st, dq_experiment *e, const char *val,
     nt = split_list(buf, tok, DQ_EXP_MAX_LIST);
     if (!continued)
         e->nfaults = 0;
+    if (nt == -2) {
+        load_fail(st, "faults: empty item in the list '%s'", val);
+        return false;
+    }
     if (nt < 0 || e->nfaults + (size_t)nt > DQ_EXP_MAX_LIST) {
         load_fail(st, "faults: more than %d values", DQ_EXP_MAX_LIST);
         return false;

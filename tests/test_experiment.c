@@ -764,6 +764,31 @@ Test(experiment, a_repeated_value_in_any_list_is_refused_alike)
     }
 }
 
+/* An empty item between commas is a typo, refused where it stands, never
+ * read as the list without it. */
+Test(experiment, an_empty_list_item_is_refused)
+{
+    static const struct {
+        const char *text;
+        int line;
+        const char *msg;
+    } cases[] = {
+        {"strategies = heap\nconsumers = 2,,3\n", 4,
+         "consumers: empty item in the list '2,,3'"},
+        {"strategies = , heap\n", 3, "strategies: empty item in the list"},
+        {"strategies = heap\nfaults = none, , kill-consumer:after-claim\n",
+         4, "faults: empty item in the list"},
+        {"strategies = lua\n[opts.lua]\npoll_ms = 10,,100\n", 5,
+         "poll_ms: empty item in the list '10,,100'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "[experiment]\nname = x\n%s",
+                 cases[i].text);
+        expect_error(text, false, cases[i].line, cases[i].msg);
+    }
+}
+
 Test(experiment, a_huge_matrix_is_refused_with_its_size)
 {
     /* 16^4 x 550 repeats = 36,044,800 trials. */
