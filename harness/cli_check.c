@@ -258,6 +258,10 @@ static void print_counts(const dq_check *c)
             printf(", enqueues refused %" PRIu64, f->refused);
         putchar('\n');
     }
+    if (c->lateness.n == 0) {
+        printf("lateness ms none: no task was delivered\n");
+        return;
+    }
     printf("lateness ms p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  "
            "(n %" PRIu64 ")\n", c->lateness.p50_ms, c->lateness.p90_ms,
            c->lateness.p99_ms, c->lateness.p999_ms, c->lateness.max_ms,

@@ -326,9 +326,12 @@ static void print_human(const dq_trial_params *p, const dq_trial_result *r,
     printf("early       %" PRIu64 "   unknown %" PRIu64 "   payload "
            "mismatches %" PRIu64 "\n", c->early, c->unknown,
            r->payload_mismatches);
-    printf("lateness ms p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n",
-           c->lateness.p50_ms, c->lateness.p90_ms, c->lateness.p99_ms,
-           c->lateness.p999_ms, c->lateness.max_ms);
+    if (c->lateness.n == 0)
+        printf("lateness ms none: no task was delivered\n");
+    else
+        printf("lateness ms p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max "
+               "%.3f\n", c->lateness.p50_ms, c->lateness.p90_ms,
+               c->lateness.p99_ms, c->lateness.p999_ms, c->lateness.max_ms);
     printf("throughput  %.1f tasks/s (delivered over %.3f s, first enqueue "
            "to last delivery)\n", r->tasks_per_s, r->elapsed_s);
     if (c->redis_stall_ms >= 0)

@@ -700,6 +700,9 @@ Test(check_verdict, no_clean_end_no_verdict_exit_3)
                                     "a v1 event log");
     /* The counts are still printed. */
     expect_check("verdict_no_end.log", 3, "duplicates  0 redelivered");
+    /* With nothing delivered there is no lateness to print as if measured. */
+    expect_check("verdict_headers_only.log", 3, "lateness ms none: no task "
+                                                "was delivered");
     expect_check("verdict_no_end.log", 3, "(v2, no end record)");
 }
 
