@@ -573,6 +573,13 @@ static int cli_check(cli *c)
                         spec);
         }
     }
+    /* what the trial would refuse after the server started (faults that
+     * each need servers of their own, say): refused before it starts */
+    if (dq_faults_check(p->faults, p->nfaults, p->strategy, !c->have_target,
+                        p->tasks, err, sizeof err) != 0) {
+        fprintf(stderr, "dqlab run: --fault: %s\n", err);
+        return 2;
+    }
     if (dq_params_check(p, true, err, sizeof err) != 0) {
         run_error("%s", err);
         return 2;

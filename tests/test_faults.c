@@ -289,6 +289,22 @@ Test(faults, bad_input_exits_2, .timeout = 30)
     json_decref(o.j);
 }
 
+/* Two faults that each need servers of their own are refused before a
+ * server is started, with the option named. */
+Test(faults, conflicting_faults_refused_before_any_server, .timeout = 30)
+{
+    char cmd[1024];
+    const char *dq = getenv("DQLAB");
+    cr_assert(dq != NULL && *dq, "DQLAB is not set: run through tests/run.sh");
+    snprintf(cmd, sizeof cmd, "out=$('%s' run --strategy lua --tasks 10 "
+             "--fault os-crash:everysec --fault failover 2>&1); test $? -eq 2 "
+             "&& echo \"$out\" | grep -q '^dqlab run: --fault: fault failover: "
+             "cannot share a trial with os-crash' && ! echo \"$out\" | grep -q "
+             "'starting a private redis-server'", dq);
+    int st = system(cmd);
+    cr_expect(st == 0, "refused late or without naming --fault");
+}
+
 /* spawn.c: a child inherits only 0-2 (a hiredis socket has no CLOEXEC,
  * like the descriptor opened here), and dq_spawn_reap returns its pid. */
 Test(spawn, closes_inherited_descriptors)
