@@ -817,13 +817,13 @@ Test(durability, experiment_file_loads)
     cr_assert_eq(dq_experiment_load("experiments/durability.ini", true, &e,
                                     err, sizeof err), 0, "%s", err);
     n = dq_experiment_ntrials(&e);
-    cr_assert_eq(n, 40);
+    cr_assert_eq(n, 32);
     for (size_t i = 0; i < n; i++) {
         dq_experiment_cell(&e, i, &c);
         cr_assert(c.params.strategy->flags & DQ_G_NEEDS_REDIS);
         cr_assert_gt(c.params.rate, 0);
     }
-    cr_assert_eq(failover_cells(&e, 300), 5 * 2);
+    cr_assert_eq(failover_cells(&e, 300), 4 * 2);
     cr_assert_eq(dq_experiment_load("experiments/durability.ini", false, &e,
                                     err, sizeof err), 0, "%s", err);
     cr_assert_eq(dq_experiment_ntrials(&e), 9 * 8 * 3);
