@@ -67,9 +67,11 @@ static bool duplicated(const dq_loss_table *lt, const char *s, size_t c)
 /* Appends name to list (", "-separated, 256 bytes) once. */
 static void add_name(char *list, const char *name)
 {
-    size_t n = strlen(list);
-    if (strstr(list, name) == NULL)
-        snprintf(list + n, 256 - n, "%s%s", n ? ", " : "", name);
+    size_t n = strlen(list), k = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)) != NULL; p += k)
+        if ((p == list || p[-1] == ' ') && (p[k] == ',' || p[k] == '\0'))
+            return;
+    snprintf(list + n, 256 - n, "%s%s", n ? ", " : "", name);
 }
 
 /* The table; returns whether any cell had a sampler figure, the leased
