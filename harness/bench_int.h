@@ -12,9 +12,10 @@
  *   bench_backlog.c   part 3: claim and enqueue cost against a backlog
  *   bench_lateness.c  part 4: lateness at offered rates, saturation
  *   bench_targets.c   targets.csv, from what the parts kept in memory
- *   bench_util.c      which strategies were asked for; a median
+ *   bench_util.c      the helpers every part calls (below)
  * Layering: bench.c calls the parts; every part calls the helpers of
- * bench.c declared here; bench_targets.c reads only the records.
+ * bench_util.c declared here, never bench.c; bench_targets.c reads only
+ * the records.
  */
 #ifndef DQ_BENCH_INT_H
 #define DQ_BENCH_INT_H
@@ -142,8 +143,7 @@ typedef struct dq_bench {
     size_t nlats;
 } dq_bench;
 
-/* ---- Helpers (bench.c; dq_bench_selected and dq_bench_median:
- * bench_util.c) ---------------------------------------------------------- */
+/* ---- Helpers (bench_util.c) --------------------------------------------- */
 
 /* True when s was asked for (--strategies, or all by default). */
 bool dq_bench_selected(const dq_bench *b, const dq_strategy *s);

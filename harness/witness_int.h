@@ -1,8 +1,9 @@
 /* witness_int.h -- the parts of `dqlab witness` (witness.h) its files share:
  * the MONITOR capture (witness_cap.c), the event-log reader and the chart
  * writer (witness_msc.c), the four scripted trials (witness_naive.c,
- * witness_lease.c, witness_expiry.c, witness_late.c) and the command
- * (witness.c).  Not for other modules.
+ * witness_lease.c, witness_expiry.c, witness_late.c), the helpers they
+ * call (witness_util.c) and the command (witness.c).  Not for other
+ * modules.
  *
  * Times are CLOCK_REALTIME microseconds (dq_wall_us()): the event log's
  * clock, and, since the private redis-server runs on this host, the clock
@@ -223,7 +224,7 @@ int dq_wt_lease_redelivery(wt_run *w, char *err, size_t errlen);
 int dq_wt_expiry_loss(wt_run *w, char *err, size_t errlen);
 int dq_wt_lua_late_head(wt_run *w, char *err, size_t errlen);
 
-/* Helpers for the trials (witness.c). */
+/* Helpers for the trials (witness_util.c). */
 /* splitmix64: the next value of the seeded generator *s. */
 uint64_t dq_wt_rand(uint64_t *s);
 /* Adds one row of witness.csv (at most WT_MAX_METRICS per witness). */

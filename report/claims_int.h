@@ -1,7 +1,7 @@
 /* claims_int.h -- what the claim rule files share (claims.c: the table,
  * the tallies and the probe readings; claims_time.c: lateness, cost and
- * growth; claims_fault.c: faults and the tutorial recipes).  Not for the
- * sections: they use claims.h.
+ * growth; claims_fault.c: faults and the tutorial recipes; claims_util.c:
+ * the helpers all three call).  Not for the sections: they use claims.h.
  *
  * The writing macros append to the evidence (SAY printf, TSAY a template
  * of text/claims.md), to a char array (TBUF), or to the verdict's sample
