@@ -61,7 +61,7 @@ AOFSHIM  := $(BUILD)/libdqaofshim.so
 .DELETE_ON_ERROR:
 # Keep test objects: make would delete them as intermediates of tests/%.
 .SECONDARY: $(TEST_BIN:=.o)
-.PHONY: all deps report test test-sanitize test-build test-browser bench clean \
+.PHONY: all deps report test test-sanitize test-build test-browser bench clean circles \
         exercise-check
 
 all: $(DQLAB) $(AOFSHIM)
@@ -96,7 +96,13 @@ test-build: $(DQLAB) $(TEST_BIN) $(AOFSHIM)
 test:
 	@sh tools/deps.sh test
 	@$(MAKE) --no-print-directory test-build
+	@sh tools/circles.sh $(BUILD)
 	@sh tests/run.sh $(BUILD) $(DQLAB)
+
+# No two files of harness/, report/ or strategies/ call each other,
+# directly or through others (tools/circles.sh; `make test` runs it).
+circles: all
+	@sh tools/circles.sh $(BUILD)
 
 test-sanitize:
 	@$(MAKE) --no-print-directory test SANITIZER=asan
