@@ -32,8 +32,8 @@
  *               died unlogged with a killed consumer)
  *   redis_stall_ms, ping_p99_ms, pings  the latency sampler's H records
  *               (redis_stall_ms, redis_ping_p99_ms, redis_pings): the
- *               longest time between two answered PINGs and the p99 of
- *               their round trips; -1 when the log has none
+ *               longest time from one answered PING to the next, and
+ *               the p99 of their round trips; -1 when the log has none
  *   enqueue_refused  N records: enqueues the server refused (OOM under
  *               maxmemory-policy noeviction); not enqueued, so neither
  *               delivered nor lost (a D of such an id is unknown)

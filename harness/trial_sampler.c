@@ -6,11 +6,14 @@
  * show: how long the server kept every client waiting, and how long a
  * round trip takes when it does not.
  *
- *   redis_stall_ms     the longest time between two answered PINGs (PONG):
- *                      about DQ_TRIAL_SAMPLER_MS when the server never
- *                      stalls; at least the length of any stall, since
- *                      the answer before it came before the stall began
- *                      and the one after it came after it ended.  A PING
+ *   redis_stall_ms     the longest time from sending an answered PING
+ *                      (PONG) to the answer of the next one: about
+ *                      DQ_TRIAL_SAMPLER_MS plus a round trip when the
+ *                      server never stalls; at least the length of any
+ *                      stall, since the server answered the first after it
+ *                      was sent and before the stall began, and the next
+ *                      one after the stall ended -- also when this thread
+ *                      reads an answer late.  A PING
  *                      refused (BUSY: a script holds the server past
  *                      busy-reply-threshold, or LOADING) or lost (a paused
  *                      or restarting server: the socket times out after
@@ -89,7 +92,7 @@ static void keep(dq_trial_sampler *s, int64_t rtt_us)
 static void *sampler_main(void *arg)
 {
     dq_trial_sampler *s = arg;
-    int64_t next = dq_mono_us(), last_ok = 0, now, rtt;
+    int64_t next = dq_mono_us(), last_sent = 0, now, sent, rtt;
 
     while (!atomic_load(&s->stop)) {
         now = dq_mono_us();
@@ -97,13 +100,17 @@ static void *sampler_main(void *arg)
             dq_sleep_us(next - now);
             continue;
         }
+        sent = now;
         rtt = ping_once(s);
         now = dq_mono_us();
+        /* From the sending of the last answered PING: the server answered
+         * it after that, so the gap holds any stall even when this thread
+         * read the answer late (descheduled on a busy machine). */
         if (rtt >= 0) {
             keep(s, rtt);
-            if (last_ok > 0 && now - last_ok > s->max_gap_us)
-                s->max_gap_us = now - last_ok;
-            last_ok = now;
+            if (last_sent > 0 && now - last_sent > s->max_gap_us)
+                s->max_gap_us = now - last_sent;
+            last_sent = sent;
         }
         next += DQ_TRIAL_SAMPLER_MS * 1000;
         if (next < now)
