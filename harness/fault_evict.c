@@ -408,9 +408,7 @@ static void ev_finish(dq_fault_ctx *c, const dq_fault *f)
  * refused with OOM leaves the task where it was). */
 static bool ev_loss_allowed(const char *arg, unsigned flags)
 {
-    unsigned both = DQ_G_SURVIVES_CONSUMER_CRASH | DQ_G_SURVIVES_PROCESS_EXIT;
-
-    return strstr(arg, "noeviction") == NULL || (flags & both) != both;
+    return strstr(arg, "noeviction") == NULL || !dq_fault_keeps_all(flags);
 }
 
 static void ev_describe(const dq_fault *f, char *buf, size_t len)

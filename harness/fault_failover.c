@@ -236,11 +236,10 @@ static void fo_finish(dq_fault_ctx *c, const dq_fault *f)
  * replica had taken while its reply or its WAIT failed. */
 static bool fo_loss_allowed(const char *arg, unsigned flags)
 {
-    unsigned both = DQ_G_SURVIVES_CONSUMER_CRASH | DQ_G_SURVIVES_PROCESS_EXIT;
     const char *w = strstr(arg, "wait=");
 
     return w == NULL || strtoll(w + 5, NULL, 10) < 1 ||
-           (flags & both) != both;
+           !dq_fault_keeps_all(flags);
 }
 
 static void fo_describe(const dq_fault *f, char *buf, size_t len)

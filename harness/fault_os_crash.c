@@ -121,9 +121,7 @@ static void oc_finish(dq_fault_ctx *c, const dq_fault *f)
  * before its reply. */
 static bool oc_loss_allowed(const char *arg, unsigned flags)
 {
-    unsigned both = DQ_G_SURVIVES_CONSUMER_CRASH | DQ_G_SURVIVES_PROCESS_EXIT;
-
-    return strstr(arg, "always") == NULL || (flags & both) != both;
+    return strstr(arg, "always") == NULL || !dq_fault_keeps_all(flags);
 }
 
 static void oc_describe(const dq_fault *f, char *buf, size_t len)

@@ -223,9 +223,7 @@ static void rr_finish(dq_fault_ctx *c, const dq_fault *f)
  * through a crash (both survives flags) and the AOF fsyncs every write. */
 static bool rr_loss_allowed(const char *arg, unsigned flags)
 {
-    unsigned both = DQ_G_SURVIVES_CONSUMER_CRASH | DQ_G_SURVIVES_PROCESS_EXIT;
-
-    return strstr(arg, "always") == NULL || (flags & both) != both;
+    return strstr(arg, "always") == NULL || !dq_fault_keeps_all(flags);
 }
 
 static void rr_describe(const dq_fault *f, char *buf, size_t len)

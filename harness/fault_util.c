@@ -111,6 +111,12 @@ int dq_fault_record(dq_fault_ctx *c, const dq_fault *f, const char *phase,
     return 0;
 }
 
+bool dq_fault_keeps_all(unsigned flags)
+{
+    unsigned both = DQ_G_SURVIVES_CONSUMER_CRASH | DQ_G_SURVIVES_PROCESS_EXIT;
+    return (flags & both) == both;
+}
+
 int dq_fault_fail(dq_fault_ctx *c, const char *fmt, ...)
 {
     va_list ap;

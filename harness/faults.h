@@ -425,6 +425,12 @@ void dq_fault_describe(const char *spec, char *buf, size_t len);
  * text; "" for an unknown name. */
 const char *dq_fault_mechanism(const char *name);
 
+/* For loss_allowed hooks: whether a strategy of flags declares that it
+ * keeps every task through a crash (DQ_G_SURVIVES_CONSUMER_CRASH and
+ * DQ_G_SURVIVES_PROCESS_EXIT both): only such a strategy is held to losing
+ * nothing when a fault's mode promises durability. */
+bool dq_fault_keeps_all(unsigned flags);
+
 /* Shared by rows that parse "MS" and "AT_MS" parts: a decimal integer in
  * [lo, hi] (a sign allowed when signed_ok).  Returns 0 or -1. */
 int dq_fault_num(const char *s, int64_t lo, int64_t hi, bool signed_ok,
