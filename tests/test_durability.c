@@ -57,6 +57,7 @@
 #include "../harness/experiment.h"
 #include "../harness/faults.h"
 #include "../harness/redis_server.h"
+#include "testlib.h"
 
 typedef struct outcome {
     int status;      /* exit code */
@@ -117,10 +118,9 @@ static outcome run_cmd(const char *fmt)
     const char *d = getenv("DQLAB");
     char cmd[4096], tail[3072], *buf = NULL, errpath[128];
     size_t len = 0;
-    FILE *f, *mem;
+    FILE *f;
     outcome o;
     json_error_t je;
-    int st;
 
     memset(&o, 0, sizeof o);
     o.status = -1;
@@ -131,15 +131,7 @@ static outcome run_cmd(const char *fmt)
     snprintf(errpath, sizeof errpath, "%s/stderr", o.dir);
     snprintf(cmd, sizeof cmd, "TMPDIR='%s/tmp' '%s' %s 2>'%s'", o.dir, d,
              tail, errpath);
-    f = popen(cmd, "r");
-    cr_assert_not_null(f, "popen %s", cmd);
-    mem = open_memstream(&buf, &len);
-    cr_assert_not_null(mem);
-    for (int c; (c = fgetc(f)) != EOF;)
-        fputc(c, mem);
-    fclose(mem);
-    st = pclose(f);
-    o.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    o.status = tl_popen_read(cmd, &buf, &len);
     if (len > 0 && buf[0] == '{')
         o.j = json_loads(buf, 0, &je);
     free(buf);

@@ -49,6 +49,7 @@
 #include "../harness/redis_server.h"
 #include "../harness/spawn.h"
 #include "../strategies/dq.h"
+#include "testlib.h"
 
 typedef struct outcome {
     int status;      /* exit code */
@@ -61,23 +62,13 @@ static outcome run(const char *args)
     const char *d = getenv("DQLAB");
     char cmd[2048], *buf = NULL;
     size_t len = 0;
-    FILE *f, *mem;
     outcome o = {-1, NULL};
     json_error_t je;
-    int st;
 
     if (d == NULL || *d == '\0')
         cr_assert_fail("DQLAB is not set: run the tests through tests/run.sh");
     snprintf(cmd, sizeof cmd, "'%s' run --quiet --json %s", d, args);
-    f = popen(cmd, "r");
-    cr_assert_not_null(f, "popen %s", cmd);
-    mem = open_memstream(&buf, &len);
-    cr_assert_not_null(mem);
-    for (int c; (c = fgetc(f)) != EOF;)
-        fputc(c, mem);
-    fclose(mem);
-    st = pclose(f);
-    o.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    o.status = tl_popen_read(cmd, &buf, &len);
     if (len > 0)
         o.j = json_loads(buf, 0, &je);
     free(buf);

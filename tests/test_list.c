@@ -631,15 +631,7 @@ static outcome run(const char *args)
     if (d == NULL || *d == '\0')
         cr_assert_fail("DQLAB is not set: run the tests through tests/run.sh");
     snprintf(cmd, sizeof cmd, "'%s' run --quiet --json %s", d, args);
-    FILE *f = popen(cmd, "r");
-    cr_assert_not_null(f, "popen %s", cmd);
-    FILE *mem = open_memstream(&buf, &len);
-    cr_assert_not_null(mem);
-    for (int ch; (ch = fgetc(f)) != EOF;)
-        fputc(ch, mem);
-    fclose(mem);
-    int st = pclose(f);
-    o.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    o.status = tl_popen_read(cmd, &buf, &len);
     if (len > 0)
         o.j = json_loads(buf, 0, &je);
     free(buf);

@@ -55,15 +55,7 @@ static run_out dqlab_run(const char *tag, const char *args)
     snprintf(cmd, sizeof cmd, "'%s' run --quiet --json --redis "
              "redis://127.0.0.1:%d --fresh --queue t-modes-%s-%ld %s", d,
              tl_redis_port(), tag, (long)getpid(), args);
-    FILE *f = popen(cmd, "r");
-    cr_assert_not_null(f, "popen %s", cmd);
-    FILE *mem = open_memstream(&buf, &len);
-    cr_assert_not_null(mem);
-    for (int c; (c = fgetc(f)) != EOF;)
-        fputc(c, mem);
-    fclose(mem);
-    int st = pclose(f);
-    o.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    o.status = tl_popen_read(cmd, &buf, &len);
     if (len > 0)
         o.j = json_loads(buf, 0, &je);
     free(buf);

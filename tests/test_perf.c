@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../harness/bench.h"
+#include "testlib.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -46,22 +47,6 @@ static void put(const char *dir, const char *name, const char *text)
     cr_assert(f != NULL, "%s", path);
     fputs(text, f);
     fclose(f);
-}
-
-/* The whole of path (malloc'd, NUL-terminated); asserts. */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    cr_assert(f != NULL, "%s", path);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    int c;
-    while ((c = fgetc(f)) != EOF)
-        fputc(c, m);
-    fclose(f);
-    fclose(m);
-    return buf;
 }
 
 /* A bench run under a fresh root (root/bench/run, latest -> run) with a
@@ -107,7 +92,7 @@ static char *perf_section(const char *root)
 {
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/out/REPORT.md", root);
-    char *all = slurp(path);
+    char *all = tl_read_file(path);
     char *s = strstr(all, "## Performance and scale");
     cr_assert(s != NULL, "REPORT.md has no Performance section");
     char *end = strstr(s + 3, "\n## ");
@@ -257,7 +242,7 @@ Test(report_perf, malformed_targets_refused_with_line, .timeout = 120)
         "one_rtt_claim,zpopmin,,1,tasks/s,,-1,-1,,,-1,maybe,-1,1,bad\n");
     cr_assert_eq(report(root), 2, "a malformed targets.csv was not refused");
     snprintf(path, sizeof path, "%s.err", root);
-    char *err = slurp(path);
+    char *err = tl_read_file(path);
     cr_expect(strstr(err, "targets.csv:3:") != NULL, "stderr: %s", err);
     free(err);
     cleanup(root);

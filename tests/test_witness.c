@@ -40,23 +40,6 @@ static int sh(const char *cmd)
     return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* Reads the whole file at path (NUL-terminated, malloc'd) or fails. */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "cannot open %s", path);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    char chunk[4096];
-    size_t k;
-    while ((k = fread(chunk, 1, sizeof chunk, f)) > 0)
-        fwrite(chunk, 1, k, m);
-    fclose(f);
-    fclose(m);
-    return buf;
-}
-
 /* The value of quantity q in witness.csv text csv for witness name, or
  * fails; its task_id column into id (may be NULL). */
 static long long csv_value(const char *csv, const char *name, const char *q,
@@ -121,14 +104,14 @@ static void run_witness(run *r, const char *name)
     snprintf(path, sizeof path, "%s/meta.txt", r->dir);
     cr_assert_eq(access(path, R_OK), 0, "missing %s", path);
     snprintf(path, sizeof path, "%s/witness.csv", r->dir);
-    r->csv = slurp(path);
+    r->csv = tl_read_file(path);
     cr_assert_eq(csv_value(r->csv, name, "witnessed", r->id, sizeof r->id), 1);
     cr_assert_neq(r->id[0], '\0', "%s: no task id in witness.csv", name);
 
     /* The chart's title (its first line, and the first divider) names the
      * task; the raw capture holds commands with it. */
     snprintf(path, sizeof path, "%s/%s.msc", r->dir, name);
-    char *msc = slurp(path), want[160];
+    char *msc = tl_read_file(path), want[160];
     snprintf(want, sizeof want, "task %s", r->id);
     cr_expect(strncmp(msc, "# ", 2) == 0 &&
                   strstr(msc, want) != NULL &&
@@ -137,7 +120,7 @@ static void run_witness(run *r, const char *name)
     cr_expect(strstr(msc, "msc {") != NULL, "%s.msc: no msc block", name);
     free(msc);
     snprintf(path, sizeof path, "%s/%s.monitor.txt", r->dir, name);
-    char *mon = slurp(path);
+    char *mon = tl_read_file(path);
     snprintf(want, sizeof want, "\"%s\"", r->id);
     cr_expect(strstr(mon, want) != NULL || strstr(mon, r->id) != NULL,
               "%s.monitor.txt never mentions %s", name, r->id);
@@ -249,7 +232,7 @@ static void expect_bad(const char *args, const char *names)
     snprintf(cmd, sizeof cmd, "'%s' witness --results '%s' %s 2>'%s' "
              ">/dev/null", dqlab(), res, args, out);
     cr_expect_eq(sh(cmd), 2, "dqlab witness %s: exit status", args);
-    char *text = slurp(out);
+    char *text = tl_read_file(out);
     int lines = 0;
     for (const char *p = text; *p; p++)
         lines += *p == '\n';

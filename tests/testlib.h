@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../strategies/dq.h"
@@ -39,6 +40,48 @@
 /* Generous slack for "returns within its timeout" checks: the suite also
  * runs under AddressSanitizer on a 2-core CI machine. */
 #define TL_SLACK_MS 2000
+
+/* ---- Reading what a file or a command wrote ---------------------------- */
+
+/* The rest of stream f, into a malloc'd NUL-ended buffer (the caller frees
+ * it; "" when f is at its end), its length in *len when len is not NULL.
+ * Aborts the test when out of memory. */
+TL_FN char *tl_slurp(FILE *f, size_t *len)
+{
+    char *buf = NULL, chunk[4096];
+    size_t n = 0, k;
+    FILE *m = open_memstream(&buf, &n);
+    cr_assert_not_null(m, "open_memstream");
+    while ((k = fread(chunk, 1, sizeof chunk, f)) > 0)
+        fwrite(chunk, 1, k, m);
+    fclose(m);
+    if (len != NULL)
+        *len = n;
+    return buf;
+}
+
+/* The whole file at path (tl_slurp: the caller frees it); aborts the test
+ * when it cannot be opened. */
+TL_FN char *tl_read_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "cannot open %s", path);
+    char *buf = tl_slurp(f, NULL);
+    fclose(f);
+    return buf;
+}
+
+/* Runs cmd through the shell with popen: its whole stdout into *out
+ * (tl_slurp: the caller frees it), and returns its exit status, 128 when
+ * it did not exit normally. */
+TL_FN int tl_popen_read(const char *cmd, char **out, size_t *len)
+{
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f, "popen %s", cmd);
+    *out = tl_slurp(f, len);
+    int st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
 
 /* ---- Environment ------------------------------------------------------- */
 
