@@ -243,58 +243,48 @@ static const dq_tl_rec *tl_task(const dq_timeline *l, const dq_tl_rec *d)
                      : NULL;
 }
 
-/* Duplicates at a low arrival rate: the two consumers wake in
- * step.  For each duplicated task, the time between its first two
- * deliveries (the race window the two polls fell into); with polls at
- * independent moments a second consumer would land in a window of that
- * width about 2 w / poll of the time.  Said of s when its trials have
- * timelines and duplicates. */
-static void said_lockstep(dq_md *o, const dq_rexp *e, const series *s)
+/* The why of series s, from its trials' timelines.  Duplicates at a low
+ * arrival rate, said of a strategy that declares them (DQ_G_DUPLICATES)
+ * and had some: the consumers wake in step.  For each duplicated task,
+ * the time between its first two deliveries (the race window the two
+ * polls fell into); with polls at independent moments a second consumer
+ * would land in a window of that width about 2 w / poll of the time.  A
+ * polling strategy's tail, one item appended to tail: of its tasks more
+ * than a tenth of the poll interval late, the share enqueued less than
+ * one poll interval before they fell due, against that share among all
+ * its tasks. */
+static void said_why(dq_md *o, const dq_rexp *e, const series *s,
+                     char *tail, size_t len, size_t *off)
 {
+    long pm = dq_group_poll_ms(s->g);
+    bool lockstep = (flags_of(s->g) & DQ_G_DUPLICATES) && s->g->dup_sum > 0;
     double *gap = NULL;
     size_t ng = 0, cap = 0;
-    uint64_t delivered = 0, dups = 0;
-    long pm = dq_group_poll_ms(s->g);
+    uint64_t delivered = 0, dups = 0, late = 0, late_fresh = 0, all = 0;
+    uint64_t fresh = 0;
     for (size_t i = 0; e->logs && i < e->ntrials; i++) {
         const dq_timeline *l = &e->logs[i].tl;
         if (!dq_trial_in_group(&e->trials[i], s->g) || !e->logs[i].read)
             continue;
         delivered += e->trials[i].delivered;
         dups += e->trials[i].duplicates;
-        for (size_t k = 0; k < l->nd; k++) {
+        for (size_t k = 0; lockstep && k < l->nd; k++) {
             const dq_tl_rec *t = tl_task(l, &l->d[k]);
             if (t == NULL || l->d[k].t_us <= t->first_us)
                 continue;   /* a first delivery */
-            if (ng == cap && (gap = realloc(gap, (cap = cap ? 2 * cap : 256)
-                                            * sizeof *gap)) == NULL)
-                return;
+            if (ng == cap) {
+                double *more = realloc(gap, (cap ? 2 * cap : 256)
+                                            * sizeof *gap);
+                if (more == NULL) {
+                    lockstep = false;   /* out of memory: not said */
+                    break;
+                }
+                gap = more;
+                cap = cap ? 2 * cap : 256;
+            }
             gap[ng++] = (double)(l->d[k].t_us - t->first_us) / 1000.0;
         }
-    }
-    if (ng > 0 && pm > 0 && delivered > 0) {
-        qsort(gap, ng, sizeof *gap, cmp_dbl);
-        double w = gap[ng / 2], indep = fmin(1.0, 2.0 * w / (double)pm);
-        DQ_TEXT(o, "lateness.lockstep", "  name=%s n=%" PRIu64 " of=%" PRIu64
-                " pct=%.1f ms=%.2f poll=%ld indep=%.1f", s->label, dups,
-                delivered, 100.0 * (double)dups / (double)delivered, w, pm,
-                100.0 * indep);
-    }
-    free(gap);
-}
-
-/* A polling strategy's tail: of its tasks more than a tenth of the poll
- * interval late, the share enqueued less than one poll interval before
- * they fell due, against that share among all its tasks. */
-static void said_tail(dq_md *o, const dq_rexp *e, const series *s,
-                      char *buf, size_t len, size_t *off)
-{
-    long pm = dq_group_poll_ms(s->g);
-    uint64_t late = 0, late_fresh = 0, all = 0, fresh = 0;
-    for (size_t i = 0; pm > 0 && e->logs && i < e->ntrials; i++) {
-        const dq_timeline *l = &e->logs[i].tl;
-        if (!dq_trial_in_group(&e->trials[i], s->g) || !e->logs[i].read)
-            continue;
-        for (size_t k = 0; k < l->ntasks; k++) {
+        for (size_t k = 0; pm > 0 && k < l->ntasks; k++) {
             const dq_tl_rec *t = &l->tasks[k];
             bool f = t->t_us - t->enq_us < (int64_t)pm * 1000;
             if (t->first_us == 0)
@@ -305,37 +295,30 @@ static void said_tail(dq_md *o, const dq_rexp *e, const series *s,
                 late++, late_fresh += f;
         }
     }
+    if (lockstep && ng > 0 && pm > 0 && delivered > 0) {
+        qsort(gap, ng, sizeof *gap, cmp_dbl);
+        double w = gap[ng / 2], indep = fmin(1.0, 2.0 * w / (double)pm);
+        DQ_TEXT(o, "lateness.lockstep", "  name=%s n=%" PRIu64 " of=%" PRIu64
+                " pct=%.1f ms=%.2f poll=%ld indep=%.1f", s->label, dups,
+                delivered, 100.0 * (double)dups / (double)delivered, w, pm,
+                100.0 * indep);
+    }
+    free(gap);
     if (late > 0)
-        DQ_TCAT(o->texts, buf, len, off, "lateness.tail_item", "%sname=%s "
+        DQ_TCAT(o->texts, tail, len, off, "lateness.tail_item", "%sname=%s "
                 "late=%" PRIu64 " ms=%.0f fresh=%.0f all=%.0f", *off ? "; "
                 : "", s->label, late, (double)pm / 10.0, 100.0 *
                 (double)late_fresh / (double)late, all ? 100.0 *
                 (double)fresh / (double)all : 0);
 }
 
-/* The why paragraph of the lateness run: lockstep for a strategy that
- * declares duplicates (DQ_G_DUPLICATES) and had some, each polling
- * strategy's tail. */
-static void said_why(dq_md *o, const dq_rexp *e, const series *ls,
-                     size_t ns)
-{
-    char tail[4096] = "";
-    size_t off = 0;
-    for (size_t i = 0; i < ns; i++)
-        if ((flags_of(ls[i].g) & DQ_G_DUPLICATES) && ls[i].g->dup_sum > 0)
-            said_lockstep(o, e, &ls[i]);
-    for (size_t i = 0; i < ns; i++)
-        said_tail(o, e, &ls[i], tail, sizeof tail, &off);
-    if (off > 0)
-        DQ_TEXT(o, "lateness.tail", "  list=%s", tail);
-}
-
 int dq_sec_lateness_cdf(dq_md *o, const dq_results *r, const dq_rexp *e,
                         const dq_section *s, char *err, size_t errlen)
 {
     series ls[MAX_SERIES];
-    size_t ns = all_series(e, ls);
+    size_t ns = all_series(e, ls), off = 0;
     uint64_t lost = 0, early = 0;
+    char tail[4096] = "";
     (void)r;
     if (cdf_figure(o, e, s, ls, ns, err, errlen) != 0)
         return -1;
@@ -352,7 +335,10 @@ int dq_sec_lateness_cdf(dq_md *o, const dq_results *r, const dq_rexp *e,
                 PRIu64, lost, lost == 1 ? "" : "s", early);
     dq_put(o, "\n\n");
     DQ_TEXT(o, "lateness.why", " ");
-    said_why(o, e, ls, ns);
+    for (size_t i = 0; i < ns; i++)
+        said_why(o, e, &ls[i], tail, sizeof tail, &off);
+    if (off > 0)
+        DQ_TEXT(o, "lateness.tail", "  list=%s", tail);
     dq_put(o, "\n\n");
     return 0;
 }

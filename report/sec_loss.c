@@ -42,28 +42,25 @@
 
 void dq_loss_describe(dq_texts *t, const dq_rexp *e, char *buf, size_t len)
 {
-    char specs[DQ_LOSS_MAX_FAULTS][64], list[256], delay[64], ph[2048] = "";
-    char base[128] = "";
+    char list[256], delay[64], ph[2048] = "", base[128] = "";
     size_t n = 0, off = 0, bo = 0;
     snprintf(list, sizeof list, "%s", dq_rexp_meta(e, "faults"));
     for (char *save = NULL, *f = strtok_r(list, ", ", &save); f != NULL;
          f = strtok_r(NULL, ", ", &save)) {
         if (strcmp(f, "none") == 0 && bo == 0)
             DQ_TCAT(t, base, sizeof base, &bo, "loss.baseline", "");
-        else if (strcmp(f, "none") != 0 && n < DQ_LOSS_MAX_FAULTS)
-            snprintf(specs[n++], sizeof specs[0], "%s", f);
+        if (strcmp(f, "none") == 0 || n++ >= DQ_LOSS_MAX_FAULTS)
+            continue;
+        dq_append(ph, sizeof ph, &off, "%s", n > 1 ? "; " : "");
+        dq_fault_phrase(t, f, ph + off, sizeof ph - off);
+        off += strlen(ph + off);
+        dq_append(ph, sizeof ph, &off, " (`%s`)", f);
     }
+    if (n == 0)
+        DQ_TCAT(t, ph, sizeof ph, &off, "loss.no_faults", "");
     snprintf(delay, sizeof delay, "%s", dq_rexp_meta(e, "delay_ms"));
     if (strchr(delay, ':') != NULL)
         *strchr(delay, ':') = '-';     /* "0:500" -> "0-500" */
-    if (n == 0)
-        DQ_TCAT(t, ph, sizeof ph, &off, "loss.no_faults", "");
-    for (size_t i = 0; i < n; i++) {
-        dq_append(ph, sizeof ph, &off, "%s", i ? "; " : "");
-        dq_fault_phrase(t, specs[i], ph + off, sizeof ph - off);
-        off += strlen(ph + off);
-        dq_append(ph, sizeof ph, &off, " (`%s`)", specs[i]);
-    }
     DQ_TCAT(t, buf, len, &(size_t){0}, "loss.describe", "delay=%s "
             "faults=%s baseline=%s", delay[0] ? delay : "?", ph, base);
 }
