@@ -101,8 +101,8 @@ static void idle_note(dq_md *o, const dq_rexp *e)
 static void said_extremes(dq_md *o, const dq_rexp *e)
 {
     const dq_rgroup *hi = NULL, *lo = NULL;
-    double pc = 0, bc = 0;
-    size_t np = 0, nb = 0;
+    double per[2] = {0, 0};     /* cmds/s per consumer: polling, blocking */
+    size_t n[2] = {0, 0};
     for (size_t i = 0; i < e->ngroups; i++) {
         const dq_rgroup *g = &e->groups[i];
         if (no_redis(g) || g->cmds_per_s_median < 0)
@@ -111,14 +111,11 @@ static void said_extremes(dq_md *o, const dq_rexp *e)
             hi = g;
         if (lo == NULL || g->cmds_per_s_median < lo->cmds_per_s_median)
             lo = g;
-        if (dq_strategy_find(g->strategy) == NULL)
-            continue;
-        if (dq_group_poll_ms(g) > 0) {
-            if (dq_group_poll_ms(g) == 100)
-                pc += g->cmds_per_s_median / g->consumers, np++;
-        } else {
-            bc += g->cmds_per_s_median / g->consumers, nb++;
-        }
+        long pm = dq_group_poll_ms(g);
+        if (dq_strategy_find(g->strategy) == NULL || (pm > 0 && pm != 100))
+            continue;   /* polling compared at a 100 ms interval */
+        per[pm > 0 ? 0 : 1] += g->cmds_per_s_median / g->consumers;
+        n[pm > 0 ? 0 : 1]++;
     }
     if (hi != NULL && lo != NULL) {
         char lh[128], ll[128];
@@ -129,9 +126,9 @@ static void said_extremes(dq_md *o, const dq_rexp *e)
                 hi->cpu_ms_per_s_median, ll, lo->cmds_per_s_median,
                 lo->cpu_ms_per_s_median);
     }
-    if (np > 0 && nb > 0)
+    if (n[0] > 0 && n[1] > 0)
         DQ_TEXT(o, "idle.per_consumer", "polling=%.1f blocking=%.1f ",
-                pc / (double)np, bc / (double)nb);
+                per[0] / (double)n[0], per[1] / (double)n[1]);
 }
 
 /* The poll interval's effect within one strategy. */

@@ -291,8 +291,10 @@ static void said_why(dq_md *o, const dq_rexp *e, const series *s,
                 continue;
             all++;
             fresh += f;
-            if (t->first_us - t->t_us > (int64_t)pm * 100)
-                late++, late_fresh += f;
+            if (t->first_us - t->t_us > (int64_t)pm * 100) {
+                late++;
+                late_fresh += f;
+            }
         }
     }
     if (lockstep && ng > 0 && pm > 0 && delivered > 0) {
@@ -326,8 +328,10 @@ int dq_sec_lateness_cdf(dq_md *o, const dq_results *r, const dq_rexp *e,
     DQ_TEXT(o, "generic.what_happened", " ");
     said_order(o, ls, ns);
     said_polling(o, ls, ns);
-    for (size_t i = 0; i < ns; i++)
-        lost += ls[i].p->lost, early += ls[i].p->early;
+    for (size_t i = 0; i < ns; i++) {
+        lost += ls[i].p->lost;
+        early += ls[i].p->early;
+    }
     if (lost == 0 && early == 0)
         DQ_TEXT(o, "lateness.all_on_time", "");
     else
@@ -370,9 +374,11 @@ static void backlog_cell(FILE *f, void *ctx, size_t s, int64_t x)
         if (b->ls[i].g->backlog == x &&
             strcmp(b->ls[i].g->strategy, b->names[s]) == 0)
             p = b->ls[i].p;
-    for (int k = 0; k < 2; k++)
-        if (fputs(k ? "," : "", f), p && dq_rpool_pct(p, k ? 99 : 50, &v))
-            fprintf(f, "%.3f", fmax(v, CDF_FLOOR_MS));
+    if (p && dq_rpool_pct(p, 50, &v))
+        fprintf(f, "%.3f", fmax(v, CDF_FLOOR_MS));
+    fputc(',', f);
+    if (p && dq_rpool_pct(p, 99, &v))
+        fprintf(f, "%.3f", fmax(v, CDF_FLOOR_MS));
     fputc(',', f);
     if (p && p->n && p->lost == 0)
         fprintf(f, "%.3f", p->lat[p->n - 1]);

@@ -652,8 +652,11 @@ static void cell_unheard(dq_md *o, const dq_rexp *e, const dq_loss_table *lt,
         trials++;
         near = ms[0] < near ? ms[0] : near;
         far = ms[1] > far ? ms[1] : far;
-        if (k > kmax)   /* the trial with the most: its kills' timing */
-            kmax = k, most = t, memcpy(at, ms, sizeof at);
+        if (k > kmax) {   /* the trial with the most: its kills' timing */
+            kmax = k;
+            most = t;
+            memcpy(at, ms, sizeof at);
+        }
     }
     if (n > 0)
         DQ_TEXTP(o, strcmp(x->strategy, "expiry") == 0, "loss.why_unheard",
