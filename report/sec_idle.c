@@ -25,6 +25,8 @@ static int idle_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
 {
     char *buf;
     size_t len;
+    if (e->ngroups == 0)
+        return 0;
     FILE *f = dq_mem_open(&buf, &len, err, errlen);
     if (f == NULL)
         return -1;
@@ -40,10 +42,9 @@ static int idle_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
                 no_redis(g) ? 3 : dq_group_poll_ms(g) > 0 ? 1 : 2);
     }
     fclose(f);
-    int rc = e->ngroups ? dq_sec_figure(o, e, s, NULL, buf, len,
-                                        err, errlen) : 0;
+    int rc = dq_sec_figure(o, e, s, NULL, buf, len, err, errlen);
     free(buf);
-    if (rc == 0 && e->ngroups)
+    if (rc == 0)
         DQ_TEXT(o, "idle.cap", "\n\n");
     return rc;
 }
@@ -56,18 +57,17 @@ static void idle_table(dq_md *o, const dq_rexp *e)
     for (size_t i = 0; i < e->ngroups; i++) {
         const dq_rgroup *g = &e->groups[i];
         double win = 0;
-        char l[64], waits[64], c[4][64];
+        char l[64], waits[64] = "", c[4][64];
         long pm = dq_group_poll_ms(g);
         for (size_t j = 0; j < e->ntrials; j++)
             if (dq_trial_in_group(&e->trials[j], g))
                 win = e->trials[j].measured_s;
         dq_series_label(e, g, l, sizeof l);
         if (pm > 0)
-            DQ_TCAT(o->texts, waits, sizeof waits, &(size_t){0},
-                    "idle.polling", "ms=%ld", pm);
+            DQ_TBUF(o, waits, "idle.polling", "ms=%ld", pm);
         else
-            DQ_TCATP(o->texts, waits, sizeof waits, &(size_t){0}, no_redis(g),
-                     "idle.no_redis", "idle.blocking", "");
+            DQ_TBUFP(o, waits, no_redis(g), "idle.no_redis", "idle.blocking",
+                     "");
         dq_fmt_double(c[0], 64, g->cmds_per_s_median, 1);
         dq_fmt_double(c[1], 64, g->cmds_per_s_median < 0 ? -1
                       : g->cmds_per_s_median / g->consumers, 1);
@@ -101,8 +101,8 @@ static void idle_note(dq_md *o, const dq_rexp *e)
 static void said_extremes(dq_md *o, const dq_rexp *e)
 {
     const dq_rgroup *hi = NULL, *lo = NULL;
-    double pc = 0, bc = 0;
-    size_t np = 0, nb = 0;
+    double per[2] = {0, 0};     /* cmds/s per consumer: polling, blocking */
+    size_t n[2] = {0, 0};
     for (size_t i = 0; i < e->ngroups; i++) {
         const dq_rgroup *g = &e->groups[i];
         if (no_redis(g) || g->cmds_per_s_median < 0)
@@ -111,14 +111,11 @@ static void said_extremes(dq_md *o, const dq_rexp *e)
             hi = g;
         if (lo == NULL || g->cmds_per_s_median < lo->cmds_per_s_median)
             lo = g;
-        if (dq_strategy_find(g->strategy) == NULL)
-            continue;
-        if (dq_group_poll_ms(g) > 0) {
-            if (dq_group_poll_ms(g) == 100)
-                pc += g->cmds_per_s_median / g->consumers, np++;
-        } else {
-            bc += g->cmds_per_s_median / g->consumers, nb++;
-        }
+        long pm = dq_group_poll_ms(g);
+        if (dq_strategy_find(g->strategy) == NULL || (pm > 0 && pm != 100))
+            continue;   /* polling compared at a 100 ms interval */
+        per[pm > 0 ? 0 : 1] += g->cmds_per_s_median / g->consumers;
+        n[pm > 0 ? 0 : 1]++;
     }
     if (hi != NULL && lo != NULL) {
         char lh[128], ll[128];
@@ -129,9 +126,9 @@ static void said_extremes(dq_md *o, const dq_rexp *e)
                 hi->cpu_ms_per_s_median, ll, lo->cmds_per_s_median,
                 lo->cpu_ms_per_s_median);
     }
-    if (np > 0 && nb > 0)
+    if (n[0] > 0 && n[1] > 0)
         DQ_TEXT(o, "idle.per_consumer", "polling=%.1f blocking=%.1f ",
-                pc / (double)np, bc / (double)nb);
+                per[0] / (double)n[0], per[1] / (double)n[1]);
 }
 
 /* The poll interval's effect within one strategy. */
