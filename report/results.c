@@ -339,14 +339,6 @@ const char *dq_rexp_meta(const dq_rexp *e, const char *key)
     return dq_meta_get(&e->meta, key);
 }
 
-const dq_rexp *dq_results_find(const dq_results *r, const char *name)
-{
-    for (size_t i = 0; i < r->nexps; i++)
-        if (strcmp(r->exps[i].name, name) == 0)
-            return &r->exps[i];
-    return NULL;
-}
-
 void dq_rexp_plots(const dq_rexp *e, char *buf, size_t len)
 {
     const char *p = dq_rexp_meta(e, "plots");
