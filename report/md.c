@@ -78,16 +78,15 @@ void dq_text(dq_md *o, const dq_tuse *u, const char *fmt, ...)
     dq_put(o, "%s", off > 0 ? buf : "");
 }
 
+/* s as HTML text: cmark's own escaping (of <, >, & and "). */
 static void html_escape(FILE *f, const char *s)
 {
-    for (; *s; s++)
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
+    cmark_node *t = cmark_node_new(CMARK_NODE_TEXT);
+    char *h = cmark_node_set_literal(t, s)
+                  ? cmark_render_html(t, CMARK_OPT_DEFAULT) : NULL;
+    fputs(h != NULL ? h : "", f);
+    free(h);
+    cmark_node_free(t);
 }
 
 /* One cell of the HTML twin: escaped text, or inline Markdown rendered
