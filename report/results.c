@@ -107,10 +107,8 @@ static void summarize(dq_rgroup *x, const dq_trialrow *const *m, size_t n,
         x->early_max = MAX(x->early_max, t->early);
         x->wakeups_sum += t->wakeups;
         x->deliveries_sum += t->deliveries;
-        x->lost_races_sum += t->lost_races;
         x->enqueued_sum += t->enqueued;
         x->delivered_sum += t->delivered;
-        x->lat_max_max = MAX(x->lat_max_max, t->lateness_max_ms);
     }
     x->tps_median = median_of(m, n, V_TPS, v);
     x->dup_median = median_of(m, n, V_DUP, v);

@@ -87,11 +87,11 @@ typedef struct dq_rgroup {
     size_t n, dup_trials;          /* trials; trials with duplicates */
     double tps_median, dup_median, p50_median, p99_median; /* lateness ms */
     uint64_t dup_max, dup_sum, lost_max, lost_sum, early_max, early_sum;
-    uint64_t wakeups_sum, deliveries_sum, lost_races_sum, enqueued_sum;
+    uint64_t wakeups_sum, deliveries_sum, enqueued_sum;
     uint64_t delivered_sum, redelivered_sum;
     double cmds_per_task_median, rt_per_task_median;  /* per delivered */
     double cmds_per_s_median, cpu_ms_per_s_median;    /* per measured_s */
-    double rt_per_s_median, lat_max_max;
+    double rt_per_s_median;
 } dq_rgroup;
 
 /* The lateness of one group pooled from its trials' event logs. */
@@ -143,9 +143,9 @@ typedef struct dq_loss_cell {
     char strategy[32];
     unsigned flags;                /* DQ_G_* of the strategy */
     size_t trials, violation_trials, no_verdict_trials;
-    uint64_t enqueued, lost, lost_claimed, duplicated, dup_nofault;
+    uint64_t enqueued, lost, lost_claimed, duplicated;
     uint64_t redelivered;          /* redelivered + redelivered_hidden */
-    uint64_t pending_end, early, early_fault, windows;
+    uint64_t pending_end, early, windows;
     uint64_t kills;                /* consumers killed (trials.csv kills) */
     uint64_t lost_retry;           /* lost by a re-add its consumer died
                                       before (checker.h), part of lost */

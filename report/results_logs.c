@@ -293,11 +293,9 @@ static void add_to_cell(dq_loss_cell *x, const dq_trialrow *t,
     x->lost_claimed += c->lost_claimed;
     x->lost_retry += c->lost_retry;
     x->duplicated += c->dup_fault + c->dup_nofault;
-    x->dup_nofault += c->dup_nofault;
     x->redelivered += c->redelivered + c->redelivered_hidden;
     x->pending_end += c->pending_end;
     x->early += c->early;
-    x->early_fault += c->early_fault;
     x->windows += c->fault_windows;
     x->kills += t->kills > 0 ? (uint64_t)t->kills : 0;
     for (size_t k = 0; k < c->nfaults; k++)
