@@ -31,12 +31,9 @@ int dq_md_open(dq_md *o, const char *dir, const char *scripts,
     o->texts = texts;
     o->dir = dir;
     o->scripts = scripts;
-    o->md = open_memstream(&o->mdbuf, &o->mdlen);
-    o->hmd = open_memstream(&o->hmdbuf, &o->hmdlen);
-    if (o->md != NULL && o->hmd != NULL)
-        return 0;
-    snprintf(err, errlen, "open_memstream: %s", strerror(errno));
-    return -1;
+    o->md = dq_mem_open(&o->mdbuf, &o->mdlen, err, errlen);
+    o->hmd = o->md ? dq_mem_open(&o->hmdbuf, &o->hmdlen, err, errlen) : NULL;
+    return o->hmd != NULL ? 0 : -1;
 }
 
 void dq_md_close(dq_md *o)
@@ -320,7 +317,8 @@ char *dq_slurp(const char *path, size_t *len)
     if ((m = open_memstream(&buf, &blen)) == NULL)
         e = errno;
     while (m != NULL && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        fwrite(chunk, 1, n, m);
+        if (fwrite(chunk, 1, n, m) != n)
+            e = ENOMEM;
     if (m != NULL && ferror(f))
         e = EIO;
     if (m != NULL && fclose(m) != 0)
