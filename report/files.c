@@ -1,52 +1,24 @@
-/* files.c -- the report's one CSV reader and one meta.txt reader
+/* files.c -- the report's one CSV reader and its meta.txt reader
  * (results.h), the bottom of report/.
  *
- * Every CSV the report reads (trials.csv, the bench's, probes.csv) and
- * every meta.txt goes through here, so quoting, blank lines and messages
- * are the same for all.  A file is read whole and parsed in place: a
- * field's unquoted text is never longer than its quoted form, so it is
- * written back over the text, and the rows' strings point into it.
+ * Every CSV the report reads (trials.csv, the bench's, probes.csv) goes
+ * through here, so quoting, blank lines and messages are the same for
+ * all.  A file is read whole and parsed in place: a field's unquoted text
+ * is never longer than its quoted form, so it is written back over the
+ * text, and the rows' strings point into it.  meta.txt is INI without
+ * sections, read by inih like the experiment files.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <ini.h>
+
+#include "md.h"
 #include "results.h"
 
 #define MAX_COLS 128
-
-/* The whole file at path, NUL-terminated (malloc'd); NULL with errno. */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    char *buf = NULL, *nb;
-    size_t len = 0, cap = 0, n;
-    if (f == NULL)
-        return NULL;
-    do {
-        if (cap - len < 4096) {
-            if ((nb = realloc(buf, cap + 65536)) == NULL) {
-                free(buf);
-                fclose(f);
-                errno = ENOMEM;
-                return NULL;
-            }
-            buf = nb;
-            cap += 65536;
-        }
-        len += n = fread(buf + len, 1, cap - len - 1, f);
-    } while (n > 0);
-    int e = ferror(f) ? EIO : 0;
-    fclose(f);
-    if (e != 0) {
-        free(buf);
-        errno = e;
-        return NULL;
-    }
-    buf[len] = '\0';
-    return buf;
-}
 
 /* One record at *s into f[0..max-1], in place, after skipping blank
  * lines; counts line breaks in *line.  Returns the number of fields
@@ -143,7 +115,7 @@ int dq_csv_load(const char *path, const dq_colspec *cols, size_t ncols,
                  "a reader holds", path, ncols, MAX_COLS);
         return -1;
     }
-    if ((s = c->text = slurp(path)) == NULL) {
+    if ((s = c->text = dq_slurp(path, NULL)) == NULL) {
         int e = errno;
         if (e != ENOENT)
             snprintf(err, errlen, "%s: %s", path, strerror(e));
@@ -195,45 +167,59 @@ void dq_csv_free(dq_csv *c)
     memset(c, 0, sizeof *c);
 }
 
-/* s without leading and trailing blanks (in place). */
-static char *trim(char *s)
+/* The inih handler of dq_meta_load: one "key = value" line into the
+ * dq_meta (meta.txt has no sections).  0 (inih goes on, counting it as an
+ * error line) out of memory. */
+static int meta_line(void *user, const char *section, const char *key,
+                     const char *val)
 {
-    size_t n = strlen(s += strspn(s, " \t"));
-    while (n > 0 && strchr(" \t\r\n", s[n - 1]) != NULL)
-        s[--n] = '\0';
-    return s;
+    dq_meta *m = user;
+    dq_kv *kv = realloc(m->kv, (m->n + 1) * sizeof *kv);
+    (void)section;
+    if (kv == NULL)
+        return 0;
+    m->kv = kv;
+    dq_kv *x = &kv[m->n++];
+    x->key = strdup(key);
+    x->val = strdup(val);
+    return x->key != NULL && x->val != NULL;
 }
 
+/* Lines of meta.txt are read whole: any length (inih grows its line
+ * buffer on the heap, up to 1 MiB), no ';' inline comment, no
+ * continuation lines.  These are inih's run-time settings (Debian's
+ * libinih), restored after the file: experiment_load.c reads the
+ * experiment files with the defaults. */
 int dq_meta_load(const char *path, dq_meta *m, char *err, size_t errlen)
 {
-    char *text = slurp(path), *save = NULL, *eq;
-    dq_kv *kv;
+    bool stack = ini_use_stack, grow = ini_allow_realloc;
+    bool inline_comments = ini_allow_inline_comments;
+    bool multi = ini_allow_multiline;
+    int max = ini_max_line, rc, e;
     memset(m, 0, sizeof *m);
-    if (text == NULL) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    ini_use_stack = ini_allow_inline_comments = ini_allow_multiline = false;
+    ini_allow_realloc = true;
+    ini_max_line = 1 << 20;
+    rc = ini_parse(path, meta_line, m);
+    e = errno;
+    ini_use_stack = stack;
+    ini_allow_realloc = grow;
+    ini_allow_inline_comments = inline_comments;
+    ini_allow_multiline = multi;
+    ini_max_line = max;
+    if (rc == -1) {
+        snprintf(err, errlen, "%s: %s", path, strerror(e));
         return -1;
     }
-    for (char *l = strtok_r(text, "\n", &save); l != NULL;
-         l = strtok_r(NULL, "\n", &save)) {
-        if (*(l = trim(l)) == '#' || (eq = strchr(l, '=')) == NULL)
-            continue;
-        *eq = '\0';
-        if ((kv = realloc(m->kv, (m->n + 1) * sizeof *kv)) == NULL)
-            goto oom;
-        m->kv = kv;
-        dq_kv *x = &kv[m->n++];
-        x->key = strdup(trim(l));
-        x->val = strdup(trim(eq + 1));
-        if (x->key == NULL || x->val == NULL)
-            goto oom;
+    for (size_t i = 0; i < m->n; i++)
+        if (m->kv[i].key == NULL || m->kv[i].val == NULL)
+            rc = -2;
+    if (rc == -2) {
+        dq_meta_free(m);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
     }
-    free(text);
     return 0;
-oom:
-    free(text);
-    dq_meta_free(m);
-    snprintf(err, errlen, "%s: out of memory", path);
-    return -1;
 }
 
 const char *dq_meta_get(const dq_meta *m, const char *key)

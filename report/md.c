@@ -31,12 +31,9 @@ int dq_md_open(dq_md *o, const char *dir, const char *scripts,
     o->texts = texts;
     o->dir = dir;
     o->scripts = scripts;
-    o->md = open_memstream(&o->mdbuf, &o->mdlen);
-    o->hmd = open_memstream(&o->hmdbuf, &o->hmdlen);
-    if (o->md != NULL && o->hmd != NULL)
-        return 0;
-    snprintf(err, errlen, "open_memstream: %s", strerror(errno));
-    return -1;
+    o->md = dq_mem_open(&o->mdbuf, &o->mdlen, err, errlen);
+    o->hmd = o->md ? dq_mem_open(&o->hmdbuf, &o->hmdlen, err, errlen) : NULL;
+    return o->hmd != NULL ? 0 : -1;
 }
 
 void dq_md_close(dq_md *o)
@@ -78,16 +75,15 @@ void dq_text(dq_md *o, const dq_tuse *u, const char *fmt, ...)
     dq_put(o, "%s", off > 0 ? buf : "");
 }
 
+/* s as HTML text: cmark's own escaping (of <, >, & and "). */
 static void html_escape(FILE *f, const char *s)
 {
-    for (; *s; s++)
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
+    cmark_node *t = cmark_node_new(CMARK_NODE_TEXT);
+    char *h = cmark_node_set_literal(t, s)
+                  ? cmark_render_html(t, CMARK_OPT_DEFAULT) : NULL;
+    fputs(h != NULL ? h : "", f);
+    free(h);
+    cmark_node_free(t);
 }
 
 /* One cell of the HTML twin: escaped text, or inline Markdown rendered
@@ -170,7 +166,7 @@ void dq_table_id(dq_md *o, const char *id)
 }
 
 /* Splits buf in place at sep into cells and writes the row. */
-static void split_row(dq_md *o, bool head, char *buf, char sep, bool md)
+static void split_row(dq_md *o, bool head, char *buf, char sep)
 {
     const char *c[64];
     size_t n = 0;
@@ -179,14 +175,14 @@ static void split_row(dq_md *o, bool head, char *buf, char sep, bool md)
         if ((p = strchr(p, sep)) == NULL)
             break;
     }
-    write_cells(o, head, c, n, md);
+    write_cells(o, head, c, n, false);
 }
 
 void dq_head(dq_md *o, const char *cells)
 {
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", cells);
-    split_row(o, true, buf, '|', false);
+    split_row(o, true, buf, '|');
 }
 
 void dq_row(dq_md *o, const char *fmt, ...)
@@ -196,17 +192,7 @@ void dq_row(dq_md *o, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    split_row(o, false, buf, DQ_CELL[0], false);
-}
-
-void dq_mdrow(dq_md *o, const char *fmt, ...)
-{
-    char buf[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    split_row(o, false, buf, DQ_CELL[0], true);
+    split_row(o, false, buf, DQ_CELL[0]);
 }
 
 void dq_table_end(dq_md *o)
@@ -320,34 +306,32 @@ int dq_figure(dq_md *o, const char *stem, const char *script,
     return 0;
 }
 
-/* Reads the whole file at path into *buf (malloc'd, *len bytes): 1, 0
- * when it does not exist, -1 with err. */
-static int slurp(const char *path, char **buf, size_t *len, char *err,
-                 size_t errlen)
+char *dq_slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        if (errno == ENOENT)
-            return 0;
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    FILE *m = dq_mem_open(buf, len, err, errlen);
-    char chunk[65536];
-    size_t n;
+    FILE *f = fopen(path, "rb"), *m;
+    char chunk[65536], *buf = NULL;
+    size_t n, blen = 0;
+    int e = 0;
+    if (f == NULL)
+        return NULL;
+    if ((m = open_memstream(&buf, &blen)) == NULL)
+        e = errno;
     while (m != NULL && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        fwrite(chunk, 1, n, m);
-    bool bad = ferror(f);
+        if (fwrite(chunk, 1, n, m) != n)
+            e = ENOMEM;
+    if (m != NULL && ferror(f))
+        e = EIO;
+    if (m != NULL && fclose(m) != 0)
+        e = ENOMEM;
     fclose(f);
-    if (m == NULL)
-        return -1;
-    fclose(m);
-    if (bad) {
-        snprintf(err, errlen, "%s: read error", path);
-        free(*buf);
-        return -1;
+    if (e != 0) {
+        free(buf);
+        errno = e;
+        return NULL;
     }
-    return 1;
+    if (len != NULL)
+        *len = blen;
+    return buf;
 }
 
 int dq_copy_figure(dq_md *o, const char *src, const char *stem, char *err,
@@ -359,16 +343,16 @@ int dq_copy_figure(dq_md *o, const char *src, const char *stem, char *err,
     int got = 0;
     for (size_t i = 0; i < 2; i++) {
         snprintf(in, sizeof in, "%s.%s", src, exts[i]);
-        int rc = slurp(in, &buf, &len, err, errlen);
-        if (rc < 0)
+        if ((buf = dq_slurp(in, &len)) == NULL && errno != ENOENT) {
+            snprintf(err, errlen, "%s: %s", in, strerror(errno));
             return -1;
-        if (rc == 0) {
-            if (i == 0)
-                return 0;
-            continue;
         }
+        if (buf == NULL && i == 0)
+            return 0;
+        if (buf == NULL)
+            continue;
         snprintf(out, sizeof out, "%s/figures/%s.%s", o->dir, stem, exts[i]);
-        rc = dq_runmeta_write_atomic(out, buf, len, err, errlen);
+        int rc = dq_runmeta_write_atomic(out, buf, len, err, errlen);
         free(buf);
         if (rc != 0)
             return -1;

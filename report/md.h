@@ -69,8 +69,6 @@ void dq_table_end(dq_md *o);
  * emphasis, code spans): as written in REPORT.md, rendered by cmark in
  * the HTML twin.  The text must be safe as it is (no raw HTML from
  * results). */
-void dq_mdrow(dq_md *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 void dq_mdcells(dq_md *o, bool head, const char *const *cells, size_t n);
 /* In the HTML twin every table sits in a box that scrolls sideways
  * (<div style="overflow-x:auto">), so that a wide table never widens the
@@ -108,6 +106,9 @@ void dq_figure_link(dq_md *o, const char *stem);
  * directory when below it: the report names no absolute path. */
 void dq_raw(dq_md *o, const char *dir, const char *files);
 
+/* The whole file at path, malloc'd and NUL-terminated, its size in *len
+ * (unless len is NULL); NULL with errno (ENOENT: no such file). */
+char *dq_slurp(const char *path, size_t *len);
 /* open_memstream(buf, len), or NULL with err; after fclose the caller
  * frees *buf. */
 FILE *dq_mem_open(char **buf, size_t *len, char *err, size_t errlen);

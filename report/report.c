@@ -10,7 +10,8 @@
  *   <out>/data/<exp>-summary.csv        one row per cell
  *   <out>/data/<figure>.csv             what each figure draws
  *   <out>/figures/<figure>.{svg,png}    gnuplot -c report/<script>.gp
- *   <out>/REPORT.md, <out>/index.html   (libcmark)
+ *   <out>/REPORT.md, <out>/index.html   (libcmark; the page's head and
+ *                                       style: report/page.html)
  * The report is built from those files alone: every number in it, the
  * "what happened" paragraphs and the claim verdicts (claims.c) included,
  * is computed from the results, never typed by hand.  The output is built
@@ -41,24 +42,6 @@
 #include "sections.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
-
-static const char html_head[] =
-    "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-    "<title>dqlab report</title>\n<style>\n"
-    "body{font-family:system-ui,-apple-system,\"DejaVu Sans\",sans-serif;"
-    "max-width:70rem;margin:2rem auto;padding:0 1rem;line-height:1.5;"
-    "color:#222}\n"
-    "h1,h2,h3{line-height:1.2}h2{border-bottom:1px solid #ddd;"
-    "padding-bottom:.2rem;margin-top:2.5rem}\n"
-    "table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}\n"
-    "th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;"
-    "vertical-align:top}\nth{background:#f3f3f3}\n"
-    "tr:nth-child(even) td{background:#fafafa}\n"
-    "code{background:#f3f3f3;padding:0 .2rem;border-radius:3px}\n"
-    "img{max-width:100%;height:auto;border:1px solid #eee}\n"
-    "code{overflow-wrap:anywhere}pre{overflow-x:auto}\n"
-    "</style>\n</head>\n<body>\n";
 
 /* nftw callback of rm_rf. */
 static int rm_one(const char *path, const struct stat *sb, int flag,
@@ -136,12 +119,15 @@ static int check_inputs(const char *root, const char *scripts, dq_texts *t)
                 root);
         return 2;
     }
-    snprintf(path, sizeof path, "%s/common.gp", scripts);
-    if (access(path, R_OK) != 0) {
-        fprintf(stderr, "dqlab report: %s: %s (run dqlab report from the "
-                "dqlab directory, or pass --scripts DIR)\n", path,
-                strerror(errno));
-        return 2;
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", scripts,
+                 i == 0 ? "common.gp" : "page.html");
+        if (access(path, R_OK) != 0) {
+            fprintf(stderr, "dqlab report: %s: %s (run dqlab report from "
+                    "the dqlab directory, or pass --scripts DIR)\n", path,
+                    strerror(errno));
+            return 2;
+        }
     }
     snprintf(path, sizeof path, "%s/text", scripts);
     if (dq_texts_load(t, path, err, sizeof err) != 0) {
@@ -335,33 +321,38 @@ static int write_report(dq_md *o, const dq_results *r, int n, char *err,
     return 0;
 }
 
-/* REPORT.md and index.html into the stage.  0 or -1 with err. */
+/* REPORT.md and index.html (<scripts>/page.html, the HTML that cmark
+ * made of the twin, the end of the page) into the stage.  0 or -1 with
+ * err. */
 static int write_files(dq_md *o, const char *stage, char *err,
                        size_t errlen)
 {
-    char path[PATH_MAX], *page;
+    char path[PATH_MAX], *page, *head, *html;
     size_t plen;
+    FILE *pf;
+    int rc = -1;
     dq_md_close(o);
     snprintf(path, sizeof path, "%s/REPORT.md", stage);
     if (dq_runmeta_write_atomic(path, o->mdbuf, o->mdlen, err, errlen) != 0)
         return -1;
-    char *html = cmark_markdown_to_html(o->hmdbuf, o->hmdlen,
-                                        CMARK_OPT_UNSAFE | CMARK_OPT_SMART);
-    if (html == NULL) {
+    snprintf(path, sizeof path, "%s/page.html", o->scripts);
+    if ((head = dq_slurp(path, NULL)) == NULL) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    html = cmark_markdown_to_html(o->hmdbuf, o->hmdlen,
+                                  CMARK_OPT_UNSAFE | CMARK_OPT_SMART);
+    if (html == NULL)
         snprintf(err, errlen, "cmark: out of memory");
-        return -1;
+    else if ((pf = dq_mem_open(&page, &plen, err, errlen)) != NULL) {
+        fprintf(pf, "%s%s</body>\n</html>\n", head, html);
+        fclose(pf);
+        snprintf(path, sizeof path, "%s/index.html", stage);
+        rc = dq_runmeta_write_atomic(path, page, plen, err, errlen);
+        free(page);
     }
-    FILE *pf = dq_mem_open(&page, &plen, err, errlen);
-    if (pf == NULL) {
-        free(html);
-        return -1;
-    }
-    fprintf(pf, "%s%s</body>\n</html>\n", html_head, html);
-    fclose(pf);
+    free(head);
     free(html);
-    snprintf(path, sizeof path, "%s/index.html", stage);
-    int rc = dq_runmeta_write_atomic(path, page, plen, err, errlen);
-    free(page);
     return rc;
 }
 

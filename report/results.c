@@ -107,10 +107,8 @@ static void summarize(dq_rgroup *x, const dq_trialrow *const *m, size_t n,
         x->early_max = MAX(x->early_max, t->early);
         x->wakeups_sum += t->wakeups;
         x->deliveries_sum += t->deliveries;
-        x->lost_races_sum += t->lost_races;
         x->enqueued_sum += t->enqueued;
         x->delivered_sum += t->delivered;
-        x->lat_max_max = MAX(x->lat_max_max, t->lateness_max_ms);
     }
     x->tps_median = median_of(m, n, V_TPS, v);
     x->dup_median = median_of(m, n, V_DUP, v);
@@ -209,89 +207,58 @@ static int count_incomplete(const char *dir)
     return n;
 }
 
-static int cmp_str(const void *a, const void *b)
+/* Whether root/name/latest holds a trials.csv.  If not, the run is
+ * counted in r as skipped: without a latest link, the incomplete runs of
+ * name (cut short by Ctrl-C or a failed trial); with a latest holding the
+ * experiment.ini copy every `dqlab experiment` run starts with but no
+ * trials.csv, a damaged one (the first named in r->no_trials). */
+static bool has_trials(const char *root, const char *name, dq_results *r)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The names under root with a latest/trials.csv into *names (sorted, *n
- * of them); in r->nincomplete the incomplete runs of those without a
- * latest link (cut short by Ctrl-C or a failed trial), and in
- * r->nno_trials those whose latest holds the experiment.ini copy every
- * `dqlab experiment` run starts with but no trials.csv (the first one in
- * r->no_trials).  0 or -1 with err. */
-static int scan_root(const char *root, dq_results *r, char ***names,
-                     size_t *n, char *err, size_t errlen)
-{
-    DIR *d = opendir(root);
-    struct dirent *de;
-    char p[PATH_MAX], **nn;
+    char p[PATH_MAX];
     struct stat st;
-    int e = errno;
-    *names = NULL;
-    *n = 0;
-    if (d == NULL && e != ENOENT)
-        snprintf(err, errlen, "%s: %s", root, strerror(e));
-    while (d != NULL && (de = readdir(d)) != NULL) {
-        snprintf(p, sizeof p, "%s/%s/latest", root, de->d_name);
-        if (de->d_name[0] != '.' && lstat(p, &st) != 0) {
-            snprintf(p, sizeof p, "%s/%s", root, de->d_name);
-            r->nincomplete += count_incomplete(p);
-        }
-        snprintf(p, sizeof p, "%s/%s/latest/trials.csv", root, de->d_name);
-        if (de->d_name[0] == '.')
-            continue;
-        if (stat(p, &st) != 0) {
-            snprintf(p, sizeof p, "%s/%s/latest/experiment.ini", root,
-                     de->d_name);
-            if (access(p, F_OK) == 0 && r->nno_trials++ == 0)
-                snprintf(r->no_trials, sizeof r->no_trials, "%s/%s/latest",
-                         root, de->d_name);
-            continue;
-        }
-        if ((nn = realloc(*names, (*n + 1) * sizeof *nn)) == NULL ||
-            (nn[*n] = strdup(de->d_name)) == NULL) {
-            *names = nn ? nn : *names;
-            snprintf(err, errlen, "%s: out of memory", root);
-            break;
-        }
-        *names = nn;
-        (*n)++;
+    snprintf(p, sizeof p, "%s/%s/latest", root, name);
+    if (lstat(p, &st) != 0) {
+        snprintf(p, sizeof p, "%s/%s", root, name);
+        r->nincomplete += count_incomplete(p);
     }
-    if (d == NULL)
-        return e == ENOENT ? 0 : -1;
-    closedir(d);
-    if (*n > 1)
-        qsort(*names, *n, sizeof **names, cmp_str);
-    return de == NULL ? 0 : -1;
+    snprintf(p, sizeof p, "%s/%s/latest/trials.csv", root, name);
+    if (stat(p, &st) == 0)
+        return true;
+    snprintf(p, sizeof p, "%s/%s/latest/experiment.ini", root, name);
+    if (access(p, F_OK) == 0 && r->nno_trials++ == 0)
+        snprintf(r->no_trials, sizeof r->no_trials, "%s/%s/latest", root,
+                 name);
+    return false;
 }
 
 int dq_results_load(const char *root, dq_logs_fn logs, dq_results *r,
                     char *err, size_t errlen)
 {
-    char **names;
-    size_t n;
-    int rc = -1;
+    struct dirent **de = NULL;
+    int nd, rc = 0;
     memset(r, 0, sizeof *r);
     snprintf(r->root, sizeof r->root, "%s", root);
-    if (scan_root(root, r, &names, &n, err, errlen) != 0)
-        goto done;
-    if ((r->exps = calloc(n + 1, sizeof *r->exps)) == NULL) {
-        snprintf(err, errlen, "%s: out of memory", root);
-        goto done;
+    if ((nd = scandir(root, &de, NULL, alphasort)) < 0 && errno != ENOENT) {
+        snprintf(err, errlen, "%s: %s", root, strerror(errno));
+        return -1;
     }
-    for (rc = 0; rc == 0 && r->nexps < n; r->nexps++)
-        rc = load_experiment(root, names[r->nexps], logs, &r->exps[r->nexps],
-                             err, errlen);
+    if (nd > 0 && (r->exps = calloc((size_t)nd, sizeof *r->exps)) == NULL) {
+        snprintf(err, errlen, "%s: out of memory", root);
+        rc = -1;
+    }
+    for (int i = 0; i < nd; i++) {
+        const char *name = de[i]->d_name;
+        if (rc == 0 && name[0] != '.' && has_trials(root, name, r))
+            rc = load_experiment(root, name, logs, &r->exps[r->nexps++],
+                                 err, errlen);
+        free(de[i]);
+    }
+    free(de);
     if (rc == 0 && (dq_perf_load(root, &r->bench, err, errlen) != 0 ||
                     dq_probes_load(root, &r->probes, err, errlen) != 0 ||
                     dq_witness_load(root, &r->witness, err, errlen) != 0 ||
                     dq_opcost_load(root, &r->opcost, err, errlen) != 0))
         rc = -1;
-done:
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
     return rc < 0 ? -1 : (int)r->nexps;
 }
 
@@ -308,9 +275,6 @@ static void free_logs(dq_rexp *e)
     free(e->loss);
     free(e->logs);
     free(e->pools);
-    e->logs = NULL;
-    e->pools = NULL;
-    e->loss = NULL;
 }
 
 void dq_results_free(dq_results *r)
@@ -337,14 +301,6 @@ void dq_results_free(dq_results *r)
 const char *dq_rexp_meta(const dq_rexp *e, const char *key)
 {
     return dq_meta_get(&e->meta, key);
-}
-
-const dq_rexp *dq_results_find(const dq_results *r, const char *name)
-{
-    for (size_t i = 0; i < r->nexps; i++)
-        if (strcmp(r->exps[i].name, name) == 0)
-            return &r->exps[i];
-    return NULL;
 }
 
 void dq_rexp_plots(const dq_rexp *e, char *buf, size_t len)

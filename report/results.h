@@ -87,11 +87,11 @@ typedef struct dq_rgroup {
     size_t n, dup_trials;          /* trials; trials with duplicates */
     double tps_median, dup_median, p50_median, p99_median; /* lateness ms */
     uint64_t dup_max, dup_sum, lost_max, lost_sum, early_max, early_sum;
-    uint64_t wakeups_sum, deliveries_sum, lost_races_sum, enqueued_sum;
+    uint64_t wakeups_sum, deliveries_sum, enqueued_sum;
     uint64_t delivered_sum, redelivered_sum;
     double cmds_per_task_median, rt_per_task_median;  /* per delivered */
     double cmds_per_s_median, cpu_ms_per_s_median;    /* per measured_s */
-    double rt_per_s_median, lat_max_max;
+    double rt_per_s_median;
 } dq_rgroup;
 
 /* The lateness of one group pooled from its trials' event logs. */
@@ -124,19 +124,12 @@ typedef struct dq_timeline {
     dq_tl_win win[64];
 } dq_timeline;
 
-/* What re-checking a log concluded: a verdict (the counts in check hold),
- * or none (dq_check_no_verdict, checker.h: a log without a clean end),
- * which the loss cells and pools count apart and leave out of every
- * other count. */
-typedef enum dq_recheck {
-    DQ_RECHECK_VERDICT = 0,
-    DQ_RECHECK_NO_VERDICT,
-} dq_recheck;
 typedef struct dq_rlog {
     bool read;                     /* false: this trial's log not read */
     bool tl_read;                  /* tl read (in the lateness pass) */
-    dq_recheck outcome;
-    dq_check check;
+    dq_check check;                /* dq_check_no_verdict(&check): a log
+                                      without a clean end, counted apart
+                                      by the loss cells and pools */
     dq_timeline tl;                /* read for DQ_LOGS_FAULTS */
 } dq_rlog;
 
@@ -150,9 +143,9 @@ typedef struct dq_loss_cell {
     char strategy[32];
     unsigned flags;                /* DQ_G_* of the strategy */
     size_t trials, violation_trials, no_verdict_trials;
-    uint64_t enqueued, lost, lost_claimed, duplicated, dup_nofault;
+    uint64_t enqueued, lost, lost_claimed, duplicated;
     uint64_t redelivered;          /* redelivered + redelivered_hidden */
-    uint64_t pending_end, early, early_fault, windows;
+    uint64_t pending_end, early, windows;
     uint64_t kills;                /* consumers killed (trials.csv kills) */
     uint64_t lost_retry;           /* lost by a re-add its consumer died
                                       before (checker.h), part of lost */
@@ -345,7 +338,6 @@ int dq_witness_load(const char *root, dq_witnesses *w, char *err,
 
 /* Value of meta.txt key of e, or "". */
 const char *dq_rexp_meta(const dq_rexp *e, const char *key);
-const dq_rexp *dq_results_find(const dq_results *r, const char *name);
 /* e's plots list (meta "plots"; without one, the generic figures
  * "duplicates throughput") into buf; whether it lists kind; the first
  * experiment of r that lists kind, or NULL. */
@@ -375,10 +367,6 @@ const dq_loss_cell *dq_loss_cell_at(const dq_loss_table *lt, size_t row,
 struct dq_texts;
 void dq_fault_phrase(struct dq_texts *t, const char *spec, char *buf,
                      size_t len);
-/* The kill points of the kill-consumer specs among faults[0..n-1] ("during
- * the work", "after a claim and before the ack"); "" when none. */
-void dq_kill_points(struct dq_texts *t, const char faults[][64], size_t n,
-                    char *buf, size_t len);
 /* The variant label of a throughput row: "lua", or its strategy and
  * options with ';' as ' ' ("lua batch=16 enqueue_batch=64"). */
 void dq_perf_tp_label(const dq_perf_tp *t, char *buf, size_t len);

@@ -154,35 +154,37 @@ static int tl_read(FILE *f, dq_timeline *l)
     return 0;
 }
 
-/* The log path of trial t into buf; false with err when trials.csv has no
- * trial column (what: the report part that needs the logs). */
-static bool log_path(const dq_rexp *e, const dq_trialrow *t,
-                     const char *what, char *buf, size_t len, char *err,
-                     size_t errlen)
+/* Opens trial i's log once for what the passes still need (what: the
+ * report part, for the message when trials.csv has no trial column):
+ * checks it into l->check unless done, with its lateness samples into
+ * *lat when lat is not NULL (dq_check_stream_lateness), and reads its
+ * timeline when timeline.  0 or -1 with err. */
+static int read_log(dq_rexp *e, size_t i, const char *what, double **lat,
+                    bool timeline, char *err, size_t errlen)
 {
-    if (t->trial == 0)
+    dq_rlog *l = &e->logs[i];
+    char path[PATH_MAX];
+    FILE *f;
+    int rc = 0;
+    if (l->tl_read)
+        return 0;
+    if (e->trials[i].trial == 0) {
         snprintf(err, errlen, "%s/trials.csv: no trial column (results "
                  "older than the %s report; rerun the experiment)", e->dir,
                  what);
-    else
-        snprintf(buf, len, "%s/logs/trial-%03zu.log", e->dir, t->trial);
-    return t->trial != 0;
-}
-
-/* Checks the log at path into l->check with its lateness samples (*lat,
- * as dq_check_file_lateness) and, when timeline, reads l->tl from the same
- * open, so that a log both passes need is read once.  0 or -1 with err. */
-static int read_lateness(const char *path, dq_rlog *l, bool timeline,
-                         double **lat, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "r");
-    int rc;
-    *lat = NULL;
-    if (f == NULL) {
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/logs/trial-%03zu.log", e->dir,
+             e->trials[i].trial);
+    if ((f = fopen(path, "r")) == NULL) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
-    rc = dq_check_stream_lateness(f, path, &l->check, lat, err, errlen);
+    if (lat != NULL)
+        rc = dq_check_stream_lateness(f, path, &l->check, lat, err, errlen);
+    else if (!l->read)
+        rc = dq_check_stream(f, path, &l->check, err, errlen);
+    l->read = true;
     if (rc == 0 && timeline) {
         rewind(f);
         if ((rc = tl_read(f, &l->tl)) != 0)
@@ -200,19 +202,15 @@ static int read_pool(dq_rexp *e, const dq_rgroup *g, dq_rpool *p,
 {
     for (size_t i = 0; i < e->ntrials; i++) {
         dq_check *c = &e->logs[i].check;
-        char path[PATH_MAX];
-        double *lat, *nl;
+        double *lat = NULL, *nl;
         if (!dq_trial_in_group(&e->trials[i], g))
             continue;
-        if (!log_path(e, &e->trials[i], "lateness", path, sizeof path, err,
-                      errlen) ||
-            read_lateness(path, &e->logs[i], timeline, &lat, err,
-                          errlen) != 0)
+        if (read_log(e, i, "lateness", &lat, timeline, err, errlen) != 0) {
+            free(lat);
             return -1;
-        e->logs[i].read = true;
+        }
         if (dq_check_no_verdict(c) != NULL) {
             /* Its undelivered tasks may only be unwritten records. */
-            e->logs[i].outcome = DQ_RECHECK_NO_VERDICT;
             free(lat);
             p->no_verdict++;
             continue;
@@ -220,7 +218,7 @@ static int read_pool(dq_rexp *e, const dq_rgroup *g, dq_rpool *p,
         if ((nl = realloc(p->lat, (p->n + c->lateness.n + 1) *
                                       sizeof *nl)) == NULL) {
             free(lat);
-            snprintf(err, errlen, "%s: out of memory", path);
+            snprintf(err, errlen, "%s: out of memory", e->dir);
             return -1;
         }
         p->lat = nl;
@@ -238,34 +236,6 @@ static int read_pool(dq_rexp *e, const dq_rgroup *g, dq_rpool *p,
     if (p->n > 1)
         qsort(p->lat, p->n, sizeof *p->lat, cmp_double);
     return 0;
-}
-
-/* Checks trial i's log (unless the lateness pass did) and reads its
- * timeline (unless that pass did too), from one open.  0 or -1 with err. */
-static int read_fault_log(dq_rexp *e, size_t i, char *err, size_t errlen)
-{
-    dq_rlog *l = &e->logs[i];
-    char path[PATH_MAX];
-    FILE *f;
-    int rc = 0;
-    if (l->tl_read)
-        return 0;
-    if (!log_path(e, &e->trials[i], "loss", path, sizeof path, err, errlen))
-        return -1;
-    if ((f = fopen(path, "r")) == NULL) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    if (!l->read && (rc = dq_check_stream(f, path, &l->check, err,
-                                          errlen)) == 0)
-        rewind(f);
-    l->read = true;
-    if (rc == 0 && dq_check_no_verdict(&l->check) != NULL)
-        l->outcome = DQ_RECHECK_NO_VERDICT;
-    if (rc == 0 && (rc = tl_read(f, &l->tl)) != 0)
-        snprintf(err, errlen, "out of memory reading %s", path);
-    fclose(f);
-    return rc;
 }
 
 /* The row label of trial t: the strategy, plus its options when e runs
@@ -310,7 +280,7 @@ static void add_to_cell(dq_loss_cell *x, const dq_trialrow *t,
         x->first = t;
         x->first_log = l;
     }
-    if (l->outcome == DQ_RECHECK_NO_VERDICT) {
+    if (dq_check_no_verdict(c) != NULL) {
         if (x->no_verdict_trials++ == 0)
             snprintf(x->no_verdict_why, sizeof x->no_verdict_why,
                      "trial %zu: %s", t->trial, dq_check_no_verdict(c));
@@ -323,11 +293,9 @@ static void add_to_cell(dq_loss_cell *x, const dq_trialrow *t,
     x->lost_claimed += c->lost_claimed;
     x->lost_retry += c->lost_retry;
     x->duplicated += c->dup_fault + c->dup_nofault;
-    x->dup_nofault += c->dup_nofault;
     x->redelivered += c->redelivered + c->redelivered_hidden;
     x->pending_end += c->pending_end;
     x->early += c->early;
-    x->early_fault += c->early_fault;
     x->windows += c->fault_windows;
     x->kills += t->kills > 0 ? (uint64_t)t->kills : 0;
     for (size_t k = 0; k < c->nfaults; k++)
@@ -380,7 +348,7 @@ int dq_rexp_read_logs(dq_rexp *e, unsigned need, char *err, size_t errlen)
             return -1;
     for (size_t i = 0; (need & (DQ_LOGS_FAULTS | DQ_LOGS_TIMELINE)) &&
                        i < e->ntrials; i++)
-        if (read_fault_log(e, i, err, errlen) != 0)
+        if (read_log(e, i, "loss", NULL, true, err, errlen) != 0)
             return -1;
     return need & DQ_LOGS_FAULTS ? build_loss(e, err, errlen) : 0;
 }
@@ -397,31 +365,4 @@ void dq_fault_phrase(dq_texts *t, const char *spec, char *buf, size_t len)
 {
     (void)t;
     dq_fault_describe(spec, buf, len);
-}
-
-void dq_kill_points(dq_texts *t, const char faults[][64], size_t n,
-                    char *buf, size_t len)
-{
-    dq_kill_point seen[8];
-    size_t ns = 0, off = 0, k;
-    dq_fault f;
-    char e[8];
-    (void)t;
-    for (size_t i = 0; i < n; i++) {
-        dq_kill_point p;
-        if (dq_fault_parse(faults[i], &f, e, sizeof e) != 0 ||
-            (p = dq_kill_point_parse(f.word)) == DQ_KILL_NONE)
-            continue;
-        for (k = 0; k < ns && seen[k] != p;)
-            k++;
-        if (k == ns && ns < 8)
-            seen[ns++] = p;
-    }
-    buf[0] = '\0';
-    for (k = 0; k < ns && off < len; k++) {
-        int w = snprintf(buf + off, len - off, "%s%s", k == 0 ? ""
-                         : k + 1 == ns ? " and " : ", ",
-                         dq_kill_point_phrase(seen[k]));
-        off += w > 0 ? (size_t)w : 0;
-    }
 }

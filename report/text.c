@@ -177,27 +177,27 @@ static int find(const dq_texts *x, const char *name)
     return -1;
 }
 
-/* Stores template group.name (its text in t, its marker at where) in x.
- * 0 or -1 with err. */
+/* Stores template group.name (its text in t, its marker at path:line)
+ * in x.  0 or -1 with err. */
 static int tpl_end(dq_texts *x, const char *group, const char *name, tpl *t,
-                   const char *where, char *err, size_t errlen)
+                   const char *path, int line, char *err, size_t errlen)
 {
     char full[128], keys[512];
     snprintf(full, sizeof full, "%s.%s", group, name);
     if (find(x, full) >= 0 || x->n == DQ_TEXTS_MAX) {
-        snprintf(err, errlen, "%s: %s given twice, or more than %d texts",
-                 where, full, DQ_TEXTS_MAX);
+        snprintf(err, errlen, "%s:%d: %s given twice, or more than %d texts",
+                 path, line, full, DQ_TEXTS_MAX);
         return -1;
     }
     if (body_keys(t->text ? t->text : "", keys, sizeof keys) != 0) {
-        snprintf(err, errlen, "%s: a '{{' that is not a placeholder {{key}} "
-                 "(keys: lowercase, digits, _)", where);
+        snprintf(err, errlen, "%s:%d: a '{{' that is not a placeholder "
+                 "{{key}} (keys: lowercase, digits, _)", path, line);
         return -1;
     }
     x->name[x->n] = strdup(full);
     x->body[x->n] = t->text ? t->text : strdup("");
     x->keys[x->n] = strdup(keys);
-    x->line[x->n++] = atoi(strrchr(where, ':') + 1);
+    x->line[x->n++] = line;
     memset(t, 0, sizeof *t);
     return x->name[x->n - 1] && x->body[x->n - 1] && x->keys[x->n - 1]
            ? 0 : -1;
@@ -224,9 +224,9 @@ static bool marker(const char *l, char *name, size_t len)
 static int load_group(dq_texts *x, const char *dir, const char *group,
                       char *err, size_t errlen)
 {
-    char path[4096], where[4200] = "", name[64] = "", next[64], *line = NULL;
+    char path[4096], name[64] = "", next[64], *line = NULL;
     size_t cap = 0;
-    int lineno = 0, rc = 0;
+    int lineno = 0, at = 0, rc = 0;
     tpl t = {0};
     snprintf(path, sizeof path, "%s/%s.md", dir, group);
     FILE *f = fopen(path, "r");
@@ -237,17 +237,17 @@ static int load_group(dq_texts *x, const char *dir, const char *group,
     while (rc == 0 && getline(&line, &cap, f) >= 0) {
         lineno++;
         if (!marker(line, next, sizeof next)) {
-            if (name[0] && tpl_line(&t, line) != 0)
-                rc = -1, snprintf(err, errlen, "%s: out of memory", path);
+            if (name[0] && (rc = tpl_line(&t, line)) != 0)
+                snprintf(err, errlen, "%s: out of memory", path);
             continue;
         }
         if (name[0])
-            rc = tpl_end(x, group, name, &t, where, err, errlen);
+            rc = tpl_end(x, group, name, &t, path, at, err, errlen);
         snprintf(name, sizeof name, "%s", next);
-        snprintf(where, sizeof where, "%s:%d", path, lineno);
+        at = lineno;
     }
     if (rc == 0 && name[0])
-        rc = tpl_end(x, group, name, &t, where, err, errlen);
+        rc = tpl_end(x, group, name, &t, path, at, err, errlen);
     free(t.text);
     free(line);
     fclose(f);
@@ -258,23 +258,22 @@ static int load_group(dq_texts *x, const char *dir, const char *group,
 static int check_use(const dq_texts *x, int i, const dq_tuse *u,
                      const char *dir, char *err, size_t errlen)
 {
-    char f[1024], k[512], key[40];
-    int line = i >= 0 ? x->line[i] : 0;
+    char file[4200], f[1024], k[512], key[40];
+    snprintf(file, sizeof file, "%s/%.*s.md", dir,
+             (int)strcspn(u->name, "."), u->name);
     if (i < 0) {
-        snprintf(err, errlen, "%s/%.*s.md: no template \"<!-- %s -->\" (the "
-                 "report renders %s)", dir, (int)strcspn(u->name, "."),
-                 u->name, strchr(u->name, '.') + 1, u->name);
+        snprintf(err, errlen, "%s: no template \"<!-- %s -->\" (the report "
+                 "renders %s)", file, strchr(u->name, '.') + 1, u->name);
         return -1;
     }
     mark_keys(u->fmt, f, sizeof f, k, sizeof k);
     if (key_missing(x->keys[i], k, key, sizeof key))
-        snprintf(err, errlen, "%s/%.*s.md:%d: {{%s}} is not a value of %s "
-                 "(it is given:%s)", dir, (int)strcspn(u->name, "."),
-                 u->name, line, key, u->name, k[1] ? k : " none");
+        snprintf(err, errlen, "%s:%d: {{%s}} is not a value of %s (it is "
+                 "given:%s)", file, x->line[i], key, u->name,
+                 k[1] ? k : " none");
     else if (key_missing(k, x->keys[i], key, sizeof key))
-        snprintf(err, errlen, "%s/%.*s.md:%d: %s does not use {{%s}}, which "
-                 "the report gives", dir, (int)strcspn(u->name, "."),
-                 u->name, line, u->name, key);
+        snprintf(err, errlen, "%s:%d: %s does not use {{%s}}, which the "
+                 "report gives", file, x->line[i], u->name, key);
     else
         return 0;
     return -1;
@@ -284,7 +283,7 @@ int dq_texts_load(dq_texts *x, const char *dir, char *err, size_t errlen)
 {
     size_t nu, i, j;
     const dq_tuse *u = dq_texts_uses(&nu);
-    bool *used = NULL;
+    bool used[DQ_TEXTS_MAX] = {false};
     memset(x, 0, sizeof *x);
     for (i = 0; i < nu; i++) {         /* each group once */
         char g[64];
@@ -297,10 +296,6 @@ int dq_texts_load(dq_texts *x, const char *dir, char *err, size_t errlen)
             j++;
         if (j == i && load_group(x, dir, g, err, errlen) != 0)
             goto fail;
-    }
-    if ((used = calloc(x->n + 1, sizeof *used)) == NULL) {
-        snprintf(err, errlen, "out of memory");
-        goto fail;
     }
     for (i = 0; i < nu; i++) {
         int k = u[i].name ? find(x, u[i].name) : 0;
@@ -315,10 +310,8 @@ int dq_texts_load(dq_texts *x, const char *dir, char *err, size_t errlen)
                      x->name[i], x->line[i], x->name[i]);
             goto fail;
         }
-    free(used);
     return 0;
 fail:
-    free(used);
     dq_texts_free(x);
     return -1;
 }
