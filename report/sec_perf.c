@@ -3,20 +3,15 @@
  *
  * Every number is from the runs' files (harness/opcost.h, bench.h), in
  * the order shown: the in-process strategies' cost per operation; the
- * bench's targets.csv as written (the bench decides met / not met, this
- * file only words its rows); the redis-benchmark references every share
- * is of (one claim per round trip: -t zadd -c 4; batched claims: -t zadd
- * -c 1 -P 100); dqlab's own pipelined loop (ceiling.csv, information
- * only); then the parts with a figure, one row of parts[] each:
- *   - throughput: enqueue-only and e2e tasks/s per strategy and consumer
- *     count (medians of the repeats), the best as a share of the matching
- *     reference, Redis commands and CPU per task, the harness's own
- *     ceiling (harness.csv, the no-op queue) in events/s;
- *   - backlog scaling: claim latency p50/p99 against pending tasks;
- *   - lateness under load: p99 against the offered rate, one row per run,
- *     and where each strategy saturates as targets.csv says.
- * A file an older run lacks is said to be not measured.
- * Figures: figures/bench-{throughput,backlog,lateness-load}.{svg,png}.
+ * bench's targets.csv as written (the bench decides met, this file only
+ * words its rows); the redis-benchmark references every share is of;
+ * dqlab's own pipelined loop (ceiling.csv, information only); then the
+ * parts with a figure, a row of parts[] each: throughput (e2e tasks/s per
+ * consumer count, the best as a share of the matching reference, the
+ * harness's own ceiling), backlog scaling (claim latency against pending
+ * tasks), lateness under load (p99 against the offered rate, where each
+ * strategy saturates).  A file an older run lacks is said to be not
+ * measured.  Figures: figures/bench-{throughput,backlog,lateness-load}.
  */
 #include <ctype.h>
 #include <inttypes.h>
@@ -252,18 +247,23 @@ static void backlog_body(dq_md *o, const perf_ctx *c)
 }
 
 /* The lateness rows of strategy name at rate: how many (*n), how many
- * saturated (*bad), and which of them l is (*k, 1-based; 0: none). */
-static void runs_at(const dq_perf *p, const char *name, int64_t rate,
-                    const dq_perf_lat *l, int *n, int *bad, int *k)
+ * saturated (*bad), which of them l is (*k, 1-based; 0: none); returns
+ * the last, or NULL. */
+static const dq_perf_lat *runs_at(const dq_perf *p, const char *name,
+                                  int64_t rate, const dq_perf_lat *l, int *n,
+                                  int *bad, int *k)
 {
+    const dq_perf_lat *last = NULL;
     *n = *bad = *k = 0;
     for (size_t i = 0; i < p->nlat; i++)
         if (strcmp(p->lat[i].strategy, name) == 0 &&
             p->lat[i].offered_per_s == rate) {
-            *bad += p->lat[i].saturated != 0;
-            *k = &p->lat[i] == l ? *n + 1 : *k;
+            last = &p->lat[i];
+            *bad += last->saturated != 0;
+            *k = last == l ? *n + 1 : *k;
             (*n)++;
         }
+    return last;
 }
 
 /* Where strategy saturated, in words: the detail of its targets.csv
@@ -367,11 +367,8 @@ static void backlog_cell(FILE *f, void *ctx, size_t s, int64_t x)
 static void lateness_cell(FILE *f, void *ctx, size_t s, int64_t x)
 {
     const perf_ctx *c = ctx;
-    const dq_perf_lat *l = NULL;
-    for (size_t i = 0; i < c->p->nlat; i++)
-        if (strcmp(c->p->lat[i].strategy, c->names[s]) == 0 &&
-            c->p->lat[i].offered_per_s == x)
-            l = &c->p->lat[i];
+    int n, bad, k;
+    const dq_perf_lat *l = runs_at(c->p, c->names[s], x, NULL, &n, &bad, &k);
     if (l != NULL)
         fprintf(f, "%.3f", fmax(l->p99_ms, 0.01));
 }
@@ -520,25 +517,19 @@ static void write_ceiling(dq_md *o, const dq_perf *p)
     DQ_TEXT(o, "perf.ceiling_note", "\n\n");
 }
 
-/* v in unit as the targets table shows it: ms with two decimals, others
- * whole; "n/a" when v < 0. */
-static void fmt_unit(char *buf, size_t len, double v, const char *unit)
-{
-    char n[64];
-    dq_fmt_double(n, sizeof n, v, strcmp(unit, "ms") == 0 ? 2 : 0);
-    if (v < 0)
-        snprintf(buf, len, "n/a");
-    else
-        snprintf(buf, len, "%s %s", n, unit);
-}
-
-/* A share of a rate (unit "../s") as a percentage, any other as a ratio
- * ("x1.04"); "n/a" when v < 0. */
-static void fmt_share(char *buf, size_t len, double v, const char *unit)
+/* v as the targets table shows it: a figure in unit (ms with two
+ * decimals, others whole) or, as share, a share of a rate (unit "../s")
+ * as a percentage and of anything else as a ratio ("x1.04"); "n/a" when
+ * v < 0. */
+static void fmt_target(char *buf, size_t len, double v, const char *unit,
+                       bool share)
 {
     size_t ul = strlen(unit);
     if (v < 0)
         snprintf(buf, len, "n/a");
+    else if (!share)
+        snprintf(buf, len, "%.*f %s", strcmp(unit, "ms") == 0 ? 2 : 0, v,
+                 unit);
     else if (ul >= 2 && strcmp(unit + ul - 2, "/s") == 0)
         snprintf(buf, len, "%.1f%%", 100 * v);
     else
@@ -571,18 +562,17 @@ static void target_row(dq_md *o, const dq_perf_target *t)
     dq_perf_tp_label(&(dq_perf_tp){.strategy = t->strategy,
                                    .options = t->options},
                      label, sizeof label);
-    fmt_unit(fig, sizeof fig, t->figure, t->unit);
+    fmt_target(fig, sizeof fig, t->figure, t->unit, false);
     if (t->reference[0] != '\0') {
-        fmt_unit(v, sizeof v, t->reference_value, t->unit);
+        fmt_target(v, sizeof v, t->reference_value, t->unit, false);
         snprintf(ref, sizeof ref, "%s (%s)", t->reference, v);
     }
-    fmt_share(share, sizeof share, t->share, t->unit);
-    if (strcmp(t->bound_on, "share") == 0) {
-        fmt_share(v, sizeof v, t->bound, t->unit);
-        snprintf(bound, sizeof bound, "share %s %s", t->op, v);
-    } else if (strcmp(t->bound_on, "figure") == 0) {
-        fmt_unit(v, sizeof v, t->bound, t->unit);
-        snprintf(bound, sizeof bound, "%s %s", t->op, v);
+    fmt_target(share, sizeof share, t->share, t->unit, true);
+    if (t->bound_on[0] != '\0') {          /* share or figure (bench.h) */
+        bool on_share = strcmp(t->bound_on, "share") == 0;
+        fmt_target(v, sizeof v, t->bound, t->unit, on_share);
+        snprintf(bound, sizeof bound, "%s%s %s", on_share ? "share " : "",
+                 t->op, v);
     }
     dq_fmt_double(cpu, sizeof cpu, t->cpu_us_per_task, 1);
     dq_row(o, "%s" DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%s"
