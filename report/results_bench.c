@@ -196,6 +196,16 @@ static int cmp_d(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The median of v[0..n-1] (sorted here), the mean of the middle two
+ * when n is even, as the bench takes it; -1 when n is 0. */
+static double median_of(double *v, size_t n)
+{
+    if (n == 0)
+        return -1;
+    qsort(v, n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 void dq_perf_tp_label(const dq_perf_tp *t, char *buf, size_t len)
 {
     snprintf(buf, len, "%s%s%s", t->strategy, t->options[0] ? " " : "",
@@ -219,10 +229,7 @@ static double tp_median(const dq_perf *p, const char *kind,
             t->consumers == consumers)
             v[n++] = t->tasks_per_s;
     }
-    if (n == 0)
-        return -1;
-    qsort(v, n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return median_of(v, n);
 }
 
 double dq_perf_e2e(const dq_perf *p, const char *label, int consumers,
@@ -245,16 +252,6 @@ double dq_perf_e2e(const dq_perf *p, const char *label, int consumers,
         }
     }
     return best;
-}
-
-/* The median of v[0..n-1] (sorted here), the mean of the middle two
- * when n is even, as the bench takes it; -1 when n is 0. */
-static double median_of(double *v, size_t n)
-{
-    if (n == 0)
-        return -1;
-    qsort(v, n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 double dq_perf_ref_median(const dq_perf *p, const char *reference,
@@ -412,8 +409,7 @@ int dq_opcost_load(const char *root, dq_opcost *p, char *err, size_t errlen)
     p->rows = p->csv.rows;
     p->n = p->csv.n;
     snprintf(path, sizeof path, "%s/meta.txt", p->dir);
-    if (dq_meta_load(path, &p->meta, e, sizeof e) != 0)   /* optional */
-        memset(&p->meta, 0, sizeof p->meta);
+    dq_meta_load(path, &p->meta, e, sizeof e);   /* optional: zeroed */
     return 0;
 }
 

@@ -1,26 +1,19 @@
-/* sec_perf.c -- the report's Performance section, from `dqlab bench`
- * (the bench part of the results model, results_bench.c).
+/* sec_perf.c -- the report's Performance section, from `dqlab opcost`
+ * and `dqlab bench` (their part of the results model, results_bench.c).
  *
- * What it shows, every number from the bench's files (harness/bench.h):
- *   - the references: each redis-benchmark run of references.csv as it
- *     ran (ops/s, Redis CPU per op), and dqlab's own pipelined loop of
- *     ceiling.csv, labelled as dqlab's;
- *   - throughput: enqueue-only and end-to-end tasks/s per strategy and
- *     consumer count (medians of the repeats), the best as a share of the
- *     matching redis-benchmark reference of the same run (one claim per
- *     round trip: -t zadd -c 4; batched claims: -t zadd -c 1 -P 100),
- *     Redis commands and server CPU per task; the harness's own ceiling
- *     (harness.csv, the no-op queue) in events/s;
- *   - backlog scaling: claim latency p50/p99 against pending tasks;
- *   - lateness under load: p99 against the offered rate, one row per run
- *     (the bench runs some rates more than once), and where each strategy
- *     saturates as targets.csv says;
- *   - the targets: targets.csv as the bench wrote it.  The bench decides
- *     met / not met; this file only words and formats its rows.
- * Parts an older run lacks (references.csv, harness.csv, targets.csv)
- * are said to be not measured, with how to measure them.
- * Figures: figures/bench-{throughput,backlog,lateness-load}.{svg,png}.
+ * Every number is from the runs' files (harness/opcost.h, bench.h), in
+ * the order shown: the in-process strategies' cost per operation; the
+ * bench's targets.csv as written (the bench decides met, this file only
+ * words its rows); the redis-benchmark references every share is of;
+ * dqlab's own pipelined loop (ceiling.csv, information only); then the
+ * parts with a figure, a row of parts[] each: throughput (e2e tasks/s per
+ * consumer count, the best as a share of the matching reference, the
+ * harness's own ceiling), backlog scaling (claim latency against pending
+ * tasks), lateness under load (p99 against the offered rate, where each
+ * strategy saturates).  A file an older run lacks is said to be not
+ * measured.  Figures: figures/bench-{throughput,backlog,lateness-load}.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -35,180 +28,38 @@
 
 /* Names of strategies and variants: up to NAMELEN - 1 bytes. */
 #define NAMELEN 64
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define META(k) dq_meta_get(&p->meta, k)
 
-/* Distinct names of the rows of which, first-seen order: 'b' backlog
- * strategies, 'l' lateness strategies, else the labels of the throughput
- * rows of kind which ("e2e"). */
-static size_t names_of(const dq_perf *p, const char *which,
-                       char names[][NAMELEN], size_t max)
-{
-    size_t n = 0;
-    size_t total = which[0] == 'b' ? p->nbl : which[0] == 'l' ? p->nlat
-                                                                : p->ntp;
-    for (size_t i = 0; i < total; i++) {
-        char s[NAMELEN + 192];
-        size_t j = 0;
-        if (which[0] == 'b')
-            snprintf(s, sizeof s, "%s", p->bl[i].strategy);
-        else if (which[0] == 'l')
-            snprintf(s, sizeof s, "%s", p->lat[i].strategy);
-        else if (strcmp(p->tp[i].kind, which) == 0)
-            dq_perf_tp_label(&p->tp[i], s, sizeof s);
-        else
-            continue;
-        while (j < n && strcmp(names[j], s) != 0)
-            j++;
-        if (j == n && n < max)
-            snprintf(names[n++], NAMELEN, "%s", s);
-    }
-    return n;
-}
-
-/* A bench figure: the wide CSV of the series names and suffixes, drawn as
- * figures/bench-<kind> with <script>.gp.  0 or -1 with err. */
-typedef struct {
-    const dq_perf *p;
-    char (*names)[NAMELEN];
-} perf_ctx;
-
-static int perf_figure(dq_md *o, const char *kind, const char *script,
-                       const char *xname, const dq_perf *p,
-                       char names[][NAMELEN], size_t ns,
-                       const char *const *sufs, size_t nsufs,
-                       const int64_t *xs, size_t nx, dq_wide_cell_fn cell,
-                       char *err, size_t errlen)
-{
-    perf_ctx c = {p, names};
-    char *buf, stem[64];
-    size_t len;
-    if (dq_wide_csv(&buf, &len, xname, names[0], NAMELEN, ns, sufs, nsufs,
-                    xs, nx, cell, &c, err, errlen) != 0)
-        return -1;
-    snprintf(stem, sizeof stem, "bench-%s", kind);
-    int rc = dq_figure(o, stem, script, buf, len, true, err, errlen);
-    free(buf);
-    return rc;
-}
-
-/* Starts a subsection: its heading (text title), the names of the
- * `which` rows (names_of, at most 32); with none, "Not measured in this
- * run." and 0. */
-static size_t subsection(dq_md *o, const dq_tuse *title, const dq_perf *p,
-                         const char *which, char names[][NAMELEN])
-{
-    size_t ns = names_of(p, which, names, 32);
-    dq_text(o, title, "\n\n");
-    if (ns == 0)
-        DQ_TEXT(o, "perf.not_measured", "\n\n");
-    return ns;
-}
-
-/* True when the strategy of a label ("name" or "name options") does not
- * use Redis (DQ_G_NEEDS_REDIS unset: heap, wheel): a share of a Redis
- * reference means nothing for it. */
-static bool no_redis(const char *label)
+/* Whether the strategy of a label ("name" or "name options") uses Redis
+ * (its DQ_G_NEEDS_REDIS flag; heap and wheel do not): 1, 0, or -1 when
+ * the registry does not know it. */
+static int uses_redis(const char *label)
 {
     char name[NAMELEN];
     snprintf(name, sizeof name, "%.*s", (int)strcspn(label, " "), label);
     const dq_strategy *st = dq_strategy_find(name);
-    return st != NULL && !(st->flags & DQ_G_NEEDS_REDIS);
+    return st == NULL ? -1 : (st->flags & DQ_G_NEEDS_REDIS) != 0;
 }
 
-/* True when a label's options claim more than one task per round trip:
- * a "batch=N" word other than batch=1 (enqueue_batch is the producers'
- * side and does not count). */
+/* Whether a label's options claim more than one task per round trip: a
+ * "batch=N" word other than batch=1 (enqueue_batch is the producers'). */
 static bool label_batched(const char *label)
 {
-    for (const char *w = label; *w; w += strcspn(w, " "), w += *w == ' ')
-        if (strncmp(w, "batch=", 6) == 0 && strncmp(w, "batch=1 ", 8) != 0 &&
-            strcmp(w, "batch=1") != 0)
+    for (const char *b = label; (b = strstr(b, " batch=")) != NULL; b++)
+        if (strncmp(b, " batch=1", 8) != 0 || (b[8] != ' ' && b[8] != '\0'))
             return true;
     return false;
 }
 
-/* The redis-benchmark reference a label's throughput is a share of: the
- * median ops/s of zadd-c4 (one claim per round trip) or zadd-c1-p100
- * (batched claims) over the run, -1 when not measured; *which names it
- * (the reference id). */
+/* The median ops/s of the redis-benchmark reference a label's throughput
+ * is a share of, named in *which: zadd-c4 (one claim per round trip) or
+ * zadd-c1-p100 (batched claims); -1 when not measured. */
 static double reference_of(const dq_perf *p, const char *label,
                            const char **which)
 {
     *which = label_batched(label) ? "zadd-c1-p100" : "zadd-c4";
     return dq_perf_ref_median(p, *which, NULL, NULL);
-}
-
-static void fmt_rate(char *buf, size_t len, double v)
-{
-    dq_fmt_double(buf, len, v, 0);
-}
-
-/* references.csv as it ran: the yardsticks of the shares below. */
-static void write_references(dq_md *o, const dq_perf *p)
-{
-    char c4[64], p100[64];
-    size_t n4 = 0, n100 = 0;
-    DQ_TEXT(o, "perf.refs", "\n\n");
-    if (!p->has[DQ_PERF_REF]) {
-        DQ_TEXT(o, "perf.rerun", "\n\n");
-        return;
-    }
-    dq_head(o, "reference|when|command (host and port left out)|clients|"
-               "pipeline|requests|ops/s|Redis CPU us/op");
-    for (size_t i = 0; i < p->nref; i++) {
-        const dq_perf_ref *r = &p->ref[i];
-        char v[64], cpu[64];
-        fmt_rate(v, sizeof v, r->ops_per_s);
-        dq_fmt_double(cpu, sizeof cpu, r->cpu_us_per_op, 1);
-        dq_row(o, "%s" DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%d" DQ_CELL "%d"
-               DQ_CELL "%" PRId64 DQ_CELL "%s" DQ_CELL "%s", r->reference,
-               r->when, r->command, r->clients, r->pipeline, r->requests, v,
-               cpu);
-    }
-    dq_table_end(o);
-    fmt_rate(c4, sizeof c4, dq_perf_ref_median(p, "zadd-c4", &n4, NULL));
-    fmt_rate(p100, sizeof p100,
-             dq_perf_ref_median(p, "zadd-c1-p100", &n100, NULL));
-    DQ_TEXT(o, "perf.refs_note", "c4=%s n4=%zu p100=%s n100=%zu\n\n", c4,
-            n4, p100, n100);
-}
-
-/* ceiling.csv: dqlab's own pipelined loop (and redis-benchmark's
- * -t zadd,zpopmin run it is set beside), information only. */
-static void write_ceiling(dq_md *o, const dq_perf *p)
-{
-    static const dq_tuse by[] DQ_TUSES = {{"perf.by_dqlab", ""},
-                                          {"perf.by_rb", ""}};
-    DQ_TEXT(o, "perf.ceiling", "\n\n");
-    if (p->nceiling == 0) {
-        DQ_TEXT(o, "perf.ceiling_none", "\n\n");
-        return;
-    }
-    dq_head(o, "command|measured by|operations|pipeline|per second");
-    for (size_t i = 0; i < p->nceiling; i++) {
-        const dq_perf_ceiling *c = &p->ceiling[i];
-        bool rb = strcmp(c->source, "redis-benchmark") == 0;
-        char v[64], src[128] = "", cmd[16];
-        fmt_rate(v, sizeof v, c->ops_per_s);
-        dq_tcat(o->texts, src, sizeof src, &(size_t){0}, &by[rb], "");
-        snprintf(cmd, sizeof cmd, "%s", c->measure);
-        for (char *k = cmd; *k; k++)
-            *k = (char)(*k >= 'a' && *k <= 'z' ? *k - 32 : *k);
-        dq_row(o, "%s" DQ_CELL "%s" DQ_CELL "%" PRId64 DQ_CELL "%d" DQ_CELL
-               "%s", cmd, src, c->ops, c->pipeline, v);
-    }
-    dq_table_end(o);
-    DQ_TEXT(o, "perf.ceiling_note", "\n\n");
-}
-
-/* dq_wide_cell_fn of the throughput figure: end-to-end tasks/s of label s
- * at x consumers. */
-static void throughput_cell(FILE *f, void *ctx, size_t s, int64_t x)
-{
-    const perf_ctx *c = ctx;
-    double v = dq_perf_e2e(c->p, c->names[s], (int)x, NULL);
-    if (v >= 0)
-        fprintf(f, "%.1f", v);
 }
 
 /* The median of v[0..n-1] as the bench table takes it (the upper middle),
@@ -224,26 +75,36 @@ static double upper_median(double *v, size_t n)
     return n ? v[n / 2] : -1;
 }
 
+/* What a part with a figure shows: its series (names, first-seen order)
+ * and their x values, sorted. */
+typedef struct perf_ctx {
+    const dq_perf *p;
+    char names[32][NAMELEN];
+    size_t ns, nx;
+    int64_t xs[16];
+} perf_ctx;
+
 /* One row of the throughput table: enqueue, e2e per consumer count, the
- * best, its share of the ceiling, cost per task at the best count. */
-static void throughput_row(dq_md *o, const dq_perf *p, const char *name,
-                           const int64_t *xs, size_t nx)
+ * best, its share of the reference, cost per task at the best count. */
+static void throughput_row(dq_md *o, const perf_ctx *c, const char *name)
 {
+    const dq_perf *p = c->p;
     char row[2048], v[64];
-    double cm[64], cu[64], best;
+    double cm[64], cu[64], best, ref;
     size_t off = 0, ncm = 0, ncu = 0;
     int at = 0;
-    fmt_rate(v, sizeof v, dq_perf_enqueue(p, name));
+    const char *which;
+    dq_fmt_double(v, sizeof v, dq_perf_enqueue(p, name), 0);
     dq_append(row, sizeof row, &off, "%s" DQ_CELL "%s", name, v);
-    for (size_t x = 0; x < nx; x++) {
-        fmt_rate(v, sizeof v, dq_perf_e2e(p, name, (int)xs[x], NULL));
+    for (size_t x = 0; x < c->nx; x++) {
+        dq_fmt_double(v, sizeof v, dq_perf_e2e(p, name, (int)c->xs[x], NULL),
+                      0);
         dq_append(row, sizeof row, &off, DQ_CELL "%s", v);
     }
     best = dq_perf_e2e(p, name, 0, &at);
+    ref = reference_of(p, name, &which);
     dq_append(row, sizeof row, &off, DQ_CELL "%.0f (%d cons.)", best, at);
-    const char *which;
-    double ref = reference_of(p, name, &which);
-    if (ref > 0 && best >= 0 && !no_redis(name))
+    if (ref > 0 && best >= 0 && uses_redis(name) != 0)
         dq_append(row, sizeof row, &off, DQ_CELL "%.1f%%", 100 * best / ref);
     else
         dq_append(row, sizeof row, &off, DQ_CELL "n/a");
@@ -265,89 +126,59 @@ static void throughput_row(dq_md *o, const dq_perf *p, const char *name,
     dq_row(o, "%s" DQ_CELL "%s", row, v);
 }
 
-/* The label of the fastest strategy that needs Redis (by its flags,
- * DQ_G_NEEDS_REDIS, never by name) among names whose claims are batched
- * or not (label_batched), its best median e2e tasks/s and consumer count;
- * NULL when there is none. */
-static const char *fastest_redis(const dq_perf *p, char names[][NAMELEN],
-                                 size_t ns, bool batched, double *tps,
-                                 int *at)
-{
-    const char *best_s = NULL;
-    *tps = -1;
-    for (size_t s = 0; s < ns; s++) {
-        char name[NAMELEN];
-        int a = 0;
-        snprintf(name, sizeof name, "%.*s", (int)strcspn(names[s], " "),
-                 names[s]);
-        const dq_strategy *st = dq_strategy_find(name);
-        if (st == NULL || !(st->flags & DQ_G_NEEDS_REDIS) ||
-            label_batched(names[s]) != batched)
-            continue;
-        double v = dq_perf_e2e(p, names[s], 0, &a);
-        if (v > *tps)
-            *tps = v, best_s = names[s], *at = a;
-    }
-    return best_s;
-}
-
-/* What happened: the fastest Redis strategy with one claim per round
- * trip and with batched claims, each with its share of the matching
- * reference; the harness's own ceiling (harness.csv: the no-op queue) in
+/* What happened: the fastest Redis strategy (by its flags, never by
+ * name) with one claim per round trip and with batched claims, each with
+ * its share of the matching reference; the harness's own ceiling in
  * events/s and tasks/s against the faster of them. */
-static void throughput_said(dq_md *o, const dq_perf *p,
-                            char names[][NAMELEN], size_t ns)
+static void throughput_said(dq_md *o, const perf_ctx *c)
 {
     static const dq_tuse how[] DQ_TUSES = {{"perf.one_rtt", ""},
                                            {"perf.batched", ""}};
+    const dq_perf *p = c->p;
     double top = -1;
     DQ_TEXT(o, "generic.what_happened", " ");
     for (int b = 0; b < 2; b++) {
-        double tps, ref;
-        int at = 0;
-        const char *which, *s = fastest_redis(p, names, ns, b, &tps, &at);
+        const char *s = NULL, *which;
         char share[256] = "", kind[128] = "";
+        double tps = -1, ref;
+        int at = 0;
+        for (size_t k = 0; k < c->ns; k++) {
+            int a = 0;
+            double v = uses_redis(c->names[k]) == 1 &&
+                               label_batched(c->names[k]) == b
+                           ? dq_perf_e2e(p, c->names[k], 0, &a) : -1;
+            if (v > tps) {
+                tps = v;
+                s = c->names[k];
+                at = a;
+            }
+        }
         if (s == NULL)
             continue;
         top = tps > top ? tps : top;
-        ref = reference_of(p, s, &which);
-        if (ref > 0)
+        if ((ref = reference_of(p, s, &which)) > 0)
             DQ_TBUF(o, share, "perf.of_ref", "pct=%.1f ref=%s",
                     100 * tps / ref, which);
         dq_tcat(o->texts, kind, sizeof kind, &(size_t){0}, &how[b], "");
         DQ_TEXT(o, "perf.fastest", "kind=%s strategy=%s tps=%.0f "
-                "consumers=%d share=%s", kind, s, tps, at, share);
-        dq_put(o, " ");
+                "consumers=%d share=%s ", kind, s, tps, at, share);
     }
     double ev = dq_perf_harness_median(p, "harness-noop", true);
     double tps = dq_perf_harness_median(p, "harness-noop", false);
     if (ev < 0 || tps < 0)
-        DQ_TEXT(o, "perf.harness_none", "");
+        DQ_TEXT(o, "perf.harness_none", "\n\n");
     else if (top > 0)
-        DQ_TEXT(o, "perf.harness", "ev=%.0f tps=%.0f x=%.1f", ev, tps,
+        DQ_TEXT(o, "perf.harness", "ev=%.0f tps=%.0f x=%.1f\n\n", ev, tps,
                 tps / top);
     else
-        DQ_TEXT(o, "perf.harness_alone", "ev=%.0f tps=%.0f", ev, tps);
-    dq_put(o, "\n\n");
+        DQ_TEXT(o, "perf.harness_alone", "ev=%.0f tps=%.0f\n\n", ev, tps);
 }
 
-static int write_throughput(dq_md *o, const dq_perf *p, char *err,
-                            size_t errlen)
+static void throughput_body(dq_md *o, const perf_ctx *c)
 {
-    char names[32][NAMELEN], head[1024];
-    size_t ns = subsection(o, DQ_TUSE("perf.throughput", "\n\n"), p, "e2e",
-                           names), nx = 0;
-    size_t off;
-    int64_t xs[16];
-    if (ns == 0)
-        return 0;
-    for (size_t i = 0; i < p->ntp; i++)
-        if (strcmp(p->tp[i].kind, "e2e") == 0)
-            nx = dq_add_distinct_i64(xs, nx, 16, p->tp[i].consumers);
-    dq_sort_i64(xs, nx);
-    if (perf_figure(o, "throughput", "throughput", "consumers", p, names, ns,
-                    NULL, 0, xs, nx, throughput_cell, err, errlen) != 0)
-        return -1;
+    const dq_perf *p = c->p;
+    char head[1024];
+    size_t off = 0;
     DQ_TEXT(o, "perf.throughput_intro", "tasks=%s factor=%s producers=%s "
             "enqueue=%s repeats=%s one_rtt=%s batched=%s\n\n",
             META("tasks"),
@@ -355,19 +186,19 @@ static int write_throughput(dq_md *o, const dq_perf *p, char *err,
             META("producers"), META("enqueue_tasks"), META("repeats"),
             META("one_rtt_tasks")[0] ? META("one_rtt_tasks") : "n/a",
             META("batched_tasks")[0] ? META("batched_tasks") : "n/a");
-    off = (size_t)snprintf(head, sizeof head, "strategy|enqueue only /s");
-    for (size_t x = 0; x < nx; x++)
-        dq_append(head, sizeof head, &off, "|e2e /s, %d cons.", (int)xs[x]);
+    dq_append(head, sizeof head, &off, "strategy|enqueue only /s");
+    for (size_t x = 0; x < c->nx; x++)
+        dq_append(head, sizeof head, &off, "|e2e /s, %d cons.",
+                  (int)c->xs[x]);
     dq_append(head, sizeof head, &off, "|best e2e /s|share of redis-"
               "benchmark ZADD, same run (batch=1: -t zadd -c 4; batched: "
               "-c 1 -P 100)|Redis cmds/task|server CPU us/task");
     dq_head(o, head);
-    for (size_t s = 0; s < ns; s++)
-        throughput_row(o, p, names[s], xs, nx);
+    for (size_t s = 0; s < c->ns; s++)
+        throughput_row(o, c, c->names[s]);
     dq_table_end(o);
     DQ_TEXT(o, "perf.throughput_note", "\n\n");
-    throughput_said(o, p, names, ns);
-    return 0;
+    throughput_said(o, c);
 }
 
 /* ln(a) / ln(b) */
@@ -376,43 +207,31 @@ static double log_ratio(int64_t a, int64_t b)
     return log((double)a) / log((double)b);
 }
 
-/* dq_wide_cell_fn of the backlog figure: claim p50 and p99 (us, two
- * cells) of strategy s with x pending.  Log axes: a 0 us claim (the heap,
- * below the clock's resolution) is drawn at 0.5 us. */
-static void backlog_cell(FILE *f, void *ctx, size_t s, int64_t x)
+static void backlog_body(dq_md *o, const perf_ctx *c)
 {
-    const perf_ctx *c = ctx;
-    const dq_perf_bl *b = dq_perf_backlog(c->p, c->names[s], x);
-    if (b != NULL && b->claims > 0)
-        fprintf(f, "%.2f,%.2f", fmax(b->claim_us_p50, 0.5),
-                fmax(b->claim_us_p99, 0.5));
-    else
-        fputc(',', f);
-}
-
-static void backlog_table(dq_md *o, const dq_perf *p, char names[][NAMELEN],
-                          size_t ns, const int64_t *xs, size_t nx)
-{
+    const dq_perf *p = c->p;
+    DQ_TEXT(o, "perf.backlog_intro", "rounds=%s claims=%s\n\n",
+            META("backlog_rounds")[0] ? META("backlog_rounds") : "1",
+            META("backlog_claims"));
     dq_head(o, "strategy|pending|claim p50 us|claim p99 us|claim max "
                "us|bytes/task|enqueue us (mean)|preload s");
-    for (size_t s = 0; s < ns; s++)
-        for (size_t x = 0; x < nx; x++) {
-            const dq_perf_bl *b = dq_perf_backlog(p, names[s], xs[x]);
+    for (size_t s = 0; s < c->ns; s++)
+        for (size_t x = 0; x < c->nx; x++) {
+            const dq_perf_bl *b = dq_perf_backlog(p, c->names[s], c->xs[x]);
             char bytes[64];
             if (b == NULL)
                 continue;
             dq_fmt_double(bytes, sizeof bytes, b->bytes_per_task, 0);
-            dq_row(o, "%s" DQ_CELL "%" PRId64 DQ_CELL "%.0f"
-                       DQ_CELL "%.0f" DQ_CELL "%.0f" DQ_CELL "%s" DQ_CELL
-                       "%.1f" DQ_CELL "%.2f", b->strategy, b->backlog,
-                       b->claim_us_p50, b->claim_us_p99, b->claim_us_max,
-                       bytes, b->enqueue_us_mean, b->preload_s);
+            dq_row(o, "%s" DQ_CELL "%" PRId64 DQ_CELL "%.0f" DQ_CELL "%.0f"
+                   DQ_CELL "%.0f" DQ_CELL "%s" DQ_CELL "%.1f" DQ_CELL "%.2f",
+                   b->strategy, b->backlog, b->claim_us_p50, b->claim_us_p99,
+                   b->claim_us_max, bytes, b->enqueue_us_mean, b->preload_s);
         }
     dq_table_end(o);
     DQ_TEXT(o, "generic.what_happened", " ");
-    for (size_t s = 0; s < ns; s++) {
+    for (size_t s = 0; s < c->ns; s++) {
         const dq_perf_bl *lo, *hi;
-        dq_perf_backlog_range(p, names[s], &lo, &hi);
+        dq_perf_backlog_range(p, c->names[s], &lo, &hi);
         if (lo == NULL || hi == lo || lo->claim_us_p50 <= 0)
             continue;
         double r50 = hi->claim_us_p50 / lo->claim_us_p50;
@@ -421,73 +240,36 @@ static void backlog_table(dq_md *o, const dq_perf *p, char names[][NAMELEN],
         double lr = log_ratio(hi->backlog, lo->backlog);
         DQ_TEXTP(o, r50 <= lr * 1.25, "perf.growth", "perf.growth_faster",
                  "strategy=%s lo=%" PRId64 " hi=%" PRId64 " x50=%.2f x99=%.2f "
-                 "lr=%.2f ", names[s], lo->backlog, hi->backlog, r50, r99,
+                 "lr=%.2f ", c->names[s], lo->backlog, hi->backlog, r50, r99,
                  lr);
     }
     DQ_TEXT(o, "perf.growth_note", "\n\n");
 }
 
-static int write_backlog(dq_md *o, const dq_perf *p, char *err,
-                         size_t errlen)
+/* The lateness rows of strategy name at rate: how many (*n), how many
+ * saturated (*bad), which of them l is (*k, 1-based; 0: none); returns
+ * the last, or NULL. */
+static const dq_perf_lat *runs_at(const dq_perf *p, const char *name,
+                                  int64_t rate, const dq_perf_lat *l, int *n,
+                                  int *bad, int *k)
 {
-    static const char *const sufs[] = {" p50", " p99"};
-    char names[32][NAMELEN];
-    size_t ns = subsection(o, DQ_TUSE("perf.backlog", "\n\n"), p, "b",
-                           names), nx = 0;
-    int64_t xs[16];
-    if (ns == 0)
-        return 0;
-    for (size_t i = 0; i < p->nbl; i++)
-        nx = dq_add_distinct_i64(xs, nx, 16, p->bl[i].backlog);
-    dq_sort_i64(xs, nx);
-    if (perf_figure(o, "backlog", "perf_backlog", "pending", p, names, ns,
-                    sufs, 2, xs, nx, backlog_cell, err, errlen) != 0)
-        return -1;
-    DQ_TEXT(o, "perf.backlog_intro", "rounds=%s claims=%s\n\n",
-            META("backlog_rounds")[0] ? META("backlog_rounds") : "1",
-            META("backlog_claims"));
-    backlog_table(o, p, names, ns, xs, nx);
-    return 0;
-}
-
-/* dq_wide_cell_fn of the lateness-load figure: p99 lateness (ms) of
- * strategy s at x offered tasks/s, the last such row; drawn at 0.01 ms at
- * least (log axis). */
-static void lateness_cell(FILE *f, void *ctx, size_t s, int64_t x)
-{
-    const perf_ctx *c = ctx;
-    const dq_perf_lat *l = NULL;
-    for (size_t i = 0; i < c->p->nlat; i++)
-        if (strcmp(c->p->lat[i].strategy, c->names[s]) == 0 &&
-            c->p->lat[i].offered_per_s == x)
-            l = &c->p->lat[i];
-    if (l != NULL)
-        fprintf(f, "%.3f", fmax(l->p99_ms, 0.01));
-}
-
-/* The run of l among the n rows of its strategy and rate: "k of n", or
- * "1" when the rate ran once.  k is l's place among them (the bench writes
- * runs in order; a file from before the run column has none). */
-static void run_of(const dq_perf *p, const dq_perf_lat *l, char *buf,
-                   size_t len)
-{
-    int n = 0, k = 0;
+    const dq_perf_lat *last = NULL;
+    *n = *bad = *k = 0;
     for (size_t i = 0; i < p->nlat; i++)
-        if (strcmp(p->lat[i].strategy, l->strategy) == 0 &&
-            p->lat[i].offered_per_s == l->offered_per_s) {
-            n++;
-            k = &p->lat[i] == l ? n : k;
+        if (strcmp(p->lat[i].strategy, name) == 0 &&
+            p->lat[i].offered_per_s == rate) {
+            last = &p->lat[i];
+            *bad += last->saturated != 0;
+            *k = last == l ? *n + 1 : *k;
+            (*n)++;
         }
-    if (n > 1)
-        snprintf(buf, len, "%d of %d", k, n);
-    else
-        snprintf(buf, len, "1");
+    return last;
 }
 
 /* Where strategy saturated, in words: the detail of its targets.csv
- * saturation row (the bench's judgement, two runs at a rate), or, in a
- * run without one, the first rate whose every run was saturated and the
- * highest rate none was. */
+ * saturation row (the bench's judgement), or, in a run without one, the
+ * first rate whose every run was saturated and the highest rate none
+ * was. */
 static void saturation_said(dq_md *o, const dq_perf *p, const char *name)
 {
     int64_t ok = -1, sat = -1;
@@ -499,14 +281,11 @@ static void saturation_said(dq_md *o, const dq_perf *p, const char *name)
         }
     for (size_t i = 0; i < p->nlat; i++) {
         const dq_perf_lat *l = &p->lat[i];
-        int runs = 0, bad = 0;
+        int n, bad, k;
         if (strcmp(l->strategy, name) != 0)
             continue;
-        for (size_t k = 0; k < p->nlat; k++)
-            if (strcmp(p->lat[k].strategy, name) == 0 &&
-                p->lat[k].offered_per_s == l->offered_per_s)
-                runs++, bad += p->lat[k].saturated != 0;
-        if (bad == runs && (sat < 0 || l->offered_per_s < sat))
+        runs_at(p, name, l->offered_per_s, l, &n, &bad, &k);
+        if (bad == n && (sat < 0 || l->offered_per_s < sat))
             sat = l->offered_per_s;
         else if (bad == 0 && l->offered_per_s > ok)
             ok = l->offered_per_s;
@@ -523,49 +302,10 @@ static void saturation_said(dq_md *o, const dq_perf *p, const char *name)
         DQ_TEXT(o, "perf.not_saturated", "");
 }
 
-static void lateness_table(dq_md *o, const dq_perf *p, char names[][NAMELEN],
-                           size_t ns)
+static void lateness_body(dq_md *o, const perf_ctx *c)
 {
+    const dq_perf *p = c->p;
     bool repeated = false;
-    dq_head(o, "strategy|offered /s|run|sent /s|delivered /s|p50 ms|p99 "
-               "ms|max ms|lost|duplicates|saturated");
-    for (size_t i = 0; i < p->nlat; i++) {
-        const dq_perf_lat *l = &p->lat[i];
-        char run[32];
-        run_of(p, l, run, sizeof run);
-        repeated = repeated || strchr(run, ' ') != NULL;
-        dq_row(o, "%s" DQ_CELL "%" PRId64 DQ_CELL "%s" DQ_CELL "%.0f" DQ_CELL
-                   "%.0f" DQ_CELL "%.2f" DQ_CELL "%.2f" DQ_CELL "%.2f"
-                   DQ_CELL "%" PRIu64 DQ_CELL "%" PRIu64 DQ_CELL "%s",
-                   l->strategy, l->offered_per_s, run, l->sent_per_s,
-                   l->delivered_per_s, l->p50_ms, l->p99_ms, l->max_ms,
-                   l->lost, l->duplicates, l->saturated ? "yes" : "no");
-    }
-    dq_table_end(o);
-    if (repeated)
-        DQ_TEXT(o, "perf.runs_note", "\n\n");
-    DQ_TEXT(o, "generic.what_happened", " ");
-    for (size_t s = 0; s < ns; s++) {
-        saturation_said(o, p, names[s]);
-        dq_put(o, "%s", s + 1 < ns ? "; " : ".\n\n");
-    }
-}
-
-static int write_lateness(dq_md *o, const dq_perf *p, char *err,
-                          size_t errlen)
-{
-    char names[32][NAMELEN];
-    size_t ns = subsection(o, DQ_TUSE("perf.lateness", "\n\n"), p, "l",
-                           names), nx = 0;
-    int64_t xs[16];
-    if (ns == 0)
-        return 0;
-    for (size_t i = 0; i < p->nlat; i++)
-        nx = dq_add_distinct_i64(xs, nx, 16, p->lat[i].offered_per_s);
-    dq_sort_i64(xs, nx);
-    if (perf_figure(o, "lateness-load", "perf_lateness", "offered", p, names,
-                    ns, NULL, 0, xs, nx, lateness_cell, err, errlen) != 0)
-        return -1;
     DQ_TEXT(o, "perf.lateness_intro", "producers=%s consumers=%s low_ms=%s "
             "ms=%s runs=%s\n\n", META("lateness_producers"),
             META("lateness_consumers"),
@@ -573,88 +313,267 @@ static int write_lateness(dq_md *o, const dq_perf *p, char *err,
                                        : META("lateness_ms"),
             META("lateness_ms"),
             META("lateness_low_runs")[0] ? META("lateness_low_runs") : "1");
-    lateness_table(o, p, names, ns);
+    dq_head(o, "strategy|offered /s|run|sent /s|delivered /s|p50 ms|p99 "
+               "ms|max ms|lost|duplicates|saturated");
+    for (size_t i = 0; i < p->nlat; i++) {
+        const dq_perf_lat *l = &p->lat[i];
+        char run[32] = "1";
+        int n, bad, k;
+        runs_at(p, l->strategy, l->offered_per_s, l, &n, &bad, &k);
+        if (n > 1)
+            snprintf(run, sizeof run, "%d of %d", k, n);
+        repeated = repeated || n > 1;
+        dq_row(o, "%s" DQ_CELL "%" PRId64 DQ_CELL "%s" DQ_CELL "%.0f" DQ_CELL
+               "%.0f" DQ_CELL "%.2f" DQ_CELL "%.2f" DQ_CELL "%.2f" DQ_CELL
+               "%" PRIu64 DQ_CELL "%" PRIu64 DQ_CELL "%s", l->strategy,
+               l->offered_per_s, run, l->sent_per_s, l->delivered_per_s,
+               l->p50_ms, l->p99_ms, l->max_ms, l->lost, l->duplicates,
+               l->saturated ? "yes" : "no");
+    }
+    dq_table_end(o);
+    if (repeated)
+        DQ_TEXT(o, "perf.runs_note", "\n\n");
+    DQ_TEXT(o, "generic.what_happened", " ");
+    for (size_t s = 0; s < c->ns; s++) {
+        saturation_said(o, p, c->names[s]);
+        dq_put(o, "%s", s + 1 < c->ns ? "; " : ".\n\n");
+    }
+}
+
+/* dq_wide_cell_fn of the figures: e2e tasks/s of label s at x consumers;
+ * claim p50 and p99 (us, two cells) of strategy s with x pending; p99
+ * lateness (ms) of strategy s at x offered tasks/s, the last such row.
+ * Log axes: a 0 us claim (the heap, below the clock's resolution) is
+ * drawn at 0.5 us, a lateness at 0.01 ms at least. */
+static void throughput_cell(FILE *f, void *ctx, size_t s, int64_t x)
+{
+    const perf_ctx *c = ctx;
+    double v = dq_perf_e2e(c->p, c->names[s], (int)x, NULL);
+    if (v >= 0)
+        fprintf(f, "%.1f", v);
+}
+
+static void backlog_cell(FILE *f, void *ctx, size_t s, int64_t x)
+{
+    const perf_ctx *c = ctx;
+    const dq_perf_bl *b = dq_perf_backlog(c->p, c->names[s], x);
+    if (b != NULL && b->claims > 0)
+        fprintf(f, "%.2f,%.2f", fmax(b->claim_us_p50, 0.5),
+                fmax(b->claim_us_p99, 0.5));
+    else
+        fputc(',', f);
+}
+
+static void lateness_cell(FILE *f, void *ctx, size_t s, int64_t x)
+{
+    const perf_ctx *c = ctx;
+    int n, bad, k;
+    const dq_perf_lat *l = runs_at(c->p, c->names[s], x, NULL, &n, &bad, &k);
+    if (l != NULL)
+        fprintf(f, "%.3f", fmax(l->p99_ms, 0.01));
+}
+
+/* The series name and x of row i of a part's file; false: not a row of
+ * the part (throughput: its e2e rows, each variant a series). */
+static bool throughput_key(const dq_perf *p, size_t i, char *name, int64_t *x)
+{
+    dq_perf_tp_label(&p->tp[i], name, NAMELEN);
+    *x = p->tp[i].consumers;
+    return strcmp(p->tp[i].kind, "e2e") == 0;
+}
+
+static bool backlog_key(const dq_perf *p, size_t i, char *name, int64_t *x)
+{
+    snprintf(name, NAMELEN, "%s", p->bl[i].strategy);
+    *x = p->bl[i].backlog;
+    return true;
+}
+
+static bool lateness_key(const dq_perf *p, size_t i, char *name, int64_t *x)
+{
+    snprintf(name, NAMELEN, "%s", p->lat[i].strategy);
+    *x = p->lat[i].offered_per_s;
+    return true;
+}
+
+/* The heading of each part, in the order of parts[]. */
+static const dq_tuse part_titles[] DQ_TUSES = {
+    {"perf.throughput", ""}, {"perf.backlog", ""}, {"perf.lateness", ""}};
+
+/* A part with a figure: the rows of file that key() takes, drawn as
+ * figures/bench-<stem> by <script>.gp from the wide CSV of cell() (a
+ * column per series and suffix), then body(): intro, table, what
+ * happened. */
+static const struct perf_part {
+    size_t file;
+    bool (*key)(const dq_perf *p, size_t i, char *name, int64_t *x);
+    const char *stem, *script, *xname;
+    const char *const *sufs;
+    size_t nsufs;
+    dq_wide_cell_fn cell;
+    void (*body)(dq_md *o, const perf_ctx *c);
+} parts[] = {
+    {DQ_PERF_TP, throughput_key, "throughput", "throughput", "consumers",
+     NULL, 0, throughput_cell, throughput_body},
+    {DQ_PERF_BL, backlog_key, "backlog", "perf_backlog", "pending",
+     (const char *const[]){" p50", " p99"}, 2, backlog_cell, backlog_body},
+    {DQ_PERF_LAT, lateness_key, "lateness-load", "perf_lateness", "offered",
+     NULL, 0, lateness_cell, lateness_body},
+};
+
+/* Part k of parts[]: 0, or -1 with err. */
+static int write_part(dq_md *o, const dq_perf *p, size_t k, char *err,
+                      size_t errlen)
+{
+    const struct perf_part *pt = &parts[k];
+    perf_ctx c = {.p = p};
+    char *buf, stem[64], name[NAMELEN];
+    size_t len, j;
+    int64_t x;
+    dq_text(o, &part_titles[k], "\n\n");
+    for (size_t i = 0; i < p->csv[pt->file].n; i++) {
+        if (!pt->key(p, i, name, &x))
+            continue;
+        for (j = 0; j < c.ns && strcmp(c.names[j], name) != 0;)
+            j++;
+        if (j == c.ns && c.ns < NELEM(c.names))
+            snprintf(c.names[c.ns++], NAMELEN, "%s", name);
+        c.nx = dq_add_distinct_i64(c.xs, c.nx, NELEM(c.xs), x);
+    }
+    if (c.ns == 0) {
+        DQ_TEXT(o, "perf.not_measured", "\n\n");
+        return 0;
+    }
+    dq_sort_i64(c.xs, c.nx);
+    if (dq_wide_csv(&buf, &len, pt->xname, c.names[0], NAMELEN, c.ns,
+                    pt->sufs, pt->nsufs, c.xs, c.nx, pt->cell, &c, err,
+                    errlen) != 0)
+        return -1;
+    snprintf(stem, sizeof stem, "bench-%s", pt->stem);
+    int rc = dq_figure(o, stem, pt->script, buf, len, true, err, errlen);
+    free(buf);
+    if (rc != 0)
+        return -1;
+    pt->body(o, &c);
     return 0;
 }
 
-/* The target of a targets.csv row in words (text perf.tg_<id>), or the
- * id itself for a target this report has no words for. */
-static void target_words(dq_md *o, const char *id, char *buf, size_t len)
+/* references.csv as it ran: the yardsticks of the shares. */
+static void write_references(dq_md *o, const dq_perf *p)
 {
-    static const char *const ids[] = {
-        "one_rtt_claim", "batched_claim", "harness_in_process",
-        "harness_ceiling", "lateness_p99_200", "saturation",
-        "backlog_claim_p99"};
-    static const dq_tuse uses[] DQ_TUSES = {
-        {"perf.tg_one_rtt_claim", ""}, {"perf.tg_batched_claim", ""},
-        {"perf.tg_harness_in_process", ""}, {"perf.tg_harness_ceiling", ""},
-        {"perf.tg_lateness_p99_200", ""}, {"perf.tg_saturation", ""},
-        {"perf.tg_backlog_claim_p99", ""}};
-    buf[0] = '\0';
-    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
-        if (strcmp(ids[i], id) == 0) {
-            dq_tcat(o->texts, buf, len, &(size_t){0}, &uses[i], "");
-            return;
-        }
-    snprintf(buf, len, "`%s`", id);
+    char c4[64], p100[64];
+    size_t n4 = 0, n100 = 0;
+    DQ_TEXT(o, "perf.refs", "\n\n");
+    if (!p->has[DQ_PERF_REF]) {
+        DQ_TEXT(o, "perf.rerun", "\n\n");
+        return;
+    }
+    dq_head(o, "reference|when|command (host and port left out)|clients|"
+               "pipeline|requests|ops/s|Redis CPU us/op");
+    for (size_t i = 0; i < p->nref; i++) {
+        const dq_perf_ref *r = &p->ref[i];
+        char v[64], cpu[64];
+        dq_fmt_double(v, sizeof v, r->ops_per_s, 0);
+        dq_fmt_double(cpu, sizeof cpu, r->cpu_us_per_op, 1);
+        dq_row(o, "%s" DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%d" DQ_CELL "%d"
+               DQ_CELL "%" PRId64 DQ_CELL "%s" DQ_CELL "%s", r->reference,
+               r->when, r->command, r->clients, r->pipeline, r->requests, v,
+               cpu);
+    }
+    dq_table_end(o);
+    dq_fmt_double(c4, sizeof c4, dq_perf_ref_median(p, "zadd-c4", &n4, NULL),
+                  0);
+    dq_fmt_double(p100, sizeof p100,
+                  dq_perf_ref_median(p, "zadd-c1-p100", &n100, NULL), 0);
+    DQ_TEXT(o, "perf.refs_note", "c4=%s n4=%zu p100=%s n100=%zu\n\n", c4,
+            n4, p100, n100);
 }
 
-/* v in unit as the targets table shows it: ms with two decimals, others
- * whole; "n/a" when v < 0. */
-static void fmt_unit(char *buf, size_t len, double v, const char *unit)
+/* ceiling.csv: dqlab's own pipelined loop (and redis-benchmark's
+ * -t zadd,zpopmin run it is set beside), information only. */
+static void write_ceiling(dq_md *o, const dq_perf *p)
 {
-    char n[64];
-    dq_fmt_double(n, sizeof n, v, strcmp(unit, "ms") == 0 ? 2 : 0);
-    if (v < 0)
-        snprintf(buf, len, "n/a");
-    else
-        snprintf(buf, len, "%s %s", n, unit);
+    static const dq_tuse by[] DQ_TUSES = {{"perf.by_dqlab", ""},
+                                          {"perf.by_rb", ""}};
+    DQ_TEXT(o, "perf.ceiling", "\n\n");
+    if (p->nceiling == 0) {
+        DQ_TEXT(o, "perf.ceiling_none", "\n\n");
+        return;
+    }
+    dq_head(o, "command|measured by|operations|pipeline|per second");
+    for (size_t i = 0; i < p->nceiling; i++) {
+        const dq_perf_ceiling *c = &p->ceiling[i];
+        char v[64], src[128] = "", cmd[16];
+        dq_fmt_double(v, sizeof v, c->ops_per_s, 0);
+        dq_tcat(o->texts, src, sizeof src, &(size_t){0},
+                &by[strcmp(c->source, "redis-benchmark") == 0], "");
+        snprintf(cmd, sizeof cmd, "%s", c->measure);
+        for (char *k = cmd; *k; k++)
+            *k = (char)toupper((unsigned char)*k);
+        dq_row(o, "%s" DQ_CELL "%s" DQ_CELL "%" PRId64 DQ_CELL "%d" DQ_CELL
+               "%s", cmd, src, c->ops, c->pipeline, v);
+    }
+    dq_table_end(o);
+    DQ_TEXT(o, "perf.ceiling_note", "\n\n");
 }
 
-/* A share of a rate (unit "../s") as a percentage, any other as a ratio
- * ("x1.04"); "n/a" when v < 0. */
-static void fmt_share(char *buf, size_t len, double v, const char *unit)
+/* v as the targets table shows it: a figure in unit (ms with two
+ * decimals, others whole) or, as share, a share of a rate (unit "../s")
+ * as a percentage and of anything else as a ratio ("x1.04"); "n/a" when
+ * v < 0. */
+static void fmt_target(char *buf, size_t len, double v, const char *unit,
+                       bool share)
 {
     size_t ul = strlen(unit);
     if (v < 0)
         snprintf(buf, len, "n/a");
+    else if (!share)
+        snprintf(buf, len, "%.*f %s", strcmp(unit, "ms") == 0 ? 2 : 0, v,
+                 unit);
     else if (ul >= 2 && strcmp(unit + ul - 2, "/s") == 0)
         snprintf(buf, len, "%.1f%%", 100 * v);
     else
         snprintf(buf, len, "x%.2f", v);
 }
 
-/* One targets.csv row as the bench wrote it. */
+/* One targets.csv row as the bench wrote it: its target in words (text
+ * perf.tg_<id>, or the id for a target without words), its verdict. */
 static void target_row(dq_md *o, const dq_perf_target *t)
 {
+    static const dq_tuse ids[] DQ_TUSES = {
+        {"perf.tg_one_rtt_claim", ""}, {"perf.tg_batched_claim", ""},
+        {"perf.tg_harness_in_process", ""}, {"perf.tg_harness_ceiling", ""},
+        {"perf.tg_lateness_p99_200", ""}, {"perf.tg_saturation", ""},
+        {"perf.tg_backlog_claim_p99", ""}};
     static const dq_tuse verdicts[] DQ_TUSES = {
         {"perf.met", ""}, {"perf.not_met", ""}, {"perf.no_bound", ""},
         {"perf.not_measured_v", ""}};
     static const char *const mets[] = {"yes", "no", "none", "not measured"};
     char what[512], label[NAMELEN + 192], fig[96], ref[384] = "n/a",
          share[64], bound[128] = "none", met[64] = "", cpu[64], v[96];
-    target_words(o, t->target, what, sizeof what);
-    snprintf(label, sizeof label, "%s%s%s", t->strategy,
-             t->options[0] ? " " : "", t->options);
-    for (char *c = label; *c; c++)
-        *c = *c == ';' ? ' ' : *c;
-    fmt_unit(fig, sizeof fig, t->figure, t->unit);
-    if (t->reference[0] != '\0') {
-        fmt_unit(v, sizeof v, t->reference_value, t->unit);
-        snprintf(ref, sizeof ref, "%s (%s)", t->reference, v);
-    }
-    fmt_share(share, sizeof share, t->share, t->unit);
-    if (strcmp(t->bound_on, "share") == 0) {
-        fmt_share(v, sizeof v, t->bound, t->unit);
-        snprintf(bound, sizeof bound, "share %s %s", t->op, v);
-    } else if (strcmp(t->bound_on, "figure") == 0) {
-        fmt_unit(v, sizeof v, t->bound, t->unit);
-        snprintf(bound, sizeof bound, "%s %s", t->op, v);
-    }
-    for (size_t i = 0; i < 4; i++)
+    snprintf(what, sizeof what, "`%s`", t->target);
+    for (size_t i = 0; i < NELEM(ids); i++)
+        if (strcmp(ids[i].name + strlen("perf.tg_"), t->target) == 0)
+            dq_tcat(o->texts, what, sizeof what, &(size_t){0}, &ids[i], "");
+    for (size_t i = 0; i < NELEM(mets); i++)
         if (strcmp(t->met, mets[i]) == 0)
             dq_tcat(o->texts, met, sizeof met, &(size_t){0}, &verdicts[i],
                     "");
+    dq_perf_tp_label(&(dq_perf_tp){.strategy = t->strategy,
+                                   .options = t->options},
+                     label, sizeof label);
+    fmt_target(fig, sizeof fig, t->figure, t->unit, false);
+    if (t->reference[0] != '\0') {
+        fmt_target(v, sizeof v, t->reference_value, t->unit, false);
+        snprintf(ref, sizeof ref, "%s (%s)", t->reference, v);
+    }
+    fmt_target(share, sizeof share, t->share, t->unit, true);
+    if (t->bound_on[0] != '\0') {          /* share or figure (bench.h) */
+        bool on_share = strcmp(t->bound_on, "share") == 0;
+        fmt_target(v, sizeof v, t->bound, t->unit, on_share);
+        snprintf(bound, sizeof bound, "%s%s %s", on_share ? "share " : "",
+                 t->op, v);
+    }
     dq_fmt_double(cpu, sizeof cpu, t->cpu_us_per_task, 1);
     dq_row(o, "%s" DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%s"
            DQ_CELL "%s" DQ_CELL "%s" DQ_CELL "%" PRId64 DQ_CELL "%s" DQ_CELL
@@ -685,18 +604,15 @@ static void write_targets(dq_md *o, const dq_perf *p)
  * the median ns per operation against log n's. */
 static void opcost_said(dq_md *o, const dq_opcost *oc)
 {
-    const char *done[16][2];
-    size_t nd = 0, k;
     DQ_TEXT(o, "generic.what_happened", " ");
-    for (size_t i = 0; i < oc->n && nd < 16; i++) {
+    for (size_t i = 0; i < oc->n; i++) {
         const dq_opcost_row *lo, *hi, *x = &oc->rows[i];
-        for (k = 0; k < nd && !(strcmp(done[k][0], x->strategy) == 0 &&
-                                strcmp(done[k][1], x->mix) == 0);)
+        size_t k = 0;
+        while (k < i && (strcmp(oc->rows[k].strategy, x->strategy) != 0 ||
+                         strcmp(oc->rows[k].mix, x->mix) != 0))
             k++;
-        if (k < nd)
-            continue;
-        done[nd][0] = x->strategy;
-        done[nd++][1] = x->mix;
+        if (k < i)
+            continue;               /* said at its first row */
         dq_opcost_range(oc, x->strategy, x->mix, &lo, &hi);
         if (lo != NULL && hi != lo && lo->ns_median > 0)
             DQ_TEXT(o, "perf.opcost_growth", "strategy=%s mix=%s lo_n=%"
@@ -796,10 +712,9 @@ int dq_section_perf(dq_md *o, const dq_results *r, char *err, size_t errlen)
     write_targets(o, p);
     write_references(o, p);
     write_ceiling(o, p);
-    if (write_throughput(o, p, err, errlen) != 0 ||
-        write_backlog(o, p, err, errlen) != 0 ||
-        write_lateness(o, p, err, errlen) != 0)
-        return -1;
+    for (size_t k = 0; k < NELEM(parts); k++)
+        if (write_part(o, p, k, err, errlen) != 0)
+            return -1;
     raw_files(o, p);
     return 0;
 }
