@@ -142,12 +142,12 @@
  *   targets.csv     the targets table: one row per target and strategy
  *     target        one_rtt_claim: median e2e tasks/s of block one_rtt as
  *                     a share of the median zadd-c4 ops/s (every Redis
- *                     strategy; bound: lua and zpopmin >= 0.50, list and
- *                     list-reliable >= 0.35)
+ *                     strategy; bound: >= the strategy's own
+ *                     bench_one_rtt_share, dq.h, none when 0)
  *                   batched_claim: median e2e tasks/s of block batched at
  *                     target_consumers as a share of the median
- *                     zadd-c1-p100 ops/s (every variant; bound: lua and
- *                     zpopmin with batch=16;enqueue_batch=64 >= 0.40),
+ *                     zadd-c1-p100 ops/s (every variant; bound: >= the
+ *                     strategy's bench_batched_share, none when 0),
  *                     Redis CPU per task beside it
  *                   harness_in_process: median tasks/s of each in-process
  *                     strategy through the harness (harness.csv), figure

@@ -2,14 +2,16 @@
  * measured figure, the reference it is a share of, and met / not met
  * (bench.h has the format and the list of targets).
  *
- * The bounds are declared here and nowhere else.  Which strategies a
- * target applies to comes from their flags (DQ_G_NEEDS_REDIS, DQ_G_BLOCKS,
- * DQ_G_ZSET_LAYOUT), never from a list of names, so a strategy added to
- * the registry gets a row in every target it falls under; the names below
- * only say which of those rows carry a bound (the others are shown with
- * met = none, for comparison).  A figure is the median of the trials or
- * rounds that measured it; a row whose measurement is missing says "not
- * measured" and why, so nothing is left out silently.
+ * The bounds that hold for a whole class of strategies are declared here;
+ * which strategies a target applies to comes from their flags
+ * (DQ_G_NEEDS_REDIS, DQ_G_BLOCKS, DQ_G_ZSET_LAYOUT), never from a list of
+ * names, so a strategy added to the registry gets a row in every target it
+ * falls under.  The throughput bounds are each strategy's own
+ * (dq_strategy.bench_one_rtt_share, bench_batched_share, dq.h); a row
+ * without one is shown with met = none, for comparison.  A figure is the
+ * median of the trials or rounds that measured it; a row whose measurement
+ * is missing says "not measured" and why, so nothing is left out
+ * silently.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -27,20 +29,6 @@
 
 /* ---- The bounds --------------------------------------------------------- */
 
-typedef struct bound {
-    const char *strategy;
-    const char *options;      /* NULL: any configuration of the block */
-    double value;
-} bound;
-
-/* one_rtt_claim: share of zadd-c4, at least. */
-static const bound one_rtt_bounds[] = {
-    {"lua", NULL, 0.50}, {"zpopmin", NULL, 0.50},
-    {"list", NULL, 0.35}, {"list-reliable", NULL, 0.35}, {NULL, NULL, 0}};
-/* batched_claim: share of zadd-c1-p100, at least. */
-static const bound batched_bounds[] = {
-    {"lua", "batch=16;enqueue_batch=64", 0.40},
-    {"zpopmin", "batch=16;enqueue_batch=64", 0.40}, {NULL, NULL, 0}};
 #define HARNESS_MIN_TASKS_PER_S 1500000.0 /* every in-process strategy */
 #define LATENESS_RATE 200                  /* tasks/s offered */
 #define LATENESS_MAX_MS 1.0                /* every blocking strategy */
@@ -51,17 +39,6 @@ static const bound batched_bounds[] = {
 static const char *const ref_text[DQ_BREF_N] = {
     [DQ_BREF_ZADD_C4] = "redis-benchmark -t zadd -c 4",
     [DQ_BREF_ZADD_P100] = "redis-benchmark -t zadd -c 1 -P 100"};
-
-/* The bound of (s, options) in tab, or -1. */
-static double bound_of(const bound *tab, const dq_strategy *s,
-                       const char *options)
-{
-    for (size_t i = 0; tab[i].strategy != NULL; i++)
-        if (strcmp(tab[i].strategy, s->name) == 0 &&
-            (tab[i].options == NULL || strcmp(tab[i].options, options) == 0))
-            return tab[i].value;
-    return -1;
-}
 
 /* ---- One row ------------------------------------------------------------ */
 
@@ -175,10 +152,10 @@ static double hx_median(const dq_bench *b, const dq_strategy *s,
 /* ---- The targets -------------------------------------------------------- */
 
 /* A throughput target's row: figure of (s, block, options) as a share of
- * reference `which`, bound from tab. */
+ * reference `which`, at least share (0: no bound). */
 static void tp_row(FILE *f, const dq_bench *b, const char *target,
                    const dq_strategy *s, int block, const char *options,
-                   int which, const bound *tab)
+                   int which, double share)
 {
     int c = b->pl->target_consumers, n, nr;
     double ref = ref_median(b, which, &nr);
@@ -191,7 +168,7 @@ static void tp_row(FILE *f, const dq_bench *b, const char *target,
     r.ref_value = ref;
     if (r.figure >= 0 && ref > 0)
         r.share = r.figure / ref;
-    row_judge(&r, "share", ">=", bound_of(tab, s, options));
+    row_judge(&r, "share", ">=", share > 0 ? share : -1);
     if (n == 0)
         snprintf(r.detail, sizeof r.detail, "no trial measured (failed, "
                  "interrupted or part not run)");
@@ -210,14 +187,16 @@ static void targets_throughput(FILE *f, const dq_bench *b)
         const dq_strategy *s = dq_strategies[si];
         if (dq_bench_selected(b, s) && (s->flags & DQ_G_NEEDS_REDIS))
             tp_row(f, b, "one_rtt_claim", s, DQ_BTP_ONE_RTT,
-                   DQ_BENCH_ONE_RTT_SPEC, DQ_BREF_ZADD_C4, one_rtt_bounds);
+                   DQ_BENCH_ONE_RTT_SPEC, DQ_BREF_ZADD_C4,
+                   s->bench_one_rtt_share);
     }
     for (size_t si = 0; dq_strategies[si]; si++) {
         const dq_strategy *s = dq_strategies[si];
         for (size_t i = 0; s->bench_variants && s->bench_variants[i] &&
                            dq_bench_selected(b, s); i++)
             tp_row(f, b, "batched_claim", s, DQ_BTP_BATCHED,
-                   s->bench_variants[i], DQ_BREF_ZADD_P100, batched_bounds);
+                   s->bench_variants[i], DQ_BREF_ZADD_P100,
+                   s->bench_batched_share);
     }
 }
 

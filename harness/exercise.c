@@ -1,4 +1,5 @@
-/* exercise.c -- the exercises' table and `dqlab exercise` (exercise.h).
+/* exercise.c -- `dqlab exercise` and the exercises' checks (exercise.h);
+ * the exercises themselves are read from their file by exercise_load.c.
  *
  * Every check is a real run: the flags are read from the strategy as
  * this build registered it, a trial is this very program run as `dqlab
@@ -36,157 +37,6 @@
 #include "tmpdir.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
-
-/* ---- The exercises ------------------------------------------------------ */
-
-
-const dq_exercise dq_exercises[] = {
-    {
-        .id = "at-least-once",
-        .title = "Turn naive-checked into an at-least-once strategy",
-        .from = "naive-checked",
-        .task = "naive-checked removes a task (ZREM) when it claims it, so "
-            "a consumer that dies between its claim and its ack loses the "
-            "task.  Make the claim lease the task instead: in one atomic "
-            "step (a Lua script, as lua-lease's claim is; two consumers "
-            "must never both win one task) move its score to now + "
-            "`lease_ms` and count the attempt, deliver it, and let the ack "
-            "delete it only while the lease is still this delivery's (an "
-            "ack after another consumer took the task again returns "
-            "`DQ_ENOTFOUND`).  Add the option `lease_ms` and declare "
-            "`DQ_G_AT_LEAST_ONCE` and `DQ_G_SURVIVES_CONSUMER_CRASH` "
-            "instead of `DQ_G_AT_MOST_ONCE` (`strategies/dq.h` says what "
-            "each flag promises).",
-        .reference = "lua-lease",
-        .fails = "naive-checked",
-        .fails_why = "the starting point as it is",
-        .checks = {
-            {.kind = DQ_XC_DECLARES,
-             .what = "Declares at-least-once and survives-consumer-crash "
-                 "(`DQ_G_AT_LEAST_ONCE`, `DQ_G_SURVIVES_CONSUMER_CRASH`; "
-                 "neither `DQ_G_AT_MOST_ONCE` nor `DQ_G_DUPLICATES`) and "
-                 "takes `lease_ms`",
-             .proves = "the checker and the conformance suite judge a "
-                 "strategy by what it declares, so this is what makes the "
-                 "next two checks test at-least-once: a task lost to a "
-                 "killed consumer is then a violation, where a strategy "
-                 "without survives-consumer-crash may lose it (dqlab check "
-                 "passes naive-checked losing the killed consumers' tasks)",
-             .need = DQ_G_AT_LEAST_ONCE | DQ_G_SURVIVES_CONSUMER_CRASH,
-             .forbid = DQ_G_AT_MOST_ONCE | DQ_G_DUPLICATES,
-             .options = "lease_ms"},
-            {.kind = DQ_XC_TRIAL,
-             .what = "Three consumers SIGKILLed right after a claim: dqlab "
-                 "run and dqlab check exit 0 and no task is lost",
-             .proves = "each task a killed consumer held came back after "
-                 "its 500 ms lease and was delivered and acked, with no "
-                 "duplicate outside a fault window and none early",
-             .args = "--fault kill-consumer:after-claim:3",
-             .set = "lease_ms=500", .max_lost = 0, .max_extra = -1},
-            {.kind = DQ_XC_SUITE,
-             .what = "The conformance suite passes, `at_least_once` and "
-                 "`long_work` included (not skipped)",
-             .proves = "`at_least_once`: a task claimed by a consumer that "
-                 "closed without an ack comes back after `lease_ms` with its "
-                 "id, payload and attempt + 1, and an ack ends it; "
-                 "`long_work`: an ack after the lease ran out, while nobody "
-                 "took the task again, is accepted; the rest of the suite "
-                 "(due order, never early, claim timeouts, ...) still holds",
-             .tests = "at_least_once long_work"},
-        },
-    },
-    {
-        .id = "no-duplicates",
-        .title = "Make naive deliver no duplicates",
-        .from = "naive",
-        .task = "naive finds the head with ZRANGEBYSCORE, removes it with "
-            "ZREM and delivers it whatever ZREM replied, so two consumers "
-            "that read the same head both deliver it.  Make exactly one of "
-            "them win (ZREM's reply says who removed the task; or find and "
-            "remove in one Lua script), then replace `DQ_G_DUPLICATES` by "
-            "`DQ_G_NO_DUP_CONCURRENT`.",
-        .reference = "naive-checked",
-        .fails = "naive",
-        .fails_why = "the starting point as it is",
-        .checks = {
-            {.kind = DQ_XC_DECLARES,
-             .what = "Declares `DQ_G_NO_DUP_CONCURRENT` and not "
-                 "`DQ_G_DUPLICATES`",
-             .proves = "the checker then counts a duplicate without a "
-                 "fault as a violation, and the suite's `concurrent` check "
-                 "asserts none instead of some",
-             .need = DQ_G_NO_DUP_CONCURRENT, .forbid = DQ_G_DUPLICATES},
-            {.kind = DQ_XC_TRIAL,
-             .what = "Eight consumers racing for the same heads: dqlab run "
-                 "and dqlab check exit 0, no extra delivery, nothing lost",
-             .proves = "every task of the trial was delivered exactly once "
-                 "while 8 consumers claimed at the same time",
-             .args = "--consumers 8 --work-us 200", .max_lost = 0,
-             .max_extra = 0},
-            {.kind = DQ_XC_SUITE,
-             .what = "The conformance suite passes, `concurrent` and "
-                 "`exactly_once` included (not skipped)",
-             .proves = "`concurrent`: 8 consumer threads on 400 tasks due "
-                 "now, each delivered once; `exactly_once`: one consumer gets "
-                 "each task once; the rest of the suite still holds",
-             .tests = "concurrent exactly_once"},
-        },
-    },
-    {
-        .id = "dead-letter",
-        .title = "Add a dead-letter limit to your at-least-once strategy",
-        .after = "at-least-once",
-        .task = "An at-least-once queue gives a task that always fails back "
-            "for ever.  Add the option `max_attempts` (0: no limit, the "
-            "default) and the `dead_letters` operation: a task delivered "
-            "`max_attempts` times without an ack goes to the dead-letter set "
-            "`dq:{Q}:dead` instead of coming back, and `dead_letters()` "
-            "counts it (the contract: \"Retries and dead letters\" in "
-            "`strategies/dq.h`; lua-lease's claim script does it).",
-        .reference = "lua-lease",
-        .fails = "naive-checked",
-        .fails_why = "no lease, no limit",
-        .checks = {
-            {.kind = DQ_XC_DECLARES,
-             .what = "Declares at-least-once and survives-consumer-crash, "
-                 "takes `lease_ms` and `max_attempts`, and has the "
-                 "`dead_letters` operation",
-             .proves = "the suite's `max_attempts` check can run: without "
-                 "the option it is skipped, which counts as a failure here",
-             .need = DQ_G_AT_LEAST_ONCE | DQ_G_SURVIVES_CONSUMER_CRASH,
-             .options = "lease_ms max_attempts",
-             .ops = "dead_letters"},
-            {.kind = DQ_XC_TRIAL,
-             .what = "With `max_attempts=5`, three consumers SIGKILLed "
-                 "after a claim: dqlab run and dqlab check exit 0, nothing "
-                 "lost",
-             .proves = "the limit does not get in the way of an ordinary "
-                 "redelivery: a task killed once comes back and is acked",
-             .args = "--fault kill-consumer:after-claim:3",
-             .set = "lease_ms=500 max_attempts=5", .max_lost = 0,
-             .max_extra = -1},
-            {.kind = DQ_XC_SUITE,
-             .what = "The conformance suite passes, `max_attempts` and "
-                 "`at_least_once` included (not skipped)",
-             .proves = "`max_attempts`: with `max_attempts=2` a task "
-                 "delivered twice without an ack is not delivered a third "
-                 "time, `dead_letters()` counts it and it is no longer "
-                 "pending, and an acked task never goes there; "
-                 "`at_least_once`: the lease still gives a killed consumer's "
-                 "task back",
-             .tests = "max_attempts at_least_once"},
-        },
-    },
-    {.id = NULL},
-};
-
-const dq_exercise *dq_exercise_find(const char *id)
-{
-    for (const dq_exercise *x = dq_exercises; x->id != NULL; x++)
-        if (strcmp(x->id, id) == 0)
-            return x;
-    return NULL;
-}
 
 void dq_exercise_ident(const char *name, char *buf, size_t len)
 {
@@ -702,15 +552,17 @@ static x_result check_suite(x_ctx *c, const dq_xcheck *k)
 size_t dq_exercise_start(const dq_exercise *x, const char *name,
                          char steps[][512], size_t max)
 {
-    char from[64];
+    char from[64], first[64];
     if (x->from == NULL || max < 3)
         return 0;
     dq_exercise_ident(x->from, from, sizeof from);
     snprintf(steps[0], 512, "sed 's/dq_strategy_%s\\b/dq_strategy_%s/; "
              "s/\"%s\"/\"%s\"/' strategies/%s.c > strategies/%s.c", from,
              name, x->from, name, from, name);
-    snprintf(steps[1], 512, "sed -i '/^ *X(naive) /i\\    X(%s) \\\\' "
-             "strategies/registry.h", name);
+    /* the new X line goes before the registry's first one */
+    dq_exercise_ident(dq_strategies[0]->name, first, sizeof first);
+    snprintf(steps[1], 512, "sed -i '/^ *X(%s) /i\\    X(%s) \\\\' "
+             "strategies/registry.h", first, name);
     snprintf(steps[2], 512, "make");
     return 3;
 }
@@ -733,11 +585,11 @@ static void usage(FILE *f)
                "check could not run,\n130 interrupted.\n");
 }
 
-static void list_exercises(void)
+static void list_exercises(const dq_exercise_set *set)
 {
     char steps[3][512], text[1024];
     size_t n = 0;
-    for (const dq_exercise *x = dq_exercises; x->id != NULL; x++, n++) {
+    for (const dq_exercise *x = set->x; x->id != NULL; x++, n++) {
         printf("%zu. %s: %s\n", n + 1, x->id, x->title);
         dq_print_wrapped("   ", x->task, 78);
         size_t ns = dq_exercise_start(x, "mine", steps, 3);
@@ -902,19 +754,14 @@ static int parse(int argc, char **argv, const char **ex, const char **name,
     return -1;
 }
 
-int dq_cmd_exercise(int argc, char **argv)
+/* Runs exercise ex of set on strategy name; the exit code. */
+static int run_exercise(const dq_exercise_set *set, const char *ex,
+                        const char *name, const char *tests, const char *out)
 {
-    const char *ex = NULL, *name = NULL, *tests = NULL, *out = NULL;
-    int rc = parse(argc, argv, &ex, &name, &tests, &out);
-    x_ctx *c;
-    if (rc >= 0)
-        return rc;
-    if (ex == NULL) {
-        list_exercises();
-        return 0;
-    }
-    const dq_exercise *x = dq_exercise_find(ex);
+    const dq_exercise *x = dq_exercise_find(set, ex);
     const dq_strategy *s = name ? dq_strategy_find(name) : NULL;
+    x_ctx *c;
+    int rc;
     if (x == NULL || name == NULL || s == NULL) {
         if (x == NULL)
             fprintf(stderr, "dqlab exercise: no exercise '%s' (dqlab "
@@ -949,5 +796,28 @@ int dq_cmd_exercise(int argc, char **argv)
     if (c->temp)
         rm_work(c->work);
     free(c);
+    return rc;
+}
+
+int dq_cmd_exercise(int argc, char **argv)
+{
+    const char *ex = NULL, *name = NULL, *tests = NULL, *out = NULL;
+    char path[PATH_MAX + 64], err[600];
+    dq_exercise_set set;
+    int rc = parse(argc, argv, &ex, &name, &tests, &out);
+    if (rc >= 0)
+        return rc;
+    if (dq_exercise_path(path, sizeof path, err, sizeof err) != 0 ||
+        dq_exercises_load(path, &set, err, sizeof err) != 0) {
+        fprintf(stderr, "dqlab exercise: %s\n", err);
+        return 2;
+    }
+    if (ex == NULL) {
+        list_exercises(&set);
+        rc = 0;
+    } else {
+        rc = run_exercise(&set, ex, name, tests, out);
+    }
+    dq_exercises_free(&set);
     return rc;
 }

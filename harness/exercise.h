@@ -33,6 +33,11 @@
  * itself is tested (tests/test_pack.c).  The report's interview and
  * coursework pack (report/sec_pack.c) prints the same table: the task, how
  * to start, each check's command and what it proves.
+ *
+ * The exercises are data, not code: experiments/exercises.conf (INI, its
+ * top comment has the format) holds them, with the strategies they name
+ * and their prose, read by exercise_load.c; this build's harness and
+ * strategies name no strategy for them.
  */
 #ifndef DQ_EXERCISE_H
 #define DQ_EXERCISE_H
@@ -87,12 +92,41 @@ typedef struct dq_exercise {
     dq_xcheck checks[DQ_XCHECKS_MAX + 1];
 } dq_exercise;
 
-/* Every exercise, in the order the report numbers them; ended by id
- * NULL. */
-extern const dq_exercise dq_exercises[];
+/* Exercises read from a file: x[0..n-1], then one with id NULL. */
+typedef struct dq_exercise_set {
+    dq_exercise *x;
+    size_t n;
+} dq_exercise_set;
 
-/* The exercise with that id, or NULL. */
-const dq_exercise *dq_exercise_find(const char *id);
+/* The exercise file of the tree this dqlab binary was built in:
+ * <tree>/experiments/exercises.conf, <tree> the parent of the directory of
+ * /proc/self/exe (bin/dqlab), or three levels up for a test binary
+ * (build/<name>/tests/test_*) when only that one is readable.  Into buf
+ * (len bytes).  Returns 0, or -1 with err when /proc/self/exe cannot be
+ * read. */
+int dq_exercise_path(char *buf, size_t len, char *err, size_t errlen);
+
+/* Reads the exercise file at path into *set (owned by the caller, freed by
+ * dq_exercises_free), in the file's order.  Checks every key and section,
+ * that each exercise has its title, task, reference, fails, fails_why and
+ * one of from and after (an earlier exercise), and that every strategy it
+ * names is registered in this build.  Returns 0, or -1 with one line in
+ * err naming the file, the line or section, and what is wrong; *set is
+ * then empty. */
+int dq_exercises_load(const char *path, dq_exercise_set *set, char *err,
+                      size_t errlen);
+void dq_exercises_free(dq_exercise_set *set);
+
+/* This build's exercises (dq_exercise_path), ended by id NULL: read at the
+ * first call and kept, read-only, until the process exits.  When the file
+ * cannot be read the message goes to stderr, once, and the table is
+ * empty.  dq_exercises is the same table for callers that index it. */
+const dq_exercise *dq_exercise_table(void);
+#define dq_exercises (dq_exercise_table())
+
+/* The exercise of set with that id, or NULL. */
+const dq_exercise *dq_exercise_find(const dq_exercise_set *set,
+                                    const char *id);
 
 /* The strategy file name of a strategy: "naive_checked.c" for
  * "naive-checked" ('-' written '_', as strategies/<ident>.c), into buf. */
@@ -101,9 +135,9 @@ void dq_exercise_ident(const char *name, char *buf, size_t len);
 /* The commands that start exercise x for a new strategy name, one per
  * step, into steps (at most max, 512 bytes each): the strategy file it
  * starts from copied under the new name with its struct and .name
- * renamed, the X(name) line added to DQ_STRATEGY_MAP, make.  Returns how
- * many; 0 for an exercise that starts from another's solution (x->after)
- * or when max < 3. */
+ * renamed, the X(name) line added to DQ_STRATEGY_MAP (before its first
+ * line), make.  Returns how many; 0 for an exercise that starts from
+ * another's solution (x->after) or when max < 3. */
 size_t dq_exercise_start(const dq_exercise *x, const char *name,
                          char steps[][512], size_t max);
 

@@ -109,8 +109,8 @@ const dq_fault_ops dq_fault_clock_step = {
                  "and late after a backward one, by up to the step, and "
                  "leases it sets run out early or late for the others; "
                  "strategies reading Redis's clock (clock=server) and "
-                 "Redis-side expiry do not move.  The in-process heap and "
-                 "wheel wait on the monotonic clock, so a step neither "
+                 "Redis-side expiry do not move.  The in-process strategies "
+                 "wait on the monotonic clock, so a step neither "
                  "stretches nor cuts a wait: they deliver what the stepped "
                  "clock says is due when they next look.  The checker "
                  "judges with the true clock.",

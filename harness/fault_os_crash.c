@@ -34,6 +34,9 @@
 #include "redis_server.h"
 #include "trial.h"
 
+/* The row its parse error points to for a crash without persistence. */
+extern const dq_fault_ops dq_fault_restart_redis;
+
 static int oc_parse(dq_fault *f, char *const *arg, int narg, char *err,
                     size_t errlen)
 {
@@ -44,8 +47,8 @@ static int oc_parse(dq_fault *f, char *const *arg, int narg, char *err,
     }
     if (strcmp(arg[0], "everysec") != 0 && strcmp(arg[0], "always") != 0) {
         snprintf(err, errlen, "MODE '%.30s': expected everysec or always "
-                 "(AOF appendfsync; restart-redis:off is a crash without "
-                 "persistence)", arg[0]);
+                 "(AOF appendfsync; %s:off is a crash without "
+                 "persistence)", arg[0], dq_fault_restart_redis.name);
         return -1;
     }
     snprintf(f->word, sizeof f->word, "%s", arg[0]);

@@ -596,8 +596,8 @@ static void stall_tend(dq_trial_procs *ps, child *c)
          * must not wait for it forever. */
         kill(c->pid, SIGCONT);
         stall_end(ps, c, "error=1");
-        dq_trial_fail(ps->t, "stall-consumer: %s was not seen stopped "
-                      "within %d ms of its stall", c->stall_who,
+        dq_trial_fail(ps->t, "%s: %s was not seen stopped within %d ms of "
+                      "its stall", c->stall_fault, c->stall_who,
                       STALL_SEEN_MS);
         return;
     }

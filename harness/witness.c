@@ -28,20 +28,33 @@
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
+/* A witness; the strategy whose failure it shows is the one that names it
+ * in its dq_strategy.witness (dq.h), so that no list of strategy names is
+ * kept here. */
 typedef struct wt_def {
-    const char *name, *strategy;
+    const char *name;
     wt_attempt_fn fn;
     int max_attempts;
     int64_t budget_ms;     /* no new attempt after this much wall time */
 } wt_def;
 
 static const wt_def witnesses[] = {
-    {"naive-duplicate", "naive", dq_wt_naive_duplicate, 50, 8000},
-    {"lease-redelivery", "lua-lease", dq_wt_lease_redelivery, 5, 4000},
-    {"expiry-loss", "expiry", dq_wt_expiry_loss, 5, 4000},
-    {"lua-late-head", "lua", dq_wt_lua_late_head, 5, 4000},
+    {"naive-duplicate", dq_wt_naive_duplicate, 50, 8000},
+    {"lease-redelivery", dq_wt_lease_redelivery, 5, 4000},
+    {"expiry-loss", dq_wt_expiry_loss, 5, 4000},
+    {"lua-late-head", dq_wt_lua_late_head, 5, 4000},
 };
 #define NWITNESS (sizeof witnesses / sizeof witnesses[0])
+
+/* The name of the strategy that declares witness d, or NULL. */
+static const char *wt_strategy(const wt_def *d)
+{
+    for (size_t i = 0; dq_strategies[i] != NULL; i++)
+        if (dq_strategies[i]->witness != NULL &&
+            strcmp(dq_strategies[i]->witness, d->name) == 0)
+            return dq_strategies[i]->name;
+    return NULL;
+}
 
 /* ---- One witness --------------------------------------------------------- */
 
@@ -100,7 +113,7 @@ static void run_witness(const wt_def *d, const dq_redis_server *srv,
     for (o->attempts = 1; o->attempts <= d->max_attempts; o->attempts++) {
         memset(w, 0, sizeof *w);
         w->name = d->name;
-        w->strategy = d->strategy;
+        w->strategy = wt_strategy(d);
         w->port = srv->port;
         snprintf(w->redis_version, sizeof w->redis_version, "%s",
                  srv->version);
@@ -137,7 +150,8 @@ static void usage(FILE *f)
                "  --only LIST  comma-separated witnesses (default: all):\n");
     for (size_t i = 0; i < NWITNESS; i++)
         fprintf(f, "               %s (%s)\n", witnesses[i].name,
-                witnesses[i].strategy);
+                wt_strategy(&witnesses[i]) ? wt_strategy(&witnesses[i])
+                                           : "no strategy declares it");
     fprintf(f, "  --seed N     seed of the first attempt (default: from the "
                "clock)\n\nFile formats: harness/witness.h.  Exit: 0 all "
                "witnessed, 2 bad input or a\nwitness not seen, 130 "
@@ -157,9 +171,14 @@ static int parse_only(const char *list, bool *sel, char *err, size_t errlen)
         for (i = 0; i < NWITNESS && strcmp(t, witnesses[i].name) != 0; i++)
             ;
         if (i == NWITNESS) {
+            char names[256];
+            size_t off = 0;
+            for (size_t k = 0; k < NWITNESS && off < sizeof names; k++)
+                off += (size_t)snprintf(names + off, sizeof names - off,
+                                        "%s%s", k ? ", " : "",
+                                        witnesses[k].name);
             snprintf(err, errlen, "--only: unknown witness '%s' (witnesses: "
-                     "naive-duplicate, lease-redelivery, expiry-loss, "
-                     "lua-late-head)", t);
+                     "%s)", t, names);
             return -1;
         }
         sel[i] = true;
@@ -228,7 +247,7 @@ static void write_rows(FILE *csv, FILE *meta, const wt_def *d,
     const wt_run *w = &o->run;
     char key[80];
 #define ROW(k, v)                                                             \
-    fprintf(csv, "%s,%s,%s,%d,%s,%" PRId64 "\n", d->name, d->strategy,        \
+    fprintf(csv, "%s,%s,%s,%d,%s,%" PRId64 "\n", d->name, w->strategy,        \
             o->rc == 1 ? w->task_id : "", o->attempts, (k), (int64_t)(v))
     ROW("witnessed", o->rc == 1);
     ROW("elapsed_ms", o->elapsed_ms);
@@ -253,6 +272,11 @@ static int run_all(const wt_args *a, const char *dir, FILE *csv, FILE *meta,
         wt_outcome o;
         if (!a->sel[i])
             continue;
+        if (wt_strategy(&witnesses[i]) == NULL) {
+            snprintf(err, errlen, "%s: no strategy declares this witness "
+                     "(dq_strategy.witness)", witnesses[i].name);
+            return 2;
+        }
         int64_t t0 = dq_mono_us();
         memset(&o, 0, sizeof o);
         if (dq_redis_server_start(&srv, &so, err, errlen) != 0)

@@ -137,7 +137,8 @@ static int ex_late_subscriber(wt_run *w, redisContext *wc, ex_seen *s,
         return -1;
     s->sub_us = dq_wall_us();
     snprintf(arg, sizeof arg, "ms=%" PRId64, (s->sub_us - s->begin_us) / 1000);
-    dq_log_fault(w->log, s->sub_us, "subscriber-outage", "end", arg);
+    dq_log_fault(w->log, s->sub_us, dq_fault_subscriber_outage.name, "end",
+                 arg);
     s->claim_rc = dq_claim(q, EX_CLAIM_MS, &t);
     s->claim_end_us = dq_wall_us();
     if (s->claim_rc == DQ_OK) {
@@ -152,7 +153,7 @@ static int ex_late_subscriber(wt_run *w, redisContext *wc, ex_seen *s,
     snprintf(key, sizeof key, "dq:{%s}:p", w->queue);
     s->hexists_us = dq_wall_us();
     s->hexists = reply_int(redisCommand(wc, "HEXISTS %s t1", key));
-    snprintf(arg, sizeof arg, "subscriber-outage:%" PRId64,
+    snprintf(arg, sizeof arg, "%s:%" PRId64, dq_fault_subscriber_outage.name,
              (s->sub_us - s->begin_us) / 1000);
     dq_log_header(w->log, "fault", arg);
     return 0;
@@ -168,8 +169,8 @@ static void ex_chart(wt_run *w, const ex_seen *s)
 
     snprintf(ch->title, sizeof ch->title, "expiry-loss: task %s's shadow key "
              "expired while no consumer was subscribed; its event reached "
-             "nobody and %s was never delivered (expiry)", w->task_id,
-             w->task_id);
+             "nobody and %s was never delivered (%s)", w->task_id,
+             w->task_id, w->strategy);
     dq_wt_chart_entity(ch, "producer", "producer");
     dq_wt_chart_entity(ch, "c0", "c0");
     dq_wt_chart_entity(ch, "witness", "witness");
@@ -186,8 +187,8 @@ static void ex_chart(wt_run *w, const ex_seen *s)
                         "%s enqueue script, which ran:\n%s",
                         c->lines[enq].argv[0], body);
     }
-    dq_wt_chart_add(ch, WT_BOX, s->begin_us, "c0", NULL, "log F: "
-                    "subscriber-outage begins: no consumer subscribed");
+    dq_wt_chart_add(ch, WT_BOX, s->begin_us, "c0", NULL, "log F: %s begins: "
+                    "no consumer subscribed", dq_fault_subscriber_outage.name);
     dq_wt_chart_add(ch, WT_NOTE, s->due_ms * 1000, "redis", NULL, "s:%s's TTL "
                     "runs out (deleted when the expire cycle finds it)",
                     w->task_id);
@@ -278,7 +279,8 @@ int dq_wt_expiry_loss(wt_run *w, char *err, size_t errlen)
         goto out;
     s.begin_us = dq_wall_us();
     s.expired_before = expired_keys(wc);
-    dq_log_fault(w->log, s.begin_us, "subscriber-outage", "begin", "");
+    dq_log_fault(w->log, s.begin_us, dq_fault_subscriber_outage.name, "begin",
+                 "");
     heard = ex_unheard(w, wc, &s, err, errlen);
     if (heard < 0 || (heard == 1 &&
                       ex_late_subscriber(w, wc, &s, err, errlen) != 0))

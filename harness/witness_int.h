@@ -22,6 +22,7 @@
 
 #include "../strategies/dq.h"
 #include "eventlog.h"
+#include "faults.h"
 
 #define WT_MAX_ARGS 24
 #define WT_WHO_MAX 32
@@ -197,7 +198,8 @@ typedef struct wt_measure {
 
 typedef struct wt_run {
     const char *name;      /* "naive-duplicate", ... */
-    const char *strategy;
+    const char *strategy;  /* the name of the strategy that declares it
+                              (dq_strategy.witness) */
     int port;              /* the private redis-server */
     char redis_version[32];
     char dir[PATH_MAX];    /* the run directory */
@@ -218,6 +220,11 @@ typedef struct wt_run {
  * metrics, chart and seen filled), 0 when this attempt did not (try a
  * new seed), 130 when interrupted, or -1 with err. */
 typedef int (*wt_attempt_fn)(wt_run *w, char *err, size_t errlen);
+
+/* The fault rows whose F records the trials write themselves (their
+ * files, harness/fault_<name>.c; faults.c lists them). */
+extern const dq_fault_ops dq_fault_kill_consumer;
+extern const dq_fault_ops dq_fault_subscriber_outage;
 
 int dq_wt_naive_duplicate(wt_run *w, char *err, size_t errlen);
 int dq_wt_lease_redelivery(wt_run *w, char *err, size_t errlen);

@@ -149,7 +149,7 @@ static void lh_chart(wt_run *w, const lh_lines *L, const wt_rec *e1,
 
     snprintf(ch->title, sizeof ch->title, "lua-late-head: task %s, due "
              "before the head t1 a sleeping consumer saw, waits until it "
-             "wakes (lua, poll_ms=%d)", w->task_id, LH_POLL_MS);
+             "wakes (%s, poll_ms=%d)", w->task_id, w->strategy, LH_POLL_MS);
     dq_wt_chart_entity(ch, "producer", "producer");
     dq_wt_chart_entity(ch, "c0", "c0");
     dq_wt_chart_entity(ch, "redis", "redis");

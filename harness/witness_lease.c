@@ -96,12 +96,13 @@ static void ls_kill(wt_run *w, pid_t *pid, const char *id)
     char arg[160];
 
     snprintf(arg, sizeof arg, "c0:point=during-work,claim=1,id=%s", id);
-    dq_log_fault(w->log, dq_wall_us(), "kill-consumer", "begin", arg);
+    dq_log_fault(w->log, dq_wall_us(), dq_fault_kill_consumer.name, "begin",
+                 arg);
     kill(*pid, SIGKILL);
     dq_signals_forget_kill(*pid);
     waitpid(*pid, NULL, 0);
     *pid = -1;
-    dq_log_fault(w->log, dq_wall_us(), "kill-consumer", "end",
+    dq_log_fault(w->log, dq_wall_us(), dq_fault_kill_consumer.name, "end",
                  "c0:replacement=c1");
 }
 
@@ -194,8 +195,8 @@ static void ls_chart(wt_run *w, const ls_lines *L, const wt_rec *kill)
 
     snprintf(ch->title, sizeof ch->title, "lease-redelivery: task %s, "
              "claimed by c0 (killed before its ack), claimed again by c1 "
-             "with attempt 2 after its lease (lua-lease, lease_ms=%d)",
-             w->task_id, LS_LEASE_MS);
+             "with attempt 2 after its lease (%s, lease_ms=%d)",
+             w->task_id, w->strategy, LS_LEASE_MS);
     dq_wt_chart_entity(ch, "producer", "producer");
     dq_wt_chart_entity(ch, "c0", "c0 (process)");
     dq_wt_chart_entity(ch, "c1", "c1");
@@ -276,7 +277,8 @@ static int ls_analyse(wt_run *w, const char *id, char *err, size_t errlen)
     }
     d0 = dq_wt_rec_find(recs, n, 'D', id, "c0", 1);
     d1 = dq_wt_rec_find(recs, n, 'D', id, "c1", 2);
-    kill = dq_wt_rec_find(recs, n, 'F', "kill-consumer", "begin", -1);
+    kill = dq_wt_rec_find(recs, n, 'F', dq_fault_kill_consumer.name, "begin",
+                          -1);
     if (d0 && d1 && L.claim0 >= 0 && L.claim1 >= 0) {
         ls_chart(w, &L, kill);
         ls_numbers(w, &L, d0, d1, kill, &chk);
@@ -326,11 +328,12 @@ int dq_wt_lease_redelivery(wt_run *w, char *err, size_t errlen)
 {
     int go[2] = {-1, -1}, done[2] = {-1, -1}, ret = -1;
     redisContext *wc = NULL;
-    char id[DQ_ID_MAX] = "";
+    char id[DQ_ID_MAX] = "", spec[64];
     pid_t pid = -1;
 
+    snprintf(spec, sizeof spec, "%s:during-work", dq_fault_kill_consumer.name);
     if (dq_wt_log_begin(w, "process", ls_opts, 2, err, errlen) != 0 ||
-        dq_log_header(w->log, "fault", "kill-consumer:during-work") != 0)
+        dq_log_header(w->log, "fault", spec) != 0)
         goto out;
     if (pipe(go) != 0 || pipe(done) != 0) {
         snprintf(err, errlen, "lease-redelivery: pipe: %s", strerror(errno));

@@ -90,8 +90,8 @@ static void nv_draw_consumer(wt_run *w, const char *who, long find,
     dq_wt_chart_add(ch, WT_ARC, r->t_us, who, "redis", "ZREM z %s", id);
     dq_wt_chart_add(ch, WT_REPLY, r->t_us, "redis", who, first
                     ? "1: removed (derived: the first ZREM of %s)"
-                    : "0: already gone (derived) -- naive delivers %s anyway",
-                    id);
+                    : "0: already gone (derived) -- %s delivers %s anyway",
+                    w->strategy, id);
     for (long i = 0; get >= 0 && i < get; i++)
         if (!c->lines[i].script && dq_wt_is(&c->lines[i], "HDEL") &&
             c->lines[i].argc > 2 && strcmp(c->lines[i].argv[2], id) == 0)
@@ -161,8 +161,8 @@ static void nv_chart(wt_run *w, const nv_race *r)
 
     ch->t0_us = zadd >= 0 ? c->lines[zadd].t_us : c->lines[r->find[r->f]].t_us;
     snprintf(ch->title, sizeof ch->title, "naive-duplicate: task %s "
-             "delivered to both c0 and c1 (naive, poll_ms=1, queue %s)",
-             w->task_id, w->queue);
+             "delivered to both c0 and c1 (%s, poll_ms=1, queue %s)",
+             w->task_id, w->strategy, w->queue);
     dq_wt_chart_entity(ch, "producer", "producer");
     dq_wt_chart_entity(ch, "c0", "c0");
     dq_wt_chart_entity(ch, "c1", "c1");
@@ -209,9 +209,9 @@ static void nv_numbers(wt_run *w, const nv_race *r, const wt_rec *recs,
     snprintf(w->seen, sizeof w->seen, "c0 and c1 both read %s as the head "
              "(ZRANGEBYSCORE) before either removed it: %s read it %.3f ms "
              "before %s's ZREM; %s's own ZREM then removed nothing (0) and "
-             "naive delivered %s to both", w->task_id, r->who[r->s],
+             "%s delivered %s to both", w->task_id, r->who[r->s],
              (double)(T(r->rem[r->f]) - T(r->find[r->s])) / 1000.0,
-             r->who[r->f], r->who[r->s], w->task_id);
+             r->who[r->f], r->who[r->s], w->strategy, w->task_id);
 #undef T
 }
 

@@ -357,6 +357,18 @@ struct dq_strategy {
      * enqueue call) and strategy options, written as throughput.csv's
      * options field. */
     const char *const *bench_variants;
+    /* The bench's throughput targets for this strategy (targets.csv,
+     * harness/bench.h), as shares of a redis-benchmark reference measured
+     * in the same run: one_rtt_claim, its defaults at one claim round trip
+     * per task, of `-t zadd -c 4`; batched_claim, each of its
+     * bench_variants, of `-t zadd -c 1 -P 100`.  At least this share;
+     * 0: no bound (the row is shown for comparison). */
+    double bench_one_rtt_share;
+    double bench_batched_share;
+    /* The `dqlab witness` trial that shows this strategy's documented
+     * failure as a message sequence chart ("naive-duplicate"; the names
+     * are harness/witness.c's), or NULL: none. */
+    const char *witness;
 };
 
 /* ---- Registry (registry.c) ---------------------------------------------- */

@@ -1067,4 +1067,5 @@ const dq_strategy dq_strategy_expiry = {
         "sampling expire cycle finds the key, not at the TTL, so lateness "
         "grows with the number of keys with a TTL (seconds at 1k, minutes "
         "at 100k).",
+    .witness = "expiry-loss",
 };

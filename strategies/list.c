@@ -173,4 +173,5 @@ const dq_strategy dq_strategy_list = {
         "dies after it loses the task; no duplicates.  A lost wake-up "
         "message delays tasks by up to poll_cap_ms, and with no consumer "
         "running no mover runs.",
+    .bench_one_rtt_share = 0.35,
 };

@@ -701,4 +701,5 @@ const dq_strategy dq_strategy_list_reliable = {
         "ack is refused, and a task that always outlasts its lease goes "
         "round every lease_ms, never acked (until max_attempts, when set), "
         "while the other tasks still come out.",
+    .bench_one_rtt_share = 0.35,
 };

@@ -342,4 +342,7 @@ const dq_strategy dq_strategy_lua = {
         "deleted, i.e. lost (claim C24).",
     .enqueue_many = dq_zs_op_enqueue_many,
     .bench_variants = lua_bench_variants,
+    .bench_one_rtt_share = 0.50,
+    .bench_batched_share = 0.40,
+    .witness = "lua-late-head",
 };

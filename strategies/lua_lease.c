@@ -581,4 +581,5 @@ const dq_strategy dq_strategy_lua_lease = {
     .nack = ll_nack,
     .dead_letters = ll_dead_letters,
     .dead_letter_ids = ll_dead_letter_ids,
+    .witness = "lease-redelivery",
 };

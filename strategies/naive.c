@@ -164,4 +164,5 @@ const dq_strategy dq_strategy_naive = {
         "resolution_ms=1000 stores whole-second scores as the tutorials' "
         "time() does, so tasks come up to a second early (claim C25).",
     .enqueue_many = dq_zs_op_enqueue_many,
+    .witness = "naive-duplicate",
 };

@@ -512,4 +512,6 @@ const dq_strategy dq_strategy_zpopmin = {
         "early (the checker counts them; dqlab run exits 1).",
     .enqueue_many = dq_zh_op_enqueue_many,
     .bench_variants = zpopmin_bench_variants,
+    .bench_one_rtt_share = 0.50,
+    .bench_batched_share = 0.40,
 };

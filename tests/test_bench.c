@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "../harness/bench.h"
+#include "../harness/bench_int.h"
 #include "testlib.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -479,4 +480,79 @@ Test(bench_cli, smoke_private_server_measures_references, .timeout = 300)
         }
     }
     cleanup(root);
+}
+
+/* ---- The throughput bounds are the strategies' own ---------------------- */
+
+/* targets.csv written from records made up here (no trial runs): every
+ * Redis strategy has a one_rtt_claim row and a batched_claim row per bench
+ * variant, and each row's bound is the share the strategy declares
+ * (dq_strategy.bench_one_rtt_share, bench_batched_share), or none when it
+ * declares 0; met follows from the made-up figure. */
+Test(bench_targets, throughput_bounds_are_the_strategies_own)
+{
+    static dq_bench_opts o;
+    static dq_bench_plan pl = {.target_consumers = 4, .bl_rounds = 1};
+    static dq_bench_tp tps[64];
+    dq_bench_ref refs[] = {{DQ_BREF_ZADD_C4, 100000, 1},
+                           {DQ_BREF_ZADD_P100, 200000, 1}};
+    dq_bench b = {.o = &o, .pl = &pl, .refs = refs, .nrefs = 2, .tps = tps};
+    char err[256], p[PATH_MAX + 64], cmd[PATH_MAX + 16];
+    int want_rows = 0, bounded = 0;
+
+    for (size_t i = 0; dq_strategies[i] != NULL; i++) {
+        const dq_strategy *s = dq_strategies[i];
+        if (!(s->flags & DQ_G_NEEDS_REDIS))
+            continue;
+        for (size_t k = 0; k == 0 || (s->bench_variants &&
+                                      s->bench_variants[k - 1]); k++) {
+            dq_bench_tp *t = &tps[b.ntps++];
+            cr_assert_lt(b.ntps, 64);
+            t->s = s;
+            t->block = k == 0 ? DQ_BTP_ONE_RTT : DQ_BTP_BATCHED;
+            t->consumers = 4;
+            snprintf(t->options, sizeof t->options, "%s", k == 0 ?
+                     DQ_BENCH_ONE_RTT_SPEC : s->bench_variants[k - 1]);
+            t->tasks_per_s = 40000;  /* shares 0.40 and 0.20 */
+            t->cpu_us_per_task = 1;
+            want_rows++;
+        }
+    }
+    snprintf(b.dir, sizeof b.dir, "/tmp/dqlab-bench-targets-%ld",
+             (long)getpid());
+    cr_assert_eq(mkdir(b.dir, 0755), 0, "%s", b.dir);
+    cr_assert_eq(dq_bench_write_targets(&b, err, sizeof err), 0, "%s", err);
+    snprintf(p, sizeof p, "%s/targets.csv", b.dir);
+    read_csv(&tcsv, p, DQ_BENCH_TARGETS_HEADER,
+             "target,strategy,options,unit,reference,bound_on,op,met,detail");
+    cr_expect_eq(count(&tcsv, "target", "one_rtt_claim") +
+                 count(&tcsv, "target", "batched_claim"), want_rows);
+    for (int r = 0; r < tcsv.rows; r++) {
+        const char *t = fld(&tcsv, r, "target");
+        bool one = strcmp(t, "one_rtt_claim") == 0;
+        const dq_strategy *s = dq_strategy_find(fld(&tcsv, r, "strategy"));
+        if (!one && strcmp(t, "batched_claim") != 0)
+            continue;
+        cr_assert_not_null(s, "row %d", r + 1);
+        double share = one ? s->bench_one_rtt_share : s->bench_batched_share;
+        double fig = one ? 0.40 : 0.20;
+        if (share > 0) {
+            bounded++;
+            cr_expect_str_eq(fld(&tcsv, r, "bound_on"), "share", "row %d",
+                             r + 1);
+            cr_expect_str_eq(fld(&tcsv, r, "op"), ">=", "row %d", r + 1);
+            cr_expect(fabs(num(&tcsv, r, "bound") - share) < 1e-9,
+                      "%s %s: bound %s, declared %f", t, s->name,
+                      fld(&tcsv, r, "bound"), share);
+            cr_expect_str_eq(fld(&tcsv, r, "met"), fig >= share ? "yes"
+                             : "no", "%s %s", t, s->name);
+        } else {
+            cr_expect_str_eq(fld(&tcsv, r, "bound_on"), "", "row %d", r + 1);
+            cr_expect_str_eq(fld(&tcsv, r, "met"), "none", "%s %s", t,
+                             s->name);
+        }
+    }
+    cr_expect_gt(bounded, 0, "no strategy declares a throughput bound");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", b.dir);
+    sh(cmd);
 }

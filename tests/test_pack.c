@@ -1,5 +1,6 @@
 /* test_pack.c -- the report's interview and coursework pack
- * (report/sec_pack.c) and the exercises' acceptance (harness/exercise.c).
+ * (report/sec_pack.c) and the exercises' acceptance (harness/exercise.c,
+ * experiments/exercises.conf).
  *
  * The pack tests: the answers' evidence is computed from the results, so
  * a changed result file changes it, and a measurement the results lack is
@@ -10,7 +11,9 @@
  *
  * The exercise tests: `dqlab exercise EX NAME` on each exercise's reference
  * solution passes (exit 0) and on its starting point fails (exit 1) at
- * the check that tells them apart.  Each run is real: trials on private
+ * the check that tells them apart; the exercise file
+ * (experiments/exercises.conf) loads, and a malformed one is refused with
+ * the file and the line or section.  Each run is real: trials on private
  * redis-servers and the conformance suite of this build (the
  * test_conformance beside this binary), so these tests take a while.
  */
@@ -23,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../harness/exercise.h"
 #include "../harness/trialcols.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -343,4 +347,75 @@ Test(exercise, bad_input)
     cr_expect_eq(sh(cmd), 0, "an unknown strategy");
     snprintf(cmd, sizeof cmd, "'%s' exercise >/dev/null", dqlab());
     cr_expect_eq(sh(cmd), 0, "the listing");
+}
+
+/* ---- The exercise file ----------------------------------------------- */
+
+/* The repository's file loads, every exercise with a check, in the order
+ * dqlab exercise lists them; dq_exercise_path finds it for this binary. */
+Test(exercise, file_loads)
+{
+    dq_exercise_set set;
+    char err[600], path[PATH_MAX + 64];
+    cr_assert_eq(dq_exercises_load("experiments/exercises.conf", &set, err,
+                                   sizeof err), 0, "%s", err);
+    cr_expect_gt(set.n, 0);
+    cr_expect_null(set.x[set.n].id, "the table ends with id NULL");
+    for (size_t i = 0; i < set.n; i++) {
+        cr_expect_not_null(set.x[i].checks[0].what, "%s", set.x[i].id);
+        cr_expect_eq(dq_exercise_find(&set, set.x[i].id), &set.x[i]);
+    }
+    dq_exercises_free(&set);
+    cr_assert_eq(dq_exercise_path(path, sizeof path, err, sizeof err), 0);
+    cr_expect_eq(access(path, R_OK), 0, "%s", path);
+}
+
+/* One malformed exercise file: refused, err holding want. */
+static void refused(const char *text, const char *want)
+{
+    char path[64], err[600];
+    dq_exercise_set set;
+    snprintf(path, sizeof path, "/tmp/dqlab-exercises-%ld.conf",
+             (long)getpid());
+    put(path, text);
+    cr_expect_eq(dq_exercises_load(path, &set, err, sizeof err), -1,
+                 "accepted: %s", text);
+    cr_expect(strstr(err, want) != NULL && strncmp(err, path,
+                                                   strlen(path)) == 0,
+              "'%s' does not start with the file and name '%s'", err, want);
+    cr_expect_eq(set.n, 0);
+    unlink(path);
+}
+
+#define EX_OK "[a]\ntitle = t\nfrom = naive\nreference = naive-checked\n" \
+    "fails = naive\nfails_why = w\ntask = do\n  it\n"
+#define CHECK_OK "[a.1]\nkind = declares\nwhat = w\nproves = p\n"
+
+Test(exercise, file_refusals)
+{
+    refused("[a]\ncolour = red\n", ":2: colour: not a key of an exercise");
+    refused(EX_OK "title = again\n", ":9: title given twice");
+    refused(EX_OK "[a.2]\n", ":9: [a.2]: expected [a.1]");
+    refused(EX_OK "[b.1]\n", ":9: [b.1] does not follow [b]");
+    refused(EX_OK "[a.1]\nwhat = w\n", ":10: what: kind must be the first");
+    refused(EX_OK "[a.1]\nkind = run\n", ":10: kind: 'run': expected");
+    refused(EX_OK CHECK_OK "tests = x\n",
+            ":13: tests: not a key of a declares check");
+    refused(EX_OK CHECK_OK "need = fast\n", "'fast' is no guarantee");
+    refused(EX_OK "[a.1]\nkind = trial\nwhat = w\nproves = p\n"
+            "max_lost = 0\n  1\n", ":14: max_lost: this indented line");
+    refused(EX_OK "[a.1]\nkind = suite\nwhat = w\nproves = p\n",
+            ": [a.1] needs kind, what and proves (and tests");
+    refused(EX_OK "[a.1]\nkind = declares\nwhat = w\n", "[a.1] needs kind");
+    refused(EX_OK, ": [a] has no check ([a.1])");
+    refused("[a]\ntitle = t\nfrom = naive\nreference = nosuch\nfails = naive\n"
+            "fails_why = w\ntask = t\n" CHECK_OK,
+            ": [a]: no strategy 'nosuch' in this build");
+    refused("[a]\ntitle = t\nafter = a\nreference = naive\nfails = naive\n"
+            "fails_why = w\ntask = t\n" CHECK_OK,
+            ": [a] needs from (a strategy) or after (an earlier exercise)");
+    refused("[a]\ntitle = t\nreference = naive\n", ": [a] needs title, task");
+    refused("title = t\n", ":1: title: a key before the first [ID]");
+    refused("[A]\n", ":1: [A]: expected [ID] or [ID.N]");
+    refused("", ": no exercise");
 }
