@@ -108,25 +108,37 @@ DQ_RULE(dq_rule_c21);
 DQ_RULE(dq_rule_c26);
 DQ_RULE(dq_rule_recipe);
 
-/* The rows' parameters. */
+/* The C a row of claims.c adds to its rule's data row (claim_rows.md):
+ * rule_tally's wording and verdict, rule_probes' judge of the readings
+ * (v[k][i]: key i of the claim's k-th probes row). */
 typedef struct dq_claims_tally dq_claims_tally;
-typedef struct dq_probe_read {     /* the integer keys of one probes.csv
-                                      row of the claim, NULL-terminated */
-    const char *probe;
-    const char *keys[12];
-} dq_probe_read;
 struct dq_claim_args {
-    /* rule_tally: the strategy and the wording / verdict of the claim */
-    const char *strategy;
     dq_verdict (*say)(dq_ev *ev, const dq_claims_tally *t, const char *where);
-    /* rule_probes: the readings (v[k][i] = keys[i] of reads[k]), judged */
-    dq_probe_read reads[5];
     dq_verdict (*judge)(dq_ev *ev, const dq_results *r, int64_t v[5][12]);
-    /* dq_rule_recipe: the strategy, the option that switches the recipe
-     * on, its value as dqlab runs it and as the tutorial writes it, and
-     * the count that shows the difference (early: 1, lost: 0) */
-    const char *option, *dflt, *recipe;
-    int early;
 };
+
+/* "Not yet measured", with the claim's decide text as what would. */
+dq_verdict dq_claim_unmeasured(const dq_claim_def *c, dq_ev *ev);
+
+/* A row of a table of text/claim_rows.md: its cells, blanks trimmed
+ * ("" an empty one), and its line in the file. */
+#define DQ_ROW_CELLS 8
+typedef struct dq_crow {
+    char cell[DQ_ROW_CELLS][192];
+    size_t n;
+    int line;
+} dq_crow;
+/* The use of table name of claim_rows.md (a const dq_tuse *). */
+#define DQ_ROWS(name) DQ_TUSE("claim_rows." name, "")
+/* The rows of table u whose first cell is key, at most max into rows
+ * (key NULL: none, the table only checked).  Returns how many, or -1
+ * when a row is not "| a | b |" with the header's number of cells or no
+ * row has key: then t->err names the file and line, and the report
+ * stops. */
+int dq_claim_rows(dq_ev *ev, const dq_tuse *u, const char *key, dq_crow *rows,
+                  size_t max);
+/* Sets t->err (the first error only) to "text/GROUP.md:line: what", the
+ * file of table u. */
+void dq_row_bad(dq_ev *ev, const dq_tuse *u, int line, const char *what);
 
 #endif

@@ -95,3 +95,83 @@ const dq_rgroup *dq_claims_group(const dq_rexp *e, const char *strategy,
     }
     return NULL;
 }
+
+/* ---- The rows of text/claim_rows.md ------------------------------------- */
+
+void dq_row_bad(dq_ev *ev, const dq_tuse *u, int line, const char *what)
+{
+    if (ev->t->err[0] == '\0')
+        snprintf(ev->t->err, sizeof ev->t->err, "text/%.*s.md:%d: %s",
+                 (int)strcspn(u->name, "."), u->name, line, what);
+}
+
+/* The cells of table line l (len bytes, "| a | b |") into *row; false
+ * when it is no such line. */
+static bool split_row(const char *l, size_t len, dq_crow *row)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%.*s", (int)len, l);
+    len = strlen(buf);
+    if (len < 2 || buf[0] != '|' || buf[len - 1] != '|')
+        return false;
+    buf[len - 1] = '\0';
+    row->n = 0;
+    for (char *p = buf + 1, *q; p != NULL && row->n < DQ_ROW_CELLS;
+         p = q ? q + 1 : NULL) {
+        if ((q = strchr(p, '|')) != NULL)
+            *q = '\0';
+        p += strspn(p, " ");
+        size_t n = strlen(p);
+        while (n > 0 && p[n - 1] == ' ')
+            n--;
+        snprintf(row->cell[row->n++], sizeof row->cell[0], "%.*s", (int)n,
+                 p);
+        if (q == NULL)
+            break;
+    }
+    return true;
+}
+
+int dq_claim_rows(dq_ev *ev, const dq_tuse *u, const char *key, dq_crow *rows,
+                  size_t max)
+{
+    const dq_texts *t = ev->t;
+    size_t i = 0, ncol = 0, got = 0;
+    char what[256];
+    while (i < t->n && strcmp(t->name[i], u->name) != 0)
+        i++;
+    if (i == t->n)
+        return -1;   /* not loaded: text.c refused the report already */
+    int line = t->line[i];
+    for (const char *p = t->body[i]; *p; p += *p == '\n') {
+        size_t len = strcspn(p, "\n");
+        dq_crow row;
+        line++;
+        if (!split_row(p, len, &row) || (ncol && row.n != ncol)) {
+            snprintf(what, sizeof what, "a row of %s with %zu cells, not the "
+                     "header's %zu (\"| a | b |\")", u->name, row.n, ncol);
+            dq_row_bad(ev, u, line, what);
+            return -1;
+        }
+        p += len;
+        row.line = line;
+        if (ncol == 0)
+            ncol = row.n;   /* the header; the rule line follows */
+        else if (row.cell[0][0] != '-' && key != NULL &&
+                 strcmp(row.cell[0], key) == 0 && got < max)
+            rows[got++] = row;
+    }
+    if (got == 0 && key != NULL && max > 0) {
+        snprintf(what, sizeof what, "%s has no row %s", u->name, key);
+        dq_row_bad(ev, u, t->line[i], what);
+        return -1;
+    }
+    return (int)got;
+}
+
+dq_verdict dq_claim_unmeasured(const dq_claim_def *c, dq_ev *ev)
+{
+    char decide[512] = "";
+    dq_tcat(ev->t, decide, sizeof decide, &(size_t){0}, c->decide, "");
+    return NONE(unmeasured, "decide=%s", decide);
+}
