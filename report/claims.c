@@ -29,19 +29,14 @@
 
 const char *dq_verdict_name(dq_verdict v)
 {
-    switch (v) {
-    case DQ_VERDICT_HOLDS:
-        return "holds";
-    case DQ_VERDICT_HOLDS_WITHIN:
-        return "holds within stated limits";
-    case DQ_VERDICT_DOES_NOT_HOLD:
-        return "does not hold as stated";
-    case DQ_VERDICT_PARTLY_MEASURED:
-        return "partly measured";
-    case DQ_VERDICT_NOT_MEASURED:
-        break;
-    }
-    return "not yet measured";
+    static const char *const name[] = {
+        [DQ_VERDICT_NOT_MEASURED] = "not yet measured",
+        [DQ_VERDICT_PARTLY_MEASURED] = "partly measured",
+        [DQ_VERDICT_HOLDS] = "holds",
+        [DQ_VERDICT_HOLDS_WITHIN] = "holds within stated limits",
+        [DQ_VERDICT_DOES_NOT_HOLD] = "does not hold as stated",
+    };
+    return (unsigned)v <= DQ_VERDICT_DOES_NOT_HOLD ? name[v] : name[0];
 }
 
 /* ---- Duplicate tallies: C01, C02, C03, C13 ------------------------------ */
@@ -269,7 +264,12 @@ static dq_verdict rule_probes(const dq_claim_def *c, const dq_results *r,
                             p->dir, c->id, rd[k].cell[1], key);
     }
     FIGURE("probes");
-    return c->args->judge(ev, r, v);
+    dq_verdict vd = c->args->judge(ev, r, v);
+    if (vd != DQ_VERDICT_NOT_MEASURED && ev->res->sample[0] == '\0') {
+        SAMPLE(probe_one, "");   /* one interaction, an exact count */
+        IVAL(iv_exact_count, "");
+    }
+    return vd;
 }
 
 /* The Redis version of the probe run, or "?". */
@@ -331,8 +331,6 @@ static dq_verdict judge_c08(dq_ev *ev, const dq_results *r,
          PRId64 " pm_found=%" PRId64 " im_members=%" PRId64 " im_due=%"
          PRId64 " im_found=%" PRId64, probe_redis(r), pm[3], pm[0], pm[1],
          pm[2], im[0], im[1], im[2]);
-    SAMPLE(probe_one, "");
-    IVAL(iv_exact_count, "");
     return pm[0] < pm[3] && im[0] == im[3] ? DQ_VERDICT_HOLDS
                                            : DQ_VERDICT_DOES_NOT_HOLD;
 }
@@ -368,8 +366,6 @@ static dq_verdict judge_c20(dq_ev *ev, const dq_results *r,
     TSAY(c20, "redis=%s observed=%s rejected=%s maxlen=%" PRId64 " added=%"
          PRId64 " xlen=%" PRId64, probe_redis(r), row ? row->observed : "?",
          rej, x[2], x[1], x[0]);
-    SAMPLE(probe_one, "");
-    IVAL(iv_exact_count, "");
     return z[0] == 1 && z[1] == 0 ? DQ_VERDICT_DOES_NOT_HOLD
                                   : DQ_VERDICT_HOLDS;
 }
@@ -405,8 +401,6 @@ static dq_verdict judge_c22(dq_ev *ev, const dq_results *r,
     TSAY(c22, "redis=%s xread=%" PRId64 " xgroup=%" PRId64 " ahead=%" PRId64
          " reclaimed=%" PRId64 " acked=%" PRId64, probe_redis(r), f[0], f[1],
          f[2], a[0], a[1]);
-    SAMPLE(probe_one, "");
-    IVAL(iv_exact_count, "");
     /* an entry due a minute ahead read at once: no delay of its own */
     return f[0] == 1 || f[1] == 1 ? DQ_VERDICT_DOES_NOT_HOLD
                                   : DQ_VERDICT_HOLDS;
@@ -451,8 +445,6 @@ static dq_verdict judge_c28(dq_ev *ev, const dq_results *r,
          "zfirst=%s", probe_redis(r), (double)x[0] / 1000.0,
          (double)x[1] / 1000.0, x[4], x[2] ? "" : " not",
          x[3] ? "" : " not");
-    SAMPLE(probe_one, "");
-    IVAL(iv_exact_count, "");
     return hol && x[3] ? DQ_VERDICT_HOLDS : DQ_VERDICT_DOES_NOT_HOLD;
 }
 
