@@ -29,7 +29,6 @@ typedef struct fault_sum {
     char lost_by[512];        /* "lua 2 of 200, naive 3 of 200" */
     char clean[512];          /* "list (0 of 200), ...": nothing lost */
     char exp[64];             /* the first experiment with such a cell */
-    char spec[64];            /* and its column */
 } fault_sum;
 
 /* Which cells (a row of claim_rows.md faults; NULL: any): the fault and
@@ -86,8 +85,6 @@ static void fault_row(const dq_loss_table *lt, size_t r, cell_filter f,
         s->lost_retry += x->lost_retry;
         s->redelivered += x->redelivered;
         s->kills += x->kills;
-        if (s->spec[0] == '\0')
-            snprintf(s->spec, sizeof s->spec, "%s", lt->faults[c]);
     }
     if (n == 0)
         return;
@@ -514,14 +511,8 @@ static int64_t c18_outage(dq_ev *ev, const dq_results *r)
  * than doubled with every task delivered), 0 neither. */
 static int c18_backlog(dq_ev *ev, const dq_rexp *bl)
 {
-    const dq_rgroup *a = NULL, *b = NULL;
-    for (size_t i = 0; bl != NULL && i < bl->ngroups; i++) {
-        const dq_rgroup *g = &bl->groups[i];
-        if (strcmp(g->strategy, "expiry") != 0)
-            continue;
-        a = a == NULL || g->backlog < a->backlog ? g : a;
-        b = b == NULL || g->backlog > b->backlog ? g : b;
-    }
+    const dq_rgroup *a, *b;
+    dq_backlog_range(bl, "expiry", INT64_MIN, &a, &b);
     if (a == NULL || a == b || a->enqueued_sum == 0 || b->enqueued_sum == 0)
         return TSAY(c18_backlog_none, "  "), -1;
     double fa = (double)a->delivered_sum / (double)a->enqueued_sum;

@@ -90,6 +90,12 @@ double dq_median(double *v, size_t n);
 const dq_rgroup *dq_claims_group(const dq_rexp *e, const char *strategy,
                                  long poll);
 
+/* The groups of strategy in e (may be NULL) with the fewest and with
+ * the most pending tasks (backlog >= min; the first of equals) into *a
+ * and *b, both NULL when there is none. */
+void dq_backlog_range(const dq_rexp *e, const char *strategy, int64_t min,
+                      const dq_rgroup **a, const dq_rgroup **b);
+
 /* The rules outside claims.c (claims_time.c, claims_fault.c). */
 #define DQ_RULE(name)                                                        \
     dq_verdict name(const dq_claim_def *c, const dq_results *r, dq_ev *ev)

@@ -262,37 +262,55 @@ DQ_RULE(dq_rule_c10)
             SPREAD(ev->res->interval, id, prec, gv_, gn_);                   \
         dq_median(gv_, gn_); })
 
-/* C11: sleeping ~100 ms keeps CPU low without much lateness. */
-DQ_RULE(dq_rule_c11)
+/* The idle part of C04 (naive polling every 1000 ms) or C11 (every 100
+ * ms, the 10 ms beside it): commands, server CPU (its spread into the
+ * interval), the in-process baseline's CPU.  The group, its CPU in *cpu;
+ * NULL when not measured. */
+static const dq_rgroup *idle_poll(dq_ev *ev, const dq_rexp *idle, bool c04,
+                                  double *cpu)
 {
-    const dq_rexp *idle = dq_results_with_plot(r, "idle-cost");
-    const dq_rexp *lat = dq_results_with_plot(r, "lateness-cdf");
-    const dq_rgroup *i100 = dq_claims_group(idle, "naive", 100);
-    const dq_rgroup *i10 = dq_claims_group(idle, "naive", 10);
+    const dq_rgroup *g = dq_claims_group(idle, "naive", c04 ? 1000 : 100);
+    const dq_rgroup *i10 = c04 ? NULL : dq_claims_group(idle, "naive", 10);
     const dq_rgroup *base = dq_claims_group(idle, "heap", 0);
-    const dq_rgroup *l100 = dq_claims_group(lat, "naive", 100);
-    const dq_rgroup *lu = dq_claims_group(lat, "lua", 100);
-    (void)c;
-    if (i100 == NULL || i100->cpu_ms_per_s_median < 0)
-        return NONE(c11_none, "");
-    double cpu = GROUP_SPREAD(iv_cpu, idle, i100, dq_tv_cpu_s, 2);
-    TSAY(c11_idle, "consumers=%d cmds=%.1f cpu=%.1f", i100->consumers,
-         i100->cmds_per_s_median, cpu);
+    if (g == NULL || g->cpu_ms_per_s_median < 0)
+        return NULL;
+    *cpu = GROUP_SPREAD(iv_cpu, idle, g, dq_tv_cpu_s, 2);
+    DQ_TCATP(ev->t, ev->buf, ev->len, &ev->off, c04, "claims.c04_idle",
+             "claims.c11_idle", "consumers=%d cmds=%.1f cpu=%.1f",
+             g->consumers, g->cmds_per_s_median, *cpu);
     if (i10 != NULL)
         TSAY(c11_idle10, " cmds=%.0f cpu=%.1f", i10->cmds_per_s_median,
              i10->cpu_ms_per_s_median);
     if (base != NULL && base->cpu_ms_per_s_median >= 0)
-        TSAY(c11_base, "cpu=%.1f", base->cpu_ms_per_s_median);
+        DQ_TCATP(ev->t, ev->buf, ev->len, &ev->off, c04, "claims.c04_base",
+                 "claims.c11_base", "%scpu=%.1f", c04 ? " " : "",
+                 base->cpu_ms_per_s_median);
     TSAY(exp, " exp=%s ", idle->name);
-    SAMPLE(c11_sample, "n=%zu consumers=%d exp=%s", i100->n, i100->consumers,
-           idle->name);
+    DQ_TCATP(ev->t, ev->res->sample, sizeof ev->res->sample,
+             &(size_t){strlen(ev->res->sample)}, c04,
+             "claims.c04_sample_idle", "claims.c11_sample",
+             "n=%zu consumers=%d exp=%s", g->n, g->consumers, idle->name);
     FIGURE("fig-%s-idle-cost", idle->name);
+    return g;
+}
+
+/* C11: sleeping ~100 ms keeps CPU low without much lateness. */
+DQ_RULE(dq_rule_c11)
+{
+    const dq_rexp *lat = dq_results_with_plot(r, "lateness-cdf");
+    const dq_rgroup *l100 = dq_claims_group(lat, "naive", 100);
+    const dq_rgroup *lu = dq_claims_group(lat, "lua", 100);
+    double cpu;
+    (void)c;
+    const dq_rgroup *i100 = idle_poll(ev, dq_results_with_plot(r,
+                                      "idle-cost"), false, &cpu);
+    if (i100 == NULL)
+        return NONE(c11_none, "");
     double p99 = l100 ? GROUP_SPREAD(iv_p99, lat, l100, dq_tv_p99, 1) : -1;
     if (l100 != NULL)
         TSAY(c11_price, "p50=%.1f p99=%.1f exp=%s lua=%.1f", l100->p50_median,
              p99, lat->name, lu ? lu->p99_median : -1);
-    bool cheap = cpu < 10.0; /* under 1% of one core */
-    if (!cheap)
+    if (cpu >= 10.0)   /* 1% of one core */
         return TSAY(c11_not_cheap, " "), DQ_VERDICT_DOES_NOT_HOLD;
     if (p99 < 0)
         return TSAY(c11_no_lateness, " "), DQ_VERDICT_PARTLY_MEASURED;
@@ -300,36 +318,13 @@ DQ_RULE(dq_rule_c11)
     return DQ_VERDICT_HOLDS_WITHIN;
 }
 
-/* C04's idle part: polling once a second; returns whether it is cheap
- * (under 1% of a core), -1 when not measured. */
-static int c04_idle(dq_ev *ev, const dq_rexp *idle)
-{
-    const dq_rgroup *i1000 = dq_claims_group(idle, "naive", 1000);
-    const dq_rgroup *base = dq_claims_group(idle, "heap", 0);
-    if (i1000 == NULL || i1000->cpu_ms_per_s_median < 0)
-        return TSAY(c04_idle_none, " "), -1;
-    double cpu = GROUP_SPREAD(iv_cpu, idle, i1000, dq_tv_cpu_s, 2);
-    TSAY(c04_idle, "consumers=%d cmds=%.1f cpu=%.1f", i1000->consumers,
-         i1000->cmds_per_s_median, cpu);
-    if (base != NULL && base->cpu_ms_per_s_median >= 0)
-        TSAY(c04_base, " cpu=%.1f", base->cpu_ms_per_s_median);
-    TSAY(exp, " exp=%s ", idle->name);
-    SAMPLE(c04_sample_idle, "n=%zu consumers=%d exp=%s", i1000->n,
-           i1000->consumers, idle->name);
-    FIGURE("fig-%s-idle-cost", idle->name);
-    return cpu < 10.0;
-}
-
 /* C04's backlog part: lua's stream behind the largest backlog; returns
  * whether it stayed easy (no loss, p99 under 100 ms), -1 not measured;
  * the backlog in *n. */
 static int c04_backlog(dq_ev *ev, const dq_rexp *bl, int64_t *n)
 {
-    const dq_rgroup *big = NULL;
-    for (size_t i = 0; bl != NULL && i < bl->ngroups; i++)
-        if (strcmp(bl->groups[i].strategy, "lua") == 0 &&
-            (big == NULL || bl->groups[i].backlog > big->backlog))
-            big = &bl->groups[i];
+    const dq_rgroup *small, *big;
+    dq_backlog_range(bl, "lua", INT64_MIN, &small, &big);
     if (big == NULL)
         return TSAY(c04_backlog_none, "  "), -1;
     double p99 = GROUP_SPREAD(iv_p99, bl, big, dq_tv_p99, 1);
@@ -347,8 +342,13 @@ static int c04_backlog(dq_ev *ev, const dq_rexp *bl, int64_t *n)
 DQ_RULE(dq_rule_c04)
 {
     int64_t n = 0;
+    double cpu;
+    int cheap = -1;   /* under 1% of a core */
     (void)c;
-    int cheap = c04_idle(ev, dq_results_with_plot(r, "idle-cost"));
+    if (idle_poll(ev, dq_results_with_plot(r, "idle-cost"), true, &cpu))
+        cheap = cpu < 10.0;
+    else
+        TSAY(c04_idle_none, " ");
     int easy = c04_backlog(ev, dq_results_with_plot(r, "backlog-lateness"),
                            &n);
     if (cheap < 0 && easy < 0)
@@ -460,15 +460,9 @@ static size_t backlog_growth(dq_ev *ev, const dq_perf *p, double *r50s,
  * of N plus the round trips), its p50 growth against log N's. */
 static dq_verdict c05_backlog(dq_ev *ev, const dq_rexp *bl)
 {
-    const dq_rgroup *a = NULL, *b = NULL;
+    const dq_rgroup *a, *b;
     double v[MAXV];
-    for (size_t i = 0; bl != NULL && i < bl->ngroups; i++) {
-        const dq_rgroup *g = &bl->groups[i];
-        if (strcmp(g->strategy, "lua") != 0 || g->backlog <= 0)
-            continue;
-        a = a == NULL || g->backlog < a->backlog ? g : a;
-        b = b == NULL || g->backlog > b->backlog ? g : b;
-    }
+    dq_backlog_range(bl, "lua", 1, &a, &b);
     if (a == NULL || a == b || a->p50_median <= 0)
         return NONE(c05_none, "");
     size_t n = dq_group_values(bl, b, dq_tv_p50, v, MAXV);

@@ -175,3 +175,16 @@ dq_verdict dq_claim_unmeasured(const dq_claim_def *c, dq_ev *ev)
     dq_tcat(ev->t, decide, sizeof decide, &(size_t){0}, c->decide, "");
     return NONE(unmeasured, "decide=%s", decide);
 }
+
+void dq_backlog_range(const dq_rexp *e, const char *strategy, int64_t min,
+                      const dq_rgroup **a, const dq_rgroup **b)
+{
+    *a = *b = NULL;
+    for (size_t i = 0; e != NULL && i < e->ngroups; i++) {
+        const dq_rgroup *g = &e->groups[i];
+        if (strcmp(g->strategy, strategy) != 0 || g->backlog < min)
+            continue;
+        *a = *a == NULL || g->backlog < (*a)->backlog ? g : *a;
+        *b = *b == NULL || g->backlog > (*b)->backlog ? g : *b;
+    }
+}
