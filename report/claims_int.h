@@ -70,26 +70,8 @@
 /* The 95% Wilson interval of k of n as two printed percentages. */
 void dq_claims_wilson(uint64_t k, uint64_t n, char lo[16], char hi[16]);
 
-/* A per-trial value of a trials.csv row; NAN where undefined. */
-typedef double (*dq_trial_value_fn)(const dq_trialrow *t);
-double dq_tv_p50(const dq_trialrow *t);
-double dq_tv_p99(const dq_trialrow *t);
-double dq_tv_max(const dq_trialrow *t);
-double dq_tv_rtt(const dq_trialrow *t);
-double dq_tv_cpu_s(const dq_trialrow *t);
-double dq_tv_cmds_s(const dq_trialrow *t);
-double dq_tv_wakeups(const dq_trialrow *t);
-/* The values f gives the trials of g in e (NAN skipped), at most max,
- * into v; returns how many. */
-size_t dq_group_values(const dq_rexp *e, const dq_rgroup *g,
-                       dq_trial_value_fn f, double *v, size_t max);
 /* The median of v[0..n-1] (sorts v); -1 when n is 0. */
 double dq_median(double *v, size_t n);
-/* The group of strategy in e with backlog 0 and, when poll > 0, that
- * poll interval, or NULL; e may be NULL. */
-const dq_rgroup *dq_claims_group(const dq_rexp *e, const char *strategy,
-                                 long poll);
-
 /* The groups of strategy in e (may be NULL) with the fewest and with
  * the most pending tasks (backlog >= min; the first of equals) into *a
  * and *b, both NULL when there is none. */

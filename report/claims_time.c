@@ -18,6 +18,64 @@
 
 #define MAXV 64   /* values per cell: repeats */
 
+/* A per-trial value of a trials.csv row; NAN where undefined. */
+typedef double (*trial_value_fn)(const dq_trialrow *t);
+
+static double tv_p50(const dq_trialrow *t)
+{
+    return t->delivered ? t->lateness_p50_ms : NAN;
+}
+
+static double tv_p99(const dq_trialrow *t)
+{
+    return t->delivered ? t->lateness_p99_ms : NAN;
+}
+
+static double tv_cpu_s(const dq_trialrow *t)
+{
+    return t->redis_cpu_ms >= 0 && t->measured_s > 0
+               ? t->redis_cpu_ms / t->measured_s : NAN;
+}
+
+static double tv_cmds_s(const dq_trialrow *t)
+{
+    return t->redis_commands >= 0 && t->measured_s > 0
+               ? (double)t->redis_commands / t->measured_s : NAN;
+}
+
+static double tv_wakeups(const dq_trialrow *t)
+{
+    return t->deliveries ? (double)t->wakeups / (double)t->deliveries : NAN;
+}
+
+/* The values f gives the trials of g in e (NAN skipped), at most max,
+ * into v; returns how many. */
+static size_t group_values(const dq_rexp *e, const dq_rgroup *g,
+                           trial_value_fn f, double *v, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; e != NULL && g != NULL && i < e->ntrials && n < max;
+         i++)
+        if (dq_trial_in_group(&e->trials[i], g) &&
+            !isnan(v[n] = f(&e->trials[i])))
+            n++;
+    return n;
+}
+
+/* The group of strategy in e with backlog 0 and, when poll > 0, that
+ * poll interval, or NULL; e may be NULL. */
+static const dq_rgroup *group_of(const dq_rexp *e, const char *strategy,
+                                 long poll)
+{
+    for (size_t i = 0; e != NULL && i < e->ngroups; i++) {
+        const dq_rgroup *g = &e->groups[i];
+        if (strcmp(g->strategy, strategy) == 0 && g->backlog == 0 &&
+            (poll <= 0 || dq_group_poll_ms(g) == poll))
+            return g;
+    }
+    return NULL;
+}
+
 /* ---- C10: lateness within the poll interval ----------------------------- */
 
 typedef struct c10_sum {      /* the polling variants against the interval */
@@ -257,7 +315,7 @@ DQ_RULE(dq_rule_c10)
  * SPREAD one); the median, or -1. */
 #define GROUP_SPREAD(id, e, g, f, prec)                                      \
     ({  double gv_[MAXV];                                                    \
-        size_t gn_ = dq_group_values(e, g, f, gv_, MAXV);                    \
+        size_t gn_ = group_values(e, g, f, gv_, MAXV);                    \
         if (gn_ > 0)                                                         \
             SPREAD(ev->res->interval, id, prec, gv_, gn_);                   \
         dq_median(gv_, gn_); })
@@ -269,12 +327,12 @@ DQ_RULE(dq_rule_c10)
 static const dq_rgroup *idle_poll(dq_ev *ev, const dq_rexp *idle, bool c04,
                                   double *cpu)
 {
-    const dq_rgroup *g = dq_claims_group(idle, "naive", c04 ? 1000 : 100);
-    const dq_rgroup *i10 = c04 ? NULL : dq_claims_group(idle, "naive", 10);
-    const dq_rgroup *base = dq_claims_group(idle, "heap", 0);
+    const dq_rgroup *g = group_of(idle, "naive", c04 ? 1000 : 100);
+    const dq_rgroup *i10 = c04 ? NULL : group_of(idle, "naive", 10);
+    const dq_rgroup *base = group_of(idle, "heap", 0);
     if (g == NULL || g->cpu_ms_per_s_median < 0)
         return NULL;
-    *cpu = GROUP_SPREAD(iv_cpu, idle, g, dq_tv_cpu_s, 2);
+    *cpu = GROUP_SPREAD(iv_cpu, idle, g, tv_cpu_s, 2);
     DQ_TCATP(ev->t, ev->buf, ev->len, &ev->off, c04, "claims.c04_idle",
              "claims.c11_idle", "consumers=%d cmds=%.1f cpu=%.1f",
              g->consumers, g->cmds_per_s_median, *cpu);
@@ -298,15 +356,15 @@ static const dq_rgroup *idle_poll(dq_ev *ev, const dq_rexp *idle, bool c04,
 DQ_RULE(dq_rule_c11)
 {
     const dq_rexp *lat = dq_results_with_plot(r, "lateness-cdf");
-    const dq_rgroup *l100 = dq_claims_group(lat, "naive", 100);
-    const dq_rgroup *lu = dq_claims_group(lat, "lua", 100);
+    const dq_rgroup *l100 = group_of(lat, "naive", 100);
+    const dq_rgroup *lu = group_of(lat, "lua", 100);
     double cpu;
     (void)c;
     const dq_rgroup *i100 = idle_poll(ev, dq_results_with_plot(r,
                                       "idle-cost"), false, &cpu);
     if (i100 == NULL)
         return NONE(c11_none, "");
-    double p99 = l100 ? GROUP_SPREAD(iv_p99, lat, l100, dq_tv_p99, 1) : -1;
+    double p99 = l100 ? GROUP_SPREAD(iv_p99, lat, l100, tv_p99, 1) : -1;
     if (l100 != NULL)
         TSAY(c11_price, "p50=%.1f p99=%.1f exp=%s lua=%.1f", l100->p50_median,
              p99, lat->name, lu ? lu->p99_median : -1);
@@ -327,7 +385,7 @@ static int c04_backlog(dq_ev *ev, const dq_rexp *bl, int64_t *n)
     dq_backlog_range(bl, "lua", INT64_MIN, &small, &big);
     if (big == NULL)
         return TSAY(c04_backlog_none, "  "), -1;
-    double p99 = GROUP_SPREAD(iv_p99, bl, big, dq_tv_p99, 1);
+    double p99 = GROUP_SPREAD(iv_p99, bl, big, tv_p99, 1);
     WILSON(ev->res->interval, iv_lost, big->lost_sum, big->enqueued_sum);
     TSAY(c04_backlog, "  n=%" PRId64 " tasks=%" PRIu64 " p50=%.1f p99=%.1f "
          "lost=%" PRIu64 " exp=%s ", big->backlog, big->enqueued_sum,
@@ -370,12 +428,12 @@ DQ_RULE(dq_rule_c04)
  * 0 lost, -1 not measured. */
 static int c16_lateness(dq_ev *ev, const dq_rexp *lat)
 {
-    const dq_rgroup *ll = dq_claims_group(lat, "list", 0);
-    const dq_rgroup *ln = dq_claims_group(lat, "naive", 100);
+    const dq_rgroup *ll = group_of(lat, "list", 0);
+    const dq_rgroup *ln = group_of(lat, "naive", 100);
     if (ll == NULL || ln == NULL)
         return -1;
-    double l99 = GROUP_SPREAD(iv_p99_list, lat, ll, dq_tv_p99, 1);
-    double n99 = GROUP_SPREAD(iv_p99_naive, lat, ln, dq_tv_p99, 1);
+    double l99 = GROUP_SPREAD(iv_p99_list, lat, ll, tv_p99, 1);
+    double n99 = GROUP_SPREAD(iv_p99_naive, lat, ln, tv_p99, 1);
     TSAY(c16_list, "  p99=%.1f naive=%.1f exp=%s", l99, n99, lat->name);
     SAMPLE(c16_sample_lat, "n=%zu exp=%s", ll->n, lat->name);
     FIGURE("fig-%s-lateness-cdf", lat->name);
@@ -385,12 +443,12 @@ static int c16_lateness(dq_ev *ev, const dq_rexp *lat)
 /* C16's idle part: list's commands/s against naive's at 100 ms. */
 static int c16_idle(dq_ev *ev, const dq_rexp *idle)
 {
-    const dq_rgroup *il = dq_claims_group(idle, "list", 0);
-    const dq_rgroup *in = dq_claims_group(idle, "naive", 100);
+    const dq_rgroup *il = group_of(idle, "list", 0);
+    const dq_rgroup *in = group_of(idle, "naive", 100);
     if (il == NULL || in == NULL || il->cmds_per_s_median < 0 ||
         in->cmds_per_s_median < 0)
         return -1;
-    double lc = GROUP_SPREAD(iv_cmds_list, idle, il, dq_tv_cmds_s, 1);
+    double lc = GROUP_SPREAD(iv_cmds_list, idle, il, tv_cmds_s, 1);
     TSAY(c16_idle, "  consumers=%d cmds=%.1f naive=%.1f exp=%s", il->consumers,
          lc, in->cmds_per_s_median, idle->name);
     SAMPLE(c16_sample_idle, "%sn=%zu exp=%s", ev->res->sample[0] ? "; " : "",
@@ -465,7 +523,7 @@ static dq_verdict c05_backlog(dq_ev *ev, const dq_rexp *bl)
     dq_backlog_range(bl, "lua", 1, &a, &b);
     if (a == NULL || a == b || a->p50_median <= 0)
         return NONE(c05_none, "");
-    size_t n = dq_group_values(bl, b, dq_tv_p50, v, MAXV);
+    size_t n = group_values(bl, b, tv_p50, v, MAXV);
     if (n > 0)
         SPREAD(ev->res->interval, iv_p50, 2, v, n);
     double x = b->p50_median / a->p50_median;
@@ -553,10 +611,10 @@ static int c17_herd(dq_ev *ev, const dq_rexp *e)
     double m[4];
     const dq_rgroup *gs[4] = {la, lb, ba, bb};
     for (int k = 0; k < 4; k++)
-        m[k] = dq_median(v, dq_group_values(e, gs[k], dq_tv_wakeups, v,
+        m[k] = dq_median(v, group_values(e, gs[k], tv_wakeups, v,
                                             MAXV));
-    GROUP_SPREAD(iv_wake_leader, e, lb, dq_tv_wakeups, 2);
-    GROUP_SPREAD(iv_wake_bcast, e, bb, dq_tv_wakeups, 2);
+    GROUP_SPREAD(iv_wake_leader, e, lb, tv_wakeups, 2);
+    GROUP_SPREAD(iv_wake_bcast, e, bb, tv_wakeups, 2);
     TSAY(c17_herd, "lo=%d hi=%d la=%.2f lb=%.2f ba=%.2f bb=%.2f exp=%s ", lo,
          hi, m[0], m[1], m[2], m[3], e->name);
     SAMPLE(c17_sample_herd, "n=%zu lo=%d hi=%d tasks=%" PRIu64 " exp=%s",
