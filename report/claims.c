@@ -83,9 +83,7 @@ static bool tally_exp(const dq_rexp *e, const char *strategy, tally *t)
             t->by[k].name = e->name;
             t->by[k].dup += x->duplicates;
             t->by[k].deliveries += x->deliveries;
-            t->by[k].rate = x->delay_max_ms > x->delay_min_ms
-                ? (double)x->tasks * 1000.0 /
-                      (double)(x->delay_max_ms - x->delay_min_ms) : 0;
+            t->by[k].rate = dq_offered_rate(x);
         }
     }
     return used;

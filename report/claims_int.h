@@ -72,6 +72,9 @@ void dq_claims_wilson(uint64_t k, uint64_t n, char lo[16], char hi[16]);
 
 /* The median of v[0..n-1] (sorts v); -1 when n is 0. */
 double dq_median(double *v, size_t n);
+/* The tasks/s trial t offered: its tasks over its range of due times;
+ * 0 without a range. */
+double dq_offered_rate(const dq_trialrow *t);
 /* The groups of strategy in e (may be NULL) with the fewest and with
  * the most pending tasks (backlog >= min; the first of equals) into *a
  * and *b, both NULL when there is none. */

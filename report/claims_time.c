@@ -240,8 +240,7 @@ static void c10_queueing(dq_ev *ev, const dq_results *r, const dq_rexp *lat)
     if (w != NULL && t != NULL && t->delay_max_ms > t->delay_min_ms)
         TSAY(c10_queueing, "  exp=%s ms=%ld p99=%.0f rate=%.0f tps=%.0f",
              at->name, dq_group_poll_ms(w), w->p99_median,
-             (double)t->tasks * 1000.0 / (double)(t->delay_max_ms -
-             t->delay_min_ms), w->tps_median);
+             dq_offered_rate(t), w->tps_median);
 }
 
 /* C10's verdict after the numbers. */
@@ -288,8 +287,7 @@ DQ_RULE(dq_rule_c10)
     if (b.npoll == 0)
         return NONE(c10_none, "");
     const dq_trialrow *t0 = &lat->trials[0];
-    b.rate = t0->delay_max_ms > t0->delay_min_ms ? (double)t0->tasks *
-             1000.0 / (double)(t0->delay_max_ms - t0->delay_min_ms) : 0;
+    b.rate = dq_offered_rate(t0);
     if (b.no_rtt) {   /* else the tolerance is the round trip measured */
         tol[0] = ' ';
         tol[1] = '\0';

@@ -112,6 +112,13 @@ dq_verdict dq_claim_unmeasured(const dq_claim_def *c, dq_ev *ev)
     return NONE(unmeasured, "decide=%s", decide);
 }
 
+double dq_offered_rate(const dq_trialrow *t)
+{
+    return t->delay_max_ms > t->delay_min_ms
+               ? (double)t->tasks * 1000.0 /
+                     (double)(t->delay_max_ms - t->delay_min_ms) : 0;
+}
+
 void dq_backlog_range(const dq_rexp *e, const char *strategy, int64_t min,
                       const dq_rgroup **a, const dq_rgroup **b)
 {
