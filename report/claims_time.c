@@ -600,23 +600,21 @@ static int c17_herd(dq_ev *ev, const dq_rexp *e)
         lo = lo == 0 || k < lo ? k : lo;
         hi = k > hi ? k : hi;
     }
-    const dq_rgroup *la = wake_group(e, "heap", "leader", lo);
-    const dq_rgroup *lb = wake_group(e, "heap", "leader", hi);
-    const dq_rgroup *ba = wake_group(e, "heap", "broadcast", lo);
-    const dq_rgroup *bb = wake_group(e, "heap", "broadcast", hi);
-    if (la == NULL || lb == NULL || ba == NULL || bb == NULL || lo == hi)
-        return TSAY(c17_herd_none, " "), -1;
+    const dq_rgroup *g[4];   /* leader at lo, at hi; broadcast at lo, hi */
     double m[4];
-    const dq_rgroup *gs[4] = {la, lb, ba, bb};
-    for (int k = 0; k < 4; k++)
-        m[k] = dq_median(v, group_values(e, gs[k], tv_wakeups, v,
-                                            MAXV));
-    GROUP_SPREAD(iv_wake_leader, e, lb, tv_wakeups, 2);
-    GROUP_SPREAD(iv_wake_bcast, e, bb, tv_wakeups, 2);
+    for (int k = 0; k < 4; k++) {
+        g[k] = wake_group(e, "heap", k < 2 ? "leader" : "broadcast",
+                          k % 2 ? hi : lo);
+        if (g[k] == NULL || lo == hi)
+            return TSAY(c17_herd_none, " "), -1;
+        m[k] = dq_median(v, group_values(e, g[k], tv_wakeups, v, MAXV));
+    }
+    GROUP_SPREAD(iv_wake_leader, e, g[1], tv_wakeups, 2);
+    GROUP_SPREAD(iv_wake_bcast, e, g[3], tv_wakeups, 2);
     TSAY(c17_herd, "lo=%d hi=%d la=%.2f lb=%.2f ba=%.2f bb=%.2f exp=%s ", lo,
          hi, m[0], m[1], m[2], m[3], e->name);
     SAMPLE(c17_sample_herd, "n=%zu lo=%d hi=%d tasks=%" PRIu64 " exp=%s",
-           lb->n, lo, hi, lb->enqueued_sum, e->name);
+           g[1]->n, lo, hi, g[1]->enqueued_sum, e->name);
     FIGURE("fig-%s-wakeups", e->name);  /* the opcost part: fig-opcost */
     if (m[3] < 2 * m[2])
         return TSAY(c17_no_baseline, " "), -1;
@@ -649,11 +647,14 @@ static int64_t heap_logn_upto(const dq_opcost *oc, const char *mix,
 }
 
 /* One mix's clause of the O(log n) part; returns the n up to which the
- * heap kept to log n (0: not even at its second n, -1: no rows). */
-static int64_t c17_mix(dq_ev *ev, const dq_opcost *oc, const char *mix)
+ * heap kept to log n (0: not even at its second n, -1: no rows), *all
+ * whether that is its largest n (or it has no rows). */
+static int64_t c17_mix(dq_ev *ev, const dq_opcost *oc, const char *mix,
+                       bool *all)
 {
     const dq_opcost_row *lo, *hi, *wlo, *whi;
     int64_t upto = heap_logn_upto(oc, mix, &lo, &hi);
+    *all = true;
     if (lo == NULL || hi == lo)
         return -1;
     char up[160] = "";
@@ -670,7 +671,8 @@ static int64_t c17_mix(dq_ev *ev, const dq_opcost *oc, const char *mix)
     if (!ev->res->sample[0] || !strstr(ev->res->sample, "opcost"))
         SAMPLE(c17_sample_opcost, "; ops=%" PRId64 " lo_n=%" PRId64
                " hi_n=%" PRId64, hi->ops, lo->n, hi->n);
-    return upto >= hi->n ? hi->n : upto;
+    *all = upto >= hi->n;
+    return *all ? hi->n : upto;
 }
 
 /* The O(log n) part from `dqlab opcost`: the heap's ns per operation
@@ -683,16 +685,13 @@ static int64_t c17_mix(dq_ev *ev, const dq_opcost *oc, const char *mix)
  * 0 the heap outgrew log n from the start, -1 not measured. */
 static int c17_opcost(dq_ev *ev, const dq_opcost *oc)
 {
-    const dq_opcost_row *lo, *hi;
+    bool n_all, s_all;
     if (!oc->present)
         return TSAY(c17_opcost_none, "  "), -1;
-    int64_t now = c17_mix(ev, oc, "now"), steady = c17_mix(ev, oc, "steady");
+    int64_t now = c17_mix(ev, oc, "now", &n_all);
+    int64_t steady = c17_mix(ev, oc, "steady", &s_all);
     if (now < 0 && steady < 0)
         return TSAY(c17_opcost_none, "  "), -1;
-    dq_opcost_range(oc, "heap", "steady", &lo, &hi);
-    bool s_all = steady < 0 || (hi != NULL && steady >= hi->n);
-    dq_opcost_range(oc, "heap", "now", &lo, &hi);
-    bool n_all = now < 0 || (hi != NULL && now >= hi->n);
     if (n_all && s_all)
         return 1;
     if (n_all && steady > 0)
