@@ -1,5 +1,6 @@
-/* claims.c -- the claims table, the helpers every rule shares, and the
- * rules of two shapes: duplicate tallies and probe readings.
+/* claims.c -- the claims table and the rules of two shapes: duplicate
+ * tallies and probe readings, each claim's parameters a row of
+ * text/claim_rows.md.
  *
  * CLAIMS.md (the lab's brief) lists what tutorials and interview guides say
  * about delay queues on Redis.  text/claims.md restates each claim in

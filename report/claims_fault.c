@@ -328,9 +328,9 @@ DQ_RULE(dq_rule_c14)
     fault_total(ev, r, "restart_off", &no);
     fault_total(ev, r, "restart_every", &every);
     fault_total(ev, r, "restart_always", &always);
-    if (every.cells == 0)
+    if (every.cells == 0) {
         TSAY(c14_no_everysec, " ");
-    else {
+    } else {
         char modes[512] = "";
         size_t mo = 0;
         const fault_sum *ms[3] = {&no, &every, &always};
@@ -342,8 +342,6 @@ DQ_RULE(dq_rule_c14)
                         "%smode=%s lost=%" PRIu64 " n=%" PRIu64,
                         mo ? ", " : "", mw[m], ms[m]->lost, ms[m]->enqueued);
         TSAY(c14_process, "exp=%s modes=%s", every.exp, modes);
-    }
-    if (every.cells) {
         WILSON(ev->res->interval, iv_proc_everysec, every.lost,
                every.enqueued);
         SAMPLE(c14_sample, "trials=%zu tasks=%" PRIu64, every.trials,
