@@ -121,8 +121,8 @@ typedef struct dq_crow {
 } dq_crow;
 /* The use of table name of claim_rows.md (a const dq_tuse *). */
 #define DQ_ROWS(name) DQ_TUSE("claim_rows." name, "")
-/* The rows of table u whose first cell is key, at most max into rows
- * (key NULL: none, the table only checked).  Returns how many, or -1
+/* The rows of table u whose first cell is key, at most max (> 0) into
+ * rows; every row of u is checked.  Returns how many, or -1
  * when a row is not "| a | b |" with the header's number of cells or no
  * row has key: then t->err names the file and line, and the report
  * stops. */

@@ -93,11 +93,10 @@ int dq_claim_rows(dq_ev *ev, const dq_tuse *u, const char *key, dq_crow *rows,
         row.line = line;
         if (ncol == 0)
             ncol = row.n;   /* the header; the rule line follows */
-        else if (row.cell[0][0] != '-' && key != NULL &&
-                 strcmp(row.cell[0], key) == 0 && got < max)
+        else if (strcmp(row.cell[0], key) == 0 && got < max)
             rows[got++] = row;
     }
-    if (got == 0 && key != NULL && max > 0) {
+    if (got == 0) {
         snprintf(what, sizeof what, "%s has no row %s", u->name, key);
         dq_row_bad(ev, u, t->line[i], what);
         return -1;
