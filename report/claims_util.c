@@ -42,28 +42,22 @@ void dq_row_bad(dq_ev *ev, const dq_tuse *u, int line, const char *what)
 }
 
 /* The cells of table line l (len bytes, "| a | b |") into *row; false
- * when it is no such line. */
+ * when it is no such line, or has a cell too many or too long. */
 static bool split_row(const char *l, size_t len, dq_crow *row)
 {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%.*s", (int)len, l);
-    len = strlen(buf);
-    if (len < 2 || buf[0] != '|' || buf[len - 1] != '|')
-        return false;
-    buf[len - 1] = '\0';
     row->n = 0;
-    for (char *p = buf + 1, *q; p != NULL && row->n < DQ_ROW_CELLS;
-         p = q ? q + 1 : NULL) {
-        if ((q = strchr(p, '|')) != NULL)
-            *q = '\0';
+    if (len < 2 || l[0] != '|' || l[len - 1] != '|')
+        return false;
+    for (const char *p = l + 1, *q; p < l + len; p = q + 1) {
+        q = memchr(p, '|', (size_t)(l + len - p));
         p += strspn(p, " ");
-        size_t n = strlen(p);
+        size_t n = q > p ? (size_t)(q - p) : 0;
         while (n > 0 && p[n - 1] == ' ')
             n--;
+        if (row->n == DQ_ROW_CELLS || n >= sizeof row->cell[0])
+            return false;
         snprintf(row->cell[row->n++], sizeof row->cell[0], "%.*s", (int)n,
                  p);
-        if (q == NULL)
-            break;
     }
     return true;
 }
@@ -84,8 +78,10 @@ int dq_claim_rows(dq_ev *ev, const dq_tuse *u, const char *key, dq_crow *rows,
         dq_crow row;
         line++;
         if (!split_row(p, len, &row) || (ncol && row.n != ncol)) {
-            snprintf(what, sizeof what, "a row of %s with %zu cells, not the "
-                     "header's %zu (\"| a | b |\")", u->name, row.n, ncol);
+            snprintf(what, sizeof what, "a row of %s that is not \"| a | b "
+                     "|\" with the header's %zu cells (at most %d, each "
+                     "under %zu bytes)", u->name, ncol, DQ_ROW_CELLS,
+                     sizeof row.cell[0]);
             dq_row_bad(ev, u, line, what);
             return -1;
         }
@@ -93,11 +89,12 @@ int dq_claim_rows(dq_ev *ev, const dq_tuse *u, const char *key, dq_crow *rows,
         row.line = line;
         if (ncol == 0)
             ncol = row.n;   /* the header; the rule line follows */
-        else if (strcmp(row.cell[0], key) == 0 && got < max)
-            rows[got++] = row;
+        else if (strcmp(row.cell[0], key) == 0 && got++ < max)
+            rows[got - 1] = row;
     }
-    if (got == 0) {
-        snprintf(what, sizeof what, "%s has no row %s", u->name, key);
+    if (got == 0 || got > max) {
+        snprintf(what, sizeof what, "%s has %s row %s", u->name,
+                 got ? "more than the rule reads of" : "no", key);
         dq_row_bad(ev, u, t->line[i], what);
         return -1;
     }
