@@ -418,7 +418,6 @@ DQ_RULE(dq_rule_c23)
 
 /* ---- C21: redeliveries under faults -------------------------------------- */
 
-/* C21: at-least-once consumers do get tasks twice under faults. */
 /* The work at-least-once strategies ran twice (trials.csv
  * processed_twice: redelivered while the first consumer still worked,
  * its ack then refused), said when any did. */
@@ -441,6 +440,7 @@ static void c21_twice(dq_ev *ev, const dq_results *r)
              twice == 1 ? "" : "s", trials, trials == 1 ? "" : "s");
 }
 
+/* C21: at-least-once consumers do get tasks twice under faults. */
 DQ_RULE(dq_rule_c21)
 {
     uint64_t red = 0, enq = 0;
