@@ -152,6 +152,15 @@ static void dups_none(dq_ev *ev, const tally *t, bool deliveries,
     dq_append(b, len, &off, "%s", w);
 }
 
+/* A claim of no duplicates refuted: how many, in which trials. */
+static dq_verdict dups_refute(dq_ev *ev, const tally *t, const char *w)
+{
+    char b[1024];
+    dups_seen(ev, t, b, sizeof b);
+    SAY("%s%s.", b, w);
+    return DQ_VERDICT_DOES_NOT_HOLD;
+}
+
 /* C01: naive (ZRANGEBYSCORE then ZREM) with 2+ consumers duplicates. */
 static dq_verdict say_c01(dq_ev *ev, const tally *t, const char *w)
 {
@@ -170,11 +179,8 @@ static dq_verdict say_c01(dq_ev *ev, const tally *t, const char *w)
 static dq_verdict say_c02(dq_ev *ev, const tally *t, const char *w)
 {
     char b[1024], few[128] = "";
-    if (t->duplicates > 0) {
-        dups_seen(ev, t, b, sizeof b);
-        SAY("%s%s.", b, w);
-        return DQ_VERDICT_DOES_NOT_HOLD;
-    }
+    if (t->duplicates > 0)
+        return dups_refute(ev, t, w);
     dups_none(ev, t, true, w, b, sizeof b);
     if (t->max_consumers < 4)
         TBUF(few, c02_few, "  max_c=%d", t->max_consumers);
@@ -187,11 +193,8 @@ static dq_verdict say_c03(dq_ev *ev, const tally *t, const char *w)
 {
     char b[1024];
     double d = (double)t->delivered;
-    if (t->duplicates > 0) {
-        dups_seen(ev, t, b, sizeof b);
-        SAY("%s%s.", b, w);
-        return DQ_VERDICT_DOES_NOT_HOLD;
-    }
+    if (t->duplicates > 0)
+        return dups_refute(ev, t, w);
     dups_none(ev, t, true, w, b, sizeof b);
     if (t->lost_races == 0) {
         TSAY(c03_no_race, "none=%s", b);

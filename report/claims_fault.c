@@ -364,8 +364,8 @@ DQ_RULE(dq_rule_c15)
 {
     fault_sum w0, w1;
     (void)c;
-    fault_total(ev, r, "failover", &w0);
-    fault_total(ev, r, "failover_wait", &w1);
+    fault_total(ev, r, "replica_all", &w0);
+    fault_total(ev, r, "replica_wait", &w1);
     if (w0.cells == 0)
         return dq_claim_unmeasured(c, ev);
     uint64_t l0 = w0.lost - w1.lost, n0 = w0.enqueued - w1.enqueued;
