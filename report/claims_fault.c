@@ -116,9 +116,10 @@ static bool flags_of(char *words, unsigned *flags, char *bad, size_t len)
         while (b != 0 && (dq_flag_name(b) == NULL ||
                           strcmp(dq_flag_name(b), w) != 0))
             b <<= 1;
-        if (b == 0)
-            return snprintf(bad, len, "%s is no strategy flag (dq.h)", w),
-                   false;
+        if (b == 0) {
+            snprintf(bad, len, "%s is no strategy flag (dq.h)", w);
+            return false;
+        }
         *flags |= b;
     }
     return true;
