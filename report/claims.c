@@ -1,5 +1,6 @@
-/* claims.c -- the claims table, the helpers every rule shares, and the
- * rules of two shapes: duplicate tallies and probe readings.
+/* claims.c -- the claims table and the rules of two shapes: duplicate
+ * tallies and probe readings, each claim's parameters a row of
+ * text/claim_rows.md.
  *
  * CLAIMS.md (the lab's brief) lists what tutorials and interview guides say
  * about delay queues on Redis.  text/claims.md restates each claim in
@@ -29,19 +30,14 @@
 
 const char *dq_verdict_name(dq_verdict v)
 {
-    switch (v) {
-    case DQ_VERDICT_HOLDS:
-        return "holds";
-    case DQ_VERDICT_HOLDS_WITHIN:
-        return "holds within stated limits";
-    case DQ_VERDICT_DOES_NOT_HOLD:
-        return "does not hold as stated";
-    case DQ_VERDICT_PARTLY_MEASURED:
-        return "partly measured";
-    case DQ_VERDICT_NOT_MEASURED:
-        break;
-    }
-    return "not yet measured";
+    static const char *const name[] = {
+        [DQ_VERDICT_NOT_MEASURED] = "not yet measured",
+        [DQ_VERDICT_PARTLY_MEASURED] = "partly measured",
+        [DQ_VERDICT_HOLDS] = "holds",
+        [DQ_VERDICT_HOLDS_WITHIN] = "holds within stated limits",
+        [DQ_VERDICT_DOES_NOT_HOLD] = "does not hold as stated",
+    };
+    return (unsigned)v <= DQ_VERDICT_DOES_NOT_HOLD ? name[v] : name[0];
 }
 
 /* ---- Duplicate tallies: C01, C02, C03, C13 ------------------------------ */
@@ -50,6 +46,7 @@ const char *dq_verdict_name(dq_verdict v)
  * experiment without injected faults; per experiment the duplicates and
  * deliveries (an experiment is one load: its arrival rate). */
 struct dq_claims_tally {
+    const char *strategy;
     size_t trials, dup_trials, nexp;
     uint64_t duplicates, dup_max, deliveries, tasks;
     uint64_t lost_races, round_trips, delivered;
@@ -87,9 +84,7 @@ static bool tally_exp(const dq_rexp *e, const char *strategy, tally *t)
             t->by[k].name = e->name;
             t->by[k].dup += x->duplicates;
             t->by[k].deliveries += x->deliveries;
-            t->by[k].rate = x->delay_max_ms > x->delay_min_ms
-                ? (double)x->tasks * 1000.0 /
-                      (double)(x->delay_max_ms - x->delay_min_ms) : 0;
+            t->by[k].rate = dq_offered_rate(x);
         }
     }
     return used;
@@ -98,6 +93,7 @@ static bool tally_exp(const dq_rexp *e, const char *strategy, tally *t)
 static void tally_of(const dq_results *r, const char *strategy, tally *t)
 {
     memset(t, 0, sizeof *t);
+    t->strategy = strategy;
     for (size_t i = 0; i < r->nexps; i++) {
         const dq_rexp *e = &r->exps[i];
         if (dq_loss_is(e) || !tally_exp(e, strategy, t))
@@ -113,8 +109,9 @@ static void tally_of(const dq_results *r, const char *strategy, tally *t)
 
 /* Sample and interval of a tally: trials, tasks, deliveries; duplicates
  * among the deliveries, per experiment when there are several. */
-static void tally_sample(dq_ev *ev, const tally *t, const char *s)
+static void tally_sample(dq_ev *ev, const tally *t)
 {
+    const char *s = t->strategy;
     SAMPLE(tally_sample, "strategy=%s trials=%zu max_c=%d tasks=%" PRIu64
            " deliveries=%" PRIu64 " exps=%s", s, t->trials, t->max_consumers,
            t->tasks, t->deliveries, t->exps);
@@ -132,22 +129,22 @@ static void tally_sample(dq_ev *ev, const tally *t, const char *s)
 
 /* "<strategy> delivered N duplicate deliveries in a of b trials with 2 to
  * c consumers" into b. */
-static void dups_seen(dq_ev *ev, const tally *t, const char *s, char *b,
-                      size_t len)
+static void dups_seen(dq_ev *ev, const tally *t, char *b, size_t len)
 {
     DQ_TCAT(ev->t, b, len, &(size_t){0}, "claims.dups_seen", "strategy=%s "
-            "n=%" PRIu64 " trials=%zu of=%zu max_c=%d", s, t->duplicates,
+            "n=%" PRIu64 " trials=%zu of=%zu max_c=%d", t->strategy,
+            t->duplicates,
             t->dup_trials, t->trials, t->max_consumers);
 }
 
 /* "<strategy> delivered no duplicate in n trials with 2 to c consumers
  * [(d deliveries)]<where>" into b. */
-static void dups_none(dq_ev *ev, const tally *t, const char *s,
-                      bool deliveries, const char *w, char *b, size_t len)
+static void dups_none(dq_ev *ev, const tally *t, bool deliveries,
+                      const char *w, char *b, size_t len)
 {
     size_t off = 0;
     DQ_TCAT(ev->t, b, len, &off, "claims.dups_none", "strategy=%s "
-            "trials=%zu s=%s max_c=%d", s, t->trials,
+            "trials=%zu s=%s max_c=%d", t->strategy, t->trials,
             t->trials == 1 ? "" : "s", t->max_consumers);
     if (deliveries)
         DQ_TCAT(ev->t, b, len, &off, "claims.dups_deliveries", " n=%"
@@ -155,16 +152,25 @@ static void dups_none(dq_ev *ev, const tally *t, const char *s,
     dq_append(b, len, &off, "%s", w);
 }
 
+/* A claim of no duplicates refuted: how many, in which trials. */
+static dq_verdict dups_refute(dq_ev *ev, const tally *t, const char *w)
+{
+    char b[1024];
+    dups_seen(ev, t, b, sizeof b);
+    SAY("%s%s.", b, w);
+    return DQ_VERDICT_DOES_NOT_HOLD;
+}
+
 /* C01: naive (ZRANGEBYSCORE then ZREM) with 2+ consumers duplicates. */
 static dq_verdict say_c01(dq_ev *ev, const tally *t, const char *w)
 {
     char b[1024];
     if (t->duplicates > 0) {
-        dups_seen(ev, t, "naive", b, sizeof b);
+        dups_seen(ev, t, b, sizeof b);
         TSAY(c01_holds, "seen=%s max=%" PRIu64 " where=%s", b, t->dup_max, w);
         return DQ_VERDICT_HOLDS;
     }
-    dups_none(ev, t, "naive", false, w, b, sizeof b);
+    dups_none(ev, t, false, w, b, sizeof b);
     TSAY(c01_not, "none=%s", b);
     return DQ_VERDICT_NOT_MEASURED;
 }
@@ -173,12 +179,9 @@ static dq_verdict say_c01(dq_ev *ev, const tally *t, const char *w)
 static dq_verdict say_c02(dq_ev *ev, const tally *t, const char *w)
 {
     char b[1024], few[128] = "";
-    if (t->duplicates > 0) {
-        dups_seen(ev, t, "lua", b, sizeof b);
-        SAY("%s%s.", b, w);
-        return DQ_VERDICT_DOES_NOT_HOLD;
-    }
-    dups_none(ev, t, "lua", true, w, b, sizeof b);
+    if (t->duplicates > 0)
+        return dups_refute(ev, t, w);
+    dups_none(ev, t, true, w, b, sizeof b);
     if (t->max_consumers < 4)
         TBUF(few, c02_few, "  max_c=%d", t->max_consumers);
     TSAY(c02_holds, "none=%s few=%s", b, few);
@@ -190,12 +193,9 @@ static dq_verdict say_c03(dq_ev *ev, const tally *t, const char *w)
 {
     char b[1024];
     double d = (double)t->delivered;
-    if (t->duplicates > 0) {
-        dups_seen(ev, t, "naive-checked", b, sizeof b);
-        SAY("%s%s.", b, w);
-        return DQ_VERDICT_DOES_NOT_HOLD;
-    }
-    dups_none(ev, t, "naive-checked", true, w, b, sizeof b);
+    if (t->duplicates > 0)
+        return dups_refute(ev, t, w);
+    dups_none(ev, t, true, w, b, sizeof b);
     if (t->lost_races == 0) {
         TSAY(c03_no_race, "none=%s", b);
         return DQ_VERDICT_PARTLY_MEASURED;
@@ -220,43 +220,58 @@ static dq_verdict say_c13(dq_ev *ev, const tally *t, const char *w)
     return DQ_VERDICT_NOT_MEASURED;
 }
 
-/* The duplicate tally rule: args->strategy over the trials with 2+
- * consumers, worded and judged by args->say. */
+/* The duplicate tally rule: the strategy of the claim's row of
+ * claim_rows.md (tallies) over the trials with 2+ consumers, worded and
+ * judged by args->say. */
 static dq_verdict rule_tally(const dq_claim_def *c, const dq_results *r,
                              dq_ev *ev)
 {
     tally t;
+    dq_crow row;
     char w[512] = "";
-    tally_of(r, c->args->strategy, &t);
+    if (dq_claim_rows(ev, DQ_ROWS("tallies"), c->id, &row, 1) < 0)
+        return DQ_VERDICT_NOT_MEASURED;
+    tally_of(r, row.cell[1], &t);
     if (t.trials == 0)
-        return NONE(tally_none, "strategy=%s", c->args->strategy);
+        return NONE(tally_none, "strategy=%s", row.cell[1]);
     TBUF(w, tally_where, " exps=%s", t.exps);
-    tally_sample(ev, &t, c->args->strategy);
+    tally_sample(ev, &t);
     return c->args->say(ev, &t, w);
 }
 
 /* ---- Probe readings: C06-C09, C20, C22, C27, C28 -----------------------
  * Claims about Redis itself; one real interaction each decides them
- * (`dqlab probes`).  The rule reads the keys each row names from the
- * verdict_input column of probes.csv, then the row's judge decides. */
+ * (`dqlab probes`).  The rule reads the keys the claim's rows of
+ * claim_rows.md (probes) name from the verdict_input column of
+ * probes.csv, then the claim's judge decides. */
 
 static dq_verdict rule_probes(const dq_claim_def *c, const dq_results *r,
                               dq_ev *ev)
 {
     const dq_probes *p = &r->probes;
     int64_t v[5][12];
+    dq_crow rd[5];
+    int n = dq_claim_rows(ev, DQ_ROWS("probes"), c->id, rd, 5);
+    if (n < 0)
+        return DQ_VERDICT_NOT_MEASURED;
     if (!p->present)
         return NONE(probes_none, "root=%s", r->root);
-    for (size_t k = 0; k < 5 && c->args->reads[k].probe; k++) {
-        const dq_probe_read *rd = &c->args->reads[k];
-        const dq_probe_row *row = dq_probes_find(p, c->id, rd->probe);
-        for (size_t i = 0; rd->keys[i] != NULL; i++)
-            if (!dq_probe_int(row, rd->keys[i], &v[k][i]))
+    for (int k = 0; k < n; k++) {
+        const dq_probe_row *row = dq_probes_find(p, c->id, rd[k].cell[1]);
+        char *save = NULL, *key = strtok_r(rd[k].cell[2], " ", &save);
+        for (size_t i = 0; key != NULL && i < 12;
+             key = strtok_r(NULL, " ", &save))
+            if (!dq_probe_int(row, key, &v[k][i++]))
                 return NONE(probes_lacks, "dir=%s id=%s probe=%s key=%s",
-                            p->dir, c->id, rd->probe, rd->keys[i]);
+                            p->dir, c->id, rd[k].cell[1], key);
     }
     FIGURE("probes");
-    return c->args->judge(ev, r, v);
+    dq_verdict vd = c->args->judge(ev, r, v);
+    if (vd != DQ_VERDICT_NOT_MEASURED && ev->res->sample[0] == '\0') {
+        SAMPLE(probe_one, "");   /* one interaction, an exact count */
+        IVAL(iv_exact_count, "");
+    }
+    return vd;
 }
 
 /* The Redis version of the probe run, or "?". */
@@ -318,8 +333,6 @@ static dq_verdict judge_c08(dq_ev *ev, const dq_results *r,
          PRId64 " pm_found=%" PRId64 " im_members=%" PRId64 " im_due=%"
          PRId64 " im_found=%" PRId64, probe_redis(r), pm[3], pm[0], pm[1],
          pm[2], im[0], im[1], im[2]);
-    SAMPLE(probe_one, "");
-    IVAL(iv_exact_count, "");
     return pm[0] < pm[3] && im[0] == im[3] ? DQ_VERDICT_HOLDS
                                            : DQ_VERDICT_DOES_NOT_HOLD;
 }
@@ -355,8 +368,6 @@ static dq_verdict judge_c20(dq_ev *ev, const dq_results *r,
     TSAY(c20, "redis=%s observed=%s rejected=%s maxlen=%" PRId64 " added=%"
          PRId64 " xlen=%" PRId64, probe_redis(r), row ? row->observed : "?",
          rej, x[2], x[1], x[0]);
-    SAMPLE(probe_one, "");
-    IVAL(iv_exact_count, "");
     return z[0] == 1 && z[1] == 0 ? DQ_VERDICT_DOES_NOT_HOLD
                                   : DQ_VERDICT_HOLDS;
 }
@@ -367,10 +378,7 @@ static dq_verdict judge_c20(dq_ev *ev, const dq_results *r,
 static dq_verdict judge_c07(dq_ev *ev, const dq_results *r,
                             int64_t v[5][12])
 {
-    static const struct dq_claim_args recipe = {
-        .strategy = "zpopmin", .option = "due_check", .dflt = "1",
-        .recipe = "0", .early = 1};
-    static const dq_claim_def def = {"C07", NULL, NULL, NULL, &recipe};
+    static const dq_claim_def def = {.id = "C07"};
     const int64_t *a = v[0], *d = v[1];
     TSAY(c07, "redis=%s threads=%" PRId64 " members=%" PRId64 " pops=%"
          PRId64 " dups=%" PRId64 " missed=%" PRId64 " lost=%" PRId64 " n=%"
@@ -395,8 +403,6 @@ static dq_verdict judge_c22(dq_ev *ev, const dq_results *r,
     TSAY(c22, "redis=%s xread=%" PRId64 " xgroup=%" PRId64 " ahead=%" PRId64
          " reclaimed=%" PRId64 " acked=%" PRId64, probe_redis(r), f[0], f[1],
          f[2], a[0], a[1]);
-    SAMPLE(probe_one, "");
-    IVAL(iv_exact_count, "");
     /* an entry due a minute ahead read at once: no delay of its own */
     return f[0] == 1 || f[1] == 1 ? DQ_VERDICT_DOES_NOT_HOLD
                                   : DQ_VERDICT_HOLDS;
@@ -441,20 +447,13 @@ static dq_verdict judge_c28(dq_ev *ev, const dq_results *r,
          "zfirst=%s", probe_redis(r), (double)x[0] / 1000.0,
          (double)x[1] / 1000.0, x[4], x[2] ? "" : " not",
          x[3] ? "" : " not");
-    SAMPLE(probe_one, "");
-    IVAL(iv_exact_count, "");
     return hol && x[3] ? DQ_VERDICT_HOLDS : DQ_VERDICT_DOES_NOT_HOLD;
 }
 
 /* ---- The table ---------------------------------------------------------- */
 
-#define TALLY(s, fn) &(const struct dq_claim_args){.strategy = s, .say = fn}
-#define PROBES(fn, ...)                                                      \
-    &(const struct dq_claim_args){.judge = fn, .reads = {__VA_ARGS__}}
-#define READ(probe, ...) {probe, {__VA_ARGS__, NULL}}
-#define RECIPE(s, o, d, x, e)                                                \
-    &(const struct dq_claim_args){.strategy = s, .option = o, .dflt = d,     \
-                                  .recipe = x, .early = e}
+#define TALLY(fn) &(const struct dq_claim_args){.say = fn}
+#define PROBES(fn) &(const struct dq_claim_args){.judge = fn}
 /* A row: the id, its texts in claims.md ("c01_text", "c01_decide"). */
 #define CLAIM(n, ...) {"C" #n, &claim_texts[2 * (1##n - 101)],              \
                        &claim_texts[2 * (1##n - 101) + 1], __VA_ARGS__}
@@ -471,66 +470,34 @@ static const dq_tuse claim_texts[] DQ_TUSES = {
 };
 
 const dq_claim_def dq_claims[] = {
-    CLAIM(01, rule_tally, TALLY("naive", say_c01)),
-    CLAIM(02, rule_tally, TALLY("lua", say_c02)),
-    CLAIM(03, rule_tally, TALLY("naive-checked", say_c03)),
+    CLAIM(01, rule_tally, TALLY(say_c01)),
+    CLAIM(02, rule_tally, TALLY(say_c02)),
+    CLAIM(03, rule_tally, TALLY(say_c03)),
     CLAIM(04, dq_rule_c04, NULL),
     CLAIM(05, dq_rule_c05, NULL),
-    CLAIM(06, rule_probes, PROBES(judge_c06,
-                                  READ("ms-epoch", "exact", "n", "lo", "hi"),
-                                  READ("us-epoch", "exact", "n"),
-                                  READ("ns-epoch", "exact", "n", "max_err"),
-                                  READ("first-inexact", "first_inexact"),
-                                  READ("ms-x4096", "first_inexact_ms"))),
-    CLAIM(07, rule_probes, PROBES(judge_c07, READ("zpopmin-atomic",
-                                  "duplicates", "missing", "popped", "n",
-                                  "threads"),
-                                  READ("pop-then-die", "lost", "n"))),
-    CLAIM(08, rule_probes, PROBES(judge_c08, READ("payload-member",
-                                  "members", "due_first", "delivered",
-                                  "tasks"),
-                                  READ("id-member", "members", "due_first",
-                                       "delivered", "tasks"))),
-    CLAIM(09, rule_probes, PROBES(judge_c09, READ("ttl-shorter", "lost", "n",
-                                                  "ttl_ms", "delay_ms"),
-                                  READ("ttl-longer", "lost", "n", "ttl_ms",
-                                       "delay_ms"),
-                                  READ("leftovers", "leftovers", "before",
-                                       "n"))),
+    CLAIM(06, rule_probes, PROBES(judge_c06)),
+    CLAIM(07, rule_probes, PROBES(judge_c07)),
+    CLAIM(08, rule_probes, PROBES(judge_c08)),
+    CLAIM(09, rule_probes, PROBES(judge_c09)),
     CLAIM(10, dq_rule_c10, NULL),
     CLAIM(11, dq_rule_c11, NULL),
     CLAIM(12, dq_rule_c12, NULL),
-    CLAIM(13, rule_tally, TALLY("naive", say_c13)),
+    CLAIM(13, rule_tally, TALLY(say_c13)),
     CLAIM(14, dq_rule_c14, NULL),
     CLAIM(15, dq_rule_c15, NULL),
     CLAIM(16, dq_rule_c16, NULL),
     CLAIM(17, dq_rule_c17, NULL),
     CLAIM(18, dq_rule_c18, NULL),
     CLAIM(19, NULL, NULL),
-    CLAIM(20, rule_probes, PROBES(judge_c20, READ("zadd-maxlen", "rejected",
-                                                  "zcard"),
-                                  READ("xadd-maxlen", "xlen", "added",
-                                       "maxlen"))),
+    CLAIM(20, rule_probes, PROBES(judge_c20)),
     CLAIM(21, dq_rule_c21, NULL),
-    CLAIM(22, rule_probes, PROBES(judge_c22, READ("future-id",
-                                  "readable_xread", "readable_xreadgroup",
-                                  "ahead_ms"),
-                                  READ("ack-reclaim", "reclaimed",
-                                       "acked"))),
+    CLAIM(22, rule_probes, PROBES(judge_c22)),
     CLAIM(23, dq_rule_c23, NULL),
-    CLAIM(24, dq_rule_recipe, RECIPE("lua", "cleanup_horizon_ms", "0", NULL,
-                                     0)),
-    CLAIM(25, dq_rule_recipe, RECIPE(NULL, "resolution_ms", "1", "1000", 1)),
+    CLAIM(24, dq_rule_recipe, NULL),
+    CLAIM(25, dq_rule_recipe, NULL),
     CLAIM(26, dq_rule_c26, NULL),
-    CLAIM(27, rule_probes, PROBES(judge_c27, READ("ttl-keys-notify",
-                                  "measured", "repeats", "off_keys_per_s",
-                                  "on_keys_per_s", "off_cpu_us_per_1k",
-                                  "on_cpu_us_per_1k", "rate_ratio_pm",
-                                  "cpu_ratio_pm", "on_events"))),
-    CLAIM(28, rule_probes, PROBES(judge_c28, READ("list-vs-zset",
-                                  "list_late_b_us", "zset_late_b_us",
-                                  "list_b_first", "zset_b_first",
-                                  "hol_ms"))),
+    CLAIM(27, rule_probes, PROBES(judge_c27)),
+    CLAIM(28, rule_probes, PROBES(judge_c28)),
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -553,16 +520,12 @@ dq_verdict dq_claim_decide(const dq_claim_def *c, const dq_results *r,
                            dq_texts *t, char *buf, size_t len,
                            dq_claim_result *res)
 {
-    char decide[512] = "";
-    dq_ev e = {t, buf, len, 0, res}, *ev = &e;
+    dq_ev e = {t, buf, len, 0, res};
     buf[0] = '\0';
     memset(res, 0, sizeof *res);
-    if (c->rule != NULL) {
-        dq_verdict v = c->rule(c, r, ev);
-        dq_claim_space_sentences(buf, len);
-        return v;
-    }
-    dq_tcat(t, decide, sizeof decide, &(size_t){0}, c->decide, "");
-    TSAY(unmeasured, "decide=%s", decide);
-    return DQ_VERDICT_NOT_MEASURED;
+    if (c->rule == NULL)
+        return dq_claim_unmeasured(c, &e);
+    dq_verdict v = c->rule(c, r, &e);
+    dq_claim_space_sentences(buf, len);
+    return v;
 }

@@ -2,13 +2,15 @@
  * CLAIMS.md) and the rules that decide them from the results model.
  *
  * The table is data: each row carries the claim in dqlab's own words and
- * the measurement that would decide it (texts of text/claims.md), a rule
- * (NULL while no experiment measures it) and the rule's parameters.
- * Claims of the same shape share one rule with different parameters (the
- * duplicate tallies C01, C02, C03 and C13; the probe readings C06-C09,
- * C20, C22, C27, C28; a tutorial recipe against dqlab's default, C07, C24,
- * C25).  The rules read only the loaded results (results.h); the Claims
- * section prints the table.
+ * the measurement that would decide it (texts of text/claims.md) and a
+ * rule (NULL while no experiment measures it).  The rules' parameters are
+ * rows of text/claim_rows.md, read with the texts: claims of the same
+ * shape share one rule with different rows (the duplicate tallies C01,
+ * C02, C03 and C13; the probe readings C06-C09, C20, C22, C27, C28; a
+ * tutorial recipe against dqlab's default, C07, C24, C25), and the fault
+ * rules name their loss-table cells by a row, so a fault's name is data.
+ * The rules read only the loaded results (results.h); the Claims section
+ * prints the table.
  *
  * A verdict is one of five words, each defined once (text/claims.md,
  * verdicts): it states its sample (trials, tasks, kills) and, for a rate
@@ -65,7 +67,8 @@ struct dq_claim_def {
     const dq_tuse *text;  /* the claim, in dqlab's words */
     const dq_tuse *decide;  /* the experiment or measurement that decides it */
     dq_claim_rule rule;   /* NULL: no experiment decides it yet */
-    const struct dq_claim_args *args;  /* the rule's parameters (claims.c) */
+    const struct dq_claim_args *args;  /* the C a shared rule needs besides
+                                          its row (claims_int.h) */
 };
 
 /* Every claim, in id order, ended by a row with id NULL. */

@@ -12,26 +12,32 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <strings.h>
 
 #include "../strategies/dq.h"
 #include "claims_int.h"
 
-/* What one fault did to some strategies, over the loss tables' columns
- * whose spec names the fault (and holds arg, when not NULL). */
+/* What one fault did to some strategies: the cells of a row of
+ * claim_rows.md (faults), over the loss tables' columns whose spec names
+ * the fault (and holds its argument); refused and rate over every trial
+ * of that spec. */
 typedef struct fault_sum {
     size_t cells, trials;
     uint64_t enqueued, lost, lost_claimed, lost_retry, redelivered, kills;
+    uint64_t refused;         /* enqueues refused (OOM) in its trials */
+    int64_t rate;             /* the highest offered rate of its trials */
     char lost_by[512];        /* "lua 2 of 200, naive 3 of 200" */
     char clean[512];          /* "list (0 of 200), ...": nothing lost */
     char exp[64];             /* the first experiment with such a cell */
-    char spec[64];            /* and its column */
 } fault_sum;
 
-/* Which cells: flags with all of need and none of not, (strategy not
- * NULL) only that strategy's cells or all but its, (row not NULL) rows
- * whose label holds it, (retry not NULL) trials whose failed work was
- * retried that way (trials.csv retry: "readd" or "nack"). */
+/* Which cells (a row of claim_rows.md faults; NULL: any): the fault and
+ * its argument ("!x": without x), flags with all of need and none of
+ * not, only that strategy's cells (or, only false, all but its), rows
+ * whose label holds row, trials whose failed work was retried that way
+ * (trials.csv retry: "readd" or "nack"). */
 typedef struct cell_filter {
+    const char *fault, *arg;
     unsigned need, not;
     const char *strategy;
     bool only;
@@ -62,13 +68,13 @@ static bool cell_fits(const dq_loss_cell *x, const char *row, cell_filter f)
 }
 
 /* Row r of lt under the fault into s. */
-static void fault_row(const dq_loss_table *lt, size_t r, const char *fault,
-                      const char *arg, cell_filter f, fault_sum *s)
+static void fault_row(const dq_loss_table *lt, size_t r, cell_filter f,
+                      fault_sum *s)
 {
     uint64_t enq = 0, lost = 0, n = 0;
     for (size_t c = 0; c < lt->nfaults; c++) {
         const dq_loss_cell *x = dq_loss_cell_at(lt, r, c);
-        if (x == NULL || !spec_is(lt->faults[c], fault, arg) ||
+        if (x == NULL || !spec_is(lt->faults[c], f.fault, f.arg) ||
             !cell_fits(x, lt->rows[r], f))
             continue;
         n++;
@@ -79,8 +85,6 @@ static void fault_row(const dq_loss_table *lt, size_t r, const char *fault,
         s->lost_retry += x->lost_retry;
         s->redelivered += x->redelivered;
         s->kills += x->kills;
-        if (s->spec[0] == '\0')
-            snprintf(s->spec, sizeof s->spec, "%s", lt->faults[c]);
     }
     if (n == 0)
         return;
@@ -94,18 +98,69 @@ static void fault_row(const dq_loss_table *lt, size_t r, const char *fault,
              l ? ", " : "", lt->rows[r], lost, enq);
 }
 
-/* The fault over every experiment with a loss table. */
-static void fault_total(const dq_results *r, const char *fault,
-                        const char *arg, cell_filter f, fault_sum *s)
+/* An empty cell: any (NULL). */
+static const char *any(const char *cell)
 {
+    return cell[0] ? cell : NULL;
+}
+
+/* The flags named in words (dq_flag_name: "at-most-once needs-redis")
+ * into *flags; false, with the word in bad, at one that names none. */
+static bool flags_of(char *words, unsigned *flags, char *bad, size_t len)
+{
+    char *save = NULL;
+    *flags = 0;
+    for (char *w = strtok_r(words, " ", &save); w != NULL;
+         w = strtok_r(NULL, " ", &save)) {
+        unsigned b = 1;
+        while (b != 0 && (dq_flag_name(b) == NULL ||
+                          strcmp(dq_flag_name(b), w) != 0))
+            b <<= 1;
+        if (b == 0) {
+            snprintf(bad, len, "%s is no strategy flag (dq.h)", w);
+            return false;
+        }
+        *flags |= b;
+    }
+    return true;
+}
+
+/* The cells of row name of claim_rows.md (faults) over every experiment
+ * with a loss table; all zero when the row is bad (t->err says why). */
+static void fault_total(dq_ev *ev, const dq_results *r, const char *name,
+                        fault_sum *s)
+{
+    const dq_tuse *u = DQ_ROWS("faults");
+    dq_crow q;
+    cell_filter f;
+    char bad[240] = "the table has 8 columns";
     memset(s, 0, sizeof *s);
+    if (dq_claim_rows(ev, u, name, &q, 1) < 0)
+        return;
+    if (q.n != 8 || !flags_of(q.cell[3], &f.need, bad, sizeof bad) ||
+        !flags_of(q.cell[4], &f.not, bad, sizeof bad)) {
+        dq_row_bad(ev, u, q.line, bad);
+        return;
+    }
+    f.fault = q.cell[1];
+    f.arg = any(q.cell[2]);
+    f.only = q.cell[5][0] != '!';
+    f.strategy = any(q.cell[5] + !f.only);
+    f.row = any(q.cell[6]);
+    f.retry = any(q.cell[7]);
     for (size_t i = 0; i < r->nexps; i++) {
-        const dq_loss_table *lt = r->exps[i].loss;
+        const dq_rexp *e = &r->exps[i];
         size_t before = s->cells;
-        for (size_t row = 0; lt != NULL && row < lt->nrows; row++)
-            fault_row(lt, row, fault, arg, f, s);
+        for (size_t row = 0; e->loss != NULL && row < e->loss->nrows; row++)
+            fault_row(e->loss, row, f, s);
         if (s->cells > before && s->exp[0] == '\0')
-            snprintf(s->exp, sizeof s->exp, "%s", r->exps[i].name);
+            snprintf(s->exp, sizeof s->exp, "%s", e->name);
+        for (size_t t = 0; t < e->ntrials; t++)
+            if (spec_is(e->trials[t].fault, f.fault, f.arg)) {
+                s->refused += e->trials[t].enqueue_refused;
+                s->rate = e->trials[t].rate > s->rate ? e->trials[t].rate
+                                                      : s->rate;
+            }
     }
 }
 
@@ -131,16 +186,11 @@ typedef struct kills {
  * that kill comes after the work failed, and with a re-add after the ack
  * that removed the task (a lease holds nothing then), so what it loses is
  * the retry policy's (C26), not the strategy's. */
-static void kill_sums(const dq_results *r, kills *k)
+static void kill_sums(dq_ev *ev, const dq_results *r, kills *k)
 {
-    const char *held = "!before-retry";
-    fault_total(r, "kill-consumer", held, (cell_filter){DQ_G_AT_MOST_ONCE |
-                DQ_G_NEEDS_REDIS, 0, NULL, false, NULL, NULL}, &k->amo);
-    fault_total(r, "kill-consumer", held, (cell_filter){DQ_G_AT_MOST_ONCE,
-                DQ_G_NEEDS_REDIS, NULL, false, NULL, NULL}, &k->proc);
-    fault_total(r, "kill-consumer", held, (cell_filter){
-                DQ_G_SURVIVES_CONSUMER_CRASH, 0, NULL, false, NULL, NULL},
-                &k->lease);
+    fault_total(ev, r, "held_amo", &k->amo);
+    fault_total(ev, r, "held_process", &k->proc);
+    fault_total(ev, r, "held_lease", &k->lease);
 }
 
 /* C12: a consumer dying after the claim loses the task, unless leased. */
@@ -151,7 +201,7 @@ DQ_RULE(dq_rule_c12)
     (void)c;
     if (!has_faults(ev, r, DQ_TUSE("claims.c12_needs", "")))
         return DQ_VERDICT_NOT_MEASURED;
-    kill_sums(r, &k);
+    kill_sums(ev, r, &k);
     if (k.amo.cells == 0 || k.lease.cells == 0)
         return NONE(c12_none, "");
     if (k.lease.lost_by[0])
@@ -186,10 +236,8 @@ DQ_RULE(dq_rule_c12)
 static int c26_retry(dq_ev *ev, const dq_results *r)
 {
     fault_sum readd, nack;
-    fault_total(r, "kill-consumer", "before-retry",
-                (cell_filter){0, 0, NULL, false, NULL, "readd"}, &readd);
-    fault_total(r, "kill-consumer", "before-retry",
-                (cell_filter){0, 0, NULL, false, NULL, "nack"}, &nack);
+    fault_total(ev, r, "retry_readd", &readd);
+    fault_total(ev, r, "retry_nack", &nack);
     if (readd.kills == 0 || nack.kills == 0)
         return -1;
     TSAY(c26_retry, "exp=%s kills=%" PRIu64 " lost=%" PRIu64 " n=%" PRIu64
@@ -222,7 +270,7 @@ DQ_RULE(dq_rule_c26)
         return DQ_VERDICT_NOT_MEASURED;
     if ((v = c26_retry(ev, r)) >= 0)
         return (dq_verdict)v;
-    kill_sums(r, &k);
+    kill_sums(ev, r, &k);
     if (k.amo.kills == 0 || k.lease.kills == 0)
         return NONE(c26_none, "");
     TSAY(c26, "held=%" PRIu64 " kills=%" PRIu64 " red=%" PRIu64 " lkills=%"
@@ -243,19 +291,14 @@ DQ_RULE(dq_rule_c26)
  * when not run, else whether always kept every task and everysec lost no
  * more than the tasks enqueued in its last two seconds (Redis delays an
  * everysec fsync by up to 2 s: harness/oscrash.h). */
-static int c14_host(dq_ev *ev, const dq_results *r, const cell_filter f)
+static int c14_host(dq_ev *ev, const dq_results *r)
 {
     fault_sum every, always;
-    fault_total(r, "os-crash", "everysec", f, &every);
-    fault_total(r, "os-crash", "always", f, &always);
+    fault_total(ev, r, "host_every", &every);
+    fault_total(ev, r, "host_always", &always);
     if (every.cells == 0 || always.cells == 0)
         return TSAY(c14_host_none, "  "), -1;
-    int64_t rate = 0;   /* the offered rate of the everysec trials */
-    for (size_t i = 0; i < r->nexps; i++)
-        for (size_t t = 0; t < r->exps[i].ntrials; t++)
-            if (spec_is(r->exps[i].trials[t].fault, "os-crash", "everysec") &&
-                r->exps[i].trials[t].rate > rate)
-                rate = r->exps[i].trials[t].rate;
+    int64_t rate = every.rate;   /* the offered rate of the everysec trials */
     double secs = rate > 0 && every.trials ? (double)every.lost /
                   (double)every.trials / (double)rate : -1;
     TSAY(c14_host, "  exp=%s lost=%" PRIu64 " n=%" PRIu64 " alost=%" PRIu64
@@ -279,18 +322,16 @@ static int c14_host(dq_ev *ev, const dq_results *r, const cell_filter f)
  * notification nobody hears during the restart (C18): apart. */
 DQ_RULE(dq_rule_c14)
 {
-    const cell_filter f = {DQ_G_NEEDS_REDIS, 0, "expiry", false, NULL,
-                           NULL};
     fault_sum no, every, always;
     (void)c;
     if (!has_faults(ev, r, DQ_TUSE("claims.c14_needs", "")))
         return DQ_VERDICT_NOT_MEASURED;
-    fault_total(r, "restart-redis", "off", f, &no);
-    fault_total(r, "restart-redis", "everysec", f, &every);
-    fault_total(r, "restart-redis", "always", f, &always);
-    if (every.cells == 0)
+    fault_total(ev, r, "restart_off", &no);
+    fault_total(ev, r, "restart_every", &every);
+    fault_total(ev, r, "restart_always", &always);
+    if (every.cells == 0) {
         TSAY(c14_no_everysec, " ");
-    else {
+    } else {
         char modes[512] = "";
         size_t mo = 0;
         const fault_sum *ms[3] = {&no, &every, &always};
@@ -302,15 +343,13 @@ DQ_RULE(dq_rule_c14)
                         "%smode=%s lost=%" PRIu64 " n=%" PRIu64,
                         mo ? ", " : "", mw[m], ms[m]->lost, ms[m]->enqueued);
         TSAY(c14_process, "exp=%s modes=%s", every.exp, modes);
-    }
-    if (every.cells) {
         WILSON(ev->res->interval, iv_proc_everysec, every.lost,
                every.enqueued);
         SAMPLE(c14_sample, "trials=%zu tasks=%" PRIu64, every.trials,
                every.enqueued);
         FIGURE("tab-%s", every.exp);
     }
-    int host = c14_host(ev, r, f);
+    int host = c14_host(ev, r);
     if (host < 0 && every.cells == 0)
         return DQ_VERDICT_NOT_MEASURED;
     if (host == 0 || (every.cells && every.lost > 0 && host < 0))
@@ -326,15 +365,10 @@ DQ_RULE(dq_rule_c15)
 {
     fault_sum w0, w1;
     (void)c;
-    fault_total(r, "failover", NULL, (cell_filter){DQ_G_NEEDS_REDIS, 0, NULL,
-                false, NULL, NULL}, &w0);
-    fault_total(r, "failover", NULL, (cell_filter){DQ_G_NEEDS_REDIS, 0, NULL,
-                false, "wait=1", NULL}, &w1);
-    if (w0.cells == 0) {
-        char decide[256] = "";
-        dq_tcat(ev->t, decide, sizeof decide, &(size_t){0}, c->decide, "");
-        return NONE(unmeasured, "decide=%s", decide);
-    }
+    fault_total(ev, r, "replica_all", &w0);
+    fault_total(ev, r, "replica_wait", &w1);
+    if (w0.cells == 0)
+        return dq_claim_unmeasured(c, ev);
     uint64_t l0 = w0.lost - w1.lost, n0 = w0.enqueued - w1.enqueued;
     TSAY(c15, "exp=%s lost=%" PRIu64 " n=%" PRIu64 " wlost=%" PRIu64 " wn=%"
          PRIu64, w0.exp, l0, n0, w1.lost, w1.enqueued);
@@ -354,18 +388,6 @@ DQ_RULE(dq_rule_c15)
 
 /* ---- C23: eviction ------------------------------------------------------ */
 
-/* The enqueues refused with OOM (N records) in trials of fault spec. */
-static uint64_t refused_under(const dq_results *r, const char *fault,
-                              const char *arg)
-{
-    uint64_t n = 0;
-    for (size_t i = 0; i < r->nexps; i++)
-        for (size_t t = 0; t < r->exps[i].ntrials; t++)
-            if (spec_is(r->exps[i].trials[t].fault, fault, arg))
-                n += r->exps[i].trials[t].enqueue_refused;
-    return n;
-}
-
 /* C23: an eviction policy such as allkeys-lru protects the queue from
  * running out of memory.  Decided from the evict fault's cells: with
  * allkeys-lru the server makes room by deleting keys, queue keys among
@@ -374,19 +396,15 @@ static uint64_t refused_under(const dq_results *r, const char *fault,
 DQ_RULE(dq_rule_c23)
 {
     fault_sum lru, vol, noe;
-    const cell_filter redis = {DQ_G_NEEDS_REDIS, 0, NULL, false, NULL, NULL};
-    fault_total(r, "evict", "allkeys-lru", redis, &lru);
-    fault_total(r, "evict", "volatile-lru", redis, &vol);
-    fault_total(r, "evict", "noeviction", redis, &noe);
-    if (lru.cells == 0) {
-        char decide[256] = "";
-        dq_tcat(ev->t, decide, sizeof decide, &(size_t){0}, c->decide, "");
-        return NONE(unmeasured, "decide=%s", decide);
-    }
+    fault_total(ev, r, "evict_lru", &lru);
+    fault_total(ev, r, "evict_volatile", &vol);
+    fault_total(ev, r, "evict_none", &noe);
+    if (lru.cells == 0)
+        return dq_claim_unmeasured(c, ev);
     TSAY(c23, "exp=%s lost=%" PRIu64 " n=%" PRIu64 " vlost=%" PRIu64
          " vn=%" PRIu64 " nlost=%" PRIu64 " nn=%" PRIu64 " refused=%" PRIu64,
          lru.exp, lru.lost, lru.enqueued, vol.lost, vol.enqueued, noe.lost,
-         noe.enqueued, refused_under(r, "evict", "noeviction"));
+         noe.enqueued, noe.refused);
     SAMPLE(c23_sample, "trials=%zu tasks=%" PRIu64,
            lru.trials + vol.trials + noe.trials,
            lru.enqueued + vol.enqueued + noe.enqueued);
@@ -401,7 +419,6 @@ DQ_RULE(dq_rule_c23)
 
 /* ---- C21: redeliveries under faults -------------------------------------- */
 
-/* C21: at-least-once consumers do get tasks twice under faults. */
 /* The work at-least-once strategies ran twice (trials.csv
  * processed_twice: redelivered while the first consumer still worked,
  * its ack then refused), said when any did. */
@@ -424,6 +441,7 @@ static void c21_twice(dq_ev *ev, const dq_results *r)
              twice == 1 ? "" : "s", trials, trials == 1 ? "" : "s");
 }
 
+/* C21: at-least-once consumers do get tasks twice under faults. */
 DQ_RULE(dq_rule_c21)
 {
     uint64_t red = 0, enq = 0;
@@ -471,10 +489,8 @@ DQ_RULE(dq_rule_c21)
 static int64_t c18_outage(dq_ev *ev, const dq_results *r)
 {
     fault_sum all, ex;
-    fault_total(r, "subscriber-outage", NULL, (cell_filter){0, 0, NULL,
-                false, NULL, NULL}, &all);
-    fault_total(r, "subscriber-outage", NULL, (cell_filter){0, 0, "expiry",
-                true, NULL, NULL}, &ex);
+    fault_total(ev, r, "outage", &all);
+    fault_total(ev, r, "outage_expiry", &ex);
     if (ex.cells == 0)
         return -1;
     TSAY(c18_outage, "  exp=%s lost=%" PRIu64 " n=%" PRIu64 " by=%s "
@@ -494,14 +510,8 @@ static int64_t c18_outage(dq_ev *ev, const dq_results *r)
  * than doubled with every task delivered), 0 neither. */
 static int c18_backlog(dq_ev *ev, const dq_rexp *bl)
 {
-    const dq_rgroup *a = NULL, *b = NULL;
-    for (size_t i = 0; bl != NULL && i < bl->ngroups; i++) {
-        const dq_rgroup *g = &bl->groups[i];
-        if (strcmp(g->strategy, "expiry") != 0)
-            continue;
-        a = a == NULL || g->backlog < a->backlog ? g : a;
-        b = b == NULL || g->backlog > b->backlog ? g : b;
-    }
+    const dq_rgroup *a, *b;
+    dq_backlog_range(bl, "expiry", INT64_MIN, &a, &b);
     if (a == NULL || a == b || a->enqueued_sum == 0 || b->enqueued_sum == 0)
         return TSAY(c18_backlog_none, "  "), -1;
     double fa = (double)a->delivered_sum / (double)a->enqueued_sum;
@@ -548,9 +558,6 @@ DQ_RULE(dq_rule_c18)
 
 /* ---- Recipes as the tutorials write them: C07, C24, C25 ----------------- */
 
-/* What the variants of one strategy with option o = value (or, value
- * NULL, any value but dflt) added up to, over the experiments without
- * faults. */
 /* The values of a recipe's text (claims.recipe_*): the variant, its count
  * of n over its trials, its median lateness p50, the default's count of
  * n, the experiment. */
@@ -567,7 +574,18 @@ typedef struct recipe_sum {
     char label[160];
 } recipe_sum;
 
-static void recipe_of(const dq_results *r, const struct dq_claim_args *a,
+/* A claim's row of claim_rows.md (recipes): the strategy (NULL: any),
+ * the option, its default, the recipe's value (NULL: any other), whether
+ * it counts early deliveries (else lost tasks). */
+typedef struct recipe {
+    const char *strategy, *option, *dflt, *recipe;
+    bool early;
+} recipe;
+
+/* What the variants of the strategy with the option = value (or, value
+ * NULL, any value but the default) added up to, over the experiments
+ * without faults. */
+static void recipe_of(const dq_results *r, const recipe *a,
                       const char *value, recipe_sum *s)
 {
     char v[64];
@@ -604,15 +622,21 @@ DQ_RULE(dq_rule_recipe)
     static const dq_tuse said[3] DQ_TUSES = {
         {"claims.recipe_c07", RECIPE_FMT}, {"claims.recipe_c24", RECIPE_FMT},
         {"claims.recipe_c25", RECIPE_FMT}};
-    const dq_tuse *u = &said[strcmp(c->id, "C07") == 0   ? 0
-                             : strcmp(c->id, "C24") == 0 ? 1 : 2];
+    const dq_tuse *u = &said[0];
+    dq_crow row;
     recipe_sum x, d;
-    recipe_of(r, c->args, c->args->recipe, &x);
-    recipe_of(r, c->args, c->args->dflt, &d);
+    while (u < &said[2] && strcasecmp(u->name + 14, c->id) != 0)
+        u++;
+    if (dq_claim_rows(ev, DQ_ROWS("recipes"), c->id, &row, 1) < 0)
+        return DQ_VERDICT_NOT_MEASURED;
+    const recipe a = {any(row.cell[1]), row.cell[2], row.cell[3],
+                      any(row.cell[4]), strcmp(row.cell[5], "early") == 0};
+    recipe_of(r, &a, a.recipe, &x);
+    recipe_of(r, &a, a.dflt, &d);
     if (x.trials == 0 && ev->off == 0)
-        return NONE(recipe_none, "option=%s", c->args->option);
+        return NONE(recipe_none, "option=%s", a.option);
     if (x.trials == 0)   /* after other evidence (C07's probes) */
-        return TSAY(recipe_none, "  option=%s", c->args->option),
+        return TSAY(recipe_none, "  option=%s", a.option),
                DQ_VERDICT_NOT_MEASURED;
     double p50 = dq_median(x.p50, x.np50);
     dq_tcat(ev->t, ev->buf, ev->len, &ev->off, u, "%s" RECIPE_FMT,
@@ -620,7 +644,7 @@ DQ_RULE(dq_rule_recipe)
             x.count, x.enqueued, x.trials, p50, d.count, d.enqueued,
             x.e->name);
     DQ_TCATP(ev->t, ev->res->sample, sizeof ev->res->sample,
-             &(size_t){strlen(ev->res->sample)}, c->args->early,
+             &(size_t){strlen(ev->res->sample)}, a.early,
              "claims.recipe_sample_early", "claims.recipe_sample_lost",
              "%strials=%zu n=%" PRIu64 " dn=%" PRIu64 " exp=%s",
              ev->res->sample[0] ? "; " : "", x.trials + d.trials, x.enqueued,

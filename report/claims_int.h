@@ -70,25 +70,16 @@
 /* The 95% Wilson interval of k of n as two printed percentages. */
 void dq_claims_wilson(uint64_t k, uint64_t n, char lo[16], char hi[16]);
 
-/* A per-trial value of a trials.csv row; NAN where undefined. */
-typedef double (*dq_trial_value_fn)(const dq_trialrow *t);
-double dq_tv_p50(const dq_trialrow *t);
-double dq_tv_p99(const dq_trialrow *t);
-double dq_tv_max(const dq_trialrow *t);
-double dq_tv_rtt(const dq_trialrow *t);
-double dq_tv_cpu_s(const dq_trialrow *t);
-double dq_tv_cmds_s(const dq_trialrow *t);
-double dq_tv_wakeups(const dq_trialrow *t);
-/* The values f gives the trials of g in e (NAN skipped), at most max,
- * into v; returns how many. */
-size_t dq_group_values(const dq_rexp *e, const dq_rgroup *g,
-                       dq_trial_value_fn f, double *v, size_t max);
 /* The median of v[0..n-1] (sorts v); -1 when n is 0. */
 double dq_median(double *v, size_t n);
-/* The group of strategy in e with backlog 0 and, when poll > 0, that
- * poll interval, or NULL; e may be NULL. */
-const dq_rgroup *dq_claims_group(const dq_rexp *e, const char *strategy,
-                                 long poll);
+/* The tasks/s trial t offered: its tasks over its range of due times;
+ * 0 without a range. */
+double dq_offered_rate(const dq_trialrow *t);
+/* The groups of strategy in e (may be NULL) with the fewest and with
+ * the most pending tasks (backlog >= min; the first of equals) into *a
+ * and *b, both NULL when there is none. */
+void dq_backlog_range(const dq_rexp *e, const char *strategy, int64_t min,
+                      const dq_rgroup **a, const dq_rgroup **b);
 
 /* The rules outside claims.c (claims_time.c, claims_fault.c). */
 #define DQ_RULE(name)                                                        \
@@ -108,25 +99,37 @@ DQ_RULE(dq_rule_c21);
 DQ_RULE(dq_rule_c26);
 DQ_RULE(dq_rule_recipe);
 
-/* The rows' parameters. */
+/* The C a row of claims.c adds to its rule's data row (claim_rows.md):
+ * rule_tally's wording and verdict, rule_probes' judge of the readings
+ * (v[k][i]: key i of the claim's k-th probes row). */
 typedef struct dq_claims_tally dq_claims_tally;
-typedef struct dq_probe_read {     /* the integer keys of one probes.csv
-                                      row of the claim, NULL-terminated */
-    const char *probe;
-    const char *keys[12];
-} dq_probe_read;
 struct dq_claim_args {
-    /* rule_tally: the strategy and the wording / verdict of the claim */
-    const char *strategy;
     dq_verdict (*say)(dq_ev *ev, const dq_claims_tally *t, const char *where);
-    /* rule_probes: the readings (v[k][i] = keys[i] of reads[k]), judged */
-    dq_probe_read reads[5];
     dq_verdict (*judge)(dq_ev *ev, const dq_results *r, int64_t v[5][12]);
-    /* dq_rule_recipe: the strategy, the option that switches the recipe
-     * on, its value as dqlab runs it and as the tutorial writes it, and
-     * the count that shows the difference (early: 1, lost: 0) */
-    const char *option, *dflt, *recipe;
-    int early;
 };
+
+/* "Not yet measured", with the claim's decide text as what would. */
+dq_verdict dq_claim_unmeasured(const dq_claim_def *c, dq_ev *ev);
+
+/* A row of a table of text/claim_rows.md: its cells, blanks trimmed
+ * ("" an empty one), and its line in the file. */
+#define DQ_ROW_CELLS 8
+typedef struct dq_crow {
+    char cell[DQ_ROW_CELLS][192];
+    size_t n;
+    int line;
+} dq_crow;
+/* The use of table name of claim_rows.md (a const dq_tuse *). */
+#define DQ_ROWS(name) DQ_TUSE("claim_rows." name, "")
+/* The rows of table u whose first cell is key, at most max (> 0) into
+ * rows; every row of u is checked.  Returns how many, or -1
+ * when a row is not "| a | b |" with the header's number of cells or no
+ * row has key: then t->err names the file and line, and the report
+ * stops. */
+int dq_claim_rows(dq_ev *ev, const dq_tuse *u, const char *key, dq_crow *rows,
+                  size_t max);
+/* Sets t->err (the first error only) to "text/GROUP.md:line: what", the
+ * file of table u. */
+void dq_row_bad(dq_ev *ev, const dq_tuse *u, int line, const char *what);
 
 #endif

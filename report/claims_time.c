@@ -18,6 +18,64 @@
 
 #define MAXV 64   /* values per cell: repeats */
 
+/* A per-trial value of a trials.csv row; NAN where undefined. */
+typedef double (*trial_value_fn)(const dq_trialrow *t);
+
+static double tv_p50(const dq_trialrow *t)
+{
+    return t->delivered ? t->lateness_p50_ms : NAN;
+}
+
+static double tv_p99(const dq_trialrow *t)
+{
+    return t->delivered ? t->lateness_p99_ms : NAN;
+}
+
+static double tv_cpu_s(const dq_trialrow *t)
+{
+    return t->redis_cpu_ms >= 0 && t->measured_s > 0
+               ? t->redis_cpu_ms / t->measured_s : NAN;
+}
+
+static double tv_cmds_s(const dq_trialrow *t)
+{
+    return t->redis_commands >= 0 && t->measured_s > 0
+               ? (double)t->redis_commands / t->measured_s : NAN;
+}
+
+static double tv_wakeups(const dq_trialrow *t)
+{
+    return t->deliveries ? (double)t->wakeups / (double)t->deliveries : NAN;
+}
+
+/* The values f gives the trials of g in e (NAN skipped), at most max,
+ * into v; returns how many. */
+static size_t group_values(const dq_rexp *e, const dq_rgroup *g,
+                           trial_value_fn f, double *v, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; e != NULL && g != NULL && i < e->ntrials && n < max;
+         i++)
+        if (dq_trial_in_group(&e->trials[i], g) &&
+            !isnan(v[n] = f(&e->trials[i])))
+            n++;
+    return n;
+}
+
+/* The group of strategy in e with backlog 0 and, when poll > 0, that
+ * poll interval, or NULL; e may be NULL. */
+static const dq_rgroup *group_of(const dq_rexp *e, const char *strategy,
+                                 long poll)
+{
+    for (size_t i = 0; e != NULL && i < e->ngroups; i++) {
+        const dq_rgroup *g = &e->groups[i];
+        if (strcmp(g->strategy, strategy) == 0 && g->backlog == 0 &&
+            (poll <= 0 || dq_group_poll_ms(g) == poll))
+            return g;
+    }
+    return NULL;
+}
+
 /* ---- C10: lateness within the poll interval ----------------------------- */
 
 typedef struct c10_sum {      /* the polling variants against the interval */
@@ -182,8 +240,7 @@ static void c10_queueing(dq_ev *ev, const dq_results *r, const dq_rexp *lat)
     if (w != NULL && t != NULL && t->delay_max_ms > t->delay_min_ms)
         TSAY(c10_queueing, "  exp=%s ms=%ld p99=%.0f rate=%.0f tps=%.0f",
              at->name, dq_group_poll_ms(w), w->p99_median,
-             (double)t->tasks * 1000.0 / (double)(t->delay_max_ms -
-             t->delay_min_ms), w->tps_median);
+             dq_offered_rate(t), w->tps_median);
 }
 
 /* C10's verdict after the numbers. */
@@ -230,8 +287,7 @@ DQ_RULE(dq_rule_c10)
     if (b.npoll == 0)
         return NONE(c10_none, "");
     const dq_trialrow *t0 = &lat->trials[0];
-    b.rate = t0->delay_max_ms > t0->delay_min_ms ? (double)t0->tasks *
-             1000.0 / (double)(t0->delay_max_ms - t0->delay_min_ms) : 0;
+    b.rate = dq_offered_rate(t0);
     if (b.no_rtt) {   /* else the tolerance is the round trip measured */
         tol[0] = ' ';
         tol[1] = '\0';
@@ -257,42 +313,60 @@ DQ_RULE(dq_rule_c10)
  * SPREAD one); the median, or -1. */
 #define GROUP_SPREAD(id, e, g, f, prec)                                      \
     ({  double gv_[MAXV];                                                    \
-        size_t gn_ = dq_group_values(e, g, f, gv_, MAXV);                    \
+        size_t gn_ = group_values(e, g, f, gv_, MAXV);                    \
         if (gn_ > 0)                                                         \
             SPREAD(ev->res->interval, id, prec, gv_, gn_);                   \
         dq_median(gv_, gn_); })
 
-/* C11: sleeping ~100 ms keeps CPU low without much lateness. */
-DQ_RULE(dq_rule_c11)
+/* The idle part of C04 (naive polling every 1000 ms) or C11 (every 100
+ * ms, the 10 ms beside it): commands, server CPU (its spread into the
+ * interval), the in-process baseline's CPU.  The group, its CPU in *cpu;
+ * NULL when not measured. */
+static const dq_rgroup *idle_poll(dq_ev *ev, const dq_rexp *idle, bool c04,
+                                  double *cpu)
 {
-    const dq_rexp *idle = dq_results_with_plot(r, "idle-cost");
-    const dq_rexp *lat = dq_results_with_plot(r, "lateness-cdf");
-    const dq_rgroup *i100 = dq_claims_group(idle, "naive", 100);
-    const dq_rgroup *i10 = dq_claims_group(idle, "naive", 10);
-    const dq_rgroup *base = dq_claims_group(idle, "heap", 0);
-    const dq_rgroup *l100 = dq_claims_group(lat, "naive", 100);
-    const dq_rgroup *lu = dq_claims_group(lat, "lua", 100);
-    (void)c;
-    if (i100 == NULL || i100->cpu_ms_per_s_median < 0)
-        return NONE(c11_none, "");
-    double cpu = GROUP_SPREAD(iv_cpu, idle, i100, dq_tv_cpu_s, 2);
-    TSAY(c11_idle, "consumers=%d cmds=%.1f cpu=%.1f", i100->consumers,
-         i100->cmds_per_s_median, cpu);
+    const dq_rgroup *g = group_of(idle, "naive", c04 ? 1000 : 100);
+    const dq_rgroup *i10 = c04 ? NULL : group_of(idle, "naive", 10);
+    const dq_rgroup *base = group_of(idle, "heap", 0);
+    if (g == NULL || g->cpu_ms_per_s_median < 0)
+        return NULL;
+    *cpu = GROUP_SPREAD(iv_cpu, idle, g, tv_cpu_s, 2);
+    DQ_TCATP(ev->t, ev->buf, ev->len, &ev->off, c04, "claims.c04_idle",
+             "claims.c11_idle", "consumers=%d cmds=%.1f cpu=%.1f",
+             g->consumers, g->cmds_per_s_median, *cpu);
     if (i10 != NULL)
         TSAY(c11_idle10, " cmds=%.0f cpu=%.1f", i10->cmds_per_s_median,
              i10->cpu_ms_per_s_median);
     if (base != NULL && base->cpu_ms_per_s_median >= 0)
-        TSAY(c11_base, "cpu=%.1f", base->cpu_ms_per_s_median);
+        DQ_TCATP(ev->t, ev->buf, ev->len, &ev->off, c04, "claims.c04_base",
+                 "claims.c11_base", "%scpu=%.1f", c04 ? " " : "",
+                 base->cpu_ms_per_s_median);
     TSAY(exp, " exp=%s ", idle->name);
-    SAMPLE(c11_sample, "n=%zu consumers=%d exp=%s", i100->n, i100->consumers,
-           idle->name);
+    DQ_TCATP(ev->t, ev->res->sample, sizeof ev->res->sample,
+             &(size_t){strlen(ev->res->sample)}, c04,
+             "claims.c04_sample_idle", "claims.c11_sample",
+             "n=%zu consumers=%d exp=%s", g->n, g->consumers, idle->name);
     FIGURE("fig-%s-idle-cost", idle->name);
-    double p99 = l100 ? GROUP_SPREAD(iv_p99, lat, l100, dq_tv_p99, 1) : -1;
+    return g;
+}
+
+/* C11: sleeping ~100 ms keeps CPU low without much lateness. */
+DQ_RULE(dq_rule_c11)
+{
+    const dq_rexp *lat = dq_results_with_plot(r, "lateness-cdf");
+    const dq_rgroup *l100 = group_of(lat, "naive", 100);
+    const dq_rgroup *lu = group_of(lat, "lua", 100);
+    double cpu;
+    (void)c;
+    const dq_rgroup *i100 = idle_poll(ev, dq_results_with_plot(r,
+                                      "idle-cost"), false, &cpu);
+    if (i100 == NULL)
+        return NONE(c11_none, "");
+    double p99 = l100 ? GROUP_SPREAD(iv_p99, lat, l100, tv_p99, 1) : -1;
     if (l100 != NULL)
         TSAY(c11_price, "p50=%.1f p99=%.1f exp=%s lua=%.1f", l100->p50_median,
              p99, lat->name, lu ? lu->p99_median : -1);
-    bool cheap = cpu < 10.0; /* under 1% of one core */
-    if (!cheap)
+    if (cpu >= 10.0)   /* 1% of one core */
         return TSAY(c11_not_cheap, " "), DQ_VERDICT_DOES_NOT_HOLD;
     if (p99 < 0)
         return TSAY(c11_no_lateness, " "), DQ_VERDICT_PARTLY_MEASURED;
@@ -300,39 +374,16 @@ DQ_RULE(dq_rule_c11)
     return DQ_VERDICT_HOLDS_WITHIN;
 }
 
-/* C04's idle part: polling once a second; returns whether it is cheap
- * (under 1% of a core), -1 when not measured. */
-static int c04_idle(dq_ev *ev, const dq_rexp *idle)
-{
-    const dq_rgroup *i1000 = dq_claims_group(idle, "naive", 1000);
-    const dq_rgroup *base = dq_claims_group(idle, "heap", 0);
-    if (i1000 == NULL || i1000->cpu_ms_per_s_median < 0)
-        return TSAY(c04_idle_none, " "), -1;
-    double cpu = GROUP_SPREAD(iv_cpu, idle, i1000, dq_tv_cpu_s, 2);
-    TSAY(c04_idle, "consumers=%d cmds=%.1f cpu=%.1f", i1000->consumers,
-         i1000->cmds_per_s_median, cpu);
-    if (base != NULL && base->cpu_ms_per_s_median >= 0)
-        TSAY(c04_base, " cpu=%.1f", base->cpu_ms_per_s_median);
-    TSAY(exp, " exp=%s ", idle->name);
-    SAMPLE(c04_sample_idle, "n=%zu consumers=%d exp=%s", i1000->n,
-           i1000->consumers, idle->name);
-    FIGURE("fig-%s-idle-cost", idle->name);
-    return cpu < 10.0;
-}
-
 /* C04's backlog part: lua's stream behind the largest backlog; returns
  * whether it stayed easy (no loss, p99 under 100 ms), -1 not measured;
  * the backlog in *n. */
 static int c04_backlog(dq_ev *ev, const dq_rexp *bl, int64_t *n)
 {
-    const dq_rgroup *big = NULL;
-    for (size_t i = 0; bl != NULL && i < bl->ngroups; i++)
-        if (strcmp(bl->groups[i].strategy, "lua") == 0 &&
-            (big == NULL || bl->groups[i].backlog > big->backlog))
-            big = &bl->groups[i];
+    const dq_rgroup *small, *big;
+    dq_backlog_range(bl, "lua", INT64_MIN, &small, &big);
     if (big == NULL)
         return TSAY(c04_backlog_none, "  "), -1;
-    double p99 = GROUP_SPREAD(iv_p99, bl, big, dq_tv_p99, 1);
+    double p99 = GROUP_SPREAD(iv_p99, bl, big, tv_p99, 1);
     WILSON(ev->res->interval, iv_lost, big->lost_sum, big->enqueued_sum);
     TSAY(c04_backlog, "  n=%" PRId64 " tasks=%" PRIu64 " p50=%.1f p99=%.1f "
          "lost=%" PRIu64 " exp=%s ", big->backlog, big->enqueued_sum,
@@ -347,8 +398,13 @@ static int c04_backlog(dq_ev *ev, const dq_rexp *bl, int64_t *n)
 DQ_RULE(dq_rule_c04)
 {
     int64_t n = 0;
+    double cpu;
+    int cheap = -1;   /* under 1% of a core */
     (void)c;
-    int cheap = c04_idle(ev, dq_results_with_plot(r, "idle-cost"));
+    if (idle_poll(ev, dq_results_with_plot(r, "idle-cost"), true, &cpu))
+        cheap = cpu < 10.0;
+    else
+        TSAY(c04_idle_none, " ");
     int easy = c04_backlog(ev, dq_results_with_plot(r, "backlog-lateness"),
                            &n);
     if (cheap < 0 && easy < 0)
@@ -370,12 +426,12 @@ DQ_RULE(dq_rule_c04)
  * 0 lost, -1 not measured. */
 static int c16_lateness(dq_ev *ev, const dq_rexp *lat)
 {
-    const dq_rgroup *ll = dq_claims_group(lat, "list", 0);
-    const dq_rgroup *ln = dq_claims_group(lat, "naive", 100);
+    const dq_rgroup *ll = group_of(lat, "list", 0);
+    const dq_rgroup *ln = group_of(lat, "naive", 100);
     if (ll == NULL || ln == NULL)
         return -1;
-    double l99 = GROUP_SPREAD(iv_p99_list, lat, ll, dq_tv_p99, 1);
-    double n99 = GROUP_SPREAD(iv_p99_naive, lat, ln, dq_tv_p99, 1);
+    double l99 = GROUP_SPREAD(iv_p99_list, lat, ll, tv_p99, 1);
+    double n99 = GROUP_SPREAD(iv_p99_naive, lat, ln, tv_p99, 1);
     TSAY(c16_list, "  p99=%.1f naive=%.1f exp=%s", l99, n99, lat->name);
     SAMPLE(c16_sample_lat, "n=%zu exp=%s", ll->n, lat->name);
     FIGURE("fig-%s-lateness-cdf", lat->name);
@@ -385,12 +441,12 @@ static int c16_lateness(dq_ev *ev, const dq_rexp *lat)
 /* C16's idle part: list's commands/s against naive's at 100 ms. */
 static int c16_idle(dq_ev *ev, const dq_rexp *idle)
 {
-    const dq_rgroup *il = dq_claims_group(idle, "list", 0);
-    const dq_rgroup *in = dq_claims_group(idle, "naive", 100);
+    const dq_rgroup *il = group_of(idle, "list", 0);
+    const dq_rgroup *in = group_of(idle, "naive", 100);
     if (il == NULL || in == NULL || il->cmds_per_s_median < 0 ||
         in->cmds_per_s_median < 0)
         return -1;
-    double lc = GROUP_SPREAD(iv_cmds_list, idle, il, dq_tv_cmds_s, 1);
+    double lc = GROUP_SPREAD(iv_cmds_list, idle, il, tv_cmds_s, 1);
     TSAY(c16_idle, "  consumers=%d cmds=%.1f naive=%.1f exp=%s", il->consumers,
          lc, in->cmds_per_s_median, idle->name);
     SAMPLE(c16_sample_idle, "%sn=%zu exp=%s", ev->res->sample[0] ? "; " : "",
@@ -460,18 +516,12 @@ static size_t backlog_growth(dq_ev *ev, const dq_perf *p, double *r50s,
  * of N plus the round trips), its p50 growth against log N's. */
 static dq_verdict c05_backlog(dq_ev *ev, const dq_rexp *bl)
 {
-    const dq_rgroup *a = NULL, *b = NULL;
+    const dq_rgroup *a, *b;
     double v[MAXV];
-    for (size_t i = 0; bl != NULL && i < bl->ngroups; i++) {
-        const dq_rgroup *g = &bl->groups[i];
-        if (strcmp(g->strategy, "lua") != 0 || g->backlog <= 0)
-            continue;
-        a = a == NULL || g->backlog < a->backlog ? g : a;
-        b = b == NULL || g->backlog > b->backlog ? g : b;
-    }
+    dq_backlog_range(bl, "lua", 1, &a, &b);
     if (a == NULL || a == b || a->p50_median <= 0)
         return NONE(c05_none, "");
-    size_t n = dq_group_values(bl, b, dq_tv_p50, v, MAXV);
+    size_t n = group_values(bl, b, tv_p50, v, MAXV);
     if (n > 0)
         SPREAD(ev->res->interval, iv_p50, 2, v, n);
     double x = b->p50_median / a->p50_median;
@@ -550,23 +600,21 @@ static int c17_herd(dq_ev *ev, const dq_rexp *e)
         lo = lo == 0 || k < lo ? k : lo;
         hi = k > hi ? k : hi;
     }
-    const dq_rgroup *la = wake_group(e, "heap", "leader", lo);
-    const dq_rgroup *lb = wake_group(e, "heap", "leader", hi);
-    const dq_rgroup *ba = wake_group(e, "heap", "broadcast", lo);
-    const dq_rgroup *bb = wake_group(e, "heap", "broadcast", hi);
-    if (la == NULL || lb == NULL || ba == NULL || bb == NULL || lo == hi)
-        return TSAY(c17_herd_none, " "), -1;
+    const dq_rgroup *g[4];   /* leader at lo, at hi; broadcast at lo, hi */
     double m[4];
-    const dq_rgroup *gs[4] = {la, lb, ba, bb};
-    for (int k = 0; k < 4; k++)
-        m[k] = dq_median(v, dq_group_values(e, gs[k], dq_tv_wakeups, v,
-                                            MAXV));
-    GROUP_SPREAD(iv_wake_leader, e, lb, dq_tv_wakeups, 2);
-    GROUP_SPREAD(iv_wake_bcast, e, bb, dq_tv_wakeups, 2);
+    for (int k = 0; k < 4; k++) {
+        g[k] = wake_group(e, "heap", k < 2 ? "leader" : "broadcast",
+                          k % 2 ? hi : lo);
+        if (g[k] == NULL || lo == hi)
+            return TSAY(c17_herd_none, " "), -1;
+        m[k] = dq_median(v, group_values(e, g[k], tv_wakeups, v, MAXV));
+    }
+    GROUP_SPREAD(iv_wake_leader, e, g[1], tv_wakeups, 2);
+    GROUP_SPREAD(iv_wake_bcast, e, g[3], tv_wakeups, 2);
     TSAY(c17_herd, "lo=%d hi=%d la=%.2f lb=%.2f ba=%.2f bb=%.2f exp=%s ", lo,
          hi, m[0], m[1], m[2], m[3], e->name);
     SAMPLE(c17_sample_herd, "n=%zu lo=%d hi=%d tasks=%" PRIu64 " exp=%s",
-           lb->n, lo, hi, lb->enqueued_sum, e->name);
+           g[1]->n, lo, hi, g[1]->enqueued_sum, e->name);
     FIGURE("fig-%s-wakeups", e->name);  /* the opcost part: fig-opcost */
     if (m[3] < 2 * m[2])
         return TSAY(c17_no_baseline, " "), -1;
@@ -599,11 +647,14 @@ static int64_t heap_logn_upto(const dq_opcost *oc, const char *mix,
 }
 
 /* One mix's clause of the O(log n) part; returns the n up to which the
- * heap kept to log n (0: not even at its second n, -1: no rows). */
-static int64_t c17_mix(dq_ev *ev, const dq_opcost *oc, const char *mix)
+ * heap kept to log n (0: not even at its second n, -1: no rows), *all
+ * whether that is its largest n (or it has no rows). */
+static int64_t c17_mix(dq_ev *ev, const dq_opcost *oc, const char *mix,
+                       bool *all)
 {
     const dq_opcost_row *lo, *hi, *wlo, *whi;
     int64_t upto = heap_logn_upto(oc, mix, &lo, &hi);
+    *all = true;
     if (lo == NULL || hi == lo)
         return -1;
     char up[160] = "";
@@ -620,7 +671,8 @@ static int64_t c17_mix(dq_ev *ev, const dq_opcost *oc, const char *mix)
     if (!ev->res->sample[0] || !strstr(ev->res->sample, "opcost"))
         SAMPLE(c17_sample_opcost, "; ops=%" PRId64 " lo_n=%" PRId64
                " hi_n=%" PRId64, hi->ops, lo->n, hi->n);
-    return upto >= hi->n ? hi->n : upto;
+    *all = upto >= hi->n;
+    return *all ? hi->n : upto;
 }
 
 /* The O(log n) part from `dqlab opcost`: the heap's ns per operation
@@ -633,16 +685,13 @@ static int64_t c17_mix(dq_ev *ev, const dq_opcost *oc, const char *mix)
  * 0 the heap outgrew log n from the start, -1 not measured. */
 static int c17_opcost(dq_ev *ev, const dq_opcost *oc)
 {
-    const dq_opcost_row *lo, *hi;
+    bool n_all, s_all;
     if (!oc->present)
         return TSAY(c17_opcost_none, "  "), -1;
-    int64_t now = c17_mix(ev, oc, "now"), steady = c17_mix(ev, oc, "steady");
+    int64_t now = c17_mix(ev, oc, "now", &n_all);
+    int64_t steady = c17_mix(ev, oc, "steady", &s_all);
     if (now < 0 && steady < 0)
         return TSAY(c17_opcost_none, "  "), -1;
-    dq_opcost_range(oc, "heap", "steady", &lo, &hi);
-    bool s_all = steady < 0 || (hi != NULL && steady >= hi->n);
-    dq_opcost_range(oc, "heap", "now", &lo, &hi);
-    bool n_all = now < 0 || (hi != NULL && now >= hi->n);
     if (n_all && s_all)
         return 1;
     if (n_all && steady > 0)

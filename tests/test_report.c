@@ -427,3 +427,27 @@ Test(report_claims, every_verdict_has_sample_and_interval, .timeout = 60)
     snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.err'", root, root);
     sh(cmd);
 }
+
+/* A bad row of the claim rules' data (report/text/claim_rows.md: a row
+ * with a cell too many) stops the report with exit 2, one line naming the
+ * file and the row's line, and no output directory. */
+Test(report_claims, bad_claim_row_is_named, .timeout = 60)
+{
+    char root[PATH_MAX], cmd[8 * PATH_MAX];
+    snprintf(root, sizeof root, "/tmp/dqlab-report-rows-%ld",
+             (long)getpid());
+    c10_results(root, 0.25);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s.s' && cp -a report '%s.s' && "
+             "f='%s.s/text/claim_rows.md' && sed -i 's/^| C02 .*/| C02 | lua "
+             "| x |/' \"$f\" && n=$(grep -n '^| C02 ' \"$f\" | cut -d: -f1) "
+             "&& { '%s' report '%s' --out '%s/out' --scripts '%s.s' "
+             ">/dev/null 2>'%s.err'; test $? -eq 2; } && test $(wc -l < "
+             "'%s.err') -eq 1 && grep -q \"text/claim_rows.md:$n: \" "
+             "'%s.err' && test ! -e '%s/out'", root, root, root, dqlab(),
+             root, root, root, root, root, root, root);
+    cr_expect_eq(sh(cmd), 0, "a bad row of claim_rows.md is not named with "
+                 "its file and line (%s.err)", root);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.s' '%s.err'", root, root,
+             root);
+    sh(cmd);
+}
