@@ -1,8 +1,8 @@
 /* facts.c -- the measured facts per strategy (facts.h), from the results
  * model: the loss table, the groups of the concurrency, idle, lateness
- * and backlog experiments.  Nothing here formats text.
+ * and backlog experiments.  Nothing here formats text.  Which tally a
+ * fault counts in is its row's report_class (harness/faults.h).
  */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,57 +69,48 @@ static void opts_text(const dq_rexp *e, const dq_rgroup *g, char *buf,
         *p = ',';
 }
 
-/* The row of name in f, added in registry order when absent (NULL for a
- * strategy dqlab does not know, or no room). */
+/* The row of name in f (dq_facts_compute made one per strategy that
+ * ran), or NULL. */
 static dq_fact *row_of(dq_facts *f, const char *name)
 {
-    const dq_strategy *s = dq_strategy_find(name);
-    size_t at = 0;
-    if (s == NULL)
-        return NULL;
-    for (size_t i = 0; i < f->n; i++)
-        if (f->f[i].s == s)
-            return &f->f[i];
-    if (f->n == DQ_FACTS_MAX)
-        return NULL;
-    for (size_t k = 0; dq_strategies[k] != NULL && dq_strategies[k] != s; k++)
-        for (size_t i = 0; i < f->n; i++)
-            at += f->f[i].s == dq_strategies[k];
-    memmove(&f->f[at + 1], &f->f[at], (f->n - at) * sizeof f->f[0]);
-    memset(&f->f[at], 0, sizeof f->f[at]);
-    f->f[at].s = s;
-    f->f[at].poll_ms = -1;
-    f->n++;
-    return &f->f[at];
+    return (dq_fact *)dq_facts_find(f, name);
+}
+
+/* Whether fault spec kills consumers: a crash, or a test of a retry. */
+static bool kills(const char *spec)
+{
+    dq_fault_class c = dq_fault_report_class(spec, NULL);
+    return c == DQ_FAULT_CLASS_CONSUMER_CRASH ||
+           c == DQ_FAULT_CLASS_RETRY_TEST;
 }
 
 bool dq_facts_counts(const char *spec)
 {
-    return strstr(spec, "before-retry") == NULL;
+    return dq_fault_report_class(spec, NULL) != DQ_FAULT_CLASS_RETRY_TEST;
 }
 
 /* The tally of fault column spec in x, or NULL for a fault not counted. */
 static dq_tally *tally_of(dq_fact *x, const char *spec)
 {
-    static const struct { const char *name; size_t off; } kinds[] = {
-        {"restart-redis:", offsetof(dq_fact, crash)},
-        {"os-crash:", offsetof(dq_fact, host)},
-    };
-    if (strncmp(spec, "kill-consumer", 13) == 0)
-        return dq_facts_counts(spec) ? &x->kill : NULL;
-    if (strncmp(spec, "subscriber-outage", 17) == 0)
+    dq_fault f;
+    dq_tally *modes;
+    switch (dq_fault_report_class(spec, &f)) {
+    case DQ_FAULT_CLASS_CONSUMER_CRASH:
+        return &x->kill;
+    case DQ_FAULT_CLASS_CONSUMER_OUTAGE:
         return &x->outage;
-    for (size_t k = 0; k < 2; k++) {
-        size_t n = strlen(kinds[k].name);
-        if (strncmp(spec, kinds[k].name, n) != 0)
-            continue;
-        for (size_t m = 0; m < DQ_AOF_MODES; m++) {
-            size_t ml = strlen(dq_aof_modes[m]);
-            if (strncmp(spec + n, dq_aof_modes[m], ml) == 0 &&
-                (spec[n + ml] == '\0' || spec[n + ml] == ':'))
-                return (dq_tally *)((char *)x + kinds[k].off) + m;
-        }
+    case DQ_FAULT_CLASS_SERVER_CRASH:
+        modes = x->crash;
+        break;
+    case DQ_FAULT_CLASS_HOST_CRASH:
+        modes = x->host;
+        break;
+    default:
+        return NULL;
     }
+    for (size_t m = 0; m < DQ_AOF_MODES; m++)
+        if (strcmp(f.word, dq_aof_modes[m]) == 0)
+            return &modes[m];
     return NULL;
 }
 
@@ -151,10 +142,10 @@ static void from_loss(dq_facts *f, const dq_rexp *e)
         }
     for (size_t i = 0; i < e->ntrials; i++) {
         const dq_trialrow *t = &e->trials[i];
-        dq_fact *row = strncmp(t->fault, "kill-consumer", 13) == 0 &&
-                               dq_facts_counts(t->fault)
-                           ? row_of(f, t->strategy) : NULL;
-        if (row != NULL && t->kills > 0)
+        dq_fact *row = row_of(f, t->strategy);
+        if (row != NULL && t->kills > 0 &&
+            dq_fault_report_class(t->fault, NULL) ==
+                DQ_FAULT_CLASS_CONSUMER_CRASH)
             row->kill.kills += (uint64_t)t->kills;
     }
 }
@@ -190,10 +181,10 @@ static void from_conc(dq_facts *f, const dq_rexp *e)
 
 static void from_idle(dq_facts *f, const dq_rexp *e)
 {
-    for (size_t k = 0; k < e->ngroups; k++) {
-        dq_fact *x = row_of(f, e->groups[k].strategy);
-        long i = x ? pick_group(e, x->s->name) : -1;
-        if (i < 0 || x->idle)
+    for (size_t k = 0; k < f->n; k++) {
+        dq_fact *x = &f->f[k];
+        long i = pick_group(e, x->s->name);
+        if (i < 0)
             continue;
         const dq_rgroup *g = &e->groups[i];
         x->idle = true;
@@ -206,10 +197,10 @@ static void from_idle(dq_facts *f, const dq_rexp *e)
 
 static void from_lat(dq_facts *f, const dq_rexp *e)
 {
-    for (size_t k = 0; e->pools != NULL && k < e->ngroups; k++) {
-        dq_fact *x = row_of(f, e->groups[k].strategy);
-        long i = x ? pick_group(e, x->s->name) : -1;
-        if (i < 0 || x->lat)
+    for (size_t k = 0; e->pools != NULL && k < f->n; k++) {
+        dq_fact *x = &f->f[k];
+        long i = pick_group(e, x->s->name);
+        if (i < 0)
             continue;
         const dq_rpool *p = &e->pools[i];
         x->lat = true;
@@ -253,11 +244,8 @@ static dq_seen seen_of(const dq_fact *x)
 static bool kills_consumers(const dq_rexp *e)
 {
     const dq_loss_table *lt = e->loss;
-    dq_fault x;
-    char err[8];
     for (size_t c = 0; lt != NULL && c < lt->nfaults; c++)
-        if (dq_fault_parse(lt->faults[c], &x, err, sizeof err) == 0 &&
-            dq_kill_point_parse(x.word) != DQ_KILL_NONE)
+        if (kills(lt->faults[c]))
             return true;
     return false;
 }
@@ -272,6 +260,16 @@ static const dq_rexp *loss_experiment(const dq_results *r)
     return dq_loss_experiment(r);
 }
 
+/* Whether strategy name ran in some experiment of r. */
+static bool ran(const dq_results *r, const char *name)
+{
+    for (size_t i = 0; i < r->nexps; i++)
+        for (size_t g = 0; g < r->exps[i].ngroups; g++)
+            if (strcmp(r->exps[i].groups[g].strategy, name) == 0)
+                return true;
+    return false;
+}
+
 void dq_facts_compute(const dq_results *r, dq_facts *f)
 {
     memset(f, 0, sizeof *f);
@@ -280,9 +278,11 @@ void dq_facts_compute(const dq_results *r, dq_facts *f)
     f->idle = dq_results_with_plot(r, "idle-cost");
     f->lat = dq_results_with_plot(r, "lateness-cdf");
     f->backlog = dq_results_with_plot(r, "backlog-lateness");
-    for (size_t i = 0; i < r->nexps; i++)      /* every strategy that ran */
-        for (size_t g = 0; g < r->exps[i].ngroups; g++)
-            row_of(f, r->exps[i].groups[g].strategy);
+    for (size_t k = 0; dq_strategies[k] != NULL && f->n < DQ_FACTS_MAX; k++)
+        if (ran(r, dq_strategies[k]->name)) {
+            f->f[f->n].s = dq_strategies[k];
+            f->f[f->n++].poll_ms = -1;
+        }
     for (size_t i = 0; i < r->nexps; i++)  /* every fault experiment */
         if (dq_loss_is(&r->exps[i]) && r->exps[i].loss != NULL)
             from_loss(f, &r->exps[i]);
@@ -296,6 +296,12 @@ void dq_facts_compute(const dq_results *r, dq_facts *f)
         from_backlog(f, f->backlog);
     for (size_t i = 0; i < f->n; i++)
         f->f[i].seen = seen_of(&f->f[i]);
+    for (size_t i = 0; f->loss != NULL && i < f->loss->ntrials; i++) {
+        const dq_trialrow *t = &f->loss->trials[i];
+        dq_fact *x = row_of(f, t->strategy);
+        if (x != NULL && x->kill_trial == NULL && kills(t->fault))
+            x->kill_trial = t;
+    }
     for (size_t i = 0; i < r->nexps && !f->redis_version[0]; i++)
         snprintf(f->redis_version, sizeof f->redis_version, "%s",
                  dq_rexp_meta(&r->exps[i], "redis_version"));

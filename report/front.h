@@ -29,7 +29,7 @@ void dq_cell_seen(dq_texts *t, const dq_facts *f, const dq_fact *x,
                   char *buf, size_t len);
 void dq_cell_kill(dq_texts *t, const dq_facts *f, const dq_fact *x,
                   char *buf, size_t len);
-/* restart-redis per AOF mode ("off 95/150, everysec 0/150, ..."). */
+/* The server crashes per AOF mode ("off 95/150, everysec 0/150, ..."). */
 void dq_cell_crash(dq_texts *t, const dq_facts *f, const dq_fact *x,
                    char *buf, size_t len);
 void dq_cell_dup(dq_texts *t, const dq_facts *f, const dq_fact *x,

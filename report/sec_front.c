@@ -123,7 +123,7 @@ void dq_cell_kill(dq_texts *t, const dq_facts *f, const dq_fact *x,
             x->kill.of, id, back, x->kill.trials, dq_s(x->kill.trials));
 }
 
-/* Appends to buf x's host-crash tallies (os-crash per AOF mode, of the
+/* Appends to buf x's host-crash tallies (per AOF mode, of the
  * experiment f->host), when that ran: "; host crash: [everysec 97/300,
  * always 0/300](#exp-durability) (4 trials)". */
 static void host_part(dq_texts *t, const dq_facts *f, const dq_fact *x,

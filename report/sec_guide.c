@@ -215,28 +215,22 @@ static const dq_fact *pick(dq_texts *t, const dq_facts *f, int mode,
 }
 
 /* The lease and work of x's loss trials, as a sentence, into buf. */
-static void lease_note(dq_texts *t, const dq_facts *f, const dq_fact *x,
-                       char *buf, size_t len)
+static void lease_note(dq_texts *t, const dq_fact *x, char *buf, size_t len)
 {
-    const dq_rexp *e = f->loss;
+    const dq_trialrow *tr = x->kill_trial;
     char lease[32] = "";
     buf[0] = '\0';
-    for (size_t i = 0; e != NULL && i < e->ntrials; i++) {
-        const dq_trialrow *tr = &e->trials[i];
-        if (strcmp(tr->strategy, x->s->name) != 0 ||
-            strncmp(tr->fault, "kill-consumer", 13) != 0)
-            continue;
-        if (!dq_options_get(tr->options, "lease_ms", lease, sizeof lease))
-            for (size_t k = 0; dq_strategy_option(x->s, k) != NULL; k++)
-                if (strcmp(dq_strategy_option(x->s, k)->name,
-                           "lease_ms") == 0)
-                    snprintf(lease, sizeof lease, "%s",
-                             dq_strategy_option(x->s, k)->def);
-        DQ_TCAT(t, buf, len, &(size_t){0}, "guide.lease", "lease=%s "
-                "work=%g", lease, (double)tr->work_us / 1000.0);
+    if (tr == NULL) {
+        DQ_TCAT(t, buf, len, &(size_t){0}, "guide.lease_none", "");
         return;
     }
-    DQ_TCAT(t, buf, len, &(size_t){0}, "guide.lease_none", "");
+    if (!dq_options_get(tr->options, "lease_ms", lease, sizeof lease))
+        for (size_t k = 0; dq_strategy_option(x->s, k) != NULL; k++)
+            if (strcmp(dq_strategy_option(x->s, k)->name, "lease_ms") == 0)
+                snprintf(lease, sizeof lease, "%s",
+                         dq_strategy_option(x->s, k)->def);
+    DQ_TCAT(t, buf, len, &(size_t){0}, "guide.lease", "lease=%s work=%g",
+            lease, (double)tr->work_us / 1000.0);
 }
 
 /* The evidence line of x: its matrix cells. */
@@ -290,7 +284,7 @@ static void scenario(dq_texts *t, const dq_facts *f, int mode,
     dq_cell_name(t, x, name, sizeof name);
     DQ_TCAT(t, s->pick, sizeof s->pick, &(size_t){0}, "guide.pick",
             "name=%s cands=%s rule=%s", name, cands, rule);
-    lease_note(t, f, x, s->lease, sizeof s->lease);
+    lease_note(t, x, s->lease, sizeof s->lease);
     evidence(t, f, x, s->ev, sizeof s->ev);
 }
 
