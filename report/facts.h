@@ -6,26 +6,19 @@
  *
  * Every figure keeps its sample (tasks, trials, kills) and the experiment
  * it comes from, and says when no trial of the run measured it.  Which
- * experiment gives what is found by what it holds, not by its name:
- *   kill, crash, host, outage  the fault experiments' loss tables
- *                              (results.h): the re-checked counts of the
- *                              columns whose fault's report_class
- *                              (harness/faults.h) is a consumer crash, a
- *                              server (process) crash, a host crash or a
- *                              consumer outage, summed over its rows
- *   dup, cmds                  the experiment with the "duplicates" plot:
- *                              duplicates over its cells with 2+
- *                              consumers; commands per task in its cell
- *                              with the fewest consumers (no lost races)
- *   idle                       the experiment with the "idle-cost" plot
- *   lat                        the one with the "lateness-cdf" plot: the
- *                              p99 pooled from the event logs
- *   backlog                    the one with the "backlog-lateness" plot:
- *                              tasks delivered within its window at the
- *                              largest backlog
- * Where a strategy ran in several option sets (naive at poll_ms 10, 100,
- * 1000), idle and lat take the cell run with the strategy's defaults, else
- * the first, and name its options.
+ * experiment gives what is found by what it holds, not by its name: kill,
+ * crash, host and outage sum the re-checked counts of the fault
+ * experiments' loss tables (results.h) in the columns whose fault's
+ * report_class (harness/faults.h) is a consumer crash, a server (process)
+ * crash, a host crash or a consumer outage; dup and cmds come from the
+ * experiment with the "duplicates" plot (duplicates over its cells with 2+
+ * consumers, commands per task in its cell with the fewest consumers: no
+ * lost races); idle from the one with "idle-cost"; lat from the one with
+ * "lateness-cdf" (the p99 pooled from the event logs); backlog from the one
+ * with "backlog-lateness" (tasks delivered within its window at the
+ * largest backlog).  Where a strategy ran in several option sets (naive at
+ * poll_ms 10, 100, 1000), idle and lat take the cell run with the
+ * strategy's defaults, else the first, and name its options.
  */
 #ifndef DQ_FACTS_H
 #define DQ_FACTS_H
@@ -83,12 +76,10 @@ typedef struct dq_fact {
     double p99_ms;
     uint64_t lat_tasks;
     size_t lat_trials;
-    long poll_ms;                      /* of that cell; -1: blocks */
     char lat_opts[96];
     bool cmds;
     double cmds_per_task, rt_per_task; /* -1: no Redis */
     int cmds_consumers;
-    size_t cmds_trials;
     bool backlog;                      /* at the largest backlog: */
     int64_t backlog_n;
     uint64_t backlog_delivered, backlog_tasks;
