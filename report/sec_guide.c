@@ -13,7 +13,6 @@
  * (every value a string), so that one call serves every row.
  */
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "front.h"
@@ -138,14 +137,11 @@ static void avoid_list(dq_texts *t, const dq_facts *f, char *buf, size_t len)
 
 void dq_section_guide(dq_md *o, const dq_results *r, const dq_facts *f)
 {
-    enum { N = 8192 };
-    char *b = malloc(NLISTS * N), avoid[N], host[2048] = "";
+    char b[NLISTS][8192], avoid[8192], host[2048] = "";
     bool hosts = false;
     (void)r;
-    if (b == NULL)
-        return;
     for (int k = 0; k < NLISTS; k++)
-        list_of(o->texts, f, k, b + k * N, N);
+        list_of(o->texts, f, k, b[k], sizeof b[k]);
     avoid_list(o->texts, f, avoid, sizeof avoid);
     /* the crash cells of the list carry the host crashes where they ran */
     for (size_t i = 0; i < f->n; i++)
@@ -155,10 +151,8 @@ void dq_section_guide(dq_md *o, const dq_results *r, const dq_facts *f)
         DQ_TBUF(o, host, "guide.host_none", "");
     dq_anchor(o, "guide");
     DQ_TEXT(o, "guide.guide", "alo=%s amo=%s aof=%s host=%s block=%s "
-            "poll=%s inproc=%s avoid=%s\n\n", b + L_ALO * N, b + L_AMO * N,
-            b + L_AOF * N, host, b + L_BLOCK * N, b + L_POLL * N,
-            b + L_INPROC * N, avoid);
-    free(b);
+            "poll=%s inproc=%s avoid=%s\n\n", b[L_ALO], b[L_AMO], b[L_AOF],
+            host, b[L_BLOCK], b[L_POLL], b[L_INPROC], avoid);
 }
 
 /* ---- The scenarios ------------------------------------------------------ */
@@ -282,10 +276,8 @@ static void scenario(dq_texts *t, const dq_facts *f, size_t k, scn_text *s)
 void dq_section_scenarios(dq_md *o, const dq_results *r, const dq_facts *f)
 {
     const dq_probe_row *p = dq_probes_find(&r->probes, "C06", "ms-epoch");
-    scn_text *s = malloc(sizeof *s);
+    scn_text s;
     char score[1024];
-    if (s == NULL)
-        return;
     if (p != NULL)      /* the ms-epoch probe's result, or where to get it */
         DQ_TSET(o->texts, score, sizeof score, "guide.score", "observed=%s",
                 p->observed);
@@ -294,8 +286,7 @@ void dq_section_scenarios(dq_md *o, const dq_results *r, const dq_facts *f)
     dq_anchor(o, "scenarios");
     DQ_TEXT(o, "guide.scenarios", "\n\n");
     for (size_t k = 0; k < sizeof scenarios / sizeof scenarios[0]; k++) {
-        scenario(o->texts, f, k, s);
-        dq_text(o, &texts[k], texts[k].fmt, s->pick, s->lease, s->ev, score);
+        scenario(o->texts, f, k, &s);
+        dq_text(o, &texts[k], texts[k].fmt, s.pick, s.lease, s.ev, score);
     }
-    free(s);
 }
