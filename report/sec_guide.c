@@ -36,7 +36,7 @@ static bool leased(const dq_fact *x)
 }
 
 /* The guide's lists, in the order of its template's values. */
-enum { L_ALO, L_AMO, L_AOF, L_BLOCK, L_POLL, L_INPROC, NLISTS };
+enum { L_ALO, L_AMO, L_AOF, L_BLOCK, L_POLL, L_INPROC, L_AVOID, NLISTS };
 
 static bool in_list(const dq_fact *x, int kind)
 {
@@ -54,9 +54,35 @@ static bool in_list(const dq_fact *x, int kind)
         return redis && !avoided(x) && (fl & DQ_G_BLOCKS) && x->lat;
     case L_POLL:
         return redis && !avoided(x) && (fl & DQ_G_POLLS) && x->lat;
-    default:
+    case L_INPROC:
         return !redis && !avoided(x);
+    default:
+        return avoided(x);
     }
+}
+
+/* What x did that puts it on the list to avoid, into buf. */
+static void avoid_what(dq_texts *t, const dq_facts *f, const dq_fact *x,
+                       char *buf, size_t len)
+{
+    char d[512], id[80];
+    size_t off = 0;
+    buf[0] = '\0';
+    if (x->dup.n > 0) {
+        dq_cell_dup(t, f, x, d, sizeof d);
+        DQ_TCAT(t, buf, len, &off, "guide.avoid_dup", "dup=%s", d);
+    }
+    dq_exp_anchor(f->loss, id, sizeof id);
+    if (x->outage.n > 0)
+        DQ_TCAT(t, buf, len, &off, "guide.avoid_outage", "%sn=%" PRIu64
+                " of=%" PRIu64 " id=%s", off ? "; " : "", x->outage.n,
+                x->outage.of, id);
+    dq_exp_anchor(f->backlog, id, sizeof id);
+    if (x->backlog && x->backlog_delivered < x->backlog_tasks)
+        DQ_TCAT(t, buf, len, &off, "guide.avoid_backlog", "%sn=%" PRIu64
+                " of=%" PRIu64 " id=%s window=%.0f backlog=%" PRId64,
+                off ? "; " : "", x->backlog_delivered, x->backlog_tasks, id,
+                x->backlog_window_s, x->backlog_n);
 }
 
 /* A list's item: its template, then the one or two cells it shows after
@@ -68,6 +94,7 @@ static const dq_tuse items[NLISTS] DQ_TUSES = {
     [L_BLOCK] = {"guide.wait_item", "%sname=%s lat=%s idle=%s"},
     [L_POLL] = {"guide.wait_item", "%sname=%s lat=%s idle=%s"},
     [L_INPROC] = {"guide.inproc_item", "%sname=%s lat=%s kill=%s"},
+    [L_AVOID] = {"guide.avoid_item", "%sname=%s what=%s"},
 };
 static dq_cell_fn *const item_cells[NLISTS][2] = {
     [L_ALO] = {dq_cell_kill, NULL},
@@ -76,13 +103,14 @@ static dq_cell_fn *const item_cells[NLISTS][2] = {
     [L_BLOCK] = {dq_cell_lat, dq_cell_idle},
     [L_POLL] = {dq_cell_lat, dq_cell_idle},
     [L_INPROC] = {dq_cell_lat, dq_cell_kill},
+    [L_AVOID] = {avoid_what, NULL},
 };
 
 /* The strategies of list kind, or "none in this run", into buf. */
 static void list_of(dq_texts *t, const dq_facts *f, int kind, char *buf,
                     size_t len)
 {
-    char n[128], a[512], b[512];
+    char n[128], a[2048], b[512];
     size_t off = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < f->n; i++) {
@@ -100,49 +128,13 @@ static void list_of(dq_texts *t, const dq_facts *f, int kind, char *buf,
         DQ_TCAT(t, buf, len, &off, "guide.none", "");
 }
 
-/* The strategies to avoid, each with what it did, into buf. */
-static void avoid_list(dq_texts *t, const dq_facts *f, char *buf, size_t len)
-{
-    char n[128], what[2048], d[512], id[80];
-    size_t off = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < f->n; i++) {
-        const dq_fact *x = &f->f[i];
-        size_t w = 0;
-        if (!avoided(x))
-            continue;
-        what[0] = '\0';
-        if (x->dup.n > 0) {
-            dq_cell_dup(t, f, x, d, sizeof d);
-            DQ_TCAT(t, what, sizeof what, &w, "guide.avoid_dup", "dup=%s", d);
-        }
-        dq_exp_anchor(f->loss, id, sizeof id);
-        if (x->outage.n > 0)
-            DQ_TCAT(t, what, sizeof what, &w, "guide.avoid_outage", "%sn=%"
-                    PRIu64 " of=%" PRIu64 " id=%s", w ? "; " : "",
-                    x->outage.n, x->outage.of, id);
-        dq_exp_anchor(f->backlog, id, sizeof id);
-        if (x->backlog && x->backlog_delivered < x->backlog_tasks)
-            DQ_TCAT(t, what, sizeof what, &w, "guide.avoid_backlog", "%sn=%"
-                    PRIu64 " of=%" PRIu64 " id=%s window=%.0f backlog=%"
-                    PRId64, w ? "; " : "", x->backlog_delivered,
-                    x->backlog_tasks, id, x->backlog_window_s, x->backlog_n);
-        dq_cell_name(t, x, n, sizeof n);
-        DQ_TCAT(t, buf, len, &off, "guide.avoid_item", "%sname=%s what=%s",
-                off ? "; " : "", n, what);
-    }
-    if (off == 0)
-        DQ_TCAT(t, buf, len, &off, "guide.none", "");
-}
-
 void dq_section_guide(dq_md *o, const dq_results *r, const dq_facts *f)
 {
-    char b[NLISTS][8192], avoid[8192], host[2048] = "";
+    char b[NLISTS][8192], host[2048] = "";
     bool hosts = false;
     (void)r;
     for (int k = 0; k < NLISTS; k++)
         list_of(o->texts, f, k, b[k], sizeof b[k]);
-    avoid_list(o->texts, f, avoid, sizeof avoid);
     /* the crash cells of the list carry the host crashes where they ran */
     for (size_t i = 0; i < f->n; i++)
         for (size_t m = 0; m < DQ_AOF_MODES; m++)
@@ -152,7 +144,7 @@ void dq_section_guide(dq_md *o, const dq_results *r, const dq_facts *f)
     dq_anchor(o, "guide");
     DQ_TEXT(o, "guide.guide", "alo=%s amo=%s aof=%s host=%s block=%s "
             "poll=%s inproc=%s avoid=%s\n\n", b[L_ALO], b[L_AMO], b[L_AOF],
-            host, b[L_BLOCK], b[L_POLL], b[L_INPROC], avoid);
+            host, b[L_BLOCK], b[L_POLL], b[L_INPROC], b[L_AVOID]);
 }
 
 /* ---- The scenarios ------------------------------------------------------ */
