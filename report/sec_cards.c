@@ -124,13 +124,16 @@ static int chart(dq_md *o, const dq_results *r, size_t k, char *err,
     return 0;
 }
 
-/* " (a=1)": the options of row (label "<name> <o1;o2;..>", the name n
- * bytes) that some other row of the same name lacks, into buf. */
+/* Appends to buf " (a=1)": the options of row (label "<name> <o1;o2;..>",
+ * the name n bytes) that some other row of the same name lacks; nothing
+ * for a row without options. */
 static void own_options(const dq_loss_table *lt, size_t row, size_t n,
                         char *buf, size_t len)
 {
     char opts[64], *save = NULL, out[64] = "";
     size_t off = 0;
+    if (strlen(lt->rows[row]) <= n + 1)
+        return;
     snprintf(opts, sizeof opts, "%s", lt->rows[row] + n + 1);
     for (char *o = strtok_r(opts, ";", &save); o != NULL;
          o = strtok_r(NULL, ";", &save)) {
@@ -143,7 +146,7 @@ static void own_options(const dq_loss_table *lt, size_t row, size_t n,
             dq_append(out, sizeof out, &off, "%s%s", off ? ";" : "", o);
     }
     if (out[0])
-        snprintf(buf, len, " (%s)", out);
+        dq_append(buf, len, &(size_t){strlen(buf)}, " (%s)", out);
 }
 
 /* Appends to buf (at *off) where e's faults made x lose or repeat tasks,
@@ -166,8 +169,7 @@ static void exp_breaks(dq_texts *t, const dq_rexp *e, const dq_fact *x,
             if (y->lost == 0 && y->duplicated == 0)
                 continue;
             dq_fault_phrase(t, lt->faults[c], ph, sizeof ph);
-            if (strlen(lt->rows[row]) > n + 1)   /* "<name> <options>" */
-                own_options(lt, row, n, ph + strlen(ph), sizeof ph - strlen(ph));
+            own_options(lt, row, n, ph, sizeof ph);
             dups[0] = '\0';
             if (y->lost > 0 && y->duplicated > 0)
                 DQ_TSET(t, dups, sizeof dups, "cards.break_fault_dups",
