@@ -143,6 +143,15 @@ static void kc_describe(const dq_fault *f, char *buf, size_t len)
              f->count == 1 ? "" : "s");
 }
 
+/* A kill before the retry of a failed task tests the retry recipe (the
+ * retry experiments), not what a consumer crash costs. */
+static dq_fault_class kc_report_class(const dq_fault *f)
+{
+    return dq_kill_point_parse(f->word) == DQ_KILL_BEFORE_RETRY
+               ? DQ_FAULT_CLASS_RETRY_TEST
+               : DQ_FAULT_CLASS_CONSUMER_CRASH;
+}
+
 const dq_fault_ops dq_fault_kill_consumer = {
     .name = "kill-consumer",
     .usage = "kill-consumer:POINT[:N]",
@@ -174,4 +183,5 @@ const dq_fault_ops dq_fault_kill_consumer = {
                  "with a higher attempt once the lease runs out.  For an "
                  "in-process strategy the whole queue dies with the "
                  "process.",
+    .report_class = kc_report_class,
 };

@@ -133,6 +133,12 @@ static void oc_describe(const dq_fault *f, char *buf, size_t len)
              "was not fsynced is lost)", f->word);
 }
 
+static dq_fault_class oc_report_class(const dq_fault *f)
+{
+    (void)f;
+    return DQ_FAULT_CLASS_HOST_CRASH;
+}
+
 const dq_fault_ops dq_fault_os_crash = {
     .name = "os-crash",
     .usage = "os-crash:everysec|always[:AT_MS]",
@@ -162,4 +168,5 @@ const dq_fault_ops dq_fault_os_crash = {
                  "the background, so the acknowledged writes of the last "
                  "one to two seconds are lost: enqueues, and claims, which "
                  "come back as repeats.",
+    .report_class = oc_report_class,
 };

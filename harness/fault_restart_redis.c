@@ -235,6 +235,12 @@ static void rr_describe(const dq_fault *f, char *buf, size_t len)
                                                 : "AOF always");
 }
 
+static dq_fault_class rr_report_class(const dq_fault *f)
+{
+    (void)f;
+    return DQ_FAULT_CLASS_SERVER_CRASH;
+}
+
 const dq_fault_ops dq_fault_restart_redis = {
     .name = "restart-redis",
     .usage = "restart-redis:off|rdb|everysec|always[:AT_MS]",
@@ -262,4 +268,5 @@ const dq_fault_ops dq_fault_restart_redis = {
                  "that come back as repeats), though a killed process alone "
                  "leaves them in the page cache; with AOF always every "
                  "acknowledged write is on disk before the reply.",
+    .report_class = rr_report_class,
 };

@@ -69,6 +69,12 @@ static void so_describe(const dq_fault *f, char *buf, size_t len)
     snprintf(buf, len, "every consumer down for %" PRId64 " ms", f->ms);
 }
 
+static dq_fault_class so_report_class(const dq_fault *f)
+{
+    (void)f;
+    return DQ_FAULT_CLASS_CONSUMER_OUTAGE;
+}
+
 const dq_fault_ops dq_fault_subscriber_outage = {
     .name = "subscriber-outage",
     .usage = "subscriber-outage:MS[:AT_MS]",
@@ -86,4 +92,5 @@ const dq_fault_ops dq_fault_subscriber_outage = {
                  "notifications are fire-and-forget, so a strategy driven "
                  "by them loses every task whose key expired while no "
                  "subscriber listened.",
+    .report_class = so_report_class,
 };

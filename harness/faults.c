@@ -260,3 +260,16 @@ const char *dq_fault_mechanism(const char *name)
                "declares duplicates).";
     return o != NULL ? o->mechanism : "";
 }
+
+dq_fault_class dq_fault_report_class(const char *spec, dq_fault *f)
+{
+    dq_fault x;
+    char err[8];
+
+    if (f == NULL)
+        f = &x;
+    if (dq_fault_parse(spec, f, err, sizeof err) != 0 ||
+        f->ops->report_class == NULL)
+        return DQ_FAULT_CLASS_NONE;
+    return f->ops->report_class(f);
+}

@@ -17,7 +17,8 @@
  *   - which losses and duplicates it can explain and which losses the
  *     declared guarantees allow under it (the checker's rules, as data and
  *     one callback);
- *   - the words the report uses for it (describe, mechanism).
+ *   - the words the report uses for it (describe, mechanism) and which of
+ *     its tallies it counts in (report_class).
  * Nothing outside its row names a fault.  Adding one: its row's file, its
  * line in faults.c, and whatever mechanism it drives.
  *
@@ -253,6 +254,20 @@ enum {
                                             held against at-most-once */
 };
 
+/* Which tally of the report's first screen (report/facts.h) the losses
+ * under a fault count in (dq_fault_ops.report_class). */
+typedef enum dq_fault_class {
+    DQ_FAULT_CLASS_NONE = 0,        /* none of them (a pause, a clock) */
+    DQ_FAULT_CLASS_CONSUMER_CRASH,  /* consumers killed in their work */
+    DQ_FAULT_CLASS_SERVER_CRASH,    /* the redis-server process killed and
+                                       restarted, per AOF mode (word) */
+    DQ_FAULT_CLASS_HOST_CRASH,      /* a host crash, per AOF mode (word) */
+    DQ_FAULT_CLASS_CONSUMER_OUTAGE, /* every consumer down for a while */
+    DQ_FAULT_CLASS_RETRY_TEST,      /* consumers killed to test a retry
+                                       recipe, not what a crash costs: its
+                                       losses count against no strategy */
+} dq_fault_class;
+
 struct dq_fault_ops {
     const char *name;     /* as in specs and F records: "kill-consumer" */
     const char *usage;    /* "kill-consumer:POINT[:N]" */
@@ -329,6 +344,8 @@ struct dq_fault_ops {
      * does what it does, without numbers. */
     void (*describe)(const dq_fault *f, char *buf, size_t len);
     const char *mechanism;
+    /* Optional: the report's class of f; NULL: DQ_FAULT_CLASS_NONE. */
+    dq_fault_class (*report_class)(const dq_fault *f);
 };
 
 /* ---- The table (faults.c) --------------------------------------------- */
@@ -424,6 +441,10 @@ void dq_fault_describe(const char *spec, char *buf, size_t len);
 /* The mechanism text of the kind called name; for "none" the baseline's
  * text; "" for an unknown name. */
 const char *dq_fault_mechanism(const char *name);
+/* For the report: the class of spec by its row (report_class);
+ * DQ_FAULT_CLASS_NONE for "none" or a spec that does not parse.  f, when
+ * not NULL, gets the parsed spec (f->word: the AOF mode of a crash). */
+dq_fault_class dq_fault_report_class(const char *spec, dq_fault *f);
 
 /* For loss_allowed hooks: whether a strategy of flags declares that it
  * keeps every task through a crash (DQ_G_SURVIVES_CONSUMER_CRASH and

@@ -1,8 +1,8 @@
 /* facts.c -- the measured facts per strategy (facts.h), from the results
  * model: the loss table, the groups of the concurrency, idle, lateness
- * and backlog experiments.  Nothing here formats text.
+ * and backlog experiments.  Nothing here formats text.  Which tally a
+ * fault counts in is its row's report_class (harness/faults.h).
  */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,72 +69,64 @@ static void opts_text(const dq_rexp *e, const dq_rgroup *g, char *buf,
         *p = ',';
 }
 
-/* The row of name in f, added in registry order when absent (NULL for a
- * strategy dqlab does not know, or no room). */
+/* The row of name in f (dq_facts_compute made one per strategy that
+ * ran), or NULL. */
 static dq_fact *row_of(dq_facts *f, const char *name)
 {
-    const dq_strategy *s = dq_strategy_find(name);
-    size_t at = 0;
-    if (s == NULL)
-        return NULL;
-    for (size_t i = 0; i < f->n; i++)
-        if (f->f[i].s == s)
-            return &f->f[i];
-    if (f->n == DQ_FACTS_MAX)
-        return NULL;
-    for (size_t k = 0; dq_strategies[k] != NULL && dq_strategies[k] != s; k++)
-        for (size_t i = 0; i < f->n; i++)
-            at += f->f[i].s == dq_strategies[k];
-    memmove(&f->f[at + 1], &f->f[at], (f->n - at) * sizeof f->f[0]);
-    memset(&f->f[at], 0, sizeof f->f[at]);
-    f->f[at].s = s;
-    f->f[at].poll_ms = -1;
-    f->n++;
-    return &f->f[at];
+    return (dq_fact *)dq_facts_find(f, name);
+}
+
+/* Whether a fault of class c kills consumers: a crash, or a retry test. */
+static bool kills(dq_fault_class c)
+{
+    return c == DQ_FAULT_CLASS_CONSUMER_CRASH ||
+           c == DQ_FAULT_CLASS_RETRY_TEST;
 }
 
 bool dq_facts_counts(const char *spec)
 {
-    return strstr(spec, "before-retry") == NULL;
+    return dq_fault_report_class(spec, NULL) != DQ_FAULT_CLASS_RETRY_TEST;
 }
 
 /* The tally of fault column spec in x, or NULL for a fault not counted. */
 static dq_tally *tally_of(dq_fact *x, const char *spec)
 {
-    static const struct { const char *name; size_t off; } kinds[] = {
-        {"restart-redis:", offsetof(dq_fact, crash)},
-        {"os-crash:", offsetof(dq_fact, host)},
-    };
-    if (strncmp(spec, "kill-consumer", 13) == 0)
-        return dq_facts_counts(spec) ? &x->kill : NULL;
-    if (strncmp(spec, "subscriber-outage", 17) == 0)
+    dq_fault f;
+    dq_tally *modes;
+    switch (dq_fault_report_class(spec, &f)) {
+    case DQ_FAULT_CLASS_CONSUMER_CRASH:
+        return &x->kill;
+    case DQ_FAULT_CLASS_CONSUMER_OUTAGE:
         return &x->outage;
-    for (size_t k = 0; k < 2; k++) {
-        size_t n = strlen(kinds[k].name);
-        if (strncmp(spec, kinds[k].name, n) != 0)
-            continue;
-        for (size_t m = 0; m < DQ_AOF_MODES; m++) {
-            size_t ml = strlen(dq_aof_modes[m]);
-            if (strncmp(spec + n, dq_aof_modes[m], ml) == 0 &&
-                (spec[n + ml] == '\0' || spec[n + ml] == ':'))
-                return (dq_tally *)((char *)x + kinds[k].off) + m;
-        }
+    case DQ_FAULT_CLASS_SERVER_CRASH:
+        modes = x->crash;
+        break;
+    case DQ_FAULT_CLASS_HOST_CRASH:
+        modes = x->host;
+        break;
+    default:
+        return NULL;
     }
+    for (size_t m = 0; m < DQ_AOF_MODES; m++)
+        if (strcmp(f.word, dq_aof_modes[m]) == 0)
+            return &modes[m];
     return NULL;
 }
 
-static void add_cell(dq_tally *t, const dq_loss_cell *c)
+static void tally_add(dq_tally *s, const dq_tally *a)
 {
-    t->measured = true;
-    t->n += c->lost;
-    t->of += c->enqueued;
-    t->redelivered += c->redelivered;
-    t->duplicated += c->duplicated;
-    t->trials += c->trials;
+    s->measured = true;
+    s->n += a->n;
+    s->of += a->of;
+    s->redelivered += a->redelivered;
+    s->duplicated += a->duplicated;
+    s->trials += a->trials;
+    s->kills += a->kills;
 }
 
-/* The loss table's cells into the kill, crash, host and outage tallies;
- * the kills from trials.csv. */
+/* The loss table's cells of fault experiment e into the kill, crash, host
+ * and outage tallies; the kills from trials.csv; in the loss experiment,
+ * each strategy's first trial that killed its consumers. */
 static void from_loss(dq_facts *f, const dq_rexp *e)
 {
     const dq_loss_table *lt = e->loss;
@@ -143,19 +135,23 @@ static void from_loss(dq_facts *f, const dq_rexp *e)
             const dq_loss_cell *x = dq_loss_cell_at(lt, r, c);
             dq_fact *row = x ? row_of(f, x->strategy) : NULL;
             dq_tally *t = row ? tally_of(row, lt->faults[c]) : NULL;
-            if (t != NULL)
-                add_cell(t, x);
-            if (t != NULL && t >= row->host && t < row->host + DQ_AOF_MODES &&
-                f->host == NULL)
+            if (t == NULL)
+                continue;
+            tally_add(t, &(dq_tally){.n = x->lost, .of = x->enqueued,
+                                     .redelivered = x->redelivered,
+                                     .duplicated = x->duplicated,
+                                     .trials = x->trials});
+            if (t >= row->host && t < row->host + DQ_AOF_MODES && !f->host)
                 f->host = e;
         }
     for (size_t i = 0; i < e->ntrials; i++) {
         const dq_trialrow *t = &e->trials[i];
-        dq_fact *row = strncmp(t->fault, "kill-consumer", 13) == 0 &&
-                               dq_facts_counts(t->fault)
-                           ? row_of(f, t->strategy) : NULL;
-        if (row != NULL && t->kills > 0)
-            row->kill.kills += (uint64_t)t->kills;
+        dq_fact *x = row_of(f, t->strategy);
+        dq_fault_class c = dq_fault_report_class(t->fault, NULL);
+        if (x != NULL && t->kills > 0 && c == DQ_FAULT_CLASS_CONSUMER_CRASH)
+            x->kill.kills += (uint64_t)t->kills;
+        if (x != NULL && e == f->loss && x->kill_trial == NULL && kills(c))
+            x->kill_trial = t;
     }
 }
 
@@ -183,41 +179,7 @@ static void from_conc(dq_facts *f, const dq_rexp *e)
             x->cmds_per_task = g->cmds_per_task_median;
             x->rt_per_task = g->rt_per_task_median;
             x->cmds_consumers = g->consumers;
-            x->cmds_trials = g->n;
         }
-    }
-}
-
-static void from_idle(dq_facts *f, const dq_rexp *e)
-{
-    for (size_t k = 0; k < e->ngroups; k++) {
-        dq_fact *x = row_of(f, e->groups[k].strategy);
-        long i = x ? pick_group(e, x->s->name) : -1;
-        if (i < 0 || x->idle)
-            continue;
-        const dq_rgroup *g = &e->groups[i];
-        x->idle = true;
-        x->idle_cmds_s = g->cmds_per_s_median;
-        x->idle_cpu_ms_s = g->cpu_ms_per_s_median;
-        x->idle_consumers = g->consumers;
-        opts_text(e, g, x->idle_opts, sizeof x->idle_opts);
-    }
-}
-
-static void from_lat(dq_facts *f, const dq_rexp *e)
-{
-    for (size_t k = 0; e->pools != NULL && k < e->ngroups; k++) {
-        dq_fact *x = row_of(f, e->groups[k].strategy);
-        long i = x ? pick_group(e, x->s->name) : -1;
-        if (i < 0 || x->lat)
-            continue;
-        const dq_rpool *p = &e->pools[i];
-        x->lat = true;
-        x->lat_censored = !dq_rpool_pct(p, 99, &x->p99_ms);
-        x->lat_tasks = p->enqueued;
-        x->lat_trials = p->trials;
-        x->poll_ms = dq_group_poll_ms(&e->groups[i]);
-        opts_text(e, &e->groups[i], x->lat_opts, sizeof x->lat_opts);
     }
 }
 
@@ -238,28 +200,36 @@ static void from_backlog(dq_facts *f, const dq_rexp *e)
     }
 }
 
-static dq_seen seen_of(const dq_fact *x)
+/* x's idle cost and lateness from its group (pick_group) of the idle and
+ * lateness experiments, and the guarantee its kills showed. */
+static void from_row(const dq_facts *f, dq_fact *x)
 {
+    const dq_rexp *e = f->idle;
+    long i = e ? pick_group(e, x->s->name) : -1;
+    if (i >= 0) {
+        x->idle = true;
+        x->idle_cmds_s = e->groups[i].cmds_per_s_median;
+        x->idle_cpu_ms_s = e->groups[i].cpu_ms_per_s_median;
+        x->idle_consumers = e->groups[i].consumers;
+        opts_text(e, &e->groups[i], x->idle_opts, sizeof x->idle_opts);
+    }
+    e = f->lat;
+    i = e && e->pools ? pick_group(e, x->s->name) : -1;
+    if (i >= 0) {
+        x->lat = true;
+        x->lat_censored = !dq_rpool_pct(&e->pools[i], 99, &x->p99_ms);
+        x->lat_tasks = e->pools[i].enqueued;
+        x->lat_trials = e->pools[i].trials;
+        opts_text(e, &e->groups[i], x->lat_opts, sizeof x->lat_opts);
+    }
     if (!x->kill.measured)
-        return DQ_SEEN_NONE;
-    if (x->kill.n > 0 && (x->kill.duplicated > 0 || x->dup.n > 0))
-        return DQ_SEEN_BROKEN;
-    if (x->kill.n > 0)
-        return DQ_SEEN_AMO;
-    return x->kill.redelivered > 0 ? DQ_SEEN_ALO : DQ_SEEN_NO_LOSS;
-}
-
-/* Whether e's loss table has a column of a fault that kills consumers. */
-static bool kills_consumers(const dq_rexp *e)
-{
-    const dq_loss_table *lt = e->loss;
-    dq_fault x;
-    char err[8];
-    for (size_t c = 0; lt != NULL && c < lt->nfaults; c++)
-        if (dq_fault_parse(lt->faults[c], &x, err, sizeof err) == 0 &&
-            dq_kill_point_parse(x.word) != DQ_KILL_NONE)
-            return true;
-    return false;
+        x->seen = DQ_SEEN_NONE;
+    else if (x->kill.n > 0 && (x->kill.duplicated > 0 || x->dup.n > 0))
+        x->seen = DQ_SEEN_BROKEN;
+    else if (x->kill.n > 0)
+        x->seen = DQ_SEEN_AMO;
+    else
+        x->seen = x->kill.redelivered > 0 ? DQ_SEEN_ALO : DQ_SEEN_NO_LOSS;
 }
 
 /* The fault experiment the front links to: the first whose faults kill
@@ -267,9 +237,22 @@ static bool kills_consumers(const dq_rexp *e)
 static const dq_rexp *loss_experiment(const dq_results *r)
 {
     for (size_t i = 0; i < r->nexps; i++)
-        if (dq_loss_is(&r->exps[i]) && kills_consumers(&r->exps[i]))
-            return &r->exps[i];
+        for (size_t c = 0; dq_loss_is(&r->exps[i]) && r->exps[i].loss &&
+                           c < r->exps[i].loss->nfaults; c++)
+            if (kills(dq_fault_report_class(r->exps[i].loss->faults[c],
+                                            NULL)))
+                return &r->exps[i];
     return dq_loss_experiment(r);
+}
+
+/* Whether strategy name ran in some experiment of r. */
+static bool ran(const dq_results *r, const char *name)
+{
+    for (size_t i = 0; i < r->nexps; i++)
+        for (size_t g = 0; g < r->exps[i].ngroups; g++)
+            if (strcmp(r->exps[i].groups[g].strategy, name) == 0)
+                return true;
+    return false;
 }
 
 void dq_facts_compute(const dq_results *r, dq_facts *f)
@@ -280,22 +263,18 @@ void dq_facts_compute(const dq_results *r, dq_facts *f)
     f->idle = dq_results_with_plot(r, "idle-cost");
     f->lat = dq_results_with_plot(r, "lateness-cdf");
     f->backlog = dq_results_with_plot(r, "backlog-lateness");
-    for (size_t i = 0; i < r->nexps; i++)      /* every strategy that ran */
-        for (size_t g = 0; g < r->exps[i].ngroups; g++)
-            row_of(f, r->exps[i].groups[g].strategy);
+    for (size_t k = 0; dq_strategies[k] != NULL && f->n < DQ_FACTS_MAX; k++)
+        if (ran(r, dq_strategies[k]->name))
+            f->f[f->n++].s = dq_strategies[k];
     for (size_t i = 0; i < r->nexps; i++)  /* every fault experiment */
         if (dq_loss_is(&r->exps[i]) && r->exps[i].loss != NULL)
             from_loss(f, &r->exps[i]);
     if (f->conc)
         from_conc(f, f->conc);
-    if (f->idle)
-        from_idle(f, f->idle);
-    if (f->lat)
-        from_lat(f, f->lat);
     if (f->backlog)
         from_backlog(f, f->backlog);
     for (size_t i = 0; i < f->n; i++)
-        f->f[i].seen = seen_of(&f->f[i]);
+        from_row(f, &f->f[i]);
     for (size_t i = 0; i < r->nexps && !f->redis_version[0]; i++)
         snprintf(f->redis_version, sizeof f->redis_version, "%s",
                  dq_rexp_meta(&r->exps[i], "redis_version"));
@@ -312,16 +291,8 @@ const dq_fact *dq_facts_find(const dq_facts *f, const char *name)
 dq_tally dq_tally_sum(const dq_tally *a, size_t n)
 {
     dq_tally s = {0};
-    for (size_t i = 0; i < n; i++) {
-        if (!a[i].measured)
-            continue;
-        s.measured = true;
-        s.n += a[i].n;
-        s.of += a[i].of;
-        s.redelivered += a[i].redelivered;
-        s.duplicated += a[i].duplicated;
-        s.trials += a[i].trials;
-        s.kills += a[i].kills;
-    }
+    for (size_t i = 0; i < n; i++)
+        if (a[i].measured)
+            tally_add(&s, &a[i]);
     return s;
 }

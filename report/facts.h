@@ -6,26 +6,19 @@
  *
  * Every figure keeps its sample (tasks, trials, kills) and the experiment
  * it comes from, and says when no trial of the run measured it.  Which
- * experiment gives what is found by what it holds, not by its name:
- *   kill, crash, host, outage  the loss experiment's table (loss table,
- *                              results.h): the re-checked counts of the
- *                              kill-consumer, restart-redis (SIGKILL of
- *                              the server: a process crash), os-crash (a
- *                              host crash, when run) and subscriber-outage
- *                              columns, summed over the strategy's rows
- *   dup, cmds                  the experiment with the "duplicates" plot:
- *                              duplicates over its cells with 2+
- *                              consumers; commands per task in its cell
- *                              with the fewest consumers (no lost races)
- *   idle                       the experiment with the "idle-cost" plot
- *   lat                        the one with the "lateness-cdf" plot: the
- *                              p99 pooled from the event logs
- *   backlog                    the one with the "backlog-lateness" plot:
- *                              tasks delivered within its window at the
- *                              largest backlog
- * Where a strategy ran in several option sets (naive at poll_ms 10, 100,
- * 1000), idle and lat take the cell run with the strategy's defaults, else
- * the first, and name its options.
+ * experiment gives what is found by what it holds, not by its name: kill,
+ * crash, host and outage sum the re-checked counts of the fault
+ * experiments' loss tables (results.h) in the columns whose fault's
+ * report_class (harness/faults.h) is a consumer crash, a server (process)
+ * crash, a host crash or a consumer outage; dup and cmds come from the
+ * experiment with the "duplicates" plot (duplicates over its cells with 2+
+ * consumers, commands per task in its cell with the fewest consumers: no
+ * lost races); idle from the one with "idle-cost"; lat from the one with
+ * "lateness-cdf" (the p99 pooled from the event logs); backlog from the one
+ * with "backlog-lateness" (tasks delivered within its window at the
+ * largest backlog).  Where a strategy ran in several option sets (naive at
+ * poll_ms 10, 100, 1000), idle and lat take the cell run with the
+ * strategy's defaults, else the first, and name its options.
  */
 #ifndef DQ_FACTS_H
 #define DQ_FACTS_H
@@ -46,7 +39,7 @@ typedef struct dq_tally {
     uint64_t kills;            /* consumers killed (trials.csv), kill only */
 } dq_tally;
 
-/* The AOF modes of restart-redis and os-crash, in this order. */
+/* The AOF modes of the server and host crashes, in this order. */
 enum { DQ_AOF_OFF, DQ_AOF_EVERYSEC, DQ_AOF_ALWAYS, DQ_AOF_MODES };
 extern const char *const dq_aof_modes[DQ_AOF_MODES];
 
@@ -64,10 +57,13 @@ typedef enum dq_seen {
 typedef struct dq_fact {
     const dq_strategy *s;
     dq_seen seen;
-    dq_tally kill;                     /* kill-consumer:* */
-    dq_tally crash[DQ_AOF_MODES];      /* restart-redis:<mode> */
-    dq_tally host[DQ_AOF_MODES];       /* os-crash:<mode> */
-    dq_tally outage;                   /* subscriber-outage:* */
+    dq_tally kill;                     /* consumer crashes */
+    dq_tally crash[DQ_AOF_MODES];      /* server crashes, per AOF mode */
+    dq_tally host[DQ_AOF_MODES];       /* host crashes, per AOF mode */
+    dq_tally outage;                   /* consumer outages */
+    const dq_trialrow *kill_trial;     /* its first trial of the loss
+                                          experiment that killed
+                                          consumers, NULL: none */
     dq_tally dup;                      /* no fault, 2+ consumers */
     size_t dup_with;                   /* trials with a duplicate */
     int dup_cmin, dup_cmax;            /* their consumer counts */
@@ -80,12 +76,10 @@ typedef struct dq_fact {
     double p99_ms;
     uint64_t lat_tasks;
     size_t lat_trials;
-    long poll_ms;                      /* of that cell; -1: blocks */
     char lat_opts[96];
     bool cmds;
     double cmds_per_task, rt_per_task; /* -1: no Redis */
     int cmds_consumers;
-    size_t cmds_trials;
     bool backlog;                      /* at the largest backlog: */
     int64_t backlog_n;
     uint64_t backlog_delivered, backlog_tasks;
@@ -103,8 +97,8 @@ typedef struct dq_facts {
 } dq_facts;
 
 /* Whether the losses of fault column spec count against a strategy: not
- * kill-consumer:before-retry, whose kills test a retry recipe (the retry
- * experiments, C26), not what a crash of the consumer costs. */
+ * those of a retry test (DQ_FAULT_CLASS_RETRY_TEST, the retry experiments,
+ * C26). */
 bool dq_facts_counts(const char *spec);
 /* Fills f from r (which must outlive it). */
 void dq_facts_compute(const dq_results *r, dq_facts *f);

@@ -124,13 +124,16 @@ static int chart(dq_md *o, const dq_results *r, size_t k, char *err,
     return 0;
 }
 
-/* " (a=1)": the options of row (label "<name> <o1;o2;..>", the name n
- * bytes) that some other row of the same name lacks, into buf. */
+/* Appends to buf " (a=1)": the options of row (label "<name> <o1;o2;..>",
+ * the name n bytes) that some other row of the same name lacks; nothing
+ * for a row without options. */
 static void own_options(const dq_loss_table *lt, size_t row, size_t n,
                         char *buf, size_t len)
 {
     char opts[64], *save = NULL, out[64] = "";
     size_t off = 0;
+    if (strlen(lt->rows[row]) <= n + 1)
+        return;
     snprintf(opts, sizeof opts, "%s", lt->rows[row] + n + 1);
     for (char *o = strtok_r(opts, ";", &save); o != NULL;
          o = strtok_r(NULL, ";", &save)) {
@@ -140,12 +143,10 @@ static void own_options(const dq_loss_table *lt, size_t row, size_t n,
                 (lt->rows[r][n] == ' ' || lt->rows[r][n] == '\0'))
                 everywhere = strstr(lt->rows[r] + n, o) != NULL;
         if (!everywhere)
-            off += (size_t)snprintf(out + off, off < sizeof out ?
-                                    sizeof out - off : 0, "%s%s",
-                                    off ? ";" : "", o);
+            dq_append(out, sizeof out, &off, "%s%s", off ? ";" : "", o);
     }
     if (out[0])
-        snprintf(buf, len, " (%s)", out);
+        dq_append(buf, len, &(size_t){strlen(buf)}, " (%s)", out);
 }
 
 /* Appends to buf (at *off) where e's faults made x lose or repeat tasks,
@@ -155,25 +156,24 @@ static void exp_breaks(dq_texts *t, const dq_rexp *e, const dq_fact *x,
                        char *buf, size_t len, size_t *off, size_t *trials)
 {
     const dq_loss_table *lt = e->loss;
+    size_t n = strlen(x->s->name);
     char id[80], ph[320], dups[64];
     dq_exp_anchor(e, id, sizeof id);
     for (size_t c = 0; c < lt->nfaults; c++)
         for (size_t row = 0; dq_facts_counts(lt->faults[c]) &&
                              row < lt->nrows; row++) {
             const dq_loss_cell *y = dq_loss_cell_at(lt, row, c);
-            size_t n = strlen(x->s->name);
             if (y == NULL || strcmp(y->strategy, x->s->name) != 0)
                 continue;
             *trials += strcmp(lt->faults[c], "none") != 0 ? y->trials : 0;
             if (y->lost == 0 && y->duplicated == 0)
                 continue;
             dq_fault_phrase(t, lt->faults[c], ph, sizeof ph);
-            if (strlen(lt->rows[row]) > n + 1)   /* "<name> <options>" */
-                own_options(lt, row, n, ph + strlen(ph), sizeof ph - strlen(ph));
+            own_options(lt, row, n, ph, sizeof ph);
             dups[0] = '\0';
             if (y->lost > 0 && y->duplicated > 0)
-                DQ_TCAT(t, dups, sizeof dups, &(size_t){0},
-                        "cards.break_fault_dups", "n=%" PRIu64, y->duplicated);
+                DQ_TSET(t, dups, sizeof dups, "cards.break_fault_dups",
+                        "n=%" PRIu64, y->duplicated);
             if (y->lost > 0)
                 DQ_TCAT(t, buf, len, off, "cards.break_fault", "%sfault=%s "
                         "n=%" PRIu64 " of=%" PRIu64 " id=%s dups=%s",
@@ -214,32 +214,23 @@ static void breaks(dq_texts *t, const dq_results *r, const dq_facts *f,
         DQ_TCAT(t, buf, len, &off, "cards.breaks_unmeasured", "");
 }
 
-/* The card's guarantee line: what killed consumers showed, or what x
- * declares when no consumer of it was killed. */
-static void guarantee(dq_texts *t, const dq_facts *f, const dq_fact *x,
-                      char *buf, size_t len)
-{
-    char seen[512], kill[512], decl[128];
-    buf[0] = '\0';
-    if (x->seen == DQ_SEEN_NONE) {
-        dq_cell_declared(t, x, decl, sizeof decl);
-        DQ_TCAT(t, buf, len, &(size_t){0}, "cards.guarantee_none",
-                "declared=%s", decl);
-        return;
-    }
-    dq_cell_seen(t, f, x, seen, sizeof seen);
-    dq_cell_kill(t, f, x, kill, sizeof kill);
-    DQ_TCAT(t, buf, len, &(size_t){0}, "cards.guarantee", "seen=%s kill=%s",
-            seen, kill);
-}
-
+/* The card of x: how it works, its cost, the guarantee its killed
+ * consumers showed (or the one it declares when none was killed), where
+ * it broke, and its witness charts. */
 static int card(dq_md *o, const dq_results *r, const dq_facts *f,
                 const dq_fact *x, char *err, size_t errlen)
 {
-    char cmds[512], g[1024], br[4096], id[96];
+    char cmds[512], g[1024], a[512], b[512], br[4096], id[96];
     dq_texts *t = o->texts;
     dq_cell_cmds(t, f, x, cmds, sizeof cmds);
-    guarantee(t, f, x, g, sizeof g);
+    if (x->seen == DQ_SEEN_NONE) {
+        dq_cell_declared(t, x, a, sizeof a);
+        DQ_TSET(t, g, sizeof g, "cards.guarantee_none", "declared=%s", a);
+    } else {
+        dq_cell_seen(t, f, x, a, sizeof a);
+        dq_cell_kill(t, f, x, b, sizeof b);
+        DQ_TSET(t, g, sizeof g, "cards.guarantee", "seen=%s kill=%s", a, b);
+    }
     breaks(t, r, f, x, br, sizeof br);
     snprintf(id, sizeof id, "card-%s", x->s->name);
     dq_anchor(o, id);

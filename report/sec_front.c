@@ -28,174 +28,139 @@ void dq_exp_anchor(const dq_rexp *e, char *buf, size_t len)
     snprintf(buf, len, "exp-%s", e ? e->name : "");
 }
 
-void dq_cell_name(dq_texts *t, const dq_fact *x, char *buf, size_t len)
+void dq_tset(dq_texts *t, char *buf, size_t len, const dq_tuse *u,
+             const char *fmt, ...)
 {
+    va_list ap;
     buf[0] = '\0';
-    DQ_TCAT(t, buf, len, &(size_t){0}, "front.name", "name=%s", x->s->name);
+    va_start(ap, fmt);
+    dq_vtcat(t, buf, len, &(size_t){0}, u, fmt, ap);
+    va_end(ap);
 }
 
-/* "not measured" into buf. */
-static void not_measured(dq_texts *t, char *buf, size_t len)
+/* Writes "not measured" into buf unless measured; returns !measured. */
+static bool unmeasured(dq_texts *t, bool measured, char *buf, size_t len)
 {
-    buf[0] = '\0';
-    DQ_TCAT(t, buf, len, &(size_t){0}, "front.not_measured", "");
+    if (!measured)
+        DQ_TSET(t, buf, len, "front.not_measured", "");
+    return !measured;
+}
+
+void dq_cell_name(dq_texts *t, const dq_fact *x, char *buf, size_t len)
+{
+    DQ_TSET(t, buf, len, "front.name", "name=%s", x->s->name);
 }
 
 void dq_cell_declared(dq_texts *t, const dq_fact *x, char *buf, size_t len)
 {
+    static const dq_tuse decl[] DQ_TUSES = {
+        {"front.decl_alo", ""},
+        {"front.decl_amo_dups", ""},
+        {"front.decl_amo", ""},
+    };
     unsigned fl = x->s->flags;
-    buf[0] = '\0';
-    if (fl & DQ_G_AT_LEAST_ONCE)
-        DQ_TCAT(t, buf, len, &(size_t){0}, "front.decl_alo", "");
-    else
-        DQ_TCATP(t, buf, len, &(size_t){0}, fl & DQ_G_DUPLICATES,
-                 "front.decl_amo_dups", "front.decl_amo", "");
-}
-
-/* The word for what x showed when its consumers were killed. */
-static void seen_word(dq_texts *t, const dq_fact *x, char *buf, size_t len)
-{
-    size_t off = 0;
-    buf[0] = '\0';
-    switch (x->seen) {
-    case DQ_SEEN_ALO:
-        DQ_TCAT(t, buf, len, &off, "front.seen_alo", "");
-        break;
-    case DQ_SEEN_AMO:
-        DQ_TCAT(t, buf, len, &off, "front.seen_amo", "");
-        break;
-    case DQ_SEEN_BROKEN:
-        DQ_TCAT(t, buf, len, &off, "front.seen_broken", "");
-        break;
-    case DQ_SEEN_NO_LOSS:
-        DQ_TCAT(t, buf, len, &off, "front.seen_no_loss", "");
-        break;
-    case DQ_SEEN_NONE:
-        break;
-    }
+    dq_tset(t, buf, len, &decl[fl & DQ_G_AT_LEAST_ONCE ? 0
+                               : fl & DQ_G_DUPLICATES  ? 1 : 2], "");
 }
 
 void dq_cell_seen(dq_texts *t, const dq_facts *f, const dq_fact *x,
                   char *buf, size_t len)
 {
-    char w[128], d[128] = "", what[96], id[80];
+    static const dq_tuse words[] DQ_TUSES = {
+        [DQ_SEEN_NONE] = {NULL, NULL},
+        [DQ_SEEN_ALO] = {"front.seen_alo", ""},
+        [DQ_SEEN_AMO] = {"front.seen_amo", ""},
+        [DQ_SEEN_BROKEN] = {"front.seen_broken", ""},
+        [DQ_SEEN_NO_LOSS] = {"front.seen_no_loss", ""},
+    };
+    char w[128], d[128], what[96], id[80];
     unsigned fl = x->s->flags;
-    if (x->seen == DQ_SEEN_NONE) {
-        not_measured(t, buf, len);
+    if (unmeasured(t, x->seen != DQ_SEEN_NONE, buf, len))
         return;
-    }
-    seen_word(t, x, w, sizeof w);
-    bool same = (x->seen == DQ_SEEN_ALO && (fl & DQ_G_AT_LEAST_ONCE)) ||
-                (x->seen == DQ_SEEN_AMO && (fl & DQ_G_AT_MOST_ONCE) &&
-                 !(fl & DQ_G_DUPLICATES));
+    dq_tset(t, w, sizeof w, &words[x->seen], "");
     dq_cell_declared(t, x, what, sizeof what);
-    if (same)
-        DQ_TCAT(t, d, sizeof d, &(size_t){0}, "front.declared_same", "");
+    if ((x->seen == DQ_SEEN_ALO && (fl & DQ_G_AT_LEAST_ONCE)) ||
+        (x->seen == DQ_SEEN_AMO && (fl & DQ_G_AT_MOST_ONCE) &&
+         !(fl & DQ_G_DUPLICATES)))
+        DQ_TSET(t, d, sizeof d, "front.declared_same", "");
     else if (x->seen == DQ_SEEN_BROKEN && (fl & DQ_G_DUPLICATES))
-        DQ_TCAT(t, d, sizeof d, &(size_t){0}, "front.declared_documented",
-                "");
+        DQ_TSET(t, d, sizeof d, "front.declared_documented", "");
     else
-        DQ_TCAT(t, d, sizeof d, &(size_t){0}, "front.declared_other",
-                "what=%s", what);
+        DQ_TSET(t, d, sizeof d, "front.declared_other", "what=%s", what);
     dq_exp_anchor(f->loss, id, sizeof id);
-    buf[0] = '\0';
-    DQ_TCAT(t, buf, len, &(size_t){0}, "front.seen_cell", "word=%s "
-            "declared=%s kills=%" PRIu64 " ks=%s trials=%zu s=%s id=%s", w,
-            d, x->kill.kills, dq_s(x->kill.kills), x->kill.trials,
-            dq_s(x->kill.trials), id);
+    DQ_TSET(t, buf, len, "front.seen_cell", "word=%s declared=%s kills=%"
+            PRIu64 " ks=%s trials=%zu s=%s id=%s", w, d, x->kill.kills,
+            dq_s(x->kill.kills), x->kill.trials, dq_s(x->kill.trials), id);
 }
 
 void dq_cell_kill(dq_texts *t, const dq_facts *f, const dq_fact *x,
                   char *buf, size_t len)
 {
     char back[64] = "", id[80];
-    if (!x->kill.measured) {
-        not_measured(t, buf, len);
+    if (unmeasured(t, x->kill.measured, buf, len))
         return;
-    }
     if (x->kill.redelivered > 0)
-        DQ_TCAT(t, back, sizeof back, &(size_t){0}, "front.kill_back",
-                "n=%" PRIu64, x->kill.redelivered);
+        DQ_TSET(t, back, sizeof back, "front.kill_back", "n=%" PRIu64,
+                x->kill.redelivered);
     dq_exp_anchor(f->loss, id, sizeof id);
-    buf[0] = '\0';
-    DQ_TCAT(t, buf, len, &(size_t){0}, "front.kill_cell", "n=%" PRIu64
-            " of=%" PRIu64 " id=%s back=%s trials=%zu s=%s", x->kill.n,
-            x->kill.of, id, back, x->kill.trials, dq_s(x->kill.trials));
+    DQ_TSET(t, buf, len, "front.kill_cell", "n=%" PRIu64 " of=%" PRIu64
+            " id=%s back=%s trials=%zu s=%s", x->kill.n, x->kill.of, id,
+            back, x->kill.trials, dq_s(x->kill.trials));
 }
 
-/* Appends to buf x's host-crash tallies (os-crash per AOF mode, of the
- * experiment f->host), when that ran: "; host crash: [everysec 97/300,
- * always 0/300](#exp-durability) (4 trials)". */
-static void host_part(dq_texts *t, const dq_facts *f, const dq_fact *x,
-                      char *buf, size_t len)
+/* The measured modes of a[DQ_AOF_MODES] as "off 95/150, always 0/150"
+ * into list; returns their trials (0: none measured). */
+static size_t mode_list(dq_texts *t, const dq_tally *a, char *list,
+                        size_t len)
 {
-    char list[256] = "", id[80];
-    size_t off = 0, trials = 0, bo = strlen(buf);
+    size_t off = 0, trials = 0;
+    list[0] = '\0';
     for (size_t m = 0; m < DQ_AOF_MODES; m++) {
-        const dq_tally *c = &x->host[m];
-        if (!c->measured)
+        if (!a[m].measured)
             continue;
-        DQ_TCAT(t, list, sizeof list, &off, "front.crash_item", "%smode=%s "
-                "n=%" PRIu64 " of=%" PRIu64, off ? ", " : "",
-                dq_aof_modes[m], c->n, c->of);
-        trials += c->trials;
+        DQ_TCAT(t, list, len, &off, "front.crash_item", "%smode=%s n=%"
+                PRIu64 " of=%" PRIu64, off ? ", " : "", dq_aof_modes[m],
+                a[m].n, a[m].of);
+        trials += a[m].trials;
     }
-    if (off == 0)
-        return;
-    dq_exp_anchor(f->host, id, sizeof id);
-    DQ_TCAT(t, buf, len, &bo, "front.host_cell", "list=%s id=%s trials=%zu "
-            "s=%s", list, id, trials, dq_s(trials));
+    return trials;
 }
 
 void dq_cell_crash(dq_texts *t, const dq_facts *f, const dq_fact *x,
                    char *buf, size_t len)
 {
-    char list[256] = "", id[80];
-    size_t off = 0, trials = 0;
-    for (size_t m = 0; m < DQ_AOF_MODES; m++) {
-        const dq_tally *c = &x->crash[m];
-        if (!c->measured)
-            continue;
-        DQ_TCAT(t, list, sizeof list, &off, "front.crash_item", "%smode=%s "
-                "n=%" PRIu64 " of=%" PRIu64, off ? ", " : "",
-                dq_aof_modes[m], c->n, c->of);
-        trials += c->trials;
-    }
-    if (off == 0 && !(x->s->flags & DQ_G_NEEDS_REDIS)) {
-        buf[0] = '\0';
-        DQ_TCAT(t, buf, len, &(size_t){0}, "front.no_redis", "");
-        return;
-    }
-    if (off == 0) {
-        not_measured(t, buf, len);
-        host_part(t, f, x, buf, len);
+    char list[256], id[80];
+    size_t trials = mode_list(t, x->crash, list, sizeof list);
+    if (trials == 0 && !(x->s->flags & DQ_G_NEEDS_REDIS)) {
+        DQ_TSET(t, buf, len, "front.no_redis", "");
         return;
     }
     dq_exp_anchor(f->loss, id, sizeof id);
-    buf[0] = '\0';
-    DQ_TCAT(t, buf, len, &(size_t){0}, "front.crash_cell", "list=%s id=%s "
-            "trials=%zu s=%s", list, id, trials, dq_s(trials));
-    host_part(t, f, x, buf, len);
+    if (!unmeasured(t, trials > 0, buf, len))
+        DQ_TSET(t, buf, len, "front.crash_cell", "list=%s id=%s trials=%zu "
+                "s=%s", list, id, trials, dq_s(trials));
+    /* the host crashes of f->host, when that ran */
+    trials = mode_list(t, x->host, list, sizeof list);
+    dq_exp_anchor(f->host, id, sizeof id);
+    if (trials > 0)
+        DQ_TCAT(t, buf, len, &(size_t){strlen(buf)}, "front.host_cell",
+                "list=%s id=%s trials=%zu s=%s", list, id, trials,
+                dq_s(trials));
 }
 
 void dq_cell_dup(dq_texts *t, const dq_facts *f, const dq_fact *x,
                  char *buf, size_t len)
 {
     char id[80], cons[32];
-    if (!x->dup.measured) {
-        not_measured(t, buf, len);
+    int n = snprintf(cons, sizeof cons, "%d", x->dup_cmin);
+    if (unmeasured(t, x->dup.measured, buf, len))
         return;
-    }
-    if (x->dup_cmin == x->dup_cmax)
-        snprintf(cons, sizeof cons, "%d", x->dup_cmin);
-    else
-        snprintf(cons, sizeof cons, "%d-%d", x->dup_cmin, x->dup_cmax);
+    if (x->dup_cmin != x->dup_cmax)
+        snprintf(cons + n, sizeof cons - (size_t)n, "-%d", x->dup_cmax);
     dq_exp_anchor(f->conc, id, sizeof id);
-    buf[0] = '\0';
-    DQ_TCAT(t, buf, len, &(size_t){0}, "front.dup_cell", "n=%" PRIu64
-            " id=%s of=%" PRIu64 " with=%zu trials=%zu s=%s consumers=%s",
-            x->dup.n, id, x->dup.of, x->dup_with, x->dup.trials,
-            dq_s(x->dup.trials), cons);
+    DQ_TSET(t, buf, len, "front.dup_cell", "n=%" PRIu64 " id=%s of=%" PRIu64
+            " with=%zu trials=%zu s=%s consumers=%s", x->dup.n, id, x->dup.of,
+            x->dup_with, x->dup.trials, dq_s(x->dup.trials), cons);
 }
 
 /* ", poll_ms=100" when opts is not empty, else "". */
@@ -203,97 +168,82 @@ static void opts_note(dq_texts *t, const char *opts, char *buf, size_t len)
 {
     buf[0] = '\0';
     if (opts[0] != '\0')
-        DQ_TCAT(t, buf, len, &(size_t){0}, "front.opts", "opts=%s", opts);
+        DQ_TSET(t, buf, len, "front.opts", "opts=%s", opts);
 }
 
 void dq_cell_idle(dq_texts *t, const dq_facts *f, const dq_fact *x,
                   char *buf, size_t len)
 {
     char id[80], o[128], cmds[32], cpu[32];
-    if (!x->idle) {
-        not_measured(t, buf, len);
+    if (unmeasured(t, x->idle, buf, len))
         return;
-    }
     dq_exp_anchor(f->idle, id, sizeof id);
-    buf[0] = '\0';
     if (!(x->s->flags & DQ_G_NEEDS_REDIS)) {
-        DQ_TCAT(t, buf, len, &(size_t){0}, "front.idle_cell_local", "id=%s",
-                id);
+        DQ_TSET(t, buf, len, "front.idle_cell_local", "id=%s", id);
         return;
     }
     opts_note(t, x->idle_opts, o, sizeof o);
     snprintf(cmds, sizeof cmds, "%.*f", x->idle_cmds_s < 10 ? 1 : 0,
              x->idle_cmds_s);
     dq_fmt_double(cpu, sizeof cpu, x->idle_cpu_ms_s, 1);
-    DQ_TCAT(t, buf, len, &(size_t){0}, "front.idle_cell", "cmds=%s cpu=%s "
-            "id=%s consumers=%d opts=%s", cmds, cpu, id, x->idle_consumers,
-            o);
+    DQ_TSET(t, buf, len, "front.idle_cell", "cmds=%s cpu=%s id=%s "
+            "consumers=%d opts=%s", cmds, cpu, id, x->idle_consumers, o);
 }
 
 void dq_cell_lat(dq_texts *t, const dq_facts *f, const dq_fact *x,
                  char *buf, size_t len)
 {
     char id[80], o[128], p99[32];
-    if (!x->lat) {
-        not_measured(t, buf, len);
+    if (unmeasured(t, x->lat, buf, len))
         return;
-    }
     dq_exp_anchor(f->lat, id, sizeof id);
     opts_note(t, x->lat_opts, o, sizeof o);
     dq_fmt_ms(p99, sizeof p99, x->p99_ms);
-    buf[0] = '\0';
     if (x->lat_censored)
-        DQ_TCAT(t, buf, len, &(size_t){0}, "front.lat_cell_censored",
-                "id=%s tasks=%" PRIu64 " trials=%zu s=%s opts=%s", id,
-                x->lat_tasks, x->lat_trials, dq_s(x->lat_trials), o);
+        DQ_TSET(t, buf, len, "front.lat_cell_censored", "id=%s tasks=%"
+                PRIu64 " trials=%zu s=%s opts=%s", id, x->lat_tasks,
+                x->lat_trials, dq_s(x->lat_trials), o);
     else
-        DQ_TCAT(t, buf, len, &(size_t){0}, "front.lat_cell", "p99=%s id=%s "
-                "tasks=%" PRIu64 " trials=%zu s=%s opts=%s", p99, id,
-                x->lat_tasks, x->lat_trials, dq_s(x->lat_trials), o);
+        DQ_TSET(t, buf, len, "front.lat_cell", "p99=%s id=%s tasks=%" PRIu64
+                " trials=%zu s=%s opts=%s", p99, id, x->lat_tasks,
+                x->lat_trials, dq_s(x->lat_trials), o);
 }
 
 void dq_cell_cmds(dq_texts *t, const dq_facts *f, const dq_fact *x,
                   char *buf, size_t len)
 {
     char id[80], cmds[32], rt[32];
-    if (!x->cmds) {
-        not_measured(t, buf, len);
+    if (unmeasured(t, x->cmds, buf, len))
         return;
-    }
     dq_exp_anchor(f->conc, id, sizeof id);
-    buf[0] = '\0';
     if (x->cmds_per_task < 0) {
-        DQ_TCAT(t, buf, len, &(size_t){0}, "front.cmds_cell_local", "id=%s",
-                id);
+        DQ_TSET(t, buf, len, "front.cmds_cell_local", "id=%s", id);
         return;
     }
     dq_fmt_double(cmds, sizeof cmds, x->cmds_per_task, 1);
     dq_fmt_double(rt, sizeof rt, x->rt_per_task, 1);
-    DQ_TCAT(t, buf, len, &(size_t){0}, "front.cmds_cell", "cmds=%s id=%s "
-            "rt=%s consumers=%d cs=%s", cmds, id, rt, x->cmds_consumers,
+    DQ_TSET(t, buf, len, "front.cmds_cell", "cmds=%s id=%s rt=%s "
+            "consumers=%d cs=%s", cmds, id, rt, x->cmds_consumers,
             dq_s((uint64_t)x->cmds_consumers));
 }
 
 void dq_cell_version(dq_texts *t, const dq_facts *f, const dq_fact *x,
                      char *buf, size_t len)
 {
-    char v[64] = "", ran[64] = "";
-    buf[0] = '\0';
+    char v[64], ran[64];
     if (!(x->s->flags & DQ_G_NEEDS_REDIS)) {
-        DQ_TCAT(t, buf, len, &(size_t){0}, "front.no_redis", "");
+        DQ_TSET(t, buf, len, "front.no_redis", "");
         return;
     }
     if (x->s->min_redis != NULL)
         snprintf(v, sizeof v, "%s", x->s->min_redis);
     else
-        DQ_TCAT(t, v, sizeof v, &(size_t){0}, "front.version_any", "");
+        DQ_TSET(t, v, sizeof v, "front.version_any", "");
     if (f->redis_version[0] != '\0')
         snprintf(ran, sizeof ran, "%s", f->redis_version);
     else
-        DQ_TCAT(t, ran, sizeof ran, &(size_t){0}, "front.version_unknown",
-                "");
-    DQ_TCAT(t, buf, len, &(size_t){0}, "front.version_cell", "version=%s "
-            "ran=%s", v, ran);
+        DQ_TSET(t, ran, sizeof ran, "front.version_unknown", "");
+    DQ_TSET(t, buf, len, "front.version_cell", "version=%s ran=%s", v, ran);
 }
 
 /* ---- The parts ---------------------------------------------------------- */
@@ -313,32 +263,10 @@ void dq_section_contents(dq_md *o, const dq_results *r)
     dq_box_close(o);
 }
 
-/* "**naive**: what it is; **lua**: ..." from each strategy's summary up
- * to its first ':' or ';' after 30 characters (how it works; what follows
- * is the guarantee, which the matrix shows measured). */
-static void glossary(dq_md *o, const dq_facts *f, char *buf, size_t len)
-{
-    size_t off = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < f->n; i++) {
-        const dq_strategy *s = f->f[i].s;
-        const char *sum = s->summary ? s->summary : "";
-        char what[512];
-        size_t n = 0;
-        while (sum[n] && (n < 30 || !strchr(":;", sum[n])))
-            n++;
-        snprintf(what, sizeof what, "%.*s", (int)n, sum);
-        DQ_TCAT(o->texts, buf, len, &off, "front.glossary_item",
-                "%sname=%s what=%s", i ? "; " : "", s->name, what);
-    }
-}
-
 /* The matrix: one row per strategy that ran. */
 static void matrix(dq_md *o, const dq_facts *f)
 {
-    typedef void (*cell_fn)(dq_texts *, const dq_facts *, const dq_fact *,
-                            char *, size_t);
-    static const cell_fn fns[] = {
+    static dq_cell_fn *const fns[] = {
         dq_cell_seen, dq_cell_kill, dq_cell_crash, dq_cell_dup,
         dq_cell_idle, dq_cell_lat, dq_cell_cmds, dq_cell_version,
     };
@@ -359,19 +287,33 @@ static void matrix(dq_md *o, const dq_facts *f)
     dq_table_end(o);
 }
 
-/* The note under the matrix: the strategies that did not run, and what a
- * crash here was. */
-static void matrix_note(dq_md *o, const dq_facts *f)
+/* The glossary ("**naive**: what it is; **lua**: ...", each strategy's
+ * summary up to its first ':' or ';' after 30 characters: how it works,
+ * while what follows is the guarantee, which the matrix shows measured),
+ * the matrix, and the note under it: the strategies that did not run,
+ * and what a crash here was. */
+void dq_section_summary(dq_md *o, const dq_facts *f)
 {
-    char absent[1024] = "", list[512] = "", host[1024] = "";
+    char gl[8192] = "", absent[1024] = "", list[512] = "", host[1024] = "";
     size_t off = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        const char *sum = f->f[i].s->summary ? f->f[i].s->summary : "";
+        size_t n = 0;
+        while (sum[n] && (n < 30 || !strchr(":;", sum[n])))
+            n++;
+        DQ_TBUF(o, gl, "front.glossary_item", "%sname=%s what=%.*s",
+                i ? "; " : "", f->f[i].s->name, (int)(n < 511 ? n : 511),
+                sum);
+    }
+    dq_anchor(o, "summary");
+    DQ_TEXT(o, "front.summary", "glossary=%s\n\n", gl);
+    matrix(o, f);
     for (size_t k = 0; dq_strategies[k] != NULL; k++)
         if (dq_facts_find(f, dq_strategies[k]->name) == NULL)
             dq_append(list, sizeof list, &off, "%s%s", off ? ", " : "",
                       dq_strategies[k]->name);
     if (off > 0)
         DQ_TBUF(o, absent, "front.matrix_absent", "list=%s", list);
-    list[0] = '\0';
     off = 0;
     for (size_t i = 0; i < f->n; i++)
         for (size_t m = 0; m < DQ_AOF_MODES; m++)
@@ -385,14 +327,4 @@ static void matrix_note(dq_md *o, const dq_facts *f)
     else
         DQ_TBUF(o, host, "front.host_none", "");
     DQ_TEXT(o, "front.matrix_note", "absent=%s host=%s\n\n", absent, host);
-}
-
-void dq_section_summary(dq_md *o, const dq_facts *f)
-{
-    char gl[8192];
-    glossary(o, f, gl, sizeof gl);
-    dq_anchor(o, "summary");
-    DQ_TEXT(o, "front.summary", "glossary=%s\n\n", gl);
-    matrix(o, f);
-    matrix_note(o, f);
 }

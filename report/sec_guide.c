@@ -8,9 +8,11 @@
  * no duplicate, the one best by the scenario's rule (fewest commands per
  * task, lowest idle cost, lowest p99 lateness), with the figures that
  * back it.  Another run can give another answer, and says so.
+ *
+ * The tables of template uses below are rendered with their own format
+ * (every value a string), so that one call serves every row.
  */
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "front.h"
@@ -33,7 +35,8 @@ static bool leased(const dq_fact *x)
     return x->seen == DQ_SEEN_ALO && !avoided(x);
 }
 
-enum { L_ALO, L_AMO, L_AOF, L_BLOCK, L_POLL, L_INPROC };
+/* The guide's lists, in the order of its template's values. */
+enum { L_ALO, L_AMO, L_AOF, L_BLOCK, L_POLL, L_INPROC, L_AVOID, NLISTS };
 
 static bool in_list(const dq_fact *x, int kind)
 {
@@ -51,55 +54,14 @@ static bool in_list(const dq_fact *x, int kind)
         return redis && !avoided(x) && (fl & DQ_G_BLOCKS) && x->lat;
     case L_POLL:
         return redis && !avoided(x) && (fl & DQ_G_POLLS) && x->lat;
-    default:
+    case L_INPROC:
         return !redis && !avoided(x);
+    default:
+        return avoided(x);
     }
 }
 
-/* One item of list kind for x, appended to buf at *off. */
-static void item(dq_texts *t, const dq_facts *f, const dq_fact *x, int kind,
-                 char *buf, size_t len, size_t *off)
-{
-    char n[128], a[512], b[512];
-    const char *sep = *off ? "; " : "";
-    dq_cell_name(t, x, n, sizeof n);
-    dq_cell_kill(t, f, x, a, sizeof a);
-    dq_cell_lat(t, f, x, b, sizeof b);
-    if (kind == L_ALO) {
-        DQ_TCAT(t, buf, len, off, "guide.alo_item", "%sname=%s kill=%s", sep,
-                n, a);
-    } else if (kind == L_AMO) {
-        DQ_TCAT(t, buf, len, off, "guide.amo_item", "%sname=%s kill=%s "
-                "lat=%s", sep, n, a, b);
-    } else if (kind == L_AOF) {
-        dq_cell_crash(t, f, x, a, sizeof a);
-        DQ_TCAT(t, buf, len, off, "guide.aof_item", "%sname=%s crash=%s",
-                sep, n, a);
-    } else if (kind == L_INPROC) {
-        DQ_TCAT(t, buf, len, off, "guide.inproc_item", "%sname=%s lat=%s "
-                "kill=%s", sep, n, b, a);
-    } else {
-        dq_cell_idle(t, f, x, a, sizeof a);
-        DQ_TCAT(t, buf, len, off, "guide.wait_item", "%sname=%s lat=%s "
-                "idle=%s", sep, n, b, a);
-    }
-}
-
-/* The strategies of list kind, or "none in this run", into buf. */
-static void list_of(dq_texts *t, const dq_facts *f, int kind, char *buf,
-                    size_t len)
-{
-    size_t off = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < f->n; i++)
-        if (in_list(&f->f[i], kind))
-            item(t, f, &f->f[i], kind, buf, len, &off);
-    if (off == 0)
-        DQ_TCAT(t, buf, len, &off, "guide.none", "");
-}
-
-/* What x did that puts it on the list to avoid, into buf ("" if
- * nothing). */
+/* What x did that puts it on the list to avoid, into buf. */
 static void avoid_what(dq_texts *t, const dq_facts *f, const dq_fact *x,
                        char *buf, size_t len)
 {
@@ -123,19 +85,44 @@ static void avoid_what(dq_texts *t, const dq_facts *f, const dq_fact *x,
                 x->backlog_window_s, x->backlog_n);
 }
 
-/* The strategies to avoid, each with what it did. */
-static void avoid_list(dq_texts *t, const dq_facts *f, char *buf, size_t len)
+/* A list's item: its template, then the one or two cells it shows after
+ * the name, in the order of the template's format. */
+static const dq_tuse items[NLISTS] DQ_TUSES = {
+    [L_ALO] = {"guide.alo_item", "%sname=%s kill=%s"},
+    [L_AMO] = {"guide.amo_item", "%sname=%s kill=%s lat=%s"},
+    [L_AOF] = {"guide.aof_item", "%sname=%s crash=%s"},
+    [L_BLOCK] = {"guide.wait_item", "%sname=%s lat=%s idle=%s"},
+    [L_POLL] = {"guide.wait_item", "%sname=%s lat=%s idle=%s"},
+    [L_INPROC] = {"guide.inproc_item", "%sname=%s lat=%s kill=%s"},
+    [L_AVOID] = {"guide.avoid_item", "%sname=%s what=%s"},
+};
+static dq_cell_fn *const item_cells[NLISTS][2] = {
+    [L_ALO] = {dq_cell_kill, NULL},
+    [L_AMO] = {dq_cell_kill, dq_cell_lat},
+    [L_AOF] = {dq_cell_crash, NULL},
+    [L_BLOCK] = {dq_cell_lat, dq_cell_idle},
+    [L_POLL] = {dq_cell_lat, dq_cell_idle},
+    [L_INPROC] = {dq_cell_lat, dq_cell_kill},
+    [L_AVOID] = {avoid_what, NULL},
+};
+
+/* The strategies of list kind, or "none in this run", into buf. */
+static void list_of(dq_texts *t, const dq_facts *f, int kind, char *buf,
+                    size_t len)
 {
-    char n[128], what[2048];
+    char n[128], a[2048], b[512];
     size_t off = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < f->n; i++) {
-        if (!avoided(&f->f[i]))
+        if (!in_list(&f->f[i], kind))
             continue;
         dq_cell_name(t, &f->f[i], n, sizeof n);
-        avoid_what(t, f, &f->f[i], what, sizeof what);
-        DQ_TCAT(t, buf, len, &off, "guide.avoid_item", "%sname=%s what=%s",
-                off ? "; " : "", n, what);
+        item_cells[kind][0](t, f, &f->f[i], a, sizeof a);
+        b[0] = '\0';
+        if (item_cells[kind][1] != NULL)
+            item_cells[kind][1](t, f, &f->f[i], b, sizeof b);
+        dq_tcat(t, buf, len, &off, &items[kind], items[kind].fmt,
+                off ? "; " : "", n, a, b);
     }
     if (off == 0)
         DQ_TCAT(t, buf, len, &off, "guide.none", "");
@@ -143,19 +130,11 @@ static void avoid_list(dq_texts *t, const dq_facts *f, char *buf, size_t len)
 
 void dq_section_guide(dq_md *o, const dq_results *r, const dq_facts *f)
 {
-    enum { N = 8192 };
-    char *b = malloc(6 * N), avoid[N], host[2048] = "";
+    char b[NLISTS][8192], host[2048] = "";
     bool hosts = false;
     (void)r;
-    if (b == NULL)
-        return;
-    list_of(o->texts, f, L_ALO, b, N);
-    list_of(o->texts, f, L_AMO, b + N, N);
-    list_of(o->texts, f, L_AOF, b + 2 * N, N);
-    list_of(o->texts, f, L_BLOCK, b + 3 * N, N);
-    list_of(o->texts, f, L_POLL, b + 4 * N, N);
-    list_of(o->texts, f, L_INPROC, b + 5 * N, N);
-    avoid_list(o->texts, f, avoid, sizeof avoid);
+    for (int k = 0; k < NLISTS; k++)
+        list_of(o->texts, f, k, b[k], sizeof b[k]);
     /* the crash cells of the list carry the host crashes where they ran */
     for (size_t i = 0; i < f->n; i++)
         for (size_t m = 0; m < DQ_AOF_MODES; m++)
@@ -164,9 +143,8 @@ void dq_section_guide(dq_md *o, const dq_results *r, const dq_facts *f)
         DQ_TBUF(o, host, "guide.host_none", "");
     dq_anchor(o, "guide");
     DQ_TEXT(o, "guide.guide", "alo=%s amo=%s aof=%s host=%s block=%s "
-            "poll=%s inproc=%s avoid=%s\n\n", b, b + N, b + 2 * N, host,
-            b + 3 * N, b + 4 * N, b + 5 * N, avoid);
-    free(b);
+            "poll=%s inproc=%s avoid=%s\n\n", b[L_ALO], b[L_AMO], b[L_AOF],
+            host, b[L_BLOCK], b[L_POLL], b[L_INPROC], b[L_AVOID]);
 }
 
 /* ---- The scenarios ------------------------------------------------------ */
@@ -185,24 +163,46 @@ static double by_lat(const dq_fact *x)
     return x->lat && !x->lat_censored ? x->p99_ms : -1;
 }
 
-/* The candidates of a scenario (leased, and nothing lost on a restart
- * with AOF mode, or on a host crash with it: the harder test) as linked names into cands; returns the best by rank,
- * or NULL when none qualifies or none has the figure. */
-static const dq_fact *pick(dq_texts *t, const dq_facts *f, int mode,
-                           double (*rank)(const dq_fact *), char *cands,
-                           size_t len)
+/* The scenarios in the report's order: the AOF mode each needs, what it
+ * ranks by, the cell its rule quotes, its rule and its text. */
+static const struct scenario {
+    int mode;
+    double (*rank)(const dq_fact *);
+    dq_cell_fn *cell;
+} scenarios[] = {
+    {DQ_AOF_ALWAYS, by_cmds, dq_cell_cmds},
+    {DQ_AOF_ALWAYS, by_idle, dq_cell_idle},
+    {DQ_AOF_EVERYSEC, by_lat, dq_cell_lat},
+};
+static const dq_tuse rules[] DQ_TUSES = {
+    {"guide.rule_cmds", "cmds=%s"},
+    {"guide.rule_idle", "idle=%s"},
+    {"guide.rule_lat", "lat=%s"},
+};
+static const dq_tuse texts[] DQ_TUSES = {
+    {"guide.order", "pick=%s lease=%s evidence=%s\n\n"},
+    {"guide.packet", "pick=%s lease=%s evidence=%s score=%s\n\n"},
+    {"guide.remind", "pick=%s lease=%s evidence=%s\n\n"},
+};
+
+/* The candidates of scenario s (leased, and nothing lost on a restart
+ * with its AOF mode, or on a host crash with it: the harder test) as
+ * linked names into cands; returns the best by its rank, or NULL when
+ * none qualifies or none has the figure. */
+static const dq_fact *pick(dq_texts *t, const dq_facts *f,
+                           const struct scenario *s, char *cands, size_t len)
 {
     const dq_fact *best = NULL, *c[DQ_FACTS_MAX];
     size_t n = 0, off = 0;
     char name[128];
     for (size_t i = 0; i < f->n; i++) {
         const dq_fact *x = &f->f[i];
-        bool crash_ok = x->crash[mode].measured && x->crash[mode].n == 0;
-        bool host_ok = x->host[mode].measured && x->host[mode].n == 0;
-        if (!leased(x) || !(crash_ok || host_ok))
+        const dq_tally *crash = &x->crash[s->mode], *host = &x->host[s->mode];
+        if (!leased(x) || !((crash->measured && crash->n == 0) ||
+                            (host->measured && host->n == 0)))
             continue;
         c[n++] = x;
-        if (rank(x) >= 0 && (best == NULL || rank(x) < rank(best)))
+        if (s->rank(x) >= 0 && (best == NULL || s->rank(x) < s->rank(best)))
             best = x;
     }
     cands[0] = '\0';
@@ -215,115 +215,70 @@ static const dq_fact *pick(dq_texts *t, const dq_facts *f, int mode,
 }
 
 /* The lease and work of x's loss trials, as a sentence, into buf. */
-static void lease_note(dq_texts *t, const dq_facts *f, const dq_fact *x,
-                       char *buf, size_t len)
+static void lease_note(dq_texts *t, const dq_fact *x, char *buf, size_t len)
 {
-    const dq_rexp *e = f->loss;
+    const dq_trialrow *tr = x->kill_trial;
     char lease[32] = "";
-    buf[0] = '\0';
-    for (size_t i = 0; e != NULL && i < e->ntrials; i++) {
-        const dq_trialrow *tr = &e->trials[i];
-        if (strcmp(tr->strategy, x->s->name) != 0 ||
-            strncmp(tr->fault, "kill-consumer", 13) != 0)
-            continue;
-        if (!dq_options_get(tr->options, "lease_ms", lease, sizeof lease))
-            for (size_t k = 0; dq_strategy_option(x->s, k) != NULL; k++)
-                if (strcmp(dq_strategy_option(x->s, k)->name,
-                           "lease_ms") == 0)
-                    snprintf(lease, sizeof lease, "%s",
-                             dq_strategy_option(x->s, k)->def);
-        DQ_TCAT(t, buf, len, &(size_t){0}, "guide.lease", "lease=%s "
-                "work=%g", lease, (double)tr->work_us / 1000.0);
+    if (tr == NULL) {
+        DQ_TSET(t, buf, len, "guide.lease_none", "");
         return;
     }
-    DQ_TCAT(t, buf, len, &(size_t){0}, "guide.lease_none", "");
+    if (!dq_options_get(tr->options, "lease_ms", lease, sizeof lease))
+        for (size_t k = 0; dq_strategy_option(x->s, k) != NULL; k++)
+            if (strcmp(dq_strategy_option(x->s, k)->name, "lease_ms") == 0)
+                snprintf(lease, sizeof lease, "%s",
+                         dq_strategy_option(x->s, k)->def);
+    DQ_TSET(t, buf, len, "guide.lease", "lease=%s work=%g", lease,
+            (double)tr->work_us / 1000.0);
 }
 
-/* The evidence line of x: its matrix cells. */
-static void evidence(dq_texts *t, const dq_facts *f, const dq_fact *x,
-                     char *buf, size_t len)
-{
-    char c[6][512];
-    dq_cell_kill(t, f, x, c[0], sizeof c[0]);
-    dq_cell_crash(t, f, x, c[1], sizeof c[1]);
-    dq_cell_dup(t, f, x, c[2], sizeof c[2]);
-    dq_cell_idle(t, f, x, c[3], sizeof c[3]);
-    dq_cell_lat(t, f, x, c[4], sizeof c[4]);
-    dq_cell_version(t, f, x, c[5], sizeof c[5]);
-    buf[0] = '\0';
-    DQ_TCAT(t, buf, len, &(size_t){0}, "guide.evidence", "kill=%s crash=%s "
-            "dup=%s idle=%s lat=%s version=%s", c[0], c[1], c[2], c[3], c[4],
-            c[5]);
-}
-
-/* A scenario's pick sentence, lease note and evidence. */
+/* A scenario's pick sentence, lease note and evidence (its matrix
+ * cells). */
 typedef struct scn_text {
-    char pick[4096], lease[512], ev[4096];
+    char pick[4096], lease[512], ev[4096], c[6][512];
 } scn_text;
 
-/* Fills s for the scenario that needs AOF mode and ranks by rank. */
-static void scenario(dq_texts *t, const dq_facts *f, int mode,
-                     double (*rank)(const dq_fact *), scn_text *s)
+static void scenario(dq_texts *t, const dq_facts *f, size_t k, scn_text *s)
 {
+    static dq_cell_fn *const ev[6] = {
+        dq_cell_kill, dq_cell_crash, dq_cell_dup,
+        dq_cell_idle, dq_cell_lat, dq_cell_version,
+    };
     char cands[2048], name[128], rule[600], v[512];
-    const dq_fact *x = pick(t, f, mode, rank, cands, sizeof cands);
-    s->pick[0] = s->lease[0] = s->ev[0] = rule[0] = '\0';
+    const dq_fact *x = pick(t, f, &scenarios[k], cands, sizeof cands);
+    s->lease[0] = '\0';
     if (x == NULL) {
-        DQ_TCAT(t, s->pick, sizeof s->pick, &(size_t){0}, "guide.pick_none",
-                "");
-        DQ_TCAT(t, s->ev, sizeof s->ev, &(size_t){0}, "guide.none", "");
+        DQ_TSET(t, s->pick, sizeof s->pick, "guide.pick_none", "");
+        DQ_TSET(t, s->ev, sizeof s->ev, "guide.none", "");
         return;
     }
-    if (rank == by_cmds) {
-        dq_cell_cmds(t, f, x, v, sizeof v);
-        DQ_TCAT(t, rule, sizeof rule, &(size_t){0}, "guide.rule_cmds",
-                "cmds=%s", v);
-    } else if (rank == by_idle) {
-        dq_cell_idle(t, f, x, v, sizeof v);
-        DQ_TCAT(t, rule, sizeof rule, &(size_t){0}, "guide.rule_idle",
-                "idle=%s", v);
-    } else {
-        dq_cell_lat(t, f, x, v, sizeof v);
-        DQ_TCAT(t, rule, sizeof rule, &(size_t){0}, "guide.rule_lat",
-                "lat=%s", v);
-    }
+    scenarios[k].cell(t, f, x, v, sizeof v);
+    dq_tset(t, rule, sizeof rule, &rules[k], rules[k].fmt, v);
     dq_cell_name(t, x, name, sizeof name);
-    DQ_TCAT(t, s->pick, sizeof s->pick, &(size_t){0}, "guide.pick",
-            "name=%s cands=%s rule=%s", name, cands, rule);
-    lease_note(t, f, x, s->lease, sizeof s->lease);
-    evidence(t, f, x, s->ev, sizeof s->ev);
-}
-
-/* The ms-epoch probe's result (C06), or where to get it. */
-static void score_note(dq_texts *t, const dq_results *r, char *buf,
-                       size_t len)
-{
-    const dq_probe_row *p = dq_probes_find(&r->probes, "C06", "ms-epoch");
-    buf[0] = '\0';
-    if (p != NULL)
-        DQ_TCAT(t, buf, len, &(size_t){0}, "guide.score", "observed=%s",
-                p->observed);
-    else
-        DQ_TCAT(t, buf, len, &(size_t){0}, "guide.score_none", "");
+    DQ_TSET(t, s->pick, sizeof s->pick, "guide.pick", "name=%s cands=%s "
+            "rule=%s", name, cands, rule);
+    lease_note(t, x, s->lease, sizeof s->lease);
+    for (size_t i = 0; i < 6; i++)
+        ev[i](t, f, x, s->c[i], sizeof s->c[i]);
+    DQ_TSET(t, s->ev, sizeof s->ev, "guide.evidence", "kill=%s crash=%s "
+            "dup=%s idle=%s lat=%s version=%s", s->c[0], s->c[1], s->c[2],
+            s->c[3], s->c[4], s->c[5]);
 }
 
 void dq_section_scenarios(dq_md *o, const dq_results *r, const dq_facts *f)
 {
-    scn_text *s = malloc(sizeof *s);
+    const dq_probe_row *p = dq_probes_find(&r->probes, "C06", "ms-epoch");
+    scn_text s;
     char score[1024];
-    if (s == NULL)
-        return;
+    if (p != NULL)      /* the ms-epoch probe's result, or where to get it */
+        DQ_TSET(o->texts, score, sizeof score, "guide.score", "observed=%s",
+                p->observed);
+    else
+        DQ_TSET(o->texts, score, sizeof score, "guide.score_none", "");
     dq_anchor(o, "scenarios");
     DQ_TEXT(o, "guide.scenarios", "\n\n");
-    scenario(o->texts, f, DQ_AOF_ALWAYS, by_cmds, s);
-    DQ_TEXT(o, "guide.order", "pick=%s lease=%s evidence=%s\n\n", s->pick,
-            s->lease, s->ev);
-    scenario(o->texts, f, DQ_AOF_ALWAYS, by_idle, s);
-    score_note(o->texts, r, score, sizeof score);
-    DQ_TEXT(o, "guide.packet", "pick=%s lease=%s score=%s evidence=%s\n\n",
-            s->pick, s->lease, score, s->ev);
-    scenario(o->texts, f, DQ_AOF_EVERYSEC, by_lat, s);
-    DQ_TEXT(o, "guide.remind", "pick=%s lease=%s evidence=%s\n\n", s->pick,
-            s->lease, s->ev);
-    free(s);
+    for (size_t k = 0; k < sizeof scenarios / sizeof scenarios[0]; k++) {
+        scenario(o->texts, f, k, &s);
+        dq_text(o, &texts[k], texts[k].fmt, s.pick, s.lease, s.ev, score);
+    }
 }
