@@ -5,27 +5,21 @@
  * that start and check them.
  *
  * Where each answer's evidence comes from (results.h, facts.h):
- *   why not a plain List      the C28 probe (list-vs-zset), and the list
- *                             strategy's p99 lateness (facts)
- *   does polling bottleneck   the idle experiment: the polling strategy run
- *                             at the most poll intervals, the blocking
- *                             ones, the server alone (an in-process row);
- *                             the bench's ZADD ceiling; the same strategy's
- *                             p99 per interval in the lateness experiment
- *   what at huge scale        the bench: lua's claim against the backlog,
- *                             bytes per pending task, end-to-end rates one
- *                             claim per round trip and batched; expiry's
- *                             deliveries at the largest backlog (facts)
- *   how not to lose tasks     the loss table through facts: consumer kills
- *                             for the strategies whose claim removes the
- *                             task and for the leased ones, a Redis
- *                             restart, a host crash when run
+ *   why not a plain List      the C28 probe; the list strategy's p99
+ *   does polling bottleneck   the idle experiment (the polling strategy run
+ *                             at the most poll intervals, the blocking ones,
+ *                             an in-process row: the server alone), the
+ *                             bench's ZADD ceiling, its p99 per interval
+ *   what at huge scale        the bench (claim against the backlog, bytes
+ *                             per task, end-to-end rates), expiry's
+ *                             deliveries at the largest backlog
+ *   how not to lose tasks     the loss table through facts: kills, Redis
+ *                             restarts, host crashes
  *   ms timestamp in a score   the C06 probes
  * A measurement these results lack is said to be missing, with the
  * command that makes it.  Figures are linked only when the sections
- * above drew them (this part comes after them), so every link resolves.
+ * above drew them, so every link resolves.
  */
-#include <dirent.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -71,15 +65,14 @@ static void figures(dq_md *o, const char *const *stems, char *buf,
                     size_t len)
 {
     char list[1024] = "", path[4096];
-    size_t off = 0, n = 0;
+    size_t off = 0;
     for (size_t i = 0; stems[i] != NULL; i++) {
         snprintf(path, sizeof path, "%s/figures/%s.svg", o->dir, stems[i]);
-        if (stems[i][0] == '\0' || access(path, R_OK) != 0)
-            continue;
-        DQ_TCAT(o->texts, list, sizeof list, &off, "pack.fig_item",
-                "%sstem=%s", n++ ? ", " : "", stems[i]);
+        if (stems[i][0] != '\0' && access(path, R_OK) == 0)
+            DQ_TCAT(o->texts, list, sizeof list, &off, "pack.fig_item",
+                    "%sstem=%s", off ? ", " : "", stems[i]);
     }
-    if (n > 0)
+    if (off > 0)
         PUT(buf, len, "pack.figs", " list=%s", list);
 }
 
@@ -441,18 +434,16 @@ static void score_more(dq_md *o, const dq_probes *p, char *buf, size_t len)
     int64_t e, n, err, first, x;
     char d[3][32];
     if (dq_probe_int(us, "exact", &e) && dq_probe_int(us, "n", &n))
-        PUT(buf, len, "pack.score_us", "exact=%" PRId64 " n=%" PRId64, e,
-                n);
+        PUT(buf, len, "pack.score_us", "exact=%" PRId64 " n=%" PRId64, e, n);
     if (dq_probe_int(ns, "exact", &e) && dq_probe_int(ns, "n", &n) &&
         dq_probe_int(ns, "max_err", &err))
         PUT(buf, len, "pack.score_ns", "exact=%" PRId64 " n=%" PRId64
-                " err=%" PRId64, e, n, err);
+            " err=%" PRId64, e, n, err);
     if (dq_probe_int(fi, "first_inexact", &first) && first > 0) {
-        utc_date((first - 1) / 1000, d[0], sizeof d[0]);
-        utc_date((first - 1) / 1000000, d[1], sizeof d[1]);
-        utc_date((first - 1) / 1000000000, d[2], sizeof d[2]);
+        for (int64_t k = 0, per_s = 1000; k < 3; k++, per_s *= 1000)
+            utc_date((first - 1) / per_s, d[k], sizeof d[k]);
         PUT(buf, len, "pack.score_first", "first=%" PRId64 " ms=%s us=%s "
-                "ns=%s", first, d[0], d[1], d[2]);
+            "ns=%s", first, d[0], d[1], d[2]);
     }
     if (dq_probe_int(px, "first_inexact_ms", &x) && x > 0) {
         utc_date(x / 1000, d[0], sizeof d[0]);

@@ -16,18 +16,14 @@
 #include "../harness/runmeta.h"
 #include "../strategies/dq.h"
 #include "claims.h"
+#include "front.h"
 #include "sections.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
 #define META(k) dq_rexp_meta(e, k)
 
-/* "s" unless n is 1; plural_of: unless the meta value count is "1". */
-static const char *plural(uint64_t n)
-{
-    return n == 1 ? "" : "s";
-}
-
+/* "s" unless the meta value count is "1". */
 static const char *plural_of(const char *count)
 {
     return strcmp(count, "1") == 0 ? "" : "s";
@@ -250,9 +246,8 @@ static int summary_csv(dq_md *o, const dq_rexp *e, char *err, size_t errlen)
 static void heading(dq_md *o, const dq_rexp *e)
 {
     char text[2048], quick[64] = "";
-    size_t qo = 0;
     if (strcmp(META("quick"), "yes") == 0)
-        DQ_TCAT(o->texts, quick, sizeof quick, &qo, "generic.quick", "");
+        DQ_TBUF(o, quick, "generic.quick", "");
     dq_put(o, "## %s (`%s`)\n\n", META("title")[0] ? META("title") : e->name,
            e->name);
     if (dq_loss_is(e) && META("faults")[0]) {
@@ -267,7 +262,7 @@ static void heading(dq_md *o, const dq_rexp *e)
                 "idle_ms=%s claim_timeout_ms=%s repeats=%s s=%s seed=%s "
                 "quick=%s%s", META("strategies"), META("consumers"),
                 META("idle_ms"), META("claim_timeout_ms"), META("repeats"),
-                plural_of(META("repeats")), META("seed"), qo ? " " : "",
+                plural_of(META("repeats")), META("seed"), quick[0] ? " " : "",
                 quick);
     else
         DQ_TEXT(o, "generic.params", "strategies=%s consumers=%s "
@@ -275,7 +270,7 @@ static void heading(dq_md *o, const dq_rexp *e)
                 "seed=%s quick=%s%s", META("strategies"), META("consumers"),
                 META("producers"), META("tasks"), META("delay_ms"),
                 META("work_us"), META("repeats"),
-                plural_of(META("repeats")), META("seed"), qo ? " " : "",
+                plural_of(META("repeats")), META("seed"), quick[0] ? " " : "",
                 quick);
     if (META("backlog")[0] && strcmp(META("backlog"), "0") != 0)
         DQ_TEXT(o, "generic.backlog", "  backlog=%s delay_ms=%s "
@@ -387,7 +382,7 @@ static void said_counts(dq_md *o, char names[][32], const tally *t,
         if (t[s].n2 > 0 && t[s].dup > 0)
             DQ_TEXT(o, "generic.dups", "strategy=%s n=%" PRIu64 " s=%s "
                     "trials=%zu of=%zu ", names[s], t[s].dup,
-                    plural(t[s].dup), t[s].dup_trials, t[s].n2);
+                    dq_s(t[s].dup), t[s].dup_trials, t[s].n2);
         else if (t[s].n2 > 0)
             clean[nclean++] = s;
     }
@@ -412,11 +407,11 @@ static void said_counts(dq_md *o, char names[][32], const tally *t,
         if (t[s].lost > 0)
             DQ_TEXT(o, "generic.lost", "strategy=%s n=%" PRIu64 " s=%s "
                     "trials=%zu ts=%s ", names[s], t[s].lost,
-                    plural(t[s].lost), t[s].lost_trials,
-                    plural(t[s].lost_trials));
+                    dq_s(t[s].lost), t[s].lost_trials,
+                    dq_s(t[s].lost_trials));
         if (t[s].early > 0)
             DQ_TEXT(o, "generic.early", "strategy=%s n=%" PRIu64 " s=%s ",
-                    names[s], t[s].early, plural(t[s].early));
+                    names[s], t[s].early, dq_s(t[s].early));
     }
 }
 
@@ -439,12 +434,10 @@ static void said_throughput(dq_md *o, const dq_rexp *e, char names[][32],
         off = 0;
         list[0] = '\0';
     }
-    if (e->ntrials == 0 || e->trials[0].delay_max_ms <= 0)
+    double cap = arrival_rate(e);
+    if (cap <= 0)
         return;
     const dq_trialrow *t0 = &e->trials[0];
-    double window = (double)(t0->delay_max_ms - t0->delay_min_ms);
-    window = window < 1 ? 1 : window;
-    double cap = (double)t0->tasks * 1000.0 / window;
     /* each strategy at 90% of the cap or more, with the share its best
      * cell reached (as measured, not "90%") */
     for (size_t s = 0; s < ns; s++) {
@@ -456,7 +449,8 @@ static void said_throughput(dq_md *o, const dq_rexp *e, char names[][32],
     }
     if (nat > 0)
         DQ_TEXT(o, "generic.at_rate", "cap=%.0f tasks=%" PRId64
-                " window=%.0f list=%s ", cap, t0->tasks, window, list);
+                " window=%" PRId64 " list=%s ", cap, t0->tasks,
+                t0->delay_max_ms - t0->delay_min_ms, list);
 }
 
 /* The "what happened" paragraph, computed from e's trials. */
@@ -485,7 +479,7 @@ static void what_happened(dq_md *o, const dq_rexp *e)
     said_throughput(o, e, names, t, ns, minc, maxc);
     if (p99max > 0)
         DQ_TEXT(o, "generic.p99", "p99=%.1f strategy=%s consumers=%d s=%s",
-                p99max, p99s, p99c, plural((uint64_t)p99c));
+                p99max, p99s, p99c, dq_s((uint64_t)p99c));
     dq_put(o, "\n\n");
     if (strcmp(META("complete"), "yes") != 0)
         DQ_TEXT(o, "generic.incomplete", "done=%s planned=%s\n\n",
