@@ -434,10 +434,12 @@ static void said_throughput(dq_md *o, const dq_rexp *e, char names[][32],
         off = 0;
         list[0] = '\0';
     }
-    double cap = arrival_rate(e);
-    if (cap <= 0)
+    if (e->ntrials == 0 || e->trials[0].delay_max_ms <= 0)
         return;
     const dq_trialrow *t0 = &e->trials[0];
+    double window = (double)(t0->delay_max_ms - t0->delay_min_ms);
+    window = window < 1 ? 1 : window;
+    double cap = (double)t0->tasks * 1000.0 / window;
     /* each strategy at 90% of the cap or more, with the share its best
      * cell reached (as measured, not "90%") */
     for (size_t s = 0; s < ns; s++) {
@@ -449,8 +451,7 @@ static void said_throughput(dq_md *o, const dq_rexp *e, char names[][32],
     }
     if (nat > 0)
         DQ_TEXT(o, "generic.at_rate", "cap=%.0f tasks=%" PRId64
-                " window=%" PRId64 " list=%s ", cap, t0->tasks,
-                t0->delay_max_ms - t0->delay_min_ms, list);
+                " window=%.0f list=%s ", cap, t0->tasks, window, list);
 }
 
 /* The "what happened" paragraph, computed from e's trials. */
@@ -575,10 +576,7 @@ static void claim_row(dq_md *o, const dq_claim_def *c, const claim_out *x)
 /* One claim's evidence item, with its anchor and its figure's link. */
 static void claim_item(dq_md *o, const dq_claim_def *c, const claim_out *x)
 {
-    char fig[256] = "", e[4096], id[32];
-    size_t n = (size_t)snprintf(e, sizeof e, "%s", x->ev);
-    while (n > 0 && e[n - 1] == ' ')   /* the figure's sentence follows */
-        e[--n] = '\0';
+    char fig[256] = "", id[32];
     if (x->res.figure[0])
         DQ_TBUF(o, fig, "generic.claim_figure", "  anchor=%s",
                 x->res.figure);
@@ -586,7 +584,7 @@ static void claim_item(dq_md *o, const dq_claim_def *c, const claim_out *x)
     dq_anchor(o, id);
     DQ_TEXT(o, "generic.claim_item", "id=%s verdict=%s text=%s "
             "evidence=%s fig=%s\n\n", c->id, dq_verdict_name(x->v), x->text,
-            e, fig);
+            x->ev, fig);
 }
 
 void dq_section_claims(dq_md *o, const dq_results *r)
@@ -604,6 +602,9 @@ void dq_section_claims(dq_md *o, const dq_results *r)
     for (size_t i = 0; i < n; i++) {
         x[i].v = dq_claim_decide(&dq_claims[i], r, o->texts, x[i].ev,
                                  sizeof x[i].ev, &x[i].res);
+        /* the figure's sentence follows the evidence */
+        for (size_t k = strlen(x[i].ev); k > 0 && x[i].ev[k - 1] == ' ';)
+            x[i].ev[--k] = '\0';
         dq_tcat(o->texts, x[i].text, sizeof x[i].text, &(size_t){0},
                 dq_claims[i].text, "");
         claim_row(o, &dq_claims[i], &x[i]);

@@ -4,8 +4,9 @@
  * An experiment's section is picked from dq_sections[], one row per plot
  * kind an experiment file may list: its gnuplot script, its figure, the
  * function that writes it and the event logs it reads.  Rows without a
- * function are the generic per-consumer figures of the generic section.
- * Adding a section: one row, its function, its .gp script.
+ * function are the generic per-consumer figures of the generic section:
+ * the value drawn and the caption under it.  Adding a section: one row,
+ * its function (or value and caption), its .gp script.
  */
 #ifndef DQ_SECTIONS_H
 #define DQ_SECTIONS_H
