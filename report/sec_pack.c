@@ -202,8 +202,8 @@ static void poll_ceiling(dq_md *o, const dq_results *r, double busiest,
     fmt_rate(many, sizeof many, busiest / consumers * PACK_MANY_CONSUMERS);
     fmt_rate(zadd, sizeof zadd, z);
     PUT(buf, len, "pack.poll_ceiling", "cmds=%s pct=%.2g zadd=%s per=%s k=%d "
-        "many=%s consumers=%d", cmds, 100.0 * busiest / z, zadd, per,
-        PACK_MANY_CONSUMERS, many, consumers);
+            "many=%s consumers=%d", cmds, 100.0 * busiest / z, zadd, per,
+            PACK_MANY_CONSUMERS, many, consumers);
 }
 
 /* The blocking strategies' idle cost, into buf. */
@@ -299,12 +299,12 @@ static void scale_bench(dq_md *o, const dq_perf *p, char *buf, size_t len)
     if (name != NULL && lo->claim_us_p50 > 0 && lo->backlog > 1) {
         double gb = hi->bytes_per_task * PACK_MANY_TASKS / 1e9;
         PUT(buf, len, "pack.scale_backlog", "name=%s lo=%.0f lo_n=%" PRId64
-            " hi=%.0f hi_n=%" PRId64 " ratio=%.2f logr=%.2f bytes=%.0f "
-            "scale=%.0f gb=%.*f", name, lo->claim_us_p50, lo->backlog,
-            hi->claim_us_p50, hi->backlog, hi->claim_us_p50 /
-            lo->claim_us_p50, log((double)hi->backlog) /
-            log((double)lo->backlog), hi->bytes_per_task, PACK_MANY_TASKS,
-            gb < 100 ? 1 : 0, gb);
+                " hi=%.0f hi_n=%" PRId64 " ratio=%.2f logr=%.2f bytes=%.0f "
+                "scale=%.0f gb=%.*f", name, lo->claim_us_p50, lo->backlog,
+                hi->claim_us_p50, hi->backlog,
+                hi->claim_us_p50 / lo->claim_us_p50,
+                log((double)hi->backlog) / log((double)lo->backlog),
+                hi->bytes_per_task, PACK_MANY_TASKS, gb < 100 ? 1 : 0, gb);
     }
     name = name ? name : "lua";
     double tps = dq_perf_e2e(p, name, 0, &at);
@@ -320,8 +320,8 @@ static void scale_bench(dq_md *o, const dq_perf *p, char *buf, size_t len)
     fmt_rate(zadd, sizeof zadd, p->zadd_per_s);
     if (tps > 0 && btps > 0 && p->zadd_per_s > 0)
         PUT(buf, len, "pack.scale_tp", "name=%s tps=%.0f at=%d label=%s "
-            "btps=%.0f x=%.1f zadd=%s", name, tps, at, label, btps,
-            btps / tps, zadd);
+                "btps=%.0f x=%.1f zadd=%s", name, tps, at, label, btps,
+                btps / tps, zadd);
 }
 
 static void ev_scale(dq_md *o, const dq_results *r, const dq_facts *f,
@@ -438,12 +438,12 @@ static void score_more(dq_md *o, const dq_probes *p, char *buf, size_t len)
     if (dq_probe_int(ns, "exact", &e) && dq_probe_int(ns, "n", &n) &&
         dq_probe_int(ns, "max_err", &err))
         PUT(buf, len, "pack.score_ns", "exact=%" PRId64 " n=%" PRId64
-            " err=%" PRId64, e, n, err);
+                " err=%" PRId64, e, n, err);
     if (dq_probe_int(fi, "first_inexact", &first) && first > 0) {
         for (int64_t k = 0, per_s = 1000; k < 3; k++, per_s *= 1000)
             utc_date((first - 1) / per_s, d[k], sizeof d[k]);
         PUT(buf, len, "pack.score_first", "first=%" PRId64 " ms=%s us=%s "
-            "ns=%s", first, d[0], d[1], d[2]);
+                "ns=%s", first, d[0], d[1], d[2]);
     }
     if (dq_probe_int(px, "first_inexact_ms", &x) && x > 0) {
         utc_date(x / 1000, d[0], sizeof d[0]);
