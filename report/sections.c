@@ -97,23 +97,29 @@ static void cap_wake(dq_md *o, const dq_rexp *e)
     DQ_TEXT(o, "generic.cap_wake", "\n\n");
 }
 
-const dq_section dq_sections[] = {
-    {"duplicates", "duplicates", "duplicates", .value = v_dup,
-     .caption = cap_dup},
-    {"throughput", "throughput", "throughput", .value = v_tps,
-     .caption = cap_tp},
-    {"lateness", "lateness", "lateness", .value = v_p99, .caption = cap_lat},
-    {"wakeups", "wakeups", "wakeups", .value = v_wake, .caption = cap_wake},
-    {"lateness-cdf", "lateness_cdf", "lateness-cdf", dq_sec_lateness_cdf,
-     .logs = DQ_LOGS_LATENESS | DQ_LOGS_TIMELINE},
-    {"idle-cost", "idle_cost", "idle-cost", dq_sec_idle_cost, .logs = 0},
-    {"backlog-lateness", "backlog_lateness", "backlog-lateness",
-     dq_sec_backlog, .logs = DQ_LOGS_LATENESS},
-    {"loss", "loss_timeline", "timeline-", dq_sec_loss, .is = dq_loss_is,
-     .logs = DQ_LOGS_FAULTS},
-    {"outcomes", "outcomes", "outcomes", dq_sec_outcomes, .logs = 0},
-    {.kind = NULL},
-};
+/* Each plot kind's row after its name: script, figure stem, then the
+ * writer, or the generic figure's value and caption.  dq_sections[] is
+ * made from harness/plots.h's list, so a kind without its SEC_ here does
+ * not compile. */
+#define SEC_DUPLICATES "duplicates", "duplicates", .value = v_dup, \
+                       .caption = cap_dup
+#define SEC_THROUGHPUT "throughput", "throughput", .value = v_tps, \
+                       .caption = cap_tp
+#define SEC_LATENESS "lateness", "lateness", .value = v_p99, .caption = cap_lat
+#define SEC_LATENESS_CDF "lateness_cdf", "lateness-cdf", \
+                         dq_sec_lateness_cdf, \
+                         .logs = DQ_LOGS_LATENESS | DQ_LOGS_TIMELINE
+#define SEC_IDLE_COST "idle_cost", "idle-cost", dq_sec_idle_cost, .logs = 0
+#define SEC_BACKLOG_LATENESS "backlog_lateness", "backlog-lateness", \
+                             dq_sec_backlog, .logs = DQ_LOGS_LATENESS
+#define SEC_LOSS "loss_timeline", "timeline-", dq_sec_loss, \
+                 .is = dq_loss_is, .logs = DQ_LOGS_FAULTS
+#define SEC_WAKEUPS "wakeups", "wakeups", .value = v_wake, .caption = cap_wake
+#define SEC_OUTCOMES "outcomes", "outcomes", dq_sec_outcomes, .logs = 0
+
+#define SEC_ROW(id, name) [DQ_PLOT_##id] = {name, SEC_##id},
+const dq_section dq_sections[DQ_NPLOTS + 1] = {DQ_PLOT_KINDS(SEC_ROW)};
+#undef SEC_ROW
 
 static bool fits(const dq_section *s, const dq_rexp *e)
 {
@@ -175,7 +181,7 @@ static int generic_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
     }
     dq_sort_i64(xs, nx);
     plot_ctx c = {e, s, labels, (size_t)-1, 0};
-    if (strcmp(s->kind, "throughput") == 0 && nl < 64) {
+    if (s == &dq_sections[DQ_PLOT_THROUGHPUT] && nl < 64) {
         c.ncap = nl;
         c.cap = arrival_rate(e);
         DQ_TCAT(o->texts, labels[nl++], sizeof labels[0], &(size_t){0},
