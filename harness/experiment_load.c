@@ -41,6 +41,7 @@
 
 #include "experiment.h"
 #include "parse.h"
+#include "plots.h"
 
 /* Messages go into fixed buffers with snprintf and are cut short when they
  * do not fit; GCC's format-truncation warning would flag every such call. */
@@ -71,12 +72,10 @@ static const struct {
 #define NSET (K_COUNT + DQ_NPARAMS)
 #define P_SET(d) (K_COUNT + (int)((d) - dq_params))
 
-/* Figures the report knows how to draw (report.c). */
-static const char *const plot_names[] = {"duplicates", "throughput",
-                                         "lateness", "lateness-cdf",
-                                         "idle-cost", "backlog-lateness",
-                                         "loss", "wakeups", "outcomes",
-                                         NULL};
+/* The plot kinds (plots.h): the figures and sections the report draws. */
+#define PLOT_NAME(id, name) name,
+static const char *const plot_names[DQ_NPLOTS] = {DQ_PLOT_KINDS(PLOT_NAME)};
+#undef PLOT_NAME
 
 /* Per registered strategy: its [opts.NAME] section. */
 #define MAX_REGISTERED 64
@@ -320,6 +319,25 @@ static bool valid_name(const char *s)
     return true;
 }
 
+static bool valid_plot(const char *s)
+{
+    for (int i = 0; i < DQ_NPLOTS; i++)
+        if (strcmp(plot_names[i], s) == 0)
+            return true;
+    return false;
+}
+
+/* The plot kinds, ", "-separated, into buf (for the error). */
+static void plot_list(char *buf, size_t len)
+{
+    size_t off = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; i < DQ_NPLOTS && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "",
+                                plot_names[i]);
+}
+
 static bool valid_claim(const char *s)
 {
     return strlen(s) == 3 && s[0] == 'C' && isdigit((unsigned char)s[1]) &&
@@ -469,23 +487,19 @@ static bool set_strategies(load_state *st, dq_experiment *e, const char *val)
 static bool set_words(load_state *st, const char *key, const char *val,
                       int max, char (*out)[32], size_t outlen, size_t *n)
 {
-    char buf[256], *tok[DQ_EXP_MAX_CLAIMS + 1];
+    char buf[256], known[256], *tok[DQ_EXP_MAX_CLAIMS + 1];
     int nt = list_items(st, key, val, buf, sizeof buf, tok, max, "too many");
 
     for (int i = 0; i < nt; i++) {
-        int j = 0;
         if (strcmp(key, "claims") == 0 && !valid_claim(tok[i])) {
             load_fail(st, "claims: '%.20s' is not a claim id like C01",
                       tok[i]);
             return false;
         }
-        while (strcmp(key, "plots") == 0 && plot_names[j] &&
-               strcmp(plot_names[j], tok[i]) != 0)
-            j++;
-        if (strcmp(key, "plots") == 0 && plot_names[j] == NULL) {
-            load_fail(st, "plots: unknown plot '%.30s' (known: duplicates, "
-                      "throughput, lateness, lateness-cdf, idle-cost, "
-                      "backlog-lateness, loss, wakeups, outcomes)", tok[i]);
+        if (strcmp(key, "plots") == 0 && !valid_plot(tok[i])) {
+            plot_list(known, sizeof known);
+            load_fail(st, "plots: unknown plot '%.30s' (known: %s)", tok[i],
+                      known);
             return false;
         }
         snprintf(out[i], outlen, "%s", tok[i]);

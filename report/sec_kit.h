@@ -23,8 +23,10 @@ typedef struct dq_section {
     const char *script;        /* <scripts>/<script>.gp */
     const char *figure;        /* figure stem after "<experiment>-" (the
                                   loss timelines: a prefix to the fault) */
-    dq_section_fn write;       /* NULL: a generic figure of value */
+    dq_section_fn write;       /* NULL: a generic figure of value, with
+                                  caption under it */
     double (*value)(const dq_rgroup *g);
+    void (*caption)(dq_md *o, const dq_rexp *e);
     bool (*is)(const dq_rexp *e);  /* NULL: e's plots list kind */
     unsigned logs;             /* the DQ_LOGS_* that write reads */
 } dq_section;

@@ -5,27 +5,21 @@
  * that start and check them.
  *
  * Where each answer's evidence comes from (results.h, facts.h):
- *   why not a plain List      the C28 probe (list-vs-zset), and the list
- *                             strategy's p99 lateness (facts)
- *   does polling bottleneck   the idle experiment: the polling strategy run
- *                             at the most poll intervals, the blocking
- *                             ones, the server alone (an in-process row);
- *                             the bench's ZADD ceiling; the same strategy's
- *                             p99 per interval in the lateness experiment
- *   what at huge scale        the bench: lua's claim against the backlog,
- *                             bytes per pending task, end-to-end rates one
- *                             claim per round trip and batched; expiry's
- *                             deliveries at the largest backlog (facts)
- *   how not to lose tasks     the loss table through facts: consumer kills
- *                             for the strategies whose claim removes the
- *                             task and for the leased ones, a Redis
- *                             restart, a host crash when run
+ *   why not a plain List      the C28 probe; the list strategy's p99
+ *   does polling bottleneck   the idle experiment (the polling strategy run
+ *                             at the most poll intervals, the blocking ones,
+ *                             an in-process row: the server alone), the
+ *                             bench's ZADD ceiling, its p99 per interval
+ *   what at huge scale        the bench (claim against the backlog, bytes
+ *                             per task, end-to-end rates), expiry's
+ *                             deliveries at the largest backlog
+ *   how not to lose tasks     the loss table through facts: kills, Redis
+ *                             restarts, host crashes
  *   ms timestamp in a score   the C06 probes
  * A measurement these results lack is said to be missing, with the
  * command that makes it.  Figures are linked only when the sections
- * above drew them (this part comes after them), so every link resolves.
+ * above drew them, so every link resolves.
  */
-#include <dirent.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -71,26 +65,26 @@ static void figures(dq_md *o, const char *const *stems, char *buf,
                     size_t len)
 {
     char list[1024] = "", path[4096];
-    size_t off = 0, n = 0;
+    size_t off = 0;
     for (size_t i = 0; stems[i] != NULL; i++) {
         snprintf(path, sizeof path, "%s/figures/%s.svg", o->dir, stems[i]);
-        if (stems[i][0] == '\0' || access(path, R_OK) != 0)
-            continue;
-        DQ_TCAT(o->texts, list, sizeof list, &off, "pack.fig_item",
-                "%sstem=%s", n++ ? ", " : "", stems[i]);
+        if (stems[i][0] != '\0' && access(path, R_OK) == 0)
+            DQ_TCAT(o->texts, list, sizeof list, &off, "pack.fig_item",
+                    "%sstem=%s", off ? ", " : "", stems[i]);
     }
-    if (n > 0)
+    if (off > 0)
         PUT(buf, len, "pack.figs", " list=%s", list);
 }
 
-/* The stem "<e>-<figure of kind>" of e's section figure, or "". */
-static void stem_of(const dq_rexp *e, const char *kind, char *buf,
-                    size_t len)
+/* The stem "<e>-<figure of kind>" of e's section figure, or "", in buf
+ * (256 bytes); returns buf. */
+static const char *stem_of(const dq_rexp *e, const char *kind, char *buf)
 {
     buf[0] = '\0';
     for (const dq_section *s = dq_sections; e && s->kind; s++)
         if (strcmp(s->kind, kind) == 0)
-            snprintf(buf, len, "%s-%s", e->name, s->figure);
+            snprintf(buf, 256, "%s-%s", e->name, s->figure);
+    return buf;
 }
 
 /* ---- Why not a plain List (C28) ----------------------------------------- */
@@ -187,11 +181,9 @@ static void poll_lateness(dq_md *o, const dq_results *r, const dq_facts *f,
     buf[0] = '\0';
     dq_exp_anchor(e, id, sizeof id);
     if (off > 0)
-        DQ_TCAT(o->texts, buf, len, &(size_t){0}, "pack.poll_lat", "list=%s "
-                "id=%s", list, id);
+        PUT(buf, len, "pack.poll_lat", "list=%s id=%s", list, id);
     else
-        DQ_TCAT(o->texts, buf, len, &(size_t){0}, "pack.poll_lat_none",
-                "root=%s", r->root);
+        PUT(buf, len, "pack.poll_lat_none", "root=%s", r->root);
 }
 
 /* The busiest polling row against this server's ceiling, into buf. */
@@ -202,18 +194,16 @@ static void poll_ceiling(dq_md *o, const dq_results *r, double busiest,
     double z = r->bench.present ? r->bench.zadd_per_s : -1;
     buf[0] = '\0';
     if (z <= 0 || consumers <= 0) {
-        DQ_TCAT(o->texts, buf, len, &(size_t){0}, "pack.poll_ceiling_none",
-                "");
+        PUT(buf, len, "pack.poll_ceiling_none", "");
         return;
     }
     fmt_rate(cmds, sizeof cmds, busiest);
     fmt_rate(per, sizeof per, busiest / consumers);
     fmt_rate(many, sizeof many, busiest / consumers * PACK_MANY_CONSUMERS);
     fmt_rate(zadd, sizeof zadd, z);
-    DQ_TCAT(o->texts, buf, len, &(size_t){0}, "pack.poll_ceiling", "cmds=%s "
-            "pct=%.2g zadd=%s per=%s k=%d many=%s consumers=%d", cmds,
-            100.0 * busiest / z, zadd, per, PACK_MANY_CONSUMERS, many,
-            consumers);
+    PUT(buf, len, "pack.poll_ceiling", "cmds=%s pct=%.2g zadd=%s per=%s k=%d "
+            "many=%s consumers=%d", cmds, 100.0 * busiest / z, zadd, per,
+            PACK_MANY_CONSUMERS, many, consumers);
 }
 
 /* The blocking strategies' idle cost, into buf. */
@@ -308,8 +298,7 @@ static void scale_bench(dq_md *o, const dq_perf *p, char *buf, size_t len)
     int at = 0;
     if (name != NULL && lo->claim_us_p50 > 0 && lo->backlog > 1) {
         double gb = hi->bytes_per_task * PACK_MANY_TASKS / 1e9;
-        DQ_TCAT(o->texts, buf, len, &(size_t){strlen(buf)},
-                "pack.scale_backlog", "name=%s lo=%.0f lo_n=%" PRId64
+        PUT(buf, len, "pack.scale_backlog", "name=%s lo=%.0f lo_n=%" PRId64
                 " hi=%.0f hi_n=%" PRId64 " ratio=%.2f logr=%.2f bytes=%.0f "
                 "scale=%.0f gb=%.*f", name, lo->claim_us_p50, lo->backlog,
                 hi->claim_us_p50, hi->backlog,
@@ -330,9 +319,9 @@ static void scale_bench(dq_md *o, const dq_perf *p, char *buf, size_t len)
     }
     fmt_rate(zadd, sizeof zadd, p->zadd_per_s);
     if (tps > 0 && btps > 0 && p->zadd_per_s > 0)
-        DQ_TCAT(o->texts, buf, len, &(size_t){strlen(buf)}, "pack.scale_tp",
-                "name=%s tps=%.0f at=%d label=%s btps=%.0f x=%.1f zadd=%s",
-                name, tps, at, label, btps, btps / tps, zadd);
+        PUT(buf, len, "pack.scale_tp", "name=%s tps=%.0f at=%d label=%s "
+                "btps=%.0f x=%.1f zadd=%s", name, tps, at, label, btps,
+                btps / tps, zadd);
 }
 
 static void ev_scale(dq_md *o, const dq_results *r, const dq_facts *f,
@@ -395,8 +384,7 @@ static void loss_redis(dq_md *o, const dq_facts *f, char *crash, size_t clen,
             continue;
         dq_cell_name(o->texts, x, name, sizeof name);
         dq_cell_crash(o->texts, f, x, cell, sizeof cell);
-        DQ_TCAT(o->texts, crash, clen, &(size_t){0}, "pack.loss_crash",
-                "name=%s crash=%s", name, cell);
+        PUT(crash, clen, "pack.loss_crash", "name=%s crash=%s", name, cell);
     }
     list[0] = '\0';
     for (size_t i = 0; i < f->n; i++)
@@ -407,11 +395,9 @@ static void loss_redis(dq_md *o, const dq_facts *f, char *crash, size_t clen,
                           dq_aof_modes[m], f->f[i].host[m].n,
                           f->f[i].host[m].of);
     if (off > 0)
-        DQ_TCAT(o->texts, host, hlen, &(size_t){0}, "pack.loss_host_some",
-                "list=%s", list);
+        PUT(host, hlen, "pack.loss_host_some", "list=%s", list);
     else
-        DQ_TCAT(o->texts, host, hlen, &(size_t){0}, "pack.loss_host_none",
-                "");
+        PUT(host, hlen, "pack.loss_host_none", "");
 }
 
 static void ev_loss(dq_md *o, const dq_results *r, const dq_facts *f,
@@ -448,16 +434,14 @@ static void score_more(dq_md *o, const dq_probes *p, char *buf, size_t len)
     int64_t e, n, err, first, x;
     char d[3][32];
     if (dq_probe_int(us, "exact", &e) && dq_probe_int(us, "n", &n))
-        PUT(buf, len, "pack.score_us", "exact=%" PRId64 " n=%" PRId64, e,
-                n);
+        PUT(buf, len, "pack.score_us", "exact=%" PRId64 " n=%" PRId64, e, n);
     if (dq_probe_int(ns, "exact", &e) && dq_probe_int(ns, "n", &n) &&
         dq_probe_int(ns, "max_err", &err))
         PUT(buf, len, "pack.score_ns", "exact=%" PRId64 " n=%" PRId64
                 " err=%" PRId64, e, n, err);
     if (dq_probe_int(fi, "first_inexact", &first) && first > 0) {
-        utc_date((first - 1) / 1000, d[0], sizeof d[0]);
-        utc_date((first - 1) / 1000000, d[1], sizeof d[1]);
-        utc_date((first - 1) / 1000000000, d[2], sizeof d[2]);
+        for (int64_t k = 0, per_s = 1000; k < 3; k++, per_s *= 1000)
+            utc_date((first - 1) / per_s, d[k], sizeof d[k]);
         PUT(buf, len, "pack.score_first", "first=%" PRId64 " ms=%s us=%s "
                 "ns=%s", first, d[0], d[1], d[2]);
     }
@@ -467,8 +451,10 @@ static void score_more(dq_md *o, const dq_probes *p, char *buf, size_t len)
     }
 }
 
-static void ev_score(dq_md *o, const dq_results *r, char *ev, size_t len)
+static void ev_score(dq_md *o, const dq_results *r, const dq_facts *f,
+                     char *ev, size_t len)
 {
+    (void)f;
     const dq_probe_row *ms = dq_probes_find(&r->probes, "C06", "ms-epoch");
     int64_t e, n, lo, hi;
     char dlo[32], dhi[32], more[2048] = "";
@@ -490,10 +476,8 @@ static void ev_score(dq_md *o, const dq_results *r, char *ev, size_t len)
 /* The number (1-based) of exercise id in dq_exercises, or 0. */
 static size_t exercise_no(const char *id)
 {
-    for (size_t i = 0; id && dq_exercises[i].id != NULL; i++)
-        if (strcmp(dq_exercises[i].id, id) == 0)
-            return i + 1;
-    return 0;
+    const dq_exercise *x = id ? dq_exercise_find(id) : NULL;
+    return x ? (size_t)(x - dq_exercises) + 1 : 0;
 }
 
 /* How exercise x starts, for a strategy named mine, into buf. */
@@ -552,43 +536,46 @@ static void exercises(dq_md *o)
 
 /* ---- The part ----------------------------------------------------------- */
 
+#define QUESTION "evidence=%s\n\n"
+
+/* Each question's template (its anchor: "pack-<name>"), in q's order. */
+static const dq_tuse questions[] DQ_TUSES = {
+    {"pack.list", QUESTION}, {"pack.poll", QUESTION}, {"pack.scale", QUESTION},
+    {"pack.loss", QUESTION}, {"pack.score", QUESTION},
+};
+
 void dq_section_pack(dq_md *o, const dq_results *r)
 {
     dq_facts *f = malloc(sizeof *f);
-    char *ev = malloc(EV), st[3][256];
+    char *ev = malloc(EV), st[3][256], id[32];
     if (f == NULL || ev == NULL) {
         dq_put(o, "(out of memory)\n\n");
         goto done;
     }
     dq_facts_compute(r, f);
+    const struct {     /* its evidence, then the figures linked after it */
+        void (*ev)(dq_md *, const dq_results *, const dq_facts *, char *,
+                   size_t);
+        const char *figs[4];
+    } q[] = {
+        {ev_list, {NULL}},
+        {ev_poll, {stem_of(f->idle, "idle-cost", st[0]),
+                   stem_of(f->lat, "lateness-cdf", st[1]), NULL}},
+        {ev_scale, {"bench-backlog", "bench-throughput",
+                    stem_of(f->backlog, "backlog-lateness", st[2]), NULL}},
+        {ev_loss, {NULL}},
+        {ev_score, {NULL}},
+    };
     DQ_TEXT(o, "pack.intro", "\n\n");
     DQ_TEXT(o, "pack.questions", "\n\n");
-    ev[0] = '\0';
-    ev_list(o, r, f, ev, EV);
-    dq_anchor(o, "pack-list");
-    DQ_TEXT(o, "pack.list", "evidence=%s\n\n", ev);
-    ev[0] = '\0';
-    ev_poll(o, r, f, ev, EV);
-    stem_of(f->idle, "idle-cost", st[0], sizeof st[0]);
-    stem_of(f->lat, "lateness-cdf", st[1], sizeof st[1]);
-    figures(o, (const char *const[]){st[0], st[1], NULL}, ev, EV);
-    dq_anchor(o, "pack-poll");
-    DQ_TEXT(o, "pack.poll", "evidence=%s\n\n", ev);
-    ev[0] = '\0';
-    ev_scale(o, r, f, ev, EV);
-    stem_of(f->backlog, "backlog-lateness", st[0], sizeof st[0]);
-    figures(o, (const char *const[]){"bench-backlog", "bench-throughput",
-                                     st[0], NULL}, ev, EV);
-    dq_anchor(o, "pack-scale");
-    DQ_TEXT(o, "pack.scale", "evidence=%s\n\n", ev);
-    ev[0] = '\0';
-    ev_loss(o, r, f, ev, EV);
-    dq_anchor(o, "pack-loss");
-    DQ_TEXT(o, "pack.loss", "evidence=%s\n\n", ev);
-    ev[0] = '\0';
-    ev_score(o, r, ev, EV);
-    dq_anchor(o, "pack-score");
-    DQ_TEXT(o, "pack.score", "evidence=%s\n\n", ev);
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+        ev[0] = '\0';
+        q[i].ev(o, r, f, ev, EV);
+        figures(o, q[i].figs, ev, EV);
+        snprintf(id, sizeof id, "pack-%s", strchr(questions[i].name, '.') + 1);
+        dq_anchor(o, id);
+        dq_text(o, &questions[i], QUESTION, ev);
+    }
     exercises(o);
 done:
     free(f);

@@ -16,9 +16,30 @@
 #include "../harness/runmeta.h"
 #include "../strategies/dq.h"
 #include "claims.h"
+#include "front.h"
 #include "sections.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
+
+#define META(k) dq_rexp_meta(e, k)
+
+/* "s" unless the meta value count is "1". */
+static const char *plural_of(const char *count)
+{
+    return strcmp(count, "1") == 0 ? "" : "s";
+}
+
+/* The rate at which e's tasks fell due (tasks over the due-time range, of
+ * its first trial), tasks/s; 0 when it has none. */
+static double arrival_rate(const dq_rexp *e)
+{
+    const dq_trialrow *t = e->ntrials ? &e->trials[0] : NULL;
+    return t && t->delay_max_ms > t->delay_min_ms
+               ? (double)t->tasks * 1000.0 /
+                     (double)(t->delay_max_ms - t->delay_min_ms) : 0;
+}
+
+/* ---- The generic figures: a value per group, and a caption -------------- */
 
 static double v_dup(const dq_rgroup *g) { return g->dup_median; }
 static double v_tps(const dq_rgroup *g) { return g->tps_median; }
@@ -29,21 +50,76 @@ static double v_wake(const dq_rgroup *g)
                                    (double)g->deliveries_sum : 0;
 }
 
-const dq_section dq_sections[] = {
-    {"duplicates", "duplicates", "duplicates", NULL, v_dup, NULL, 0},
-    {"throughput", "throughput", "throughput", NULL, v_tps, NULL, 0},
-    {"lateness", "lateness", "lateness", NULL, v_p99, NULL, 0},
-    {"wakeups", "wakeups", "wakeups", NULL, v_wake, NULL, 0},
-    {"lateness-cdf", "lateness_cdf", "lateness-cdf", dq_sec_lateness_cdf,
-     NULL, NULL, DQ_LOGS_LATENESS | DQ_LOGS_TIMELINE},
-    {"idle-cost", "idle_cost", "idle-cost", dq_sec_idle_cost, NULL, NULL, 0},
-    {"backlog-lateness", "backlog_lateness", "backlog-lateness",
-     dq_sec_backlog, NULL, NULL, DQ_LOGS_LATENESS},
-    {"loss", "loss_timeline", "timeline-", dq_sec_loss, NULL, dq_loss_is,
-     DQ_LOGS_FAULTS},
-    {"outcomes", "outcomes", "outcomes", dq_sec_outcomes, NULL, NULL, 0},
-    {NULL, NULL, NULL, NULL, NULL, NULL, 0},
-};
+/* The captions under them: what to look at, with the run's own numbers. */
+static void cap_dup(dq_md *o, const dq_rexp *e)
+{
+    char names[16][32], list[512];
+    size_t ns = dq_strategies_of(e, names, 16), idx[16], n = 0;
+    for (size_t k = 0; k < ns; k++)     /* duplicates at 2+ consumers */
+        for (size_t i = 0; i < e->ngroups; i++)
+            if (strcmp(e->groups[i].strategy, names[k]) == 0 &&
+                e->groups[i].consumers >= 2 && e->groups[i].dup_sum > 0) {
+                idx[n++] = k;
+                break;
+            }
+    dq_join_and(names, idx, n, list, sizeof list);
+    if (n > 0)
+        DQ_TEXT(o, "generic.cap_dups", "list=%s\n\n", list);
+    else
+        DQ_TEXT(o, "generic.cap_nodups", "\n\n");
+}
+
+static void cap_tp(dq_md *o, const dq_rexp *e)
+{
+    if (arrival_rate(e) > 0)
+        DQ_TEXT(o, "generic.cap_tp", "cap=%.0f\n\n", arrival_rate(e));
+}
+
+static void cap_lat(dq_md *o, const dq_rexp *e)
+{
+    double q = 0;       /* the worst p99 at 1 consumer: queueing */
+    int one = 0;
+    for (size_t i = 0; i < e->ngroups; i++)
+        if (e->groups[i].consumers == 1) {
+            one++;
+            q = e->groups[i].p99_median > q ? e->groups[i].p99_median : q;
+        }
+    if (one > 0 && arrival_rate(e) > 0)
+        DQ_TEXT(o, "generic.cap_lat_queue", "cap=%.0f p99=%.0f\n\n",
+                arrival_rate(e), q);
+    else
+        DQ_TEXT(o, "generic.cap_lat", "\n\n");
+}
+
+static void cap_wake(dq_md *o, const dq_rexp *e)
+{
+    (void)e;
+    DQ_TEXT(o, "generic.cap_wake", "\n\n");
+}
+
+/* Each plot kind's row after its name: script, figure stem, then the
+ * writer, or the generic figure's value and caption.  dq_sections[] is
+ * made from harness/plots.h's list, so a kind without its SEC_ here does
+ * not compile. */
+#define SEC_DUPLICATES "duplicates", "duplicates", .value = v_dup, \
+                       .caption = cap_dup
+#define SEC_THROUGHPUT "throughput", "throughput", .value = v_tps, \
+                       .caption = cap_tp
+#define SEC_LATENESS "lateness", "lateness", .value = v_p99, .caption = cap_lat
+#define SEC_LATENESS_CDF "lateness_cdf", "lateness-cdf", \
+                         dq_sec_lateness_cdf, \
+                         .logs = DQ_LOGS_LATENESS | DQ_LOGS_TIMELINE
+#define SEC_IDLE_COST "idle_cost", "idle-cost", dq_sec_idle_cost, .logs = 0
+#define SEC_BACKLOG_LATENESS "backlog_lateness", "backlog-lateness", \
+                             dq_sec_backlog, .logs = DQ_LOGS_LATENESS
+#define SEC_LOSS "loss_timeline", "timeline-", dq_sec_loss, \
+                 .is = dq_loss_is, .logs = DQ_LOGS_FAULTS
+#define SEC_WAKEUPS "wakeups", "wakeups", .value = v_wake, .caption = cap_wake
+#define SEC_OUTCOMES "outcomes", "outcomes", dq_sec_outcomes, .logs = 0
+
+#define SEC_ROW(id, name) [DQ_PLOT_##id] = {name, SEC_##id},
+const dq_section dq_sections[DQ_NPLOTS + 1] = {DQ_PLOT_KINDS(SEC_ROW)};
+#undef SEC_ROW
 
 static bool fits(const dq_section *s, const dq_rexp *e)
 {
@@ -58,14 +134,6 @@ unsigned dq_section_logs(const dq_rexp *e)
     return need;
 }
 
-static const dq_section *section_of(const char *kind)
-{
-    const dq_section *s = dq_sections;
-    while (s->kind && strcmp(s->kind, kind) != 0)
-        s++;
-    return s->kind ? s : NULL;
-}
-
 /* ---- The generic section ------------------------------------------------ */
 
 /* The generic figure's dq_wide_csv context and cell: the value of the
@@ -77,16 +145,6 @@ typedef struct {
     size_t ncap;            /* the series holding cap (throughput), or -1 */
     double cap;             /* the arrival rate, tasks/s; <= 0: none */
 } plot_ctx;
-
-/* The rate at which e's tasks fell due (tasks over the due-time range, of
- * its first trial), tasks/s; 0 when it has none. */
-static double arrival_rate(const dq_rexp *e)
-{
-    const dq_trialrow *t = e->ntrials ? &e->trials[0] : NULL;
-    return t && t->delay_max_ms > t->delay_min_ms
-               ? (double)t->tasks * 1000.0 /
-                     (double)(t->delay_max_ms - t->delay_min_ms) : 0;
-}
 
 static void plot_cell(FILE *f, void *ctx, size_t s, int64_t x)
 {
@@ -106,11 +164,11 @@ static void plot_cell(FILE *f, void *ctx, size_t s, int64_t x)
     }
 }
 
-/* data/<exp>-<kind>.csv and its figures (linked later). */
+/* data/<stem>.csv and figures/<stem>.* of generic row s (linked later). */
 static int generic_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
-                          char *err, size_t errlen)
+                          const char *stem, char *err, size_t errlen)
 {
-    char labels[64][128], l[128], stem[PATH_MAX], *buf;
+    char labels[64][128], l[128], *buf;
     size_t nl = 0, nx = 0, len, j;
     int64_t xs[64];
     for (size_t i = 0; i < e->ngroups; i++) {
@@ -123,7 +181,7 @@ static int generic_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
     }
     dq_sort_i64(xs, nx);
     plot_ctx c = {e, s, labels, (size_t)-1, 0};
-    if (strcmp(s->kind, "throughput") == 0 && nl < 64) {
+    if (s == &dq_sections[DQ_PLOT_THROUGHPUT] && nl < 64) {
         c.ncap = nl;
         c.cap = arrival_rate(e);
         DQ_TCAT(o->texts, labels[nl++], sizeof labels[0], &(size_t){0},
@@ -132,57 +190,13 @@ static int generic_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
     if (dq_wide_csv(&buf, &len, "consumers", labels[0], sizeof labels[0],
                     nl, NULL, 0, xs, nx, plot_cell, &c, err, errlen) != 0)
         return -1;
-    snprintf(stem, sizeof stem, "%s-%s", e->name, s->figure);
     int rc = dq_figure(o, stem, s->script, buf, len, false, err, errlen);
     free(buf);
     return rc;
 }
 
-/* The strategies of e with duplicates at 2+ consumers, joined. */
-static void dup_strategies(const dq_rexp *e, char *buf, size_t len)
-{
-    char names[16][32];
-    size_t ns = dq_strategies_of(e, names, 16), idx[16], n = 0;
-    for (size_t k = 0; k < ns; k++)
-        for (size_t i = 0; i < e->ngroups; i++)
-            if (strcmp(e->groups[i].strategy, names[k]) == 0 &&
-                e->groups[i].consumers >= 2 && e->groups[i].dup_sum > 0) {
-                idx[n++] = k;
-                break;
-            }
-    dq_join_and(names, idx, n, buf, len);
-}
-
-/* The caption under generic figure kind of e: what to look at, with the
- * run's own numbers. */
-static void generic_caption(dq_md *o, const dq_rexp *e, const char *kind)
-{
-    char list[512] = "";
-    double cap = arrival_rate(e), q = 0;
-    int one = 0;
-    for (size_t i = 0; i < e->ngroups; i++)
-        if (e->groups[i].consumers == 1) {
-            one++;
-            q = e->groups[i].p99_median > q ? e->groups[i].p99_median : q;
-        }
-    if (strcmp(kind, "duplicates") == 0) {
-        dup_strategies(e, list, sizeof list);
-        if (list[0] != '\0')
-            DQ_TEXT(o, "generic.cap_dups", "list=%s\n\n", list);
-        else
-            DQ_TEXT(o, "generic.cap_nodups", "\n\n");
-    } else if (strcmp(kind, "throughput") == 0 && cap > 0) {
-        DQ_TEXT(o, "generic.cap_tp", "cap=%.0f\n\n", cap);
-    } else if (strcmp(kind, "lateness") == 0 && one > 0 && cap > 0) {
-        DQ_TEXT(o, "generic.cap_lat_queue", "cap=%.0f p99=%.0f\n\n", cap, q);
-    } else if (strcmp(kind, "lateness") == 0) {
-        DQ_TEXT(o, "generic.cap_lat", "\n\n");
-    } else if (strcmp(kind, "wakeups") == 0) {
-        DQ_TEXT(o, "generic.cap_wake", "\n\n");
-    }
-}
-
-/* The generic figures of e's plots in their order: drawn, or linked. */
+/* The generic figures of e's plots in their order: drawn, or linked with
+ * their captions. */
 static int generic_figures(dq_md *o, const dq_rexp *e, bool draw, char *err,
                            size_t errlen)
 {
@@ -190,19 +204,20 @@ static int generic_figures(dq_md *o, const dq_rexp *e, bool draw, char *err,
     dq_rexp_plots(e, plots, sizeof plots);
     for (char *k = strtok_r(plots, " ,", &save); k;
          k = strtok_r(NULL, " ,", &save)) {
-        const dq_section *s = section_of(k);
-        if (s == NULL || s->write != NULL)
+        const dq_section *s = dq_sections;
+        while (s->kind && strcmp(s->kind, k) != 0)
+            s++;
+        if (s->kind == NULL || s->write != NULL)
             continue;
         snprintf(stem, sizeof stem, "%s-%s", e->name, s->figure);
         if (!draw) {
             dq_figure_link(o, stem);
-            generic_caption(o, e, s->kind);
-        } else if (generic_figure(o, e, s, err, errlen) != 0)
+            s->caption(o, e);
+        } else if (generic_figure(o, e, s, stem, err, errlen) != 0)
             return -1;
     }
     return 0;
 }
-
 static int summary_csv(dq_md *o, const dq_rexp *e, char *err, size_t errlen)
 {
     char *buf, path[PATH_MAX];
@@ -224,8 +239,7 @@ static int summary_csv(dq_md *o, const dq_rexp *e, char *err, size_t errlen)
                 : "none", g->producers, g->consumers, g->work_us, g->n,
                 g->tps_median, g->dup_median, g->dup_max, g->dup_trials,
                 g->redelivered_sum, g->lost_max, g->early_max, g->p50_median,
-                g->p99_median, g->cmds_per_task_median, g->deliveries_sum
-                ? (double)g->wakeups_sum / (double)g->deliveries_sum : 0.0);
+                g->p99_median, g->cmds_per_task_median, v_wake(g));
     }
     fclose(f);
     snprintf(path, sizeof path, "%s/data/%s-summary.csv", o->dir, e->name);
@@ -234,21 +248,12 @@ static int summary_csv(dq_md *o, const dq_rexp *e, char *err, size_t errlen)
     return rc;
 }
 
-#define META(k) dq_rexp_meta(e, k)
-
-/* "s" unless the meta value count is "1". */
-static const char *plural(const char *count)
-{
-    return strcmp(count, "1") == 0 ? "" : "s";
-}
-
 /* The heading, description and parameters of e's section. */
 static void heading(dq_md *o, const dq_rexp *e)
 {
     char text[2048], quick[64] = "";
-    size_t qo = 0;
     if (strcmp(META("quick"), "yes") == 0)
-        DQ_TCAT(o->texts, quick, sizeof quick, &qo, "generic.quick", "");
+        DQ_TBUF(o, quick, "generic.quick", "");
     dq_put(o, "## %s (`%s`)\n\n", META("title")[0] ? META("title") : e->name,
            e->name);
     if (dq_loss_is(e) && META("faults")[0]) {
@@ -263,14 +268,16 @@ static void heading(dq_md *o, const dq_rexp *e)
                 "idle_ms=%s claim_timeout_ms=%s repeats=%s s=%s seed=%s "
                 "quick=%s%s", META("strategies"), META("consumers"),
                 META("idle_ms"), META("claim_timeout_ms"), META("repeats"),
-                plural(META("repeats")), META("seed"), qo ? " " : "", quick);
+                plural_of(META("repeats")), META("seed"), quick[0] ? " " : "",
+                quick);
     else
         DQ_TEXT(o, "generic.params", "strategies=%s consumers=%s "
                 "producers=%s tasks=%s delay_ms=%s work_us=%s repeats=%s s=%s "
                 "seed=%s quick=%s%s", META("strategies"), META("consumers"),
                 META("producers"), META("tasks"), META("delay_ms"),
-                META("work_us"), META("repeats"), plural(META("repeats")),
-                META("seed"), qo ? " " : "", quick);
+                META("work_us"), META("repeats"),
+                plural_of(META("repeats")), META("seed"), quick[0] ? " " : "",
+                quick);
     if (META("backlog")[0] && strcmp(META("backlog"), "0") != 0)
         DQ_TEXT(o, "generic.backlog", "  backlog=%s delay_ms=%s "
                 "grace_ms=%s", META("backlog"), META("backlog_delay_ms"),
@@ -281,7 +288,8 @@ static void heading(dq_md *o, const dq_rexp *e)
     dq_redact_redis_urls(META("command"), text, sizeof text);
     DQ_TEXT(o, "generic.run", "  command=%s%s trials=%s s=%s date=%s",
             strncmp(text, "dqlab ", 6) == 0 ? "bin/" : "", text,
-            META("trials_done"), plural(META("trials_done")), META("date"));
+            META("trials_done"), plural_of(META("trials_done")),
+            META("date"));
     if (META("claims")[0])
         DQ_TEXT(o, "generic.claims", "  claims=%s", META("claims"));
     dq_put(o, "\n\n");
@@ -325,28 +333,63 @@ static void cell_table(dq_md *o, const dq_rexp *e)
     DQ_TEXT(o, "generic.cmds_note", "\n\n");
 }
 
-/* What happened, part 1: duplicates with 2+ consumers, per strategy. */
-static void said_duplicates(dq_md *o, const dq_rexp *e, char names[][32],
-                            size_t ns)
+/* ---- What happened ------------------------------------------------------ */
+
+/* One strategy's trials and groups in e, summed for the paragraph: its
+ * trials with 2+ consumers, their duplicates and the trials with some;
+ * tasks/s medians at the fewest and the most consumers and in its best
+ * cell (-1: none). */
+typedef struct {
+    size_t n2, dup_trials, lost_trials;
+    uint64_t dup, races, delivered, lost, early;
+    double lo, hi, best;
+} tally;
+
+static tally tally_of(const dq_rexp *e, const char *name, int minc, int maxc)
 {
-    size_t clean[16], nclean = 0;
-    char list[512];
-    for (size_t s = 0; s < ns; s++) {
-        uint64_t dup = 0;
-        size_t n = 0, nd = 0;
-        for (size_t i = 0; i < e->ntrials; i++) {
-            const dq_trialrow *t = &e->trials[i];
-            if (strcmp(t->strategy, names[s]) == 0 && t->consumers >= 2) {
-                n++;
-                dup += t->duplicates;
-                nd += t->duplicates > 0;
-            }
+    tally t = {.lo = -1, .hi = -1, .best = -1};
+    for (size_t i = 0; i < e->ntrials; i++) {
+        const dq_trialrow *x = &e->trials[i];
+        if (strcmp(x->strategy, name) != 0)
+            continue;
+        if (x->consumers >= 2) {
+            t.n2++;
+            t.dup += x->duplicates;
+            t.dup_trials += x->duplicates > 0;
         }
-        if (n > 0 && dup > 0)
+        t.races += x->lost_races;
+        t.delivered += x->delivered;
+        t.lost += x->lost;
+        t.early += x->early;
+        t.lost_trials += x->lost > 0;
+    }
+    for (size_t i = 0; i < e->ngroups; i++) {
+        const dq_rgroup *g = &e->groups[i];
+        if (strcmp(g->strategy, name) != 0)
+            continue;
+        t.lo = g->consumers == minc && t.lo < 0 ? g->tps_median : t.lo;
+        t.hi = g->consumers == maxc && t.hi < 0 ? g->tps_median : t.hi;
+        t.best = g->tps_median > t.best ? g->tps_median : t.best;
+    }
+    return t;
+}
+
+/* Duplicates with 2+ consumers per strategy (and who had none); lost
+ * races (a claim that found its task taken by another consumer), the
+ * price of a claim that checks instead of locking; losses and early
+ * deliveries. */
+static void said_counts(dq_md *o, char names[][32], const tally *t,
+                        size_t ns, bool dups)
+{
+    size_t clean[16], nclean = 0, off = 0;
+    uint64_t bad = 0;
+    char list[2048];
+    for (size_t s = 0; s < ns && dups; s++) {
+        if (t[s].n2 > 0 && t[s].dup > 0)
             DQ_TEXT(o, "generic.dups", "strategy=%s n=%" PRIu64 " s=%s "
-                    "trials=%zu of=%zu ", names[s], dup, dup == 1 ? "" : "s",
-                    nd, n);
-        else if (n > 0)
+                    "trials=%zu of=%zu ", names[s], t[s].dup,
+                    dq_s(t[s].dup), t[s].dup_trials, t[s].n2);
+        else if (t[s].n2 > 0)
             clean[nclean++] = s;
     }
     if (nclean > 0) {
@@ -354,83 +397,47 @@ static void said_duplicates(dq_md *o, const dq_rexp *e, char names[][32],
         DQ_TEXTP(o, nclean == ns, "generic.no_dups_all", "generic.no_dups",
                  "list=%s ", list);
     }
-}
-
-/* Part 2: lost races (a claim that found its task taken by another
- * consumer), the price of a claim that checks instead of locking; then
- * losses and early deliveries. */
-static void said_races_losses(dq_md *o, const dq_rexp *e, char names[][32],
-                              size_t ns)
-{
-    uint64_t lost = 0, early = 0;
-    char list[2048];
-    size_t off = 0;
     for (size_t s = 0; s < ns; s++) {
-        uint64_t races = 0, deliv = 0;
-        for (size_t i = 0; i < e->ntrials; i++)
-            if (strcmp(e->trials[i].strategy, names[s]) == 0) {
-                races += e->trials[i].lost_races;
-                deliv += e->trials[i].delivered;
-            }
-        if (races > 0)
+        if (t[s].races > 0)
             DQ_TCAT(o->texts, list, sizeof list, &off, "generic.race",
                     "%sstrategy=%s races=%" PRIu64 " per=%.2f", off ? ", "
-                    : "", names[s], races, deliv ? (double)races /
-                    (double)deliv : 0);
+                    : "", names[s], t[s].races, t[s].delivered ?
+                    (double)t[s].races / (double)t[s].delivered : 0);
+        bad += t[s].lost + t[s].early;
     }
     if (off > 0)
         DQ_TEXT(o, "generic.races", "list=%s ", list);
-    for (size_t i = 0; i < e->ntrials; i++) {
-        lost += e->trials[i].lost;
-        early += e->trials[i].early;
-    }
-    if (lost == 0 && early == 0)
+    if (bad == 0)
         DQ_TEXT(o, "generic.no_loss", " ");
-    for (size_t s = 0; s < ns && (lost > 0 || early > 0); s++) {
-        uint64_t l = 0, ea = 0;
-        size_t nl = 0;
-        for (size_t i = 0; i < e->ntrials; i++)
-            if (strcmp(e->trials[i].strategy, names[s]) == 0) {
-                l += e->trials[i].lost;
-                ea += e->trials[i].early;
-                nl += e->trials[i].lost > 0;
-            }
-        if (l > 0)
+    for (size_t s = 0; s < ns; s++) {
+        if (t[s].lost > 0)
             DQ_TEXT(o, "generic.lost", "strategy=%s n=%" PRIu64 " s=%s "
-                    "trials=%zu ts=%s ", names[s], l, l == 1 ? "" : "s", nl,
-                    nl == 1 ? "" : "s");
-        if (ea > 0)
+                    "trials=%zu ts=%s ", names[s], t[s].lost,
+                    dq_s(t[s].lost), t[s].lost_trials,
+                    dq_s(t[s].lost_trials));
+        if (t[s].early > 0)
             DQ_TEXT(o, "generic.early", "strategy=%s n=%" PRIu64 " s=%s ",
-                    names[s], ea, ea == 1 ? "" : "s");
+                    names[s], t[s].early, dq_s(t[s].early));
     }
 }
 
-/* Part 3: throughput from the fewest to the most consumers, and who
- * reached the rate at which tasks fall due (delay_max - delay_min caps
- * the delivery rate whatever the strategy). */
+/* Throughput from the fewest to the most consumers, and who reached the
+ * rate at which tasks fall due (delay_max - delay_min caps the delivery
+ * rate whatever the strategy). */
 static void said_throughput(dq_md *o, const dq_rexp *e, char names[][32],
-                            size_t ns, int minc, int maxc)
+                            const tally *t, size_t ns, int minc, int maxc)
 {
     char list[1024] = "";
-    size_t loff = 0, nat = 0;
+    size_t off = 0, nat = 0;
     if (maxc > minc) {
-        for (size_t s = 0; s < ns; s++) {
-            double lo = -1, hi = -1;
-            for (size_t i = 0; i < e->ngroups; i++) {
-                const dq_rgroup *g = &e->groups[i];
-                if (strcmp(g->strategy, names[s]) != 0)
-                    continue;
-                lo = g->consumers == minc && lo < 0 ? g->tps_median : lo;
-                hi = g->consumers == maxc && hi < 0 ? g->tps_median : hi;
-            }
-            if (lo >= 0 && hi >= 0)
-                DQ_TCAT(o->texts, list, sizeof list, &loff,
+        for (size_t s = 0; s < ns; s++)
+            if (t[s].lo >= 0 && t[s].hi >= 0)
+                DQ_TCAT(o->texts, list, sizeof list, &off,
                         "generic.tp_item", "%s strategy=%s lo=%.0f "
-                        "hi=%.0f", s ? "," : "", names[s], lo, hi);
-        }
+                        "hi=%.0f", s ? "," : "", names[s], t[s].lo, t[s].hi);
         DQ_TEXT(o, "generic.tp_range", "min=%d max=%d list=%s ", minc,
                 maxc, list);
-        loff = 0;
+        off = 0;
         list[0] = '\0';
     }
     if (e->ntrials == 0 || e->trials[0].delay_max_ms <= 0)
@@ -442,16 +449,11 @@ static void said_throughput(dq_md *o, const dq_rexp *e, char names[][32],
     /* each strategy at 90% of the cap or more, with the share its best
      * cell reached (as measured, not "90%") */
     for (size_t s = 0; s < ns; s++) {
-        double best = -1;
-        for (size_t i = 0; i < e->ngroups; i++)
-            if (strcmp(e->groups[i].strategy, names[s]) == 0 &&
-                e->groups[i].tps_median > best)
-                best = e->groups[i].tps_median;
-        if (best < 0.9 * cap)
+        if (t[s].best < 0.9 * cap)
             continue;
         nat++;
-        dq_append(list, sizeof list, &loff, "%s%s %.1f%%", loff ? ", " : "",
-                  names[s], 100.0 * best / cap);
+        dq_append(list, sizeof list, &off, "%s%s %.1f%%", off ? ", " : "",
+                  names[s], 100.0 * t[s].best / cap);
     }
     if (nat > 0)
         DQ_TEXT(o, "generic.at_rate", "cap=%.0f tasks=%" PRId64
@@ -466,6 +468,7 @@ static void what_happened(dq_md *o, const dq_rexp *e)
     int minc = INT_MAX, maxc = 0, p99c = 0;
     double p99max = 0;
     const char *p99s = "";
+    tally t[16];
     for (size_t i = 0; i < e->ngroups; i++) {
         const dq_rgroup *g = &e->groups[i];
         minc = g->consumers < minc ? g->consumers : minc;
@@ -476,14 +479,14 @@ static void what_happened(dq_md *o, const dq_rexp *e)
             p99c = g->consumers;
         }
     }
+    for (size_t s = 0; s < ns; s++)
+        t[s] = tally_of(e, names[s], minc, maxc);
     DQ_TEXT(o, "generic.what_happened", " ");
-    if (maxc >= 2)
-        said_duplicates(o, e, names, ns);
-    said_races_losses(o, e, names, ns);
-    said_throughput(o, e, names, ns, minc, maxc);
+    said_counts(o, names, t, ns, maxc >= 2);
+    said_throughput(o, e, names, t, ns, minc, maxc);
     if (p99max > 0)
         DQ_TEXT(o, "generic.p99", "p99=%.1f strategy=%s consumers=%d s=%s",
-                p99max, p99s, p99c, p99c == 1 ? "" : "s");
+                p99max, p99s, p99c, dq_s((uint64_t)p99c));
     dq_put(o, "\n\n");
     if (strcmp(META("complete"), "yes") != 0)
         DQ_TEXT(o, "generic.incomplete", "done=%s planned=%s\n\n",
@@ -555,38 +558,39 @@ void dq_section_probes(dq_md *o, const dq_results *r)
     dq_raw(o, p->dir, "probes.csv, meta.txt");
 }
 
+/* One claim's verdict, evidence and what it rests on. */
+typedef struct {
+    dq_verdict v;
+    dq_claim_result res;
+    char text[512], ev[4096];
+} claim_out;
+
 /* One claim's line of the claims table: id, verdict, sample, interval,
  * the claim linked to its evidence below. */
-static void claim_row(dq_md *o, const dq_claim_def *c, dq_verdict v,
-                      const dq_claim_result *res, const char *text)
+static void claim_row(dq_md *o, const dq_claim_def *c, const claim_out *x)
 {
     char link[768], none[64] = "";
-    const char *cells[5] = {c->id, dq_verdict_name(v), res->sample,
-                            res->interval, link};
     DQ_TBUF(o, none, "generic.claim_none", "");
-    cells[2] = res->sample[0] ? res->sample : none;
-    cells[3] = res->interval[0] ? res->interval : none;
-    snprintf(link, sizeof link, "[%s](#claim-%s)", text, c->id);
+    const char *cells[5] = {c->id, dq_verdict_name(x->v),
+                            x->res.sample[0] ? x->res.sample : none,
+                            x->res.interval[0] ? x->res.interval : none,
+                            link};
+    snprintf(link, sizeof link, "[%s](#claim-%s)", x->text, c->id);
     dq_mdcells(o, false, cells, 5);
 }
 
 /* One claim's evidence item, with its anchor and its figure's link. */
-static void claim_item(dq_md *o, const dq_claim_def *c, dq_verdict v,
-                       const dq_claim_result *res, const char *text,
-                       const char *ev)
+static void claim_item(dq_md *o, const dq_claim_def *c, const claim_out *x)
 {
-    char fig[256] = "", e[4096];
-    size_t n = (size_t)snprintf(e, sizeof e, "%s", ev);
-    while (n > 0 && e[n - 1] == ' ')   /* the figure's sentence follows */
-        e[--n] = '\0';
-    char id[32];
-    if (res->figure[0])
-        DQ_TBUF(o, fig, "generic.claim_figure", "  anchor=%s", res->figure);
+    char fig[256] = "", id[32];
+    if (x->res.figure[0])
+        DQ_TBUF(o, fig, "generic.claim_figure", "  anchor=%s",
+                x->res.figure);
     snprintf(id, sizeof id, "claim-%s", c->id);
     dq_anchor(o, id);
     DQ_TEXT(o, "generic.claim_item", "id=%s verdict=%s text=%s "
-            "evidence=%s fig=%s\n\n", c->id, dq_verdict_name(v), text, e,
-            fig);
+            "evidence=%s fig=%s\n\n", c->id, dq_verdict_name(x->v), x->text,
+            x->ev, fig);
 }
 
 void dq_section_claims(dq_md *o, const dq_results *r)
@@ -594,32 +598,28 @@ void dq_section_claims(dq_md *o, const dq_results *r)
     size_t n = 0;
     while (dq_claims[n].id)
         n++;
-    dq_verdict *v = calloc(n + 1, sizeof *v);
-    char (*ev)[4096] = calloc(n + 1, sizeof *ev);
-    char (*text)[512] = calloc(n + 1, sizeof *text);
-    dq_claim_result *res = calloc(n + 1, sizeof *res);
+    claim_out *x = calloc(n + 1, sizeof *x);
     DQ_TEXT(o, "generic.claims_head", "\n\n");
-    if (v == NULL || ev == NULL || text == NULL || res == NULL) {
+    if (x == NULL) {
         dq_put(o, "(out of memory)\n\n");
-        goto done;
+        return;
     }
     dq_head(o, "id|verdict|sample|interval|claim");
     for (size_t i = 0; i < n; i++) {
-        v[i] = dq_claim_decide(&dq_claims[i], r, o->texts, ev[i],
-                               sizeof ev[i], &res[i]);
-        dq_tcat(o->texts, text[i], sizeof text[i], &(size_t){0},
+        x[i].v = dq_claim_decide(&dq_claims[i], r, o->texts, x[i].ev,
+                                 sizeof x[i].ev, &x[i].res);
+        /* the figure's sentence follows the evidence */
+        for (size_t k = strlen(x[i].ev); k > 0 && x[i].ev[k - 1] == ' ';)
+            x[i].ev[--k] = '\0';
+        dq_tcat(o->texts, x[i].text, sizeof x[i].text, &(size_t){0},
                 dq_claims[i].text, "");
-        claim_row(o, &dq_claims[i], v[i], &res[i], text[i]);
+        claim_row(o, &dq_claims[i], &x[i]);
     }
     dq_table_end(o);
     for (size_t i = 0; i < n; i++)
-        claim_item(o, &dq_claims[i], v[i], &res[i], text[i], ev[i]);
+        claim_item(o, &dq_claims[i], &x[i]);
     dq_put(o, "\n");
-done:
-    free(v);
-    free(ev);
-    free(text);
-    free(res);
+    free(x);
 }
 
 void dq_section_strategies(dq_md *o)

@@ -2,22 +2,26 @@
  * (results.h) and the writing kit (md.h).
  *
  * An experiment's section is picked from dq_sections[], one row per plot
- * kind an experiment file may list: its gnuplot script, its figure, the
- * function that writes it and the event logs it reads.  Rows without a
- * function are the generic per-consumer figures of the generic section.
- * Adding a section: one row, its function, its .gp script.
+ * kind an experiment file may list (harness/plots.h): its gnuplot script,
+ * its figure, the function that writes it and the event logs it reads.
+ * Rows without a function are the generic per-consumer figures of the
+ * generic section: the value drawn and the caption under it.  Adding a
+ * section: its kind in harness/plots.h, its row in sections.c, its
+ * function (or value and caption), its .gp script.
  */
 #ifndef DQ_SECTIONS_H
 #define DQ_SECTIONS_H
 
+#include "../harness/plots.h"
 #include "facts.h"
 #include "md.h"
 #include "results.h"
 #include "sec_kit.h"
 
-/* The rows in order of precedence (the first that fits writes), ended by
- * a row with kind NULL. */
-extern const dq_section dq_sections[];
+/* One row per plot kind, by enum dq_plot (its order is the precedence:
+ * the first row with a write that fits writes), ended by a row with kind
+ * NULL. */
+extern const dq_section dq_sections[DQ_NPLOTS + 1];
 /* The event logs (DQ_LOGS_*) the sections that fit e read. */
 unsigned dq_section_logs(const dq_rexp *e);
 
