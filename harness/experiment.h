@@ -12,11 +12,9 @@
  *   title       = Concurrency and duplicates
  *   description = One line or several; continuation lines are indented.
  *   claims      = C01 C02 C13            ; ids from CLAIMS.md (report)
- *   plots       = duplicates, throughput ; figures the report draws
- *                                        ; (also lateness, lateness-cdf,
- *                                        ;  idle-cost, backlog-lateness,
- *                                        ;  loss: these pick the report
- *                                        ;  section)
+ *   plots       = duplicates, throughput ; figures the report draws, the
+ *                                        ; kinds of plots.h (some pick the
+ *                                        ; report section)
  *   strategies  = naive, lua, heap       ; list (matrix dimension), or all:
  *                                        ; every registered strategy
  *   producers   = 1                      ; list (matrix dimension)
@@ -100,6 +98,7 @@
 
 #include "../strategies/dq.h"
 #include "params.h"
+#include "plots.h"
 #include "redis_url.h" /* for report/, which includes this header for
                           dq_redact_redis_urls; drop once it includes
                           redis_url.h itself */
@@ -134,7 +133,7 @@ typedef struct dq_experiment {
     char description[1024];
     char claims[DQ_EXP_MAX_CLAIMS][8]; /* "C01", ... */
     size_t nclaims;
-    char plots[8][32];       /* "duplicates", "throughput", "lateness" */
+    char plots[DQ_NPLOTS][32]; /* kinds of plots.h: "duplicates", ... */
     size_t nplots;
     bool quick;              /* the [quick] overrides were applied */
 

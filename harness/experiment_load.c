@@ -542,7 +542,7 @@ static bool set_key(load_state *st, dq_experiment *e, int k, const char *val)
             snprintf(e->claims[i], sizeof e->claims[i], "%s", claims[i]);
         return true;
     case K_PLOTS:
-        return set_words(st, "plots", val, 8, e->plots, sizeof e->plots[0],
+        return set_words(st, "plots", val, DQ_NPLOTS, e->plots, sizeof e->plots[0],
                          &e->nplots);
     case K_STRATEGIES:
         return set_strategies(st, e, val);

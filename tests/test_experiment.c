@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 
 #include "../harness/experiment.h"
+#include "../harness/plots.h"
 #include "../harness/runmeta.h"
 
 /* Writes text to a new file in a fresh temp dir; returns its path
@@ -382,6 +383,27 @@ Test(experiment, backlog_dimension_and_defaults)
     cr_assert_eq(e.params.backlog_delay_ms, 3600000);
     cr_assert_eq(e.params.claim_timeout_ms, 100);
     cr_assert_eq(e.params.idle_ms, 0);
+    remove_tmp(path);
+}
+
+/* Every plot kind may be listed in one experiment (the loader's limit is
+ * the number of kinds, harness/plots.h). */
+Test(experiment, every_plot_kind_at_once)
+{
+    char ini[1024] = "[experiment]\nname = p\nstrategies = heap\n"
+                     "consumers = 1\nplots = ";
+#define DQ_T_PLOT(id, name) name ", "
+    const char *kinds = DQ_PLOT_KINDS(DQ_T_PLOT);
+#undef DQ_T_PLOT
+    /* The list without its last ", ". */
+    snprintf(ini + strlen(ini), sizeof ini - strlen(ini), "%.*s\n",
+             (int)strlen(kinds) - 2, kinds);
+    char *path = write_tmp(ini);
+    dq_experiment e;
+    char err[1024] = "";
+    cr_assert_eq(dq_experiment_load(path, false, &e, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_eq(e.nplots, (size_t)DQ_NPLOTS);
     remove_tmp(path);
 }
 
