@@ -339,17 +339,20 @@ static void ev_scale(dq_md *o, const dq_results *r, const dq_facts *f,
                      char *ev, size_t len)
 {
     char bench[4096] = "", expiry[1024] = "", id[80];
-    const dq_fact *x = dq_facts_find(f, "expiry");
+    const dq_fact *x = NULL;
+    for (size_t i = 0; x == NULL && i < f->n; i++)   /* woken by events */
+        if (f->f[i].s->flags & DQ_G_KEYSPACE_EVENTS)
+            x = &f->f[i];
     if (r->bench.present)
         scale_bench(o, &r->bench, bench, sizeof bench);
     if (bench[0] == '\0')
         DQ_TBUF(o, bench, "pack.scale_none", "root=%s", r->root);
     dq_exp_anchor(f->backlog, id, sizeof id);
     if (x != NULL && x->backlog && x->backlog_delivered < x->backlog_tasks)
-        DQ_TBUF(o, expiry, "pack.scale_expiry", "n=%" PRIu64 " of=%" PRIu64
-                " window=%.0f backlog=%" PRId64 " id=%s",
-                x->backlog_delivered, x->backlog_tasks, x->backlog_window_s,
-                x->backlog_n, id);
+        DQ_TBUF(o, expiry, "pack.scale_expiry", "name=%s n=%" PRIu64
+                " of=%" PRIu64 " window=%.0f backlog=%" PRId64 " id=%s",
+                x->s->name, x->backlog_delivered, x->backlog_tasks,
+                x->backlog_window_s, x->backlog_n, id);
     PUT(ev, len, "pack.scale_ev", "bench=%s expiry=%s", bench, expiry);
 }
 
