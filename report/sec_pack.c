@@ -490,24 +490,23 @@ static void ev_score(dq_md *o, const dq_results *r, char *ev, size_t len)
 
 /* ---- Exercises ---------------------------------------------------------- */
 
-/* The number (1-based) of exercise id in dq_exercises, or 0. */
-static size_t exercise_no(const char *id)
+/* The number (1-based) of exercise id in ex, or 0. */
+static size_t exercise_no(const dq_exercise_set *ex, const char *id)
 {
-    for (size_t i = 0; id && dq_exercises[i].id != NULL; i++)
-        if (strcmp(dq_exercises[i].id, id) == 0)
-            return i + 1;
-    return 0;
+    const dq_exercise *x = dq_exercise_find(ex, id);
+    return x != NULL ? (size_t)(x - ex->x) + 1 : 0;
 }
 
 /* How exercise x starts, for a strategy named mine, into buf. */
-static void ex_start(dq_md *o, const dq_exercise *x, char *buf, size_t len)
+static void ex_start(dq_md *o, const dq_exercise_set *ex,
+                     const dq_exercise *x, char *buf, size_t len)
 {
     char steps[3][512], list[2048] = "", file[80];
     size_t ns = dq_exercise_start(x, "mine", steps, 3), off = 0;
     buf[0] = '\0';
     if (ns == 0) {
-        PUT(buf, len, "pack.ex_after", "n=%zu id=%s", exercise_no(x->after),
-            x->after ? x->after : "");
+        PUT(buf, len, "pack.ex_after", "n=%zu id=%s",
+            exercise_no(ex, x->after), x->after ? x->after : "");
         return;
     }
     for (size_t i = 0; i < ns; i++)
@@ -535,14 +534,14 @@ static void ex_checks(dq_md *o, const dq_exercise *x, char *buf, size_t len)
     }
 }
 
-static void exercises(dq_md *o)
+static void exercises(dq_md *o, const dq_exercise_set *ex)
 {
     char start[4096], checks[8192], id[96];
     dq_anchor(o, "pack-exercises");
     DQ_TEXT(o, "pack.exercises", "\n\n");
-    for (size_t i = 0; dq_exercises[i].id != NULL; i++) {
-        const dq_exercise *x = &dq_exercises[i];
-        ex_start(o, x, start, sizeof start);
+    for (size_t i = 0; i < ex->n; i++) {
+        const dq_exercise *x = &ex->x[i];
+        ex_start(o, ex, x, start, sizeof start);
         ex_checks(o, x, checks, sizeof checks);
         snprintf(id, sizeof id, "pack-ex-%s", x->id);
         dq_anchor(o, id);
@@ -555,7 +554,8 @@ static void exercises(dq_md *o)
 
 /* ---- The part ----------------------------------------------------------- */
 
-void dq_section_pack(dq_md *o, const dq_results *r)
+void dq_section_pack(dq_md *o, const dq_results *r,
+                     const dq_exercise_set *ex)
 {
     dq_facts *f = malloc(sizeof *f);
     char *ev = malloc(EV), st[3][256];
@@ -592,7 +592,7 @@ void dq_section_pack(dq_md *o, const dq_results *r)
     ev_score(o, r, ev, EV);
     dq_anchor(o, "pack-score");
     DQ_TEXT(o, "pack.score", "evidence=%s\n\n", ev);
-    exercises(o);
+    exercises(o, ex);
 done:
     free(f);
     free(ev);
