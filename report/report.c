@@ -39,6 +39,7 @@
 #include "../harness/commands.h"
 #include "../harness/exercise.h"
 #include "../harness/runmeta.h"
+#include "claims.h"
 #include "front.h"
 #include "sections.h"
 
@@ -100,8 +101,8 @@ static int parse_args(int argc, char **argv, const char **root,
 }
 
 /* Everything that can be checked before anything is written: the results
- * dir, the scripts, the exercises (read into ex) and the text templates
- * (read into t).  0, or 2 after the message with nothing to free. */
+ * dir, the scripts, the exercises (read into ex), the text templates (read
+ * into t) and the claim rules' data rows.  0, or 2 after the message with nothing to free. */
 static int check_inputs(const char *root, const char *scripts,
                         dq_exercise_set *ex, dq_texts *t)
 {
@@ -137,12 +138,15 @@ static int check_inputs(const char *root, const char *scripts,
         return 2;
     }
     snprintf(path, sizeof path, "%s/text", scripts);
-    if (dq_texts_load(t, path, err, sizeof err) != 0) {
-        fprintf(stderr, "dqlab report: %s\n", err);
-        dq_exercises_free(ex);
-        return 2;
-    }
-    return 0;
+    if (dq_texts_load(t, path, err, sizeof err) != 0)
+        goto free_exercises;
+    if (dq_claim_rows_check(t, err, sizeof err) == 0)
+        return 0;
+    dq_texts_free(t);
+free_exercises:
+    dq_exercises_free(ex);
+    fprintf(stderr, "dqlab report: %s\n", err);
+    return 2;
 }
 
 /* The event logs e's sections read (a dq_logs_fn): those the rows of
@@ -323,7 +327,7 @@ static int write_report(dq_md *o, const dq_results *r, int n,
     dq_anchor(o, "strategies");
     dq_section_strategies(o);
     if (o->texts->err[0] != '\0') {
-        snprintf(err, errlen, "internal error: %s", o->texts->err);
+        snprintf(err, errlen, "%s", o->texts->err);
         return -1;
     }
     return 0;
