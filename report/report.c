@@ -102,7 +102,8 @@ static int parse_args(int argc, char **argv, const char **root,
 
 /* Everything that can be checked before anything is written: the results
  * dir, the scripts, the exercises (read into ex), the text templates (read
- * into t) and the claim rules' data rows.  0, or 2 after the message with nothing to free. */
+ * into t) and the claim rules' data rows.  0, or 2 after the message with
+ * nothing to free. */
 static int check_inputs(const char *root, const char *scripts,
                         dq_exercise_set *ex, dq_texts *t)
 {

@@ -16,11 +16,12 @@
  * no duplicates under concurrency only for DQ_G_NO_DUP_CONCURRENT,
  * duplicates > 0 for the documented bug DQ_G_DUPLICATES, waking on an
  * earlier task only for DQ_G_BLOCKS / DQ_G_POLLS, a task lost when its
- * timer expired while no handle listened only for DQ_G_KEYSPACE_EVENTS.  A check whose flag is
- * missing skips with a message naming the flag; a missing Redis is a
- * failure, never a skip.  Likewise by optional op or option: cancel,
- * reschedule, nack (nack, nack_not_ours) and max_attempts (which then
- * needs the dead_letters op and lease_ms: a failure without them).
+ * timer expired while no handle listened only for DQ_G_KEYSPACE_EVENTS.
+ * A check whose flag is missing skips with a message naming the flag; a
+ * missing Redis is a failure, never a skip.  Likewise by optional op or
+ * option: cancel, reschedule, nack (nack, nack_not_ours) and max_attempts
+ * (which then needs the dead_letters op and lease_ms: a failure without
+ * them).
  *
  * Every check uses tests/run.sh's shared server except claim_timeout,
  * which starts a private one (claim_srv: a busy server hides late
