@@ -117,13 +117,6 @@ int dq_exercises_load(const char *path, dq_exercise_set *set, char *err,
                       size_t errlen);
 void dq_exercises_free(dq_exercise_set *set);
 
-/* This build's exercises (dq_exercise_path), ended by id NULL: read at the
- * first call and kept, read-only, until the process exits.  When the file
- * cannot be read the message goes to stderr, once, and the table is
- * empty.  dq_exercises is the same table for callers that index it. */
-const dq_exercise *dq_exercise_table(void);
-#define dq_exercises (dq_exercise_table())
-
 /* The exercise of set with that id, or NULL. */
 const dq_exercise *dq_exercise_find(const dq_exercise_set *set,
                                     const char *id);

@@ -435,7 +435,7 @@ const dq_exercise *dq_exercise_find(const dq_exercise_set *set,
     return NULL;
 }
 
-/* ---- Where the file is, and the table ----------------------------------- */
+/* ---- Where the file is ------------------------------------------------ */
 
 /* Candidate i of the exercise file for the binary at exe, into buf. */
 static void candidate(const char *exe, size_t i, char *buf, size_t len)
@@ -467,20 +467,4 @@ int dq_exercise_path(char *buf, size_t len, char *err, size_t errlen)
             candidate(exe, 0, buf, len);
     }
     return 0;
-}
-
-const dq_exercise *dq_exercise_table(void)
-{
-    static const dq_exercise none = {.id = NULL};
-    static dq_exercise_set set;
-    static bool tried;
-    char path[PATH_MAX + 64], err[600];
-
-    if (!tried) {
-        tried = true;
-        if (dq_exercise_path(path, sizeof path, err, sizeof err) != 0 ||
-            dq_exercises_load(path, &set, err, sizeof err) != 0)
-            fprintf(stderr, "dqlab: the exercises: %s\n", err);
-    }
-    return set.n > 0 ? set.x : &none;
 }

@@ -516,6 +516,15 @@ void dq_claim_space_sentences(char *buf, size_t len)
     }
 }
 
+int dq_claim_rows_check(const dq_texts *t, char *err, size_t errlen)
+{
+    static const dq_row_check checks[] = {
+        {"claim_rows.faults", dq_fault_row_ok},
+        {NULL, NULL},
+    };
+    return dq_claim_tables_check(t, checks, err, errlen);
+}
+
 dq_verdict dq_claim_decide(const dq_claim_def *c, const dq_results *r,
                            dq_texts *t, char *buf, size_t len,
                            dq_claim_result *res)

@@ -125,6 +125,25 @@ static bool flags_of(char *words, unsigned *flags, char *bad, size_t len)
     return true;
 }
 
+/* The filter of faults row q (its cells written on by strtok); false
+ * with why in bad when the row is not 8 cells with flag names. */
+static bool filter_of(dq_crow *q, cell_filter *f, char *bad, size_t len)
+{
+    if (q->n != 8) {
+        snprintf(bad, len, "the table has 8 columns");
+        return false;
+    }
+    return flags_of(q->cell[3], &f->need, bad, len) &&
+           flags_of(q->cell[4], &f->not, bad, len);
+}
+
+bool dq_fault_row_ok(const dq_crow *q, char *bad, size_t len)
+{
+    dq_crow c = *q;
+    cell_filter f;
+    return filter_of(&c, &f, bad, len);
+}
+
 /* The cells of row name of claim_rows.md (faults) over every experiment
  * with a loss table; all zero when the row is bad (t->err says why). */
 static void fault_total(dq_ev *ev, const dq_results *r, const char *name,
@@ -133,12 +152,11 @@ static void fault_total(dq_ev *ev, const dq_results *r, const char *name,
     const dq_tuse *u = DQ_ROWS("faults");
     dq_crow q;
     cell_filter f;
-    char bad[240] = "the table has 8 columns";
+    char bad[240];
     memset(s, 0, sizeof *s);
     if (dq_claim_rows(ev, u, name, &q, 1) < 0)
         return;
-    if (q.n != 8 || !flags_of(q.cell[3], &f.need, bad, sizeof bad) ||
-        !flags_of(q.cell[4], &f.not, bad, sizeof bad)) {
+    if (!filter_of(&q, &f, bad, sizeof bad)) {
         dq_row_bad(ev, u, q.line, bad);
         return;
     }

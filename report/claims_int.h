@@ -128,8 +128,22 @@ typedef struct dq_crow {
  * stops. */
 int dq_claim_rows(dq_ev *ev, const dq_tuse *u, const char *key, dq_crow *rows,
                   size_t max);
-/* Sets t->err (the first error only) to "text/GROUP.md:line: what", the
- * file of table u. */
+/* Sets t->err (the first error only) to "<t->dir>/GROUP.md:line: what",
+ * the file of table u. */
 void dq_row_bad(dq_ev *ev, const dq_tuse *u, int line, const char *what);
+/* Whether q is a well-formed row of the faults table (claims_fault.c);
+ * false with why in bad (len bytes). */
+bool dq_fault_row_ok(const dq_crow *q, char *bad, size_t len);
+/* The check of each row of one table of claim_rows.md: its template name
+ * ("claim_rows.faults") and whether a row is well formed (false with why
+ * in bad); a row with table NULL ends a list of them. */
+typedef struct dq_row_check {
+    const char *table;
+    bool (*ok)(const dq_crow *q, char *bad, size_t len);
+} dq_row_check;
+/* dq_claim_rows_check (claims.h) with the row checks of checks, one per
+ * table at most (the other tables' rows checked for their shape only). */
+int dq_claim_tables_check(const dq_texts *t, const dq_row_check *checks,
+                          char *err, size_t errlen);
 
 #endif

@@ -37,8 +37,9 @@ double dq_median(double *v, size_t n)
 void dq_row_bad(dq_ev *ev, const dq_tuse *u, int line, const char *what)
 {
     if (ev->t->err[0] == '\0')
-        snprintf(ev->t->err, sizeof ev->t->err, "text/%.*s.md:%d: %s",
-                 (int)strcspn(u->name, "."), u->name, line, what);
+        snprintf(ev->t->err, sizeof ev->t->err, "%.400s/%.*s.md:%d: %s",
+                 ev->t->dir, (int)strcspn(u->name, "."), u->name, line,
+                 what);
 }
 
 /* The cells of table line l (len bytes, "| a | b |") into *row; false
@@ -62,43 +63,107 @@ static bool split_row(const char *l, size_t len, dq_crow *row)
     return true;
 }
 
+/* Called on each row of a table after its header and rule line: false,
+ * with why in what (len bytes), to stop at a bad one. */
+typedef bool (*row_fn)(const dq_crow *row, void *arg, char *what,
+                       size_t len);
+
+/* Walks template i of t, a table: every line "| a | b |" with the
+ * header's cells, each row after the header and rule line given to each.
+ * Returns 0, or the line of the first bad row with why in what. */
+static int walk_rows(const dq_texts *t, size_t i, row_fn each, void *arg,
+                     char *what, size_t len)
+{
+    size_t ncol = 0, nrow = 0;
+    int line = t->line[i];
+    for (const char *p = t->body[i]; *p; p += *p == '\n') {
+        size_t n = strcspn(p, "\n");
+        dq_crow row;
+        line++;
+        if (!split_row(p, n, &row) || (ncol && row.n != ncol)) {
+            snprintf(what, len, "a row of %s that is not \"| a | b |\" "
+                     "with the header's %zu cells (at most %d, each under "
+                     "%zu bytes)", t->name[i], ncol, DQ_ROW_CELLS,
+                     sizeof row.cell[0]);
+            return line;
+        }
+        p += n;
+        row.line = line;
+        ncol = ncol ? ncol : row.n;
+        if (nrow++ >= 2 && !each(&row, arg, what, len))
+            return line;
+    }
+    return 0;
+}
+
+/* dq_claim_rows' pick: the rows whose first cell is key, at most max. */
+typedef struct row_pick {
+    const char *key;
+    dq_crow *rows;
+    size_t max, got;
+} row_pick;
+
+static bool pick_row(const dq_crow *row, void *arg, char *what, size_t len)
+{
+    row_pick *k = arg;
+    (void)what;
+    (void)len;
+    if (strcmp(row->cell[0], k->key) == 0 && k->got++ < k->max)
+        k->rows[k->got - 1] = *row;
+    return true;
+}
+
 int dq_claim_rows(dq_ev *ev, const dq_tuse *u, const char *key, dq_crow *rows,
                   size_t max)
 {
     const dq_texts *t = ev->t;
-    size_t i = 0, ncol = 0, got = 0;
+    row_pick k = {key, rows, max, 0};
+    size_t i = 0;
     char what[256];
     while (i < t->n && strcmp(t->name[i], u->name) != 0)
         i++;
     if (i == t->n)
         return -1;   /* not loaded: text.c refused the report already */
-    int line = t->line[i];
-    for (const char *p = t->body[i]; *p; p += *p == '\n') {
-        size_t len = strcspn(p, "\n");
-        dq_crow row;
-        line++;
-        if (!split_row(p, len, &row) || (ncol && row.n != ncol)) {
-            snprintf(what, sizeof what, "a row of %s that is not \"| a | b "
-                     "|\" with the header's %zu cells (at most %d, each "
-                     "under %zu bytes)", u->name, ncol, DQ_ROW_CELLS,
-                     sizeof row.cell[0]);
-            dq_row_bad(ev, u, line, what);
-            return -1;
-        }
-        p += len;
-        row.line = line;
-        if (ncol == 0)
-            ncol = row.n;   /* the header; the rule line follows */
-        else if (strcmp(row.cell[0], key) == 0 && got++ < max)
-            rows[got - 1] = row;
+    int bad = walk_rows(t, i, pick_row, &k, what, sizeof what);
+    if (bad != 0) {
+        dq_row_bad(ev, u, bad, what);
+        return -1;
     }
-    if (got == 0 || got > max) {
+    if (k.got == 0 || k.got > max) {
         snprintf(what, sizeof what, "%s has %s row %s", u->name,
-                 got ? "more than the rule reads of" : "no", key);
+                 k.got ? "more than the rule reads of" : "no", key);
         dq_row_bad(ev, u, t->line[i], what);
         return -1;
     }
-    return (int)got;
+    return (int)k.got;
+}
+
+/* dq_claim_tables_check's check of a row: by the row of checks (arg)
+ * for its table, if any. */
+static bool check_row(const dq_crow *row, void *arg, char *what, size_t len)
+{
+    const dq_row_check *c = arg;
+    return c->ok == NULL || c->ok(row, what, len);
+}
+
+int dq_claim_tables_check(const dq_texts *t, const dq_row_check *checks,
+                          char *err, size_t errlen)
+{
+    char what[256];
+    for (size_t i = 0; i < t->n; i++) {
+        const dq_row_check *c = checks;
+        if (strncmp(t->name[i], "claim_rows.", 11) != 0)
+            continue;
+        while (c->table != NULL && strcmp(c->table, t->name[i]) != 0)
+            c++;
+        int bad = walk_rows(t, i, check_row, (void *)c, what, sizeof what);
+        if (bad != 0) {
+            snprintf(err, errlen, "%s/claim_rows.md:%d: %s", t->dir, bad,
+                     what);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 dq_verdict dq_claim_unmeasured(const dq_claim_def *c, dq_ev *ev)

@@ -37,7 +37,9 @@
 #include <cmark.h>
 
 #include "../harness/commands.h"
+#include "../harness/exercise.h"
 #include "../harness/runmeta.h"
+#include "claims.h"
 #include "front.h"
 #include "sections.h"
 
@@ -99,9 +101,11 @@ static int parse_args(int argc, char **argv, const char **root,
 }
 
 /* Everything that can be checked before anything is written: the results
- * dir, the scripts and the text templates (read into t).  0, or 2 after
- * the message. */
-static int check_inputs(const char *root, const char *scripts, dq_texts *t)
+ * dir, the scripts, the exercises (read into ex), the text templates (read
+ * into t) and the claim rules' data rows.  0, or 2 after the message with
+ * nothing to free. */
+static int check_inputs(const char *root, const char *scripts,
+                        dq_exercise_set *ex, dq_texts *t)
 {
     struct stat st;
     char path[PATH_MAX], err[1024];
@@ -129,12 +133,21 @@ static int check_inputs(const char *root, const char *scripts, dq_texts *t)
             return 2;
         }
     }
-    snprintf(path, sizeof path, "%s/text", scripts);
-    if (dq_texts_load(t, path, err, sizeof err) != 0) {
+    if (dq_exercise_path(path, sizeof path, err, sizeof err) != 0 ||
+        dq_exercises_load(path, ex, err, sizeof err) != 0) {
         fprintf(stderr, "dqlab report: %s\n", err);
         return 2;
     }
-    return 0;
+    snprintf(path, sizeof path, "%s/text", scripts);
+    if (dq_texts_load(t, path, err, sizeof err) != 0)
+        goto free_exercises;
+    if (dq_claim_rows_check(t, err, sizeof err) == 0)
+        return 0;
+    dq_texts_free(t);
+free_exercises:
+    dq_exercises_free(ex);
+    fprintf(stderr, "dqlab report: %s\n", err);
+    return 2;
 }
 
 /* The event logs e's sections read (a dq_logs_fn): those the rows of
@@ -288,8 +301,8 @@ static int write_front(dq_md *o, const dq_results *r, int n, char *err,
 
 /* The whole text: the front, then every part, each after the anchor the
  * contents links to. */
-static int write_report(dq_md *o, const dq_results *r, int n, char *err,
-                        size_t errlen)
+static int write_report(dq_md *o, const dq_results *r, int n,
+                        const dq_exercise_set *ex, char *err, size_t errlen)
 {
     char id[80];
     if (write_front(o, r, n, err, errlen) != 0)
@@ -311,11 +324,11 @@ static int write_report(dq_md *o, const dq_results *r, int n, char *err,
     dq_anchor(o, "claims");
     dq_section_claims(o, r);
     dq_anchor(o, "pack");
-    dq_section_pack(o, r);
+    dq_section_pack(o, r, ex);
     dq_anchor(o, "strategies");
     dq_section_strategies(o);
     if (o->texts->err[0] != '\0') {
-        snprintf(err, errlen, "internal error: %s", o->texts->err);
+        snprintf(err, errlen, "%s", o->texts->err);
         return -1;
     }
     return 0;
@@ -389,6 +402,7 @@ int dq_cmd_report(int argc, char **argv)
     char err[1024], stage[PATH_MAX] = "", old[PATH_MAX];
     dq_results r;
     dq_texts texts;
+    dq_exercise_set ex;
     dq_md o;
     int rc = parse_args(argc, argv, &root, &outdir, &scripts), n;
     if (rc >= 0)
@@ -397,7 +411,7 @@ int dq_cmd_report(int argc, char **argv)
         fprintf(stderr, "dqlab report: %s\n", err);
         return 2;
     }
-    if ((rc = check_inputs(root, scripts, &texts)) != 0)
+    if ((rc = check_inputs(root, scripts, &ex, &texts)) != 0)
         return rc;
     if ((n = dq_results_load(root, read_logs, &r, err,
                              sizeof err)) < 0) {
@@ -411,7 +425,7 @@ int dq_cmd_report(int argc, char **argv)
     memset(&o, 0, sizeof o);
     if (make_stage(outdir, stage, old, sizeof stage, err, sizeof err) != 0 ||
         dq_md_open(&o, stage, scripts, &texts, err, sizeof err) != 0 ||
-        write_report(&o, &r, n, err, sizeof err) != 0 ||
+        write_report(&o, &r, n, &ex, err, sizeof err) != 0 ||
         write_files(&o, stage, err, sizeof err) != 0 ||
         swap_in(stage, outdir, old, err, sizeof err) != 0) {
         fprintf(stderr, "dqlab report: %s\n", err);
@@ -426,5 +440,6 @@ int dq_cmd_report(int argc, char **argv)
 free_results:
     dq_results_free(&r);
     dq_texts_free(&texts);
+    dq_exercises_free(&ex);
     return rc;
 }

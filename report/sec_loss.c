@@ -631,8 +631,9 @@ static int tl_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
 
 /* Over every trial of strategy row r under fault column c of e (their
  * timelines), the tasks lost beyond the killed consumers' own that fell due
- * before the kills (tl_unheard), said once for the cell: the mechanism of
- * expiry's losses under kills, in every repeat, not only the one drawn. */
+ * before the kills (tl_unheard), said once for the cell: for a strategy
+ * woken by keyspace events (DQ_G_KEYSPACE_EVENTS) the events queued in the
+ * dead subscribers, in every repeat, not only the one drawn. */
 static void cell_unheard(dq_md *o, const dq_rexp *e, const dq_loss_table *lt,
                          size_t r, size_t c)
 {
@@ -658,12 +659,14 @@ static void cell_unheard(dq_md *o, const dq_rexp *e, const dq_loss_table *lt,
             memcpy(at, ms, sizeof at);
         }
     }
+    const dq_strategy *st = dq_strategy_find(x->strategy);
     if (n > 0)
-        DQ_TEXTP(o, strcmp(x->strategy, "expiry") == 0, "loss.why_unheard",
-                 "loss.why_lost_before", "row=%s n=%zu trials=%zu near=%.0f "
-                 "far=%.0f nmax=%zu kills=%d consumers=%d gap=%.0f "
-                 "back=%.0f\n\n", lt->rows[r], n, trials, near, far, kmax,
-                 most->kills, most->consumers, at[2], at[3]);
+        DQ_TEXTP(o, st != NULL && (st->flags & DQ_G_KEYSPACE_EVENTS),
+                 "loss.why_unheard", "loss.why_lost_before", "row=%s n=%zu "
+                 "trials=%zu near=%.0f far=%.0f nmax=%zu kills=%d "
+                 "consumers=%d gap=%.0f back=%.0f\n\n", lt->rows[r], n,
+                 trials, near, far, kmax, most->kills, most->consumers,
+                 at[2], at[3]);
 }
 
 int dq_sec_loss(dq_md *o, const dq_results *r, const dq_rexp *e,

@@ -328,17 +328,20 @@ static void ev_scale(dq_md *o, const dq_results *r, const dq_facts *f,
                      char *ev, size_t len)
 {
     char bench[4096] = "", expiry[1024] = "", id[80];
-    const dq_fact *x = dq_facts_find(f, "expiry");
+    const dq_fact *x = NULL;
+    for (size_t i = 0; x == NULL && i < f->n; i++)   /* woken by events */
+        if (f->f[i].s->flags & DQ_G_KEYSPACE_EVENTS)
+            x = &f->f[i];
     if (r->bench.present)
         scale_bench(o, &r->bench, bench, sizeof bench);
     if (bench[0] == '\0')
         DQ_TBUF(o, bench, "pack.scale_none", "root=%s", r->root);
     dq_exp_anchor(f->backlog, id, sizeof id);
     if (x != NULL && x->backlog && x->backlog_delivered < x->backlog_tasks)
-        DQ_TBUF(o, expiry, "pack.scale_expiry", "n=%" PRIu64 " of=%" PRIu64
-                " window=%.0f backlog=%" PRId64 " id=%s",
-                x->backlog_delivered, x->backlog_tasks, x->backlog_window_s,
-                x->backlog_n, id);
+        DQ_TBUF(o, expiry, "pack.scale_expiry", "name=%s n=%" PRIu64
+                " of=%" PRIu64 " window=%.0f backlog=%" PRId64 " id=%s",
+                x->s->name, x->backlog_delivered, x->backlog_tasks,
+                x->backlog_window_s, x->backlog_n, id);
     PUT(ev, len, "pack.scale_ev", "bench=%s expiry=%s", bench, expiry);
 }
 
@@ -473,24 +476,23 @@ static void ev_score(dq_md *o, const dq_results *r, const dq_facts *f,
 
 /* ---- Exercises ---------------------------------------------------------- */
 
-/* The number (1-based) of exercise id in dq_exercises, or 0. */
-static size_t exercise_no(const char *id)
+/* The number (1-based) of exercise id in ex, or 0. */
+static size_t exercise_no(const dq_exercise_set *ex, const char *id)
 {
-    for (size_t i = 0; id != NULL && dq_exercises[i].id != NULL; i++)
-        if (strcmp(dq_exercises[i].id, id) == 0)
-            return i + 1;
-    return 0;
+    const dq_exercise *x = dq_exercise_find(ex, id);
+    return x != NULL ? (size_t)(x - ex->x) + 1 : 0;
 }
 
 /* How exercise x starts, for a strategy named mine, into buf. */
-static void ex_start(dq_md *o, const dq_exercise *x, char *buf, size_t len)
+static void ex_start(dq_md *o, const dq_exercise_set *ex,
+                     const dq_exercise *x, char *buf, size_t len)
 {
     char steps[3][512], list[2048] = "", file[80];
     size_t ns = dq_exercise_start(x, "mine", steps, 3), off = 0;
     buf[0] = '\0';
     if (ns == 0) {
-        PUT(buf, len, "pack.ex_after", "n=%zu id=%s", exercise_no(x->after),
-            x->after ? x->after : "");
+        PUT(buf, len, "pack.ex_after", "n=%zu id=%s",
+            exercise_no(ex, x->after), x->after ? x->after : "");
         return;
     }
     for (size_t i = 0; i < ns; i++)
@@ -518,14 +520,14 @@ static void ex_checks(dq_md *o, const dq_exercise *x, char *buf, size_t len)
     }
 }
 
-static void exercises(dq_md *o)
+static void exercises(dq_md *o, const dq_exercise_set *ex)
 {
     char start[4096], checks[8192], id[96];
     dq_anchor(o, "pack-exercises");
     DQ_TEXT(o, "pack.exercises", "\n\n");
-    for (size_t i = 0; dq_exercises[i].id != NULL; i++) {
-        const dq_exercise *x = &dq_exercises[i];
-        ex_start(o, x, start, sizeof start);
+    for (size_t i = 0; i < ex->n; i++) {
+        const dq_exercise *x = &ex->x[i];
+        ex_start(o, ex, x, start, sizeof start);
         ex_checks(o, x, checks, sizeof checks);
         snprintf(id, sizeof id, "pack-ex-%s", x->id);
         dq_anchor(o, id);
@@ -546,7 +548,8 @@ static const dq_tuse questions[] DQ_TUSES = {
     {"pack.loss", QUESTION}, {"pack.score", QUESTION},
 };
 
-void dq_section_pack(dq_md *o, const dq_results *r)
+void dq_section_pack(dq_md *o, const dq_results *r,
+                     const dq_exercise_set *ex)
 {
     dq_facts *f = malloc(sizeof *f);
     char *ev = malloc(EV), st[3][256], id[32];
@@ -578,7 +581,7 @@ void dq_section_pack(dq_md *o, const dq_results *r)
         dq_anchor(o, id);
         dq_text(o, &questions[i], QUESTION, ev);
     }
-    exercises(o);
+    exercises(o, ex);
 done:
     free(f);
     free(ev);

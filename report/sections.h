@@ -49,10 +49,13 @@ int dq_section_perf(dq_md *o, const dq_results *r, char *err,
 void dq_section_probes(dq_md *o, const dq_results *r);
 void dq_section_claims(dq_md *o, const dq_results *r);
 /* The interview and coursework pack (sec_pack.c): the tutorials'
- * interview questions answered from r, and the exercises of
- * harness/exercise.h.  Comes after the claims: it links the figures the
- * sections above drew (only those the output directory holds). */
-void dq_section_pack(dq_md *o, const dq_results *r);
+ * interview questions answered from r, and the exercises ex (loaded by
+ * dq_exercises_load, harness/exercise.h).  Comes after the claims: it
+ * links the figures the sections above drew (only those the output
+ * directory holds). */
+struct dq_exercise_set;
+void dq_section_pack(dq_md *o, const dq_results *r,
+                     const struct dq_exercise_set *ex);
 void dq_section_strategies(dq_md *o);
 
 /* The section functions of the table (sec_*.c). */

@@ -285,6 +285,7 @@ int dq_texts_load(dq_texts *x, const char *dir, char *err, size_t errlen)
     const dq_tuse *u = dq_texts_uses(&nu);
     bool used[DQ_TEXTS_MAX] = {false};
     memset(x, 0, sizeof *x);
+    snprintf(x->dir, sizeof x->dir, "%s", dir);
     for (i = 0; i < nu; i++) {         /* each group once */
         char g[64];
         if (u[i].name == NULL)         /* padding in the set */
@@ -396,8 +397,9 @@ void dq_vtcat(dq_texts *t, char *buf, size_t len, size_t *off,
         }
     }
     if (t->err[0] == '\0')
-        snprintf(t->err, sizeof t->err, "text %s rendered with other values "
-                 "than its template's, or too long (%s)", u->name, fmt);
+        snprintf(t->err, sizeof t->err, "internal error: text %s rendered "
+                 "with other values than its template's, or too long (%s)",
+                 u->name, fmt);
 }
 
 void dq_tcat(dq_texts *t, char *buf, size_t len, size_t *off,

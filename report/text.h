@@ -59,14 +59,17 @@ typedef struct dq_texts {
     char *body[DQ_TEXTS_MAX];  /* its text, lines joined */
     char *keys[DQ_TEXTS_MAX];  /* its placeholders, " a b " */
     int line[DQ_TEXTS_MAX];    /* of its marker in text/<group>.md */
-    char err[512];             /* the first rendering error, "" if none */
+    char dir[512];             /* the text directory as given to load */
+    char err[1024];            /* the first rendering or data row error,
+                                  one line; "" if none */
 } dq_texts;
 
 /* Reads the templates of every recorded use from dir/<group>.md (dir:
- * the text directory, e.g. "report/text") and checks them against the
- * uses.  0, or -1 with one line in err ("report/text/loss.md: No such
- * file or directory", "report/text/loss.md:12: {{n}} is not a value of
- * loss.intro (it is given: a, b)") and nothing to free. */
+ * the text directory, e.g. "report/text", kept in t->dir to name the files
+ * in later errors) and checks them against the uses.  0, or -1 with one
+ * line in err ("report/text/loss.md: No such file or directory",
+ * "report/text/loss.md:12: {{n}} is not a value of loss.intro (it is
+ * given: a, b)") and nothing to free. */
 int dq_texts_load(dq_texts *t, const char *dir, char *err, size_t errlen);
 void dq_texts_free(dq_texts *t);
 /* The recorded uses: *n of them (a NULL name is padding, to skip). */
@@ -88,7 +91,8 @@ int dq_tcat_kv(const dq_texts *t, const dq_tuse *u, const char *const *keys,
  * what comes before the first key is written before the text (", " or
  * "%s"), white space at the very end after it ("\n\n" ends a paragraph);
  * "" or " " for a template without keys.  Keys other than the template's:
- * t->err set.  DQ_TCAT: the same, recording the use. */
+ * t->err set ("internal error: ...", a fault of the program).  DQ_TCAT:
+ * the same, recording the use. */
 void dq_tcat(dq_texts *t, char *buf, size_t len, size_t *off,
              const dq_tuse *u, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));

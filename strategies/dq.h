@@ -95,6 +95,14 @@ enum {
     DQ_G_TTL_KEYS = 1u << 17,     /* some of the queue's keys carry a TTL
                                      (expiry's shadow keys): a volatile-*
                                      maxmemory-policy may evict them */
+    DQ_G_KEYSPACE_EVENTS = 1u << 18, /* consumers learn of due tasks from
+                                     Pub/Sub keyspace events (expired),
+                                     which Redis keeps no copy of: an event
+                                     published while no subscriber is
+                                     connected, or still queued in the
+                                     connection of one that dies, is lost
+                                     (redis.io, Pub/Sub: at-most-once
+                                     message delivery) */
 };
 
 /* Name of one guarantee flag ("at-most-once", "blocks", ...), or NULL. */

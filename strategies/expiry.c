@@ -1040,7 +1040,8 @@ const dq_strategy dq_strategy_expiry = {
                "events (sets notify-keyspace-events Ex); loses tasks that "
                "expire while no subscriber listens",
     .flags = DQ_G_AT_MOST_ONCE | DQ_G_NEEDS_REDIS | DQ_G_BLOCKS |
-             DQ_G_NO_DUP_CONCURRENT | DQ_G_TTL_KEYS,
+             DQ_G_NO_DUP_CONCURRENT | DQ_G_TTL_KEYS |
+             DQ_G_KEYSPACE_EVENTS,
     .min_redis = "2.8.0",
     .options = exp_options,
     .open = exp_open,

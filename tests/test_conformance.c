@@ -15,11 +15,13 @@
  * declares (DQ_G_*), never by its name: due order only for DQ_G_DUE_ORDER,
  * no duplicates under concurrency only for DQ_G_NO_DUP_CONCURRENT,
  * duplicates > 0 for the documented bug DQ_G_DUPLICATES, waking on an
- * earlier task only for DQ_G_BLOCKS / DQ_G_POLLS.  A check whose flag is
- * missing skips with a message naming the flag; a missing Redis is a
- * failure, never a skip.  Likewise by optional op or option: cancel,
- * reschedule, nack (nack, nack_not_ours) and max_attempts (which then
- * needs the dead_letters op and lease_ms: a failure without them).
+ * earlier task only for DQ_G_BLOCKS / DQ_G_POLLS, a task lost when its
+ * timer expired while no handle listened only for DQ_G_KEYSPACE_EVENTS.
+ * A check whose flag is missing skips with a message naming the flag; a
+ * missing Redis is a failure, never a skip.  Likewise by optional op or
+ * option: cancel, reschedule, nack (nack, nack_not_ours) and max_attempts
+ * (which then needs the dead_letters op and lease_ms: a failure without
+ * them).
  *
  * Every check uses tests/run.sh's shared server except claim_timeout,
  * which starts a private one (claim_srv: a busy server hides late
@@ -40,6 +42,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <hiredis.h>
 
 #include "../harness/redis_server.h"
 #include "../strategies/dq.h"
@@ -1072,6 +1076,52 @@ static void check_survives_exit(const char *name)
     tl_teardown(&c);
 }
 
+/* Deletes the expired keys of c's queue (dq:{Q}:*) now, as a read would:
+ * SCAN deletes each expired key it meets, and Redis publishes its
+ * `expired` event then (keyspace notifications, "Timing of expired
+ * events"), not waiting for the active-expire cycle. */
+static void expire_queue_keys(const tl_ctx *c)
+{
+    char match[128], cursor[32] = "0";
+    redisContext *r = redisConnect("127.0.0.1", c->port);
+    cr_assert(r != NULL && r->err == 0, "connect to port %d", c->port);
+    snprintf(match, sizeof(match), "dq:{%s}:*", c->queue);
+    do {
+        redisReply *y = redisCommand(r, "SCAN %s MATCH %s COUNT 1000",
+                                     cursor, match);
+        cr_assert(y != NULL && y->type == REDIS_REPLY_ARRAY &&
+                  y->elements == 2, "SCAN: %s", y ? y->str : r->errstr);
+        snprintf(cursor, sizeof(cursor), "%s", y->element[0]->str);
+        freeReplyObject(y);
+    } while (strcmp(cursor, "0") != 0);
+    redisFree(r);
+}
+
+/* DQ_G_KEYSPACE_EVENTS: an event published while no subscriber is
+ * connected is lost: a task that falls due while no handle is open (its
+ * timer expired then, see expire_queue_keys) is never delivered, not even
+ * to a handle opened after. */
+static void check_unheard_lost(const char *name)
+{
+    tl_ctx c;
+    tl_setup_need_flag(&c, name, "unheard_lost", DQ_G_KEYSPACE_EVENTS,
+                       "DQ_G_KEYSPACE_EVENTS");
+    dq_queue *a = tl_open_as(&c, "producer");
+    int64_t due = dq_wall_us() / 1000 + 200;
+    tl_enqueue(a, "task-0", "task-0", 6, due);
+    dq_close(a);  /* no handle on the queue is left open */
+    while (dq_wall_us() / 1000 < due + 100)
+        usleep(20 * 1000);
+    expire_queue_keys(&c);
+    dq_queue *b = tl_open_as(&c, "consumer-b");
+    tl_got g = tl_claim(b, 1000);
+    cr_assert_eq(g.rc, DQ_EMPTY, "%s declares DQ_G_KEYSPACE_EVENTS, but "
+                 "task-0, due while no handle was open, was delivered to "
+                 "a handle opened after (%s)", name, g.id);
+    dq_close(b);
+    tl_teardown(&c);
+}
+
 /* ---- Retries and dead letters (the optional ops nack, dead_letters and
  * the option max_attempts, found by name: dq.h) -------------------------- */
 
@@ -1476,6 +1526,7 @@ DQ_STRATEGY_MAP(CONFORMANCE_EXTERN)
     CONFORMANCE_TEST(ident, redelivery_order, 30)                            \
     CONFORMANCE_TEST(ident, long_work, 30)                                   \
     CONFORMANCE_TEST(ident, survives_exit, 30)                               \
+    CONFORMANCE_TEST(ident, unheard_lost, 30)                                \
     CONFORMANCE_TEST(ident, nack, 30)                                        \
     CONFORMANCE_TEST(ident, nack_not_ours, 30)                               \
     CONFORMANCE_TEST(ident, max_attempts, 30)

@@ -224,6 +224,53 @@ Test(pack, missing_measurements_name_their_command, .timeout = 120)
     cleanup(root);
 }
 
+/* dqlab report reads the exercises of its build before any work: with
+ * this binary copied to root/tree/bin, a missing or malformed
+ * root/tree/experiments/exercises.conf stops it with one line naming the
+ * file (and line), exit 2 and no output; the repository's file puts every
+ * exercise in the pack. */
+Test(pack, report_stops_on_a_bad_exercise_file, .timeout = 120)
+{
+    char root[PATH_MAX], cmd[8 * PATH_MAX], conf[PATH_MAX + 64];
+    static const struct {
+        const char *text;      /* the file; NULL: none */
+        const char *line;      /* what the one line says after the path */
+    } cases[] = {
+        {NULL, ": No such file or directory"},
+        {"[a]\ncolour = red\n", ":2: colour: not a key of an exercise"},
+    };
+    fresh_root(root, sizeof root, "exfile");
+    write_idle(root, 800);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/tree/bin' '%s/tree/experiments' "
+             "&& cp '%s' '%s/tree/bin/dqlab'", root, root, dqlab(), root);
+    cr_assert_eq(sh(cmd), 0);
+    snprintf(conf, sizeof conf, "%s/tree/bin/../experiments/exercises.conf",
+             root);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unlink(conf);
+        if (cases[i].text != NULL)
+            put(conf, cases[i].text);
+        snprintf(cmd, sizeof cmd, "'%s/tree/bin/dqlab' report '%s' --out "
+                 "'%s/out' --scripts report >/dev/null 2>'%s/err'", root,
+                 root, root, root);
+        cr_expect_eq(sh(cmd), 2, "case %zu: not exit 2", i);
+        snprintf(cmd, sizeof cmd, "test \"$(cat '%s/err')\" = 'dqlab "
+                 "report: %s%s' && test ! -e '%s/out'", root, conf,
+                 cases[i].line, root);
+        cr_expect_eq(sh(cmd), 0, "case %zu: stderr (%s/err) is not the one "
+                     "line naming %s%s, or output was written", i, root,
+                     conf, cases[i].line);
+    }
+    snprintf(cmd, sizeof cmd, "cp experiments/exercises.conf '%s' && "
+             "'%s/tree/bin/dqlab' report '%s' --out '%s/out' --scripts "
+             "report >/dev/null 2>'%s/err'", conf, root, root, root, root);
+    cr_expect_eq(sh(cmd), 0, "the repository's file (stderr in %s/err)",
+                 root);
+    cr_expect(has_line(root, "^<div id=\"pack-ex-at-least-once\"></div>$"),
+              "the exercises are not in the pack");
+    cleanup(root);
+}
+
 /* ---- The exercises ---------------------------------------------------- */
 
 /* Runs `dqlab exercise ex name` with this build's conformance suite; its

@@ -451,3 +451,72 @@ Test(report_claims, bad_claim_row_is_named, .timeout = 60)
              root);
     sh(cmd);
 }
+
+/* Runs the report on results root (c10_results; NULL: an empty results
+ * directory) with a copy of report/ at root.s whose claim_rows.md the
+ * sed script ed changed; expects exit 2, stderr the one line "dqlab report:
+ * root.s/text/claim_rows.md:N: want" (N: the line of the first line of
+ * the edited file matching the basic regex at, after the edit) and no
+ * output directory. */
+static void refused_rows(const char *root, bool results, const char *ed,
+                         const char *at, const char *want)
+{
+    char cmd[8 * PATH_MAX], path[PATH_MAX + 64], line[64] = "";
+    FILE *p;
+    if (results)
+        c10_results(root, 0.25);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s.s' && mkdir -p '%s' && cp -a "
+             "report '%s.s' && sed -i '%s' '%s.s/text/claim_rows.md'", root,
+             root, root, ed, root);
+    cr_assert_eq(sh(cmd), 0, "%s", cmd);
+    snprintf(cmd, sizeof cmd, "grep -n -m1 '%s' '%s.s/text/claim_rows.md' "
+             "| cut -d: -f1", at, root);
+    cr_assert((p = popen(cmd, "r")) != NULL);
+    cr_assert(fgets(line, sizeof line, p) != NULL, "no line %s", at);
+    pclose(p);
+    line[strcspn(line, "\n")] = '\0';
+    snprintf(path, sizeof path, "%s.want", root);
+    snprintf(cmd, sizeof cmd, "dqlab report: %s.s/text/claim_rows.md:%s: "
+             "%s\n", root, line, want);
+    put(path, cmd);
+    snprintf(cmd, sizeof cmd, "'%s' report '%s' --out '%s/out' --scripts "
+             "'%s.s' >/dev/null 2>'%s.err'; test $? -eq 2 && test $(wc -l < "
+             "'%s.err') -eq 1 && grep -qxF -f '%s.want' '%s.err' && test ! -e "
+             "'%s/out'", dqlab(), root, root, root, root, root, root, root,
+             root);
+    cr_expect_eq(sh(cmd), 0, "'%s' is not refused with the one line of "
+                 "%s.want, exit 2 and no output (stderr: %s.err)", ed, root,
+                 root);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.s' '%s.err' '%s.want'", root,
+             root, root, root);
+    sh(cmd);
+}
+
+/* A malformed row and a flag name that is no strategy flag are refused
+ * before the results are read (an empty results directory would stop the
+ * report later), naming the file as --scripts gave it. */
+Test(report_claims, bad_claim_rows_are_refused_at_load, .timeout = 60)
+{
+    char root[PATH_MAX];
+    snprintf(root, sizeof root, "/tmp/dqlab-report-rowload-%ld",
+             (long)getpid());
+    refused_rows(root, false, "s/^| C02 .*/| C02 | lua | x |/", "^| C02 ",
+                 "a row of claim_rows.tallies that is not \"| a | b |\" "
+                 "with the header's 2 cells (at most 8, each under 192 "
+                 "bytes)");
+    refused_rows(root, false, "/^| held_process /s/needs-redis/needs-rediz/",
+                 "^| held_process ", "needs-rediz is no strategy flag "
+                 "(dq.h)");
+}
+
+/* A claim whose rule finds no row of its own is bad input too: one line
+ * naming the table's file and line as --scripts gave it, not an internal
+ * error. */
+Test(report_claims, missing_claim_row_is_bad_input, .timeout = 60)
+{
+    char root[PATH_MAX];
+    snprintf(root, sizeof root, "/tmp/dqlab-report-rowmiss-%ld",
+             (long)getpid());
+    refused_rows(root, true, "/^| C02 /d", "^<!-- tallies -->",
+                 "claim_rows.tallies has no row C02");
+}
