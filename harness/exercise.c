@@ -802,13 +802,12 @@ static int run_exercise(const dq_exercise_set *set, const char *ex,
 int dq_cmd_exercise(int argc, char **argv)
 {
     const char *ex = NULL, *name = NULL, *tests = NULL, *out = NULL;
-    char path[PATH_MAX + 64], err[600];
+    char err[600];
     dq_exercise_set set;
     int rc = parse(argc, argv, &ex, &name, &tests, &out);
     if (rc >= 0)
         return rc;
-    if (dq_exercise_path(path, sizeof path, err, sizeof err) != 0 ||
-        dq_exercises_load(path, &set, err, sizeof err) != 0) {
+    if (dq_exercises_load(DQ_EXERCISE_FILE, &set, err, sizeof err) != 0) {
         fprintf(stderr, "dqlab exercise: %s\n", err);
         return 2;
     }

@@ -98,13 +98,11 @@ typedef struct dq_exercise_set {
     size_t n;
 } dq_exercise_set;
 
-/* The exercise file of the tree this dqlab binary was built in:
- * <tree>/experiments/exercises.conf, <tree> the parent of the directory of
- * /proc/self/exe (bin/dqlab), or three levels up for a test binary
- * (build/<name>/tests/test_*) when only that one is readable.  Into buf
- * (len bytes).  Returns 0, or -1 with err when /proc/self/exe cannot be
- * read. */
-int dq_exercise_path(char *buf, size_t len, char *err, size_t errlen);
+/* The exercise file `dqlab exercise` and `dqlab report` read, relative to
+ * the current directory: dqlab runs from its own directory, as make runs
+ * it (the report's default --scripts report and results are relative in
+ * the same way). */
+#define DQ_EXERCISE_FILE "experiments/exercises.conf"
 
 /* Reads the exercise file at path into *set (owned by the caller, freed by
  * dq_exercises_free), in the file's order.  Checks every key and section,

@@ -13,7 +13,6 @@
  * (required keys, registered strategies) are checked at the end.
  */
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -433,38 +432,4 @@ const dq_exercise *dq_exercise_find(const dq_exercise_set *set,
         if (strcmp(set->x[i].id, id) == 0)
             return &set->x[i];
     return NULL;
-}
-
-/* ---- Where the file is ------------------------------------------------ */
-
-/* Candidate i of the exercise file for the binary at exe, into buf. */
-static void candidate(const char *exe, size_t i, char *buf, size_t len)
-{
-    static const char *const up[] = {"/..", "/../../.."};
-    char dir[PATH_MAX];
-
-    snprintf(dir, sizeof dir, "%s", exe);
-    snprintf(buf, len, "%s%s/experiments/exercises.conf", dirname(dir),
-             up[i]);
-}
-
-int dq_exercise_path(char *buf, size_t len, char *err, size_t errlen)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-
-    if (n <= 0) {
-        snprintf(err, errlen, "/proc/self/exe: %s", strerror(errno));
-        return -1;
-    }
-    exe[n] = '\0';
-    /* The first readable one; the first when none is (its opening then
-     * names the error). */
-    candidate(exe, 0, buf, len);
-    if (access(buf, R_OK) != 0) {
-        candidate(exe, 1, buf, len);
-        if (access(buf, R_OK) != 0)
-            candidate(exe, 0, buf, len);
-    }
-    return 0;
 }

@@ -133,8 +133,7 @@ static int check_inputs(const char *root, const char *scripts,
             return 2;
         }
     }
-    if (dq_exercise_path(path, sizeof path, err, sizeof err) != 0 ||
-        dq_exercises_load(path, ex, err, sizeof err) != 0) {
+    if (dq_exercises_load(DQ_EXERCISE_FILE, ex, err, sizeof err) != 0) {
         fprintf(stderr, "dqlab report: %s\n", err);
         return 2;
     }

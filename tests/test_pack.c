@@ -224,14 +224,15 @@ Test(pack, missing_measurements_name_their_command, .timeout = 120)
     cleanup(root);
 }
 
-/* dqlab report reads the exercises of its build before any work: with
- * this binary copied to root/tree/bin, a missing or malformed
- * root/tree/experiments/exercises.conf stops it with one line naming the
- * file (and line), exit 2 and no output; the repository's file puts every
- * exercise in the pack. */
+/* dqlab report reads the exercises (DQ_EXERCISE_FILE, relative to the
+ * current directory) before any work: run in root/tree, a missing or
+ * malformed root/tree/experiments/exercises.conf stops it with one line
+ * naming the file (and line), exit 2 and no output; the repository's file
+ * puts every exercise in the pack. */
 Test(pack, report_stops_on_a_bad_exercise_file, .timeout = 120)
 {
     char root[PATH_MAX], cmd[8 * PATH_MAX], conf[PATH_MAX + 64];
+    char scripts[PATH_MAX];
     static const struct {
         const char *text;      /* the file; NULL: none */
         const char *line;      /* what the one line says after the path */
@@ -241,29 +242,28 @@ Test(pack, report_stops_on_a_bad_exercise_file, .timeout = 120)
     };
     fresh_root(root, sizeof root, "exfile");
     write_idle(root, 800);
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s/tree/bin' '%s/tree/experiments' "
-             "&& cp '%s' '%s/tree/bin/dqlab'", root, root, dqlab(), root);
+    cr_assert_not_null(realpath("report", scripts));
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/tree/experiments'", root);
     cr_assert_eq(sh(cmd), 0);
-    snprintf(conf, sizeof conf, "%s/tree/bin/../experiments/exercises.conf",
-             root);
+    snprintf(conf, sizeof conf, "%s/tree/" DQ_EXERCISE_FILE, root);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         unlink(conf);
         if (cases[i].text != NULL)
             put(conf, cases[i].text);
-        snprintf(cmd, sizeof cmd, "'%s/tree/bin/dqlab' report '%s' --out "
-                 "'%s/out' --scripts report >/dev/null 2>'%s/err'", root,
-                 root, root, root);
+        snprintf(cmd, sizeof cmd, "cd '%s/tree' && '%s' report '%s' --out "
+                 "'%s/out' --scripts '%s' >/dev/null 2>'%s/err'", root,
+                 dqlab(), root, root, scripts, root);
         cr_expect_eq(sh(cmd), 2, "case %zu: not exit 2", i);
         snprintf(cmd, sizeof cmd, "test \"$(cat '%s/err')\" = 'dqlab "
-                 "report: %s%s' && test ! -e '%s/out'", root, conf,
-                 cases[i].line, root);
+                 "report: " DQ_EXERCISE_FILE "%s' && test ! -e '%s/out'",
+                 root, cases[i].line, root);
         cr_expect_eq(sh(cmd), 0, "case %zu: stderr (%s/err) is not the one "
                      "line naming %s%s, or output was written", i, root,
-                     conf, cases[i].line);
+                     DQ_EXERCISE_FILE, cases[i].line);
     }
-    snprintf(cmd, sizeof cmd, "cp experiments/exercises.conf '%s' && "
-             "'%s/tree/bin/dqlab' report '%s' --out '%s/out' --scripts "
-             "report >/dev/null 2>'%s/err'", conf, root, root, root, root);
+    snprintf(cmd, sizeof cmd, "cp " DQ_EXERCISE_FILE " '%s' && cd '%s/tree' "
+             "&& '%s' report '%s' --out '%s/out' --scripts '%s' >/dev/null "
+             "2>'%s/err'", conf, root, dqlab(), root, root, scripts, root);
     cr_expect_eq(sh(cmd), 0, "the repository's file (stderr in %s/err)",
                  root);
     cr_expect(has_line(root, "^<div id=\"pack-ex-at-least-once\"></div>$"),
@@ -399,12 +399,12 @@ Test(exercise, bad_input)
 /* ---- The exercise file ----------------------------------------------- */
 
 /* The repository's file loads, every exercise with a check, in the order
- * dqlab exercise lists them; dq_exercise_path finds it for this binary. */
+ * dqlab exercise lists them (DQ_EXERCISE_FILE, from the tree's root). */
 Test(exercise, file_loads)
 {
     dq_exercise_set set;
-    char err[600], path[PATH_MAX + 64];
-    cr_assert_eq(dq_exercises_load("experiments/exercises.conf", &set, err,
+    char err[600];
+    cr_assert_eq(dq_exercises_load(DQ_EXERCISE_FILE, &set, err,
                                    sizeof err), 0, "%s", err);
     cr_expect_gt(set.n, 0);
     cr_expect_null(set.x[set.n].id, "the table ends with id NULL");
@@ -413,8 +413,6 @@ Test(exercise, file_loads)
         cr_expect_eq(dq_exercise_find(&set, set.x[i].id), &set.x[i]);
     }
     dq_exercises_free(&set);
-    cr_assert_eq(dq_exercise_path(path, sizeof path, err, sizeof err), 0);
-    cr_expect_eq(access(path, R_OK), 0, "%s", path);
 }
 
 /* One malformed exercise file: refused, err holding want. */
