@@ -139,6 +139,7 @@ static int group_trials(dq_rexp *e)
             continue;
         dq_rgroup *x = &e->groups[e->ngroups++];
         snprintf(x->strategy, sizeof x->strategy, "%s", t->strategy);
+        x->st = dq_strategy_find(t->strategy);
         snprintf(x->options, sizeof x->options, "%s", t->options);
         snprintf(x->fault, sizeof x->fault, "%s", t->fault);
         x->producers = t->producers;
@@ -353,7 +354,7 @@ bool dq_trial_in_group(const dq_trialrow *t, const dq_rgroup *g)
 
 long dq_group_poll_ms(const dq_rgroup *g)
 {
-    const dq_strategy *s = dq_strategy_find(g->strategy);
+    const dq_strategy *s = g->st;
     char v[32];
     if (s == NULL || !(s->flags & DQ_G_POLLS))
         return -1;

@@ -80,8 +80,11 @@ void dq_csv_free(dq_csv *c);
  * The duplicate counts leave out redeliveries (an at-least-once strategy
  * delivering again a task nobody acked: trials.csv redelivered), so they
  * mean what the loss table's "duplicated" means. */
+struct dq_strategy;
 typedef struct dq_rgroup {
     char strategy[32], options[256], fault[64];
+    const struct dq_strategy *st;  /* strategy's registry entry, NULL
+                                      when unknown (set once, at load) */
     int producers, consumers;
     int64_t work_us, backlog;
     size_t n, dup_trials;          /* trials; trials with duplicates */
@@ -338,6 +341,8 @@ int dq_witness_load(const char *root, dq_witnesses *w, char *err,
 
 /* Value of meta.txt key of e, or "". */
 const char *dq_rexp_meta(const dq_rexp *e, const char *key);
+/* The task of l (its E record) that delivery d delivered, or NULL. */
+dq_tl_rec *dq_tl_task(const dq_timeline *l, const dq_tl_rec *d);
 /* e's plots list (meta "plots"; without one, the generic figures
  * "duplicates throughput") into buf; whether it lists kind; the first
  * experiment of r that lists kind, or NULL. */

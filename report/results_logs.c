@@ -102,6 +102,12 @@ static int tl_record(dq_timeline *l, char **fld, size_t nf, int64_t t,
     return 0;
 }
 
+dq_tl_rec *dq_tl_task(const dq_timeline *l, const dq_tl_rec *d)
+{
+    return l->ntasks ? bsearch(d, l->tasks, l->ntasks, sizeof *l->tasks,
+                               cmp_rec) : NULL;
+}
+
 /* Ends l: the end is H end_us or the last record, open windows last to
  * it, each task gets its first delivery, the D times sorted. */
 static void tl_finish(dq_timeline *l, int64_t last_us)
@@ -111,9 +117,8 @@ static void tl_finish(dq_timeline *l, int64_t last_us)
         l->win[i].e_us = l->win[i].e_us < 0 ? l->end_us : l->win[i].e_us;
     if (l->ntasks > 1)
         qsort(l->tasks, l->ntasks, sizeof *l->tasks, cmp_rec);
-    for (size_t i = 0; i < l->nd && l->ntasks > 0; i++) {
-        dq_tl_rec *k = bsearch(&l->d[i], l->tasks, l->ntasks,
-                               sizeof *l->tasks, cmp_rec);
+    for (size_t i = 0; i < l->nd; i++) {
+        dq_tl_rec *k = dq_tl_task(l, &l->d[i]);
         if (k != NULL && (k->first_us == 0 || l->d[i].t_us < k->first_us))
             k->first_us = l->d[i].t_us;
     }

@@ -49,13 +49,6 @@ static size_t all_series(const dq_rexp *e, series *ls)
     return n;
 }
 
-/* The DQ_G_* flags of g's strategy, 0 when unknown. */
-static unsigned flags_of(const dq_rgroup *g)
-{
-    const dq_strategy *st = dq_strategy_find(g->strategy);
-    return st != NULL ? st->flags : 0;
-}
-
 /* Percentile cell: the value, or "> W s" when censored. */
 static void pct_cell(dq_texts *t, char *buf, size_t len, const dq_rpool *p,
                      double q, double window_ms)
@@ -102,9 +95,7 @@ static int cdf_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
         if (p->n == 0)
             continue;
         uint64_t total = p->enqueued ? p->enqueued : p->n;
-        const dq_strategy *st = dq_strategy_find(ls[i].g->strategy);
-        int kind = dq_group_poll_ms(ls[i].g) > 0 ? 1
-                   : st && !(st->flags & DQ_G_NEEDS_REDIS) ? 3 : 2;
+        int kind = dq_group_waits(ls[i].g);
         fprintf(f, "%slateness_ms,%s,waits\n", drawn++ ? "\n\n" : "",
                 ls[i].label);
         size_t step = p->n > CDF_POINTS ? p->n / CDF_POINTS : 1;
@@ -140,7 +131,7 @@ static void cdf_table(dq_md *o, const dq_rexp *e, const series *ls,
             snprintf(c[3], 64, "n/a");
         if (pm > 0)
             DQ_TBUF(o, waits, "idle.polling", "ms=%ld", pm);
-        else if (flags_of(ls[i].g) & DQ_G_BLOCKS)
+        else if (ls[i].g->st && (ls[i].g->st->flags & DQ_G_BLOCKS))
             DQ_TBUF(o, waits, "idle.blocking", "");
         else
             snprintf(waits, sizeof waits, "?");
@@ -235,14 +226,6 @@ static int cmp_dbl(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The timeline task of delivery d in l (tasks are sorted by id). */
-static const dq_tl_rec *tl_task(const dq_timeline *l, const dq_tl_rec *d)
-{
-    return l->ntasks ? bsearch(d, l->tasks, l->ntasks, sizeof *l->tasks,
-                               (int (*)(const void *, const void *))strcmp)
-                     : NULL;
-}
-
 /* The why of series s, from its trials' timelines.  Duplicates at a low
  * arrival rate, said of a strategy that declares them (DQ_G_DUPLICATES)
  * and had some: the consumers wake in step.  For each duplicated task,
@@ -257,7 +240,8 @@ static void said_why(dq_md *o, const dq_rexp *e, const series *s,
                      char *tail, size_t len, size_t *off)
 {
     long pm = dq_group_poll_ms(s->g);
-    bool lockstep = (flags_of(s->g) & DQ_G_DUPLICATES) && s->g->dup_sum > 0;
+    bool lockstep = s->g->st && (s->g->st->flags & DQ_G_DUPLICATES) &&
+                    s->g->dup_sum > 0;
     double *gap = NULL;
     size_t ng = 0, cap = 0;
     uint64_t delivered = 0, dups = 0, late = 0, late_fresh = 0, all = 0;
@@ -269,7 +253,7 @@ static void said_why(dq_md *o, const dq_rexp *e, const series *s,
         delivered += e->trials[i].delivered;
         dups += e->trials[i].duplicates;
         for (size_t k = 0; lockstep && k < l->nd; k++) {
-            const dq_tl_rec *t = tl_task(l, &l->d[k]);
+            const dq_tl_rec *t = dq_tl_task(l, &l->d[k]);
             if (t == NULL || l->d[k].t_us <= t->first_us)
                 continue;   /* a first delivery */
             if (ng == cap) {

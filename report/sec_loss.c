@@ -506,16 +506,6 @@ static void tl_slug(const char *spec, char *buf, size_t len)
     buf[j] = '\0';
 }
 
-/* Whether delivery d of l repeats a task delivered before (a
- * redelivery, or a duplicate). */
-static bool tl_repeat(const dq_timeline *l, const dq_tl_rec *d)
-{
-    const dq_tl_rec *k = l->ntasks ? bsearch(d, l->tasks, l->ntasks,
-        sizeof *l->tasks, (int (*)(const void *, const void *))strcmp)
-                                   : NULL;
-    return k != NULL && d->t_us > k->first_us;
-}
-
 /* Counts v_us into its bucket of n[0..nb-1], bucket 0 starting at t0_us
  * (earlier: bucket 0; past the last bucket: not counted). */
 static void bump(size_t *n, size_t nb, int64_t v_us, int64_t t0_us,
@@ -540,7 +530,9 @@ static int tl_block(FILE *f, const dq_timeline *l, int64_t bucket_us)
     firsts = rep + nb;
     for (size_t i = 0; i < l->nd; i++) {
         bump(n, nb, l->d_us[i], l->t0_us, bucket_us);
-        if (tl_repeat(l, &l->d[i]) && l->d[i].t_us >= l->t0_us)
+        const dq_tl_rec *k = dq_tl_task(l, &l->d[i]);
+        /* a repeat: a redelivery, or a duplicate */
+        if (k && l->d[i].t_us > k->first_us && l->d[i].t_us >= l->t0_us)
             rep[(size_t)((l->d[i].t_us - l->t0_us) / bucket_us) % nb]++;
     }
     for (size_t i = 0; i < l->ntasks; i++)
