@@ -59,7 +59,7 @@ static double reference_of(const dq_perf *p, const char *label,
                            const char **which)
 {
     *which = label_batched(label) ? "zadd-c1-p100" : "zadd-c4";
-    return dq_perf_ref_median(p, *which, NULL, NULL);
+    return dq_perf_ref_median(p, *which, NULL);
 }
 
 /* The median of v[0..n-1] as the bench table takes it (the upper middle),
@@ -481,10 +481,9 @@ static void write_references(dq_md *o, const dq_perf *p)
                cpu);
     }
     dq_table_end(o);
-    dq_fmt_double(c4, sizeof c4, dq_perf_ref_median(p, "zadd-c4", &n4, NULL),
-                  0);
+    dq_fmt_double(c4, sizeof c4, dq_perf_ref_median(p, "zadd-c4", &n4), 0);
     dq_fmt_double(p100, sizeof p100,
-                  dq_perf_ref_median(p, "zadd-c1-p100", &n100, NULL), 0);
+                  dq_perf_ref_median(p, "zadd-c1-p100", &n100), 0);
     DQ_TEXT(o, "perf.refs_note", "c4=%s n4=%zu p100=%s n100=%zu\n\n", c4,
             n4, p100, n100);
 }
