@@ -21,6 +21,7 @@
 
 #include "../strategies/dq.h"
 #include "results.h"
+#include "stats.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -36,12 +37,6 @@ static const char *trial_check(const void *row)
     const dq_trialrow *t = row;
     return t->strategy[0] == '\0' || t->consumers < 1
                ? "bad strategy or consumers" : NULL;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* A trial's duplicates without its redeliveries (results.h dq_rgroup). */
@@ -81,11 +76,7 @@ static double median_of(const dq_trialrow *const *m, size_t n, int v,
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         k += !isnan(scratch[k] = trial_value(m[i], v));
-    if (k == 0)
-        return -1;
-    qsort(scratch, k, sizeof *scratch, cmp_double);
-    return k % 2 ? scratch[k / 2]
-                 : (scratch[k / 2 - 1] + scratch[k / 2]) / 2.0;
+    return dq_median(scratch, k);
 }
 
 #define MAX(a, b) ((a) > (b) ? (a) : (b))

@@ -21,6 +21,7 @@
 
 #include "../harness/probes.h"
 #include "results.h"
+#include "stats.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -185,22 +186,6 @@ int dq_perf_load(const char *root, dq_perf *p, char *err, size_t errlen)
     return 0;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median of v[0..n-1] (sorted here), the mean of the middle two
- * when n is even, as the bench takes it; -1 when n is 0. */
-static double median_of(double *v, size_t n)
-{
-    if (n == 0)
-        return -1;
-    qsort(v, n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 void dq_perf_tp_label(const dq_perf_tp *t, char *buf, size_t len)
 {
     snprintf(buf, len, "%s%s%s", t->strategy, t->options[0] ? " " : "",
@@ -224,7 +209,7 @@ static double tp_median(const dq_perf *p, const char *kind,
             t->consumers == consumers)
             v[n++] = t->tasks_per_s;
     }
-    return median_of(v, n);
+    return dq_median(v, n);
 }
 
 double dq_perf_e2e(const dq_perf *p, const char *label, int consumers,
@@ -260,7 +245,7 @@ double dq_perf_ref_median(const dq_perf *p, const char *reference,
             v[k++] = p->ref[i].ops_per_s;
     if (n != NULL)
         *n = k;
-    return median_of(v, k);
+    return dq_median(v, k);
 }
 
 double dq_perf_harness_median(const dq_perf *p, const char *strategy,
@@ -272,7 +257,7 @@ double dq_perf_harness_median(const dq_perf *p, const char *strategy,
         if (strcmp(p->harness[i].strategy, strategy) == 0)
             v[k++] = events ? p->harness[i].events_per_s
                             : p->harness[i].tasks_per_s;
-    return median_of(v, k);
+    return dq_median(v, k);
 }
 
 double dq_perf_enqueue(const dq_perf *p, const char *label)

@@ -27,6 +27,7 @@
 #include "../harness/faults.h"
 #include "../strategies/dq.h"
 #include "results.h"
+#include "stats.h"
 #include "text.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -53,12 +54,6 @@ static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? -1 : x > y;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* Adds the TAB-split record fld[0..nf-1] of time t to l (cap: the
@@ -239,7 +234,7 @@ static int read_pool(dq_rexp *e, const dq_rgroup *g, dq_rpool *p,
         p->trials++;
     }
     if (p->n > 1)
-        qsort(p->lat, p->n, sizeof *p->lat, cmp_double);
+        qsort(p->lat, p->n, sizeof *p->lat, dq_cmp_double);
     return 0;
 }
 

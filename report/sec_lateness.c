@@ -24,6 +24,7 @@
 
 #include "../strategies/dq.h"
 #include "sections.h"
+#include "stats.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -220,12 +221,6 @@ static void said_polling(dq_md *o, const series *ls, size_t ns)
 
 /* ---- Why: the mechanisms behind two figures of the lateness run -------- */
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The why of series s, from its trials' timelines.  Duplicates at a low
  * arrival rate, said of a strategy that declares them (DQ_G_DUPLICATES)
  * and had some: the consumers wake in step.  For each duplicated task,
@@ -282,7 +277,7 @@ static void said_why(dq_md *o, const dq_rexp *e, const series *s,
         }
     }
     if (lockstep && ng > 0 && pm > 0 && delivered > 0) {
-        qsort(gap, ng, sizeof *gap, cmp_dbl);
+        qsort(gap, ng, sizeof *gap, dq_cmp_double);
         double w = gap[ng / 2], indep = fmin(1.0, 2.0 * w / (double)pm);
         DQ_TEXT(o, "lateness.lockstep", "  name=%s n=%" PRIu64 " of=%" PRIu64
                 " pct=%.1f ms=%.2f poll=%ld indep=%.1f", s->label, dups,
