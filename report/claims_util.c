@@ -87,8 +87,8 @@ int dq_claim_rows(dq_ev *ev, const dq_tuse *u, const char *key, dq_crow *rows,
 
 dq_verdict dq_claim_unmeasured(const dq_claim_def *c, dq_ev *ev)
 {
-    char decide[512] = "";
-    dq_tcat(ev->t, decide, sizeof decide, &(size_t){0}, c->decide, "");
+    char decide[512];
+    dq_tset(ev->t, decide, sizeof decide, c->decide, "");
     return NONE(unmeasured, "decide=%s", decide);
 }
 

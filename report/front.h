@@ -20,14 +20,6 @@
 /* The anchor id of e's section, "exp-<name>" ("exp-" alone for NULL);
  * report.c writes it before the section (dq_anchor). */
 void dq_exp_anchor(const dq_rexp *e, char *buf, size_t len);
-/* "s" unless n is 1. */
-const char *dq_s(uint64_t n);
-/* dq_tcat into buf from its start (buf "" when the values do not fit
- * the template); DQ_TSET: of template name, recording the use. */
-void dq_tset(dq_texts *t, char *buf, size_t len, const dq_tuse *u,
-             const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-#define DQ_TSET(t, buf, len, name, fmt, ...)                                 \
-    dq_tset(t, buf, len, DQ_TUSE(name, fmt), fmt, ##__VA_ARGS__)
 
 /* "[naive](#card-naive)": the strategy's name linked to its card. */
 void dq_cell_name(dq_texts *t, const dq_fact *x, char *buf, size_t len);

@@ -18,24 +18,9 @@
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
-const char *dq_s(uint64_t n)
-{
-    return n == 1 ? "" : "s";
-}
-
 void dq_exp_anchor(const dq_rexp *e, char *buf, size_t len)
 {
     snprintf(buf, len, "exp-%s", e ? e->name : "");
-}
-
-void dq_tset(dq_texts *t, char *buf, size_t len, const dq_tuse *u,
-             const char *fmt, ...)
-{
-    va_list ap;
-    buf[0] = '\0';
-    va_start(ap, fmt);
-    dq_vtcat(t, buf, len, &(size_t){0}, u, fmt, ap);
-    va_end(ap);
 }
 
 /* Writes "not measured" into buf unless measured; returns !measured. */

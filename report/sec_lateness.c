@@ -60,7 +60,7 @@ static void pct_cell(dq_texts *t, char *buf, size_t len, const dq_rpool *p,
     else if (p->n == 0 && p->enqueued == 0)
         snprintf(buf, len, "n/a");
     else if (window_ms <= 0)
-        DQ_TCAT(t, buf, len, &(size_t){0}, "lateness.undelivered", "");
+        DQ_TSET(t, buf, len, "lateness.undelivered", "");
     else
         snprintf(buf, len, "> %.0f s", window_ms / 1000.0);
 }
@@ -73,8 +73,7 @@ static void no_verdict_note(dq_md *o, const series *ls, size_t ns)
     for (size_t i = 0; i < ns; i++)
         k += ls[i].p->no_verdict;
     if (k > 0)
-        DQ_TEXT(o, "lateness.no_verdict", "  n=%zu s=%s", k,
-                k == 1 ? "" : "s");
+        DQ_TEXT(o, "lateness.no_verdict", "  n=%zu s=%s", k, dq_s(k));
 }
 
 /* ---- lateness-cdf ------------------------------------------------------- */
@@ -315,7 +314,7 @@ int dq_sec_lateness_cdf(dq_md *o, const dq_results *r, const dq_rexp *e,
         DQ_TEXT(o, "lateness.all_on_time", "");
     else
         DQ_TEXT(o, "lateness.not_all", "lost=%" PRIu64 " s=%s early=%"
-                PRIu64, lost, lost == 1 ? "" : "s", early);
+                PRIu64, lost, dq_s(lost), early);
     dq_put(o, "\n\n");
     DQ_TEXT(o, "lateness.why", " ");
     for (size_t i = 0; i < ns; i++)

@@ -187,11 +187,11 @@ static void poll_lateness(dq_md *o, const dq_results *r, const dq_facts *f,
     buf[0] = '\0';
     dq_exp_anchor(e, id, sizeof id);
     if (off > 0)
-        DQ_TCAT(o->texts, buf, len, &(size_t){0}, "pack.poll_lat", "list=%s "
-                "id=%s", list, id);
+        DQ_TSET(o->texts, buf, len, "pack.poll_lat", "list=%s id=%s", list,
+                id);
     else
-        DQ_TCAT(o->texts, buf, len, &(size_t){0}, "pack.poll_lat_none",
-                "root=%s", r->root);
+        DQ_TSET(o->texts, buf, len, "pack.poll_lat_none", "root=%s",
+                r->root);
 }
 
 /* The busiest polling row against this server's ceiling, into buf. */
@@ -200,17 +200,15 @@ static void poll_ceiling(dq_md *o, const dq_results *r, double busiest,
 {
     char cmds[32], per[32], many[32], zadd[32];
     double z = r->bench.present ? r->bench.zadd_per_s : -1;
-    buf[0] = '\0';
     if (z <= 0 || consumers <= 0) {
-        DQ_TCAT(o->texts, buf, len, &(size_t){0}, "pack.poll_ceiling_none",
-                "");
+        DQ_TSET(o->texts, buf, len, "pack.poll_ceiling_none", "");
         return;
     }
     fmt_rate(cmds, sizeof cmds, busiest);
     fmt_rate(per, sizeof per, busiest / consumers);
     fmt_rate(many, sizeof many, busiest / consumers * PACK_MANY_CONSUMERS);
     fmt_rate(zadd, sizeof zadd, z);
-    DQ_TCAT(o->texts, buf, len, &(size_t){0}, "pack.poll_ceiling", "cmds=%s "
+    DQ_TSET(o->texts, buf, len, "pack.poll_ceiling", "cmds=%s "
             "pct=%.2g zadd=%s per=%s k=%d many=%s consumers=%d", cmds,
             100.0 * busiest / z, zadd, per, PACK_MANY_CONSUMERS, many,
             consumers);
@@ -395,8 +393,8 @@ static void loss_redis(dq_md *o, const dq_facts *f, char *crash, size_t clen,
             continue;
         dq_cell_name(o->texts, x, name, sizeof name);
         dq_cell_crash(o->texts, f, x, cell, sizeof cell);
-        DQ_TCAT(o->texts, crash, clen, &(size_t){0}, "pack.loss_crash",
-                "name=%s crash=%s", name, cell);
+        DQ_TSET(o->texts, crash, clen, "pack.loss_crash", "name=%s crash=%s",
+                name, cell);
     }
     list[0] = '\0';
     for (size_t i = 0; i < f->n; i++)
@@ -407,11 +405,9 @@ static void loss_redis(dq_md *o, const dq_facts *f, char *crash, size_t clen,
                           dq_aof_modes[m], f->f[i].host[m].n,
                           f->f[i].host[m].of);
     if (off > 0)
-        DQ_TCAT(o->texts, host, hlen, &(size_t){0}, "pack.loss_host_some",
-                "list=%s", list);
+        DQ_TSET(o->texts, host, hlen, "pack.loss_host_some", "list=%s", list);
     else
-        DQ_TCAT(o->texts, host, hlen, &(size_t){0}, "pack.loss_host_none",
-                "");
+        DQ_TSET(o->texts, host, hlen, "pack.loss_host_none", "");
 }
 
 static void ev_loss(dq_md *o, const dq_results *r, const dq_facts *f,

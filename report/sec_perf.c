@@ -159,7 +159,7 @@ static void throughput_said(dq_md *o, const perf_ctx *c)
         if ((ref = reference_of(p, s, &which)) > 0)
             DQ_TBUF(o, share, "perf.of_ref", "pct=%.1f ref=%s",
                     100 * tps / ref, which);
-        dq_tcat(o->texts, kind, sizeof kind, &(size_t){0}, &how[b], "");
+        dq_tset(o->texts, kind, sizeof kind, &how[b], "");
         DQ_TEXT(o, "perf.fastest", "kind=%s strategy=%s tps=%.0f "
                 "consumers=%d share=%s ", kind, s, tps, at, share);
     }
@@ -502,9 +502,9 @@ static void write_ceiling(dq_md *o, const dq_perf *p)
     dq_head(o, "command|measured by|operations|pipeline|per second");
     for (size_t i = 0; i < p->nceiling; i++) {
         const dq_perf_ceiling *c = &p->ceiling[i];
-        char v[64], src[128] = "", cmd[16];
+        char v[64], src[128], cmd[16];
         dq_fmt_double(v, sizeof v, c->ops_per_s, 0);
-        dq_tcat(o->texts, src, sizeof src, &(size_t){0},
+        dq_tset(o->texts, src, sizeof src,
                 &by[strcmp(c->source, "redis-benchmark") == 0], "");
         snprintf(cmd, sizeof cmd, "%s", c->measure);
         for (char *k = cmd; *k; k++)
@@ -553,11 +553,10 @@ static void target_row(dq_md *o, const dq_perf_target *t)
     snprintf(what, sizeof what, "`%s`", t->target);
     for (size_t i = 0; i < NELEM(ids); i++)
         if (strcmp(ids[i].name + strlen("perf.tg_"), t->target) == 0)
-            dq_tcat(o->texts, what, sizeof what, &(size_t){0}, &ids[i], "");
+            dq_tset(o->texts, what, sizeof what, &ids[i], "");
     for (size_t i = 0; i < NELEM(mets); i++)
         if (strcmp(t->met, mets[i]) == 0)
-            dq_tcat(o->texts, met, sizeof met, &(size_t){0}, &verdicts[i],
-                    "");
+            dq_tset(o->texts, met, sizeof met, &verdicts[i], "");
     dq_perf_tp_label(&(dq_perf_tp){.strategy = t->strategy,
                                    .options = t->options},
                      label, sizeof label);
