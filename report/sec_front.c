@@ -111,6 +111,20 @@ static size_t mode_list(dq_texts *t, const dq_tally *a, char *list,
     return trials;
 }
 
+size_t dq_host_list(const dq_facts *f, const char *sep, char *buf,
+                    size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < f->n; i++)
+        for (size_t m = 0; m < DQ_AOF_MODES; m++)
+            if (f->f[i].host[m].measured)
+                dq_append(buf, len, &off, "%s%s %s %" PRIu64 "%s%" PRIu64,
+                          off ? ", " : "", f->f[i].s->name, dq_aof_modes[m],
+                          f->f[i].host[m].n, sep, f->f[i].host[m].of);
+    return off;
+}
+
 void dq_cell_crash(dq_texts *t, const dq_facts *f, const dq_fact *x,
                    char *buf, size_t len)
 {
@@ -299,15 +313,7 @@ void dq_section_summary(dq_md *o, const dq_facts *f)
                       dq_strategies[k]->name);
     if (off > 0)
         DQ_TBUF(o, absent, "front.matrix_absent", "list=%s", list);
-    off = 0;
-    for (size_t i = 0; i < f->n; i++)
-        for (size_t m = 0; m < DQ_AOF_MODES; m++)
-            if (f->f[i].host[m].measured)
-                dq_append(list, sizeof list, &off, "%s%s %s %" PRIu64 "/%"
-                          PRIu64, off ? ", " : "", f->f[i].s->name,
-                          dq_aof_modes[m], f->f[i].host[m].n,
-                          f->f[i].host[m].of);
-    if (off > 0)
+    if (dq_host_list(f, "/", list, sizeof list) > 0)
         DQ_TBUF(o, host, "front.host_some", "list=%s", list);
     else
         DQ_TBUF(o, host, "front.host_none", "");

@@ -384,7 +384,6 @@ static void loss_redis(dq_md *o, const dq_facts *f, char *crash, size_t clen,
                        char *host, size_t hlen)
 {
     char name[128], cell[512], list[1024];
-    size_t off = 0;
     crash[0] = host[0] = '\0';
     for (size_t i = 0; i < f->n && crash[0] == '\0'; i++) {
         const dq_fact *x = &f->f[i];
@@ -396,15 +395,7 @@ static void loss_redis(dq_md *o, const dq_facts *f, char *crash, size_t clen,
         DQ_TSET(o->texts, crash, clen, "pack.loss_crash", "name=%s crash=%s",
                 name, cell);
     }
-    list[0] = '\0';
-    for (size_t i = 0; i < f->n; i++)
-        for (size_t m = 0; m < DQ_AOF_MODES; m++)
-            if (f->f[i].host[m].measured)
-                dq_append(list, sizeof list, &off, "%s%s %s %" PRIu64 " of %"
-                          PRIu64, off ? ", " : "", f->f[i].s->name,
-                          dq_aof_modes[m], f->f[i].host[m].n,
-                          f->f[i].host[m].of);
-    if (off > 0)
+    if (dq_host_list(f, " of ", list, sizeof list) > 0)
         DQ_TSET(o->texts, host, hlen, "pack.loss_host_some", "list=%s", list);
     else
         DQ_TSET(o->texts, host, hlen, "pack.loss_host_none", "");
