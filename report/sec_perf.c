@@ -23,6 +23,7 @@
 #include "../harness/experiment.h" /* dq_redact_redis_urls */
 #include "../strategies/dq.h"
 #include "sections.h"
+#include "stats.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -201,12 +202,6 @@ static void throughput_body(dq_md *o, const perf_ctx *c)
     throughput_said(o, c);
 }
 
-/* ln(a) / ln(b) */
-static double log_ratio(int64_t a, int64_t b)
-{
-    return log((double)a) / log((double)b);
-}
-
 static void backlog_body(dq_md *o, const perf_ctx *c)
 {
     const dq_perf *p = c->p;
@@ -237,7 +232,7 @@ static void backlog_body(dq_md *o, const perf_ctx *c)
         double r50 = hi->claim_us_p50 / lo->claim_us_p50;
         double r99 = lo->claim_us_p99 > 0
                          ? hi->claim_us_p99 / lo->claim_us_p99 : -1;
-        double lr = log_ratio(hi->backlog, lo->backlog);
+        double lr = dq_log_ratio(hi->backlog, lo->backlog);
         DQ_TEXTP(o, r50 <= lr * 1.25, "perf.growth", "perf.growth_faster",
                  "strategy=%s lo=%" PRId64 " hi=%" PRId64 " x50=%.2f x99=%.2f "
                  "lr=%.2f ", c->names[s], lo->backlog, hi->backlog, r50, r99,
@@ -617,7 +612,7 @@ static void opcost_said(dq_md *o, const dq_opcost *oc)
                     PRId64 " lo=%.0f hi_n=%" PRId64 " hi=%.0f x=%.2f "
                     "lr=%.2f ", x->strategy, x->mix, lo->n, lo->ns_median,
                     hi->n, hi->ns_median, hi->ns_median / lo->ns_median,
-                    log_ratio(hi->n, lo->n));
+                    dq_log_ratio(hi->n, lo->n));
     }
     dq_put(o, "\n\n");
 }

@@ -20,6 +20,11 @@ double dq_median(double *v, size_t n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+double dq_log_ratio(int64_t a, int64_t b)
+{
+    return log((double)a) / log((double)b);
+}
+
 void dq_wilson(uint64_t k, uint64_t n, double z, double *lo, double *hi)
 {
     double nn = (double)n, kk = (double)k, z2 = z * z;

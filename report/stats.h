@@ -32,6 +32,9 @@ int dq_cmp_double(const void *a, const void *b);
  * is even; -1 when n is 0. */
 double dq_median(double *v, size_t n);
 
+/* ln(a) / ln(b): how much a cost O(log n) grows from n = b to n = a. */
+double dq_log_ratio(int64_t a, int64_t b);
+
 /* The smallest and largest of v[0..n-1] into *lo, *hi (n >= 1; n = 0:
  * both 0). */
 void dq_minmax(const double *v, size_t n, double *lo, double *hi);
