@@ -39,11 +39,8 @@ static int idle_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
                 dq_group_waits(g));
     }
     fclose(f);
-    int rc = dq_sec_figure(o, e, s, NULL, buf, len, err, errlen);
-    free(buf);
-    if (rc == 0)
-        DQ_TEXT(o, "idle.cap", "\n\n");
-    return rc;
+    return dq_sec_figure(o, e, s, NULL, buf, len,
+                         DQ_TUSE("idle.cap", "\n\n"), err, errlen);
 }
 
 static void idle_table(dq_md *o, const dq_rexp *e)

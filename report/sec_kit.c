@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../strategies/dq.h"
@@ -12,13 +13,17 @@
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
 int dq_sec_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
-                  const char *suffix, const char *data, size_t len,
-                  char *err, size_t errlen)
+                  const char *suffix, char *data, size_t len,
+                  const dq_tuse *cap, char *err, size_t errlen)
 {
     char stem[PATH_MAX];
     snprintf(stem, sizeof stem, "%s-%s%s", e->name, s->figure,
              suffix ? suffix : "");
-    return dq_figure(o, stem, s->script, data, len, true, err, errlen);
+    int rc = dq_figure(o, stem, s->script, data, len, true, err, errlen);
+    free(data);
+    if (rc == 0 && cap != NULL)
+        dq_text(o, cap, "\n\n");
+    return rc;
 }
 
 void dq_series_label(const dq_rexp *e, const dq_rgroup *g, char *buf,

@@ -30,11 +30,13 @@ typedef struct dq_section {
     unsigned logs;             /* the DQ_LOGS_* that write reads */
 } dq_section;
 
-/* Draws the figure of section row s for e ("<e>-<figure><suffix>") with
- * its script, and writes its line.  0 or -1 with err. */
+/* Draws the figure of section row s for e ("<e>-<figure><suffix>") from
+ * data (len bytes, a dq_mem_open buffer: freed here) with its script, and
+ * writes its line, then caption cap (or NULL) as a paragraph of its own.
+ * 0 or -1 with err. */
 int dq_sec_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
-                  const char *suffix, const char *data, size_t len,
-                  char *err, size_t errlen);
+                  const char *suffix, char *data, size_t len,
+                  const dq_tuse *cap, char *err, size_t errlen);
 /* The label of g's series: the strategy, plus options, producers and work
  * when they vary for it in e (no commas: it heads a CSV column). */
 void dq_series_label(const dq_rexp *e, const dq_rgroup *g, char *buf,

@@ -106,11 +106,12 @@ static int cdf_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
                 (double)p->n / (double)total, kind);
     }
     fclose(f);
-    int rc = drawn ? dq_sec_figure(o, e, s, NULL, buf, len, err, errlen) : 0;
+    if (drawn)
+        return dq_sec_figure(o, e, s, NULL, buf, len,
+                             DQ_TUSE("lateness.cap_cdf", "\n\n"), err,
+                             errlen);
     free(buf);
-    if (rc == 0 && drawn)
-        DQ_TEXT(o, "lateness.cap_cdf", "\n\n");
-    return rc;
+    return 0;
 }
 
 static void cdf_table(dq_md *o, const dq_rexp *e, const series *ls,
@@ -382,8 +383,7 @@ static int backlog_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
                     b->nn, sufs, 5, b->xs, b->nx, backlog_cell, (void *)b,
                     err, errlen) != 0)
         return -1;
-    int rc = dq_sec_figure(o, e, s, NULL, buf, len, err, errlen);
-    free(buf);
+    int rc = dq_sec_figure(o, e, s, NULL, buf, len, NULL, err, errlen);
     if (rc == 0)
         DQ_TEXT(o, "lateness.cap_backlog", "window=%.0f\n\n",
                 b->window_ms / 1000.0);

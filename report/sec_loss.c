@@ -613,9 +613,9 @@ static int tl_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
         DQ_TEXT(o, "loss.timeline", "fault=%s bucket=%" PRId64 "\n\n",
                 lt->faults[col], bucket_us / 1000);
         dq_put(o, "%s\n\n", text);
-        rc = dq_sec_figure(o, e, s, slug, csv, csvlen, err, errlen);
-        if (rc == 0)
-            DQ_TEXT(o, "loss.cap_timeline", "\n\n");
+        return dq_sec_figure(o, e, s, slug, csv, csvlen,
+                             DQ_TUSE("loss.cap_timeline", "\n\n"), err,
+                             errlen);
     }
     free(csv);
     return rc;
@@ -750,11 +750,10 @@ int dq_sec_outcomes(dq_md *o, const dq_results *r, const dq_rexp *e,
         fputc('\n', f);
     }
     fclose(f);
-    int rc = dq_sec_figure(o, e, s, NULL, buf, len, err, errlen);
-    free(buf);
-    if (rc != 0)
+    if (dq_sec_figure(o, e, s, NULL, buf, len,
+                      DQ_TUSE("loss.outcomes_caption", "\n\n"), err,
+                      errlen) != 0)
         return -1;
-    DQ_TEXT(o, "loss.outcomes_caption", "\n\n");
     outcome_table(o, e);
     return 0;
 }
