@@ -257,8 +257,7 @@ static void ev_poll(dq_md *o, const dq_results *r, const dq_facts *f,
                                                  : busiest;
     }
     for (size_t i = 0; i < e->ngroups && floor[0] == '\0'; i++) {
-        const dq_strategy *s = dq_strategy_find(e->groups[i].strategy);
-        if (s != NULL && !(s->flags & DQ_G_NEEDS_REDIS)) {
+        if (dq_group_waits(&e->groups[i]) == DQ_WAITS_IN_PROCESS) {
             dq_fmt_double(cpu, sizeof cpu, e->groups[i].cpu_ms_per_s_median,
                           1);
             DQ_TBUF(o, floor, "pack.poll_floor", "cpu=%s", cpu);
