@@ -131,9 +131,8 @@ static void tally_sample(dq_ev *ev, const tally *t)
  * c consumers" into b. */
 static void dups_seen(dq_ev *ev, const tally *t, char *b, size_t len)
 {
-    DQ_TCAT(ev->t, b, len, &(size_t){0}, "claims.dups_seen", "strategy=%s "
-            "n=%" PRIu64 " trials=%zu of=%zu max_c=%d", t->strategy,
-            t->duplicates,
+    DQ_TSET(ev->t, b, len, "claims.dups_seen", "strategy=%s n=%" PRIu64
+            " trials=%zu of=%zu max_c=%d", t->strategy, t->duplicates,
             t->dup_trials, t->trials, t->max_consumers);
 }
 
@@ -145,7 +144,7 @@ static void dups_none(dq_ev *ev, const tally *t, bool deliveries,
     size_t off = 0;
     DQ_TCAT(ev->t, b, len, &off, "claims.dups_none", "strategy=%s "
             "trials=%zu s=%s max_c=%d", t->strategy, t->trials,
-            t->trials == 1 ? "" : "s", t->max_consumers);
+            dq_s(t->trials), t->max_consumers);
     if (deliveries)
         DQ_TCAT(ev->t, b, len, &off, "claims.dups_deliveries", " n=%"
                 PRIu64, t->deliveries);
@@ -215,8 +214,7 @@ static dq_verdict say_c13(dq_ev *ev, const tally *t, const char *w)
              t->duplicates, t->dup_trials, t->trials, w);
         return DQ_VERDICT_DOES_NOT_HOLD;
     }
-    TSAY(c13_none, "trials=%zu s=%s where=%s", t->trials,
-         t->trials == 1 ? "" : "s", w);
+    TSAY(c13_none, "trials=%zu s=%s where=%s", t->trials, dq_s(t->trials), w);
     return DQ_VERDICT_NOT_MEASURED;
 }
 

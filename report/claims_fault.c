@@ -189,7 +189,7 @@ static bool has_faults(dq_ev *ev, const dq_results *r, const dq_tuse *needs)
     char what[256] = "";
     if (dq_loss_experiment(r) != NULL)
         return true;
-    dq_tcat(ev->t, what, sizeof what, &(size_t){0}, needs, "");
+    dq_tset(ev->t, what, sizeof what, needs, "");
     (void)NONE(loss_none, "needs=%s", what);
     return false;
 }
@@ -456,7 +456,7 @@ static void c21_twice(dq_ev *ev, const dq_results *r)
         }
     if (twice > 0)
         TSAY(c21_twice, "  n=%" PRIu64 " ns=%s trials=%zu ts=%s", twice,
-             twice == 1 ? "" : "s", trials, trials == 1 ? "" : "s");
+             dq_s(twice), trials, dq_s(trials));
 }
 
 /* C21: at-least-once consumers do get tasks twice under faults. */

@@ -70,8 +70,6 @@
 /* The 95% Wilson interval of k of n as two printed percentages. */
 void dq_claims_wilson(uint64_t k, uint64_t n, char lo[16], char hi[16]);
 
-/* The median of v[0..n-1] (sorts v); -1 when n is 0. */
-double dq_median(double *v, size_t n);
 /* The tasks/s trial t offered: its tasks over its range of due times;
  * 0 without a range. */
 double dq_offered_rate(const dq_trialrow *t);

@@ -471,12 +471,6 @@ DQ_RULE(dq_rule_c16)
 
 /* ---- C05: claim cost against the backlog (`dqlab bench`) ---------------- */
 
-/* ln(hi) / ln(lo) */
-static double log_ratio(int64_t hi, int64_t lo)
-{
-    return log((double)hi) / log((double)lo);
-}
-
 /* The claim latency growth of each Redis strategy of the bench's backlog
  * scaling, one clause each; their p50 ratios in r50s (at most 32), how
  * many grew beyond 1.25x the ratio of the logarithms in *faster, the
@@ -501,7 +495,7 @@ static size_t backlog_growth(dq_ev *ev, const dq_perf *p, double *r50s,
         if (lo == NULL || hi == lo || lo->claim_us_p50 <= 0)
             continue;
         double r50 = hi->claim_us_p50 / lo->claim_us_p50;
-        *faster += r50 > 1.25 * log_ratio(hi->backlog, lo->backlog);
+        *faster += r50 > 1.25 * dq_log_ratio(hi->backlog, lo->backlog);
         r50s[n] = r50;
         *lo_n = *lo_n == 0 || lo->backlog < *lo_n ? lo->backlog : *lo_n;
         *hi_n = hi->backlog > *hi_n ? hi->backlog : *hi_n;
@@ -525,7 +519,7 @@ static dq_verdict c05_backlog(dq_ev *ev, const dq_rexp *bl)
     if (n > 0)
         SPREAD(ev->res->interval, iv_p50, 2, v, n);
     double x = b->p50_median / a->p50_median;
-    double lr = log_ratio(b->backlog, a->backlog);
+    double lr = dq_log_ratio(b->backlog, a->backlog);
     TSAY(c05_backlog, "a=%" PRId64 " pa=%.2f b=%" PRId64 " pb=%.2f x=%.2f "
          "lr=%.2f exp=%s", a->backlog, a->p50_median, b->backlog,
          b->p50_median, x, lr, bl->name);
@@ -553,7 +547,7 @@ DQ_RULE(dq_rule_c05)
     TSAY(c05_intro, " ");
     if ((n = backlog_growth(ev, &r->bench, r50s, &faster, &lo, &hi)) == 0)
         return NONE(c05_no_strategy, "");
-    lr = log_ratio(hi, lo);
+    lr = dq_log_ratio(hi, lo);
     dq_minmax(r50s, n, &a, &b);
     med = dq_median(r50s, n);
     TSAY(c05_range, "lo=%" PRId64 " hi=%" PRId64 " x=%.2f  ", lo, hi, lr);
@@ -638,7 +632,7 @@ static int64_t heap_logn_upto(const dq_opcost *oc, const char *mix,
             x->n <= (*lo)->n)
             continue;
         if (x->ns_median / (*lo)->ns_median <=
-            1.25 * log_ratio(x->n, (*lo)->n))
+            1.25 * dq_log_ratio(x->n, (*lo)->n))
             upto = x->n > upto ? x->n : upto;
         else
             fail = x->n < fail ? x->n : fail;
@@ -664,7 +658,7 @@ static int64_t c17_mix(dq_ev *ev, const dq_opcost *oc, const char *mix,
     TSAY(c17_opcost, "  mix=%s lo_n=%" PRId64 " hi_n=%" PRId64 " lo=%.0f "
          "hi=%.0f x=%.2f lr=%.2f wlo=%.0f whi=%.0f upto=%s", mix, lo->n,
          hi->n, lo->ns_median, hi->ns_median, hi->ns_median / lo->ns_median,
-         log_ratio(hi->n, lo->n), wlo ? wlo->ns_median : -1,
+         dq_log_ratio(hi->n, lo->n), wlo ? wlo->ns_median : -1,
          whi ? whi->ns_median : -1, up);
     IVAL(iv_opcost, "; mix=%s n=%" PRId64 " lo=%.0f hi=%.0f", mix, hi->n,
          hi->ns_min, hi->ns_max);

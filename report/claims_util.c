@@ -1,11 +1,9 @@
 /* claims_util.c -- what the claim rule files (claims.c, claims_time.c,
  * claims_fault.c) share, declared in claims_int.h: Wilson intervals,
- * medians, backlog ranges, and the reader of the rules' data rows
+ * backlog ranges, and the reader of the rules' data rows
  * (text/claim_rows.md).  Apart from claims.c, whose table names the
  * rules, so that no rule file reaches back up to the table that lists it.
  */
-#include <stdlib.h>
-
 #include "claims_int.h"
 
 /* ---- Helpers (claims_int.h) -------------------------------------------- */
@@ -16,20 +14,6 @@ void dq_claims_wilson(uint64_t k, uint64_t n, char lo[16], char hi[16])
     dq_wilson(k, n, DQ_Z95, &l, &h);
     dq_fmt_pct(lo, 16, l);
     dq_fmt_pct(hi, 16, h);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double dq_median(double *v, size_t n)
-{
-    if (n == 0)
-        return -1;
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* ---- The rows of text/claim_rows.md ------------------------------------- */
@@ -168,8 +152,8 @@ int dq_claim_tables_check(const dq_texts *t, const dq_row_check *checks,
 
 dq_verdict dq_claim_unmeasured(const dq_claim_def *c, dq_ev *ev)
 {
-    char decide[512] = "";
-    dq_tcat(ev->t, decide, sizeof decide, &(size_t){0}, c->decide, "");
+    char decide[512];
+    dq_tset(ev->t, decide, sizeof decide, c->decide, "");
     return NONE(unmeasured, "decide=%s", decide);
 }
 

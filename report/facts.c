@@ -17,7 +17,7 @@ const char *const dq_aof_modes[DQ_AOF_MODES] = {"off", "everysec", "always"};
  * its default value. */
 static bool default_opts(const dq_rgroup *g)
 {
-    const dq_strategy *s = dq_strategy_find(g->strategy);
+    const dq_strategy *s = g->st;
     char buf[256], *save = NULL;
     snprintf(buf, sizeof buf, "%s", g->options);
     for (char *kv = strtok_r(buf, ";", &save); kv;

@@ -20,20 +20,17 @@
 /* The anchor id of e's section, "exp-<name>" ("exp-" alone for NULL);
  * report.c writes it before the section (dq_anchor). */
 void dq_exp_anchor(const dq_rexp *e, char *buf, size_t len);
-/* "s" unless n is 1. */
-const char *dq_s(uint64_t n);
-/* dq_tcat into buf from its start (buf "" when the values do not fit
- * the template); DQ_TSET: of template name, recording the use. */
-void dq_tset(dq_texts *t, char *buf, size_t len, const dq_tuse *u,
-             const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-#define DQ_TSET(t, buf, len, name, fmt, ...)                                 \
-    dq_tset(t, buf, len, DQ_TUSE(name, fmt), fmt, ##__VA_ARGS__)
 
 /* "[naive](#card-naive)": the strategy's name linked to its card. */
 void dq_cell_name(dq_texts *t, const dq_fact *x, char *buf, size_t len);
 /* What x declares: "at-least-once", "at-most-once", "at-most-once with
  * duplicates" (no link: its flags, not a measurement). */
 void dq_cell_declared(dq_texts *t, const dq_fact *x, char *buf, size_t len);
+
+/* f's host crashes into buf, "zpopmin everysec 0/150, ..." (sep between
+ * the counts: "/" or " of "; "" when none ran).  Returns the length. */
+size_t dq_host_list(const dq_facts *f, const char *sep, char *buf,
+                    size_t len);
 
 /* The cells of the matrix, in its column order after the name: the
  * guarantee seen, consumer crashes, server crashes per AOF mode ("off

@@ -21,6 +21,7 @@
 
 #include "../strategies/dq.h"
 #include "results.h"
+#include "stats.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -36,12 +37,6 @@ static const char *trial_check(const void *row)
     const dq_trialrow *t = row;
     return t->strategy[0] == '\0' || t->consumers < 1
                ? "bad strategy or consumers" : NULL;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* A trial's duplicates without its redeliveries (results.h dq_rgroup). */
@@ -81,11 +76,7 @@ static double median_of(const dq_trialrow *const *m, size_t n, int v,
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         k += !isnan(scratch[k] = trial_value(m[i], v));
-    if (k == 0)
-        return -1;
-    qsort(scratch, k, sizeof *scratch, cmp_double);
-    return k % 2 ? scratch[k / 2]
-                 : (scratch[k / 2 - 1] + scratch[k / 2]) / 2.0;
+    return dq_median(scratch, k);
 }
 
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
@@ -139,6 +130,7 @@ static int group_trials(dq_rexp *e)
             continue;
         dq_rgroup *x = &e->groups[e->ngroups++];
         snprintf(x->strategy, sizeof x->strategy, "%s", t->strategy);
+        x->st = dq_strategy_find(t->strategy);
         snprintf(x->options, sizeof x->options, "%s", t->options);
         snprintf(x->fault, sizeof x->fault, "%s", t->fault);
         x->producers = t->producers;
@@ -353,7 +345,7 @@ bool dq_trial_in_group(const dq_trialrow *t, const dq_rgroup *g)
 
 long dq_group_poll_ms(const dq_rgroup *g)
 {
-    const dq_strategy *s = dq_strategy_find(g->strategy);
+    const dq_strategy *s = g->st;
     char v[32];
     if (s == NULL || !(s->flags & DQ_G_POLLS))
         return -1;

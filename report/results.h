@@ -80,8 +80,11 @@ void dq_csv_free(dq_csv *c);
  * The duplicate counts leave out redeliveries (an at-least-once strategy
  * delivering again a task nobody acked: trials.csv redelivered), so they
  * mean what the loss table's "duplicated" means. */
+struct dq_strategy;
 typedef struct dq_rgroup {
     char strategy[32], options[256], fault[64];
+    const struct dq_strategy *st;  /* strategy's registry entry, NULL
+                                      when unknown (set once, at load) */
     int producers, consumers;
     int64_t work_us, backlog;
     size_t n, dup_trials;          /* trials; trials with duplicates */
@@ -231,8 +234,7 @@ typedef struct dq_perf {
     bool present;                  /* RESULTS/bench/latest exists */
     char dir[4096];
     dq_meta meta;
-    double zadd_per_s, zpopmin_per_s;         /* dqlab's ceiling; -1 n/a */
-    double rb_zadd_per_s, rb_zpopmin_per_s;   /* redis-benchmark; -1 n/a */
+    double zadd_per_s;             /* dqlab's ZADD ceiling; -1 n/a */
     dq_csv csv[DQ_PERF_NFILES];
     bool has[DQ_PERF_NFILES];      /* the file exists (older runs lack
                                       references, harness and targets) */
@@ -338,6 +340,8 @@ int dq_witness_load(const char *root, dq_witnesses *w, char *err,
 
 /* Value of meta.txt key of e, or "". */
 const char *dq_rexp_meta(const dq_rexp *e, const char *key);
+/* The task of l (its E record) that delivery d delivered, or NULL. */
+dq_tl_rec *dq_tl_task(const dq_timeline *l, const dq_tl_rec *d);
 /* e's plots list (meta "plots"; without one, the generic figures
  * "duplicates throughput") into buf; whether it lists kind; the first
  * experiment of r that lists kind, or NULL. */
@@ -383,10 +387,10 @@ const dq_perf_bl *dq_perf_backlog(const dq_perf *p, const char *strategy,
 void dq_perf_backlog_range(const dq_perf *p, const char *strategy,
                            const dq_perf_bl **lo, const dq_perf_bl **hi);
 /* The median ops/s of the references.csv rows of reference ("zadd-c4",
- * "zadd-c1-p100": every `when` of the run), their count in *n and their
- * command in *cmd (either may be NULL); -1 when there is none. */
+ * "zadd-c1-p100": every `when` of the run), their count in *n (or
+ * NULL); -1 when there is none. */
 double dq_perf_ref_median(const dq_perf *p, const char *reference,
-                          size_t *n, const char **cmd);
+                          size_t *n);
 /* The median tasks/s (events/s when events) of the harness.csv rows of
  * strategy ("harness-noop": the harness's own ceiling); -1 when none. */
 double dq_perf_harness_median(const dq_perf *p, const char *strategy,

@@ -21,6 +21,7 @@
 
 #include "../harness/probes.h"
 #include "results.h"
+#include "stats.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -115,20 +116,15 @@ static const char *ref_check(const void *row)
     return r->reference[0] == '\0' ? "empty reference" : NULL;
 }
 
-/* ceiling.csv's rows into the rates the pack section reads: dqlab's
- * pipelined ZADD / ZPOPMIN and redis-benchmark's. */
-static void ceiling_rates(dq_perf *p)
+/* ceiling.csv's row of dqlab's pipelined ZADD: the rate the pack section
+ * reads. */
+static void ceiling_zadd(dq_perf *p)
 {
-    p->zadd_per_s = p->zpopmin_per_s = -1;
-    p->rb_zadd_per_s = p->rb_zpopmin_per_s = -1;
-    for (size_t i = 0; i < p->nceiling; i++) {
-        const dq_perf_ceiling *r = &p->ceiling[i];
-        bool rb = strcmp(r->source, "redis-benchmark") == 0;
-        if (strcmp(r->measure, "zadd") == 0)
-            *(rb ? &p->rb_zadd_per_s : &p->zadd_per_s) = r->ops_per_s;
-        else if (strcmp(r->measure, "zpopmin") == 0)
-            *(rb ? &p->rb_zpopmin_per_s : &p->zpopmin_per_s) = r->ops_per_s;
-    }
+    p->zadd_per_s = -1;
+    for (size_t i = 0; i < p->nceiling; i++)
+        if (strcmp(p->ceiling[i].measure, "zadd") == 0 &&
+            strcmp(p->ceiling[i].source, "redis-benchmark") != 0)
+            p->zadd_per_s = p->ceiling[i].ops_per_s;
 }
 
 int dq_perf_load(const char *root, dq_perf *p, char *err, size_t errlen)
@@ -158,7 +154,7 @@ int dq_perf_load(const char *root, dq_perf *p, char *err, size_t errlen)
     };
     char path[PATH_MAX + 32], real[PATH_MAX];
     memset(p, 0, sizeof *p);
-    ceiling_rates(p);
+    ceiling_zadd(p);
     snprintf(path, sizeof path, "%s/bench/latest", root);
     if (realpath(path, real) == NULL)
         return 0;
@@ -186,24 +182,8 @@ int dq_perf_load(const char *root, dq_perf *p, char *err, size_t errlen)
     ROWS(DQ_PERF_TARGETS, targets, ntargets);
     ROWS(DQ_PERF_CEILING, ceiling, nceiling);
 #undef ROWS
-    ceiling_rates(p);
+    ceiling_zadd(p);
     return 0;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median of v[0..n-1] (sorted here), the mean of the middle two
- * when n is even, as the bench takes it; -1 when n is 0. */
-static double median_of(double *v, size_t n)
-{
-    if (n == 0)
-        return -1;
-    qsort(v, n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 void dq_perf_tp_label(const dq_perf_tp *t, char *buf, size_t len)
@@ -229,7 +209,7 @@ static double tp_median(const dq_perf *p, const char *kind,
             t->consumers == consumers)
             v[n++] = t->tasks_per_s;
     }
-    return median_of(v, n);
+    return dq_median(v, n);
 }
 
 double dq_perf_e2e(const dq_perf *p, const char *label, int consumers,
@@ -255,20 +235,17 @@ double dq_perf_e2e(const dq_perf *p, const char *label, int consumers,
 }
 
 double dq_perf_ref_median(const dq_perf *p, const char *reference,
-                          size_t *n, const char **cmd)
+                          size_t *n)
 {
     double v[64];
     size_t k = 0;
     for (size_t i = 0; i < p->nref && k < 64; i++)
         if (strcmp(p->ref[i].reference, reference) == 0 &&
-            p->ref[i].ops_per_s >= 0) {
-            if (cmd != NULL && k == 0)
-                *cmd = p->ref[i].command;
+            p->ref[i].ops_per_s >= 0)
             v[k++] = p->ref[i].ops_per_s;
-        }
     if (n != NULL)
         *n = k;
-    return median_of(v, k);
+    return dq_median(v, k);
 }
 
 double dq_perf_harness_median(const dq_perf *p, const char *strategy,
@@ -280,7 +257,7 @@ double dq_perf_harness_median(const dq_perf *p, const char *strategy,
         if (strcmp(p->harness[i].strategy, strategy) == 0)
             v[k++] = events ? p->harness[i].events_per_s
                             : p->harness[i].tasks_per_s;
-    return median_of(v, k);
+    return dq_median(v, k);
 }
 
 double dq_perf_enqueue(const dq_perf *p, const char *label)

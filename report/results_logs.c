@@ -27,6 +27,7 @@
 #include "../harness/faults.h"
 #include "../strategies/dq.h"
 #include "results.h"
+#include "stats.h"
 #include "text.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -53,12 +54,6 @@ static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? -1 : x > y;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* Adds the TAB-split record fld[0..nf-1] of time t to l (cap: the
@@ -102,6 +97,12 @@ static int tl_record(dq_timeline *l, char **fld, size_t nf, int64_t t,
     return 0;
 }
 
+dq_tl_rec *dq_tl_task(const dq_timeline *l, const dq_tl_rec *d)
+{
+    return l->ntasks ? bsearch(d, l->tasks, l->ntasks, sizeof *l->tasks,
+                               cmp_rec) : NULL;
+}
+
 /* Ends l: the end is H end_us or the last record, open windows last to
  * it, each task gets its first delivery, the D times sorted. */
 static void tl_finish(dq_timeline *l, int64_t last_us)
@@ -111,9 +112,8 @@ static void tl_finish(dq_timeline *l, int64_t last_us)
         l->win[i].e_us = l->win[i].e_us < 0 ? l->end_us : l->win[i].e_us;
     if (l->ntasks > 1)
         qsort(l->tasks, l->ntasks, sizeof *l->tasks, cmp_rec);
-    for (size_t i = 0; i < l->nd && l->ntasks > 0; i++) {
-        dq_tl_rec *k = bsearch(&l->d[i], l->tasks, l->ntasks,
-                               sizeof *l->tasks, cmp_rec);
+    for (size_t i = 0; i < l->nd; i++) {
+        dq_tl_rec *k = dq_tl_task(l, &l->d[i]);
         if (k != NULL && (k->first_us == 0 || l->d[i].t_us < k->first_us))
             k->first_us = l->d[i].t_us;
     }
@@ -234,7 +234,7 @@ static int read_pool(dq_rexp *e, const dq_rgroup *g, dq_rpool *p,
         p->trials++;
     }
     if (p->n > 1)
-        qsort(p->lat, p->n, sizeof *p->lat, cmp_double);
+        qsort(p->lat, p->n, sizeof *p->lat, dq_cmp_double);
     return 0;
 }
 

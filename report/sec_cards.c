@@ -31,7 +31,7 @@ static void cap_naive(dq_texts *t, const dq_witnesses *w, const char *name,
 {
     const dq_witness_row *x = dq_witness_find(w, name, NULL);
     int64_t d = WV("duplicates");
-    DQ_TCAT(t, buf, len, &(size_t){0}, "cards.naive_duplicate", "task=%s "
+    DQ_TSET(t, buf, len, "cards.naive_duplicate", "task=%s "
             "attempts=%" PRId64 " window=%" PRId64 " dups=%" PRId64 " s=%s",
             task, x ? x->attempts : 0,
             WV("second_find_before_first_remove_us"), d,
@@ -41,7 +41,7 @@ static void cap_naive(dq_texts *t, const dq_witnesses *w, const char *name,
 static void cap_lease(dq_texts *t, const dq_witnesses *w, const char *name,
                       const char *task, char *buf, size_t len)
 {
-    DQ_TCAT(t, buf, len, &(size_t){0}, "cards.lease_redelivery", "task=%s "
+    DQ_TSET(t, buf, len, "cards.lease_redelivery", "task=%s "
             "first=%" PRId64 " kill=%.1f lease=%" PRId64 " reclaim=%.1f "
             "attempt=%" PRId64, task, WV("first_attempt"),
             (double)WV("kill_after_claim_us") / 1000.0, WV("lease_ms"),
@@ -53,7 +53,7 @@ static void cap_expiry(dq_texts *t, const dq_witnesses *w, const char *name,
                        const char *task, char *buf, size_t len)
 {
     int64_t subs = WV("channel_subscribers_at_event");
-    DQ_TCAT(t, buf, len, &(size_t){0}, "cards.expiry_loss", "task=%s "
+    DQ_TSET(t, buf, len, "cards.expiry_loss", "task=%s "
             "subs=%" PRId64 " s=%s after=%.1f left=%" PRId64, task, subs,
             dq_s((uint64_t)subs),
             (double)WV("subscribed_after_event_us") / 1000.0,
@@ -63,7 +63,7 @@ static void cap_expiry(dq_texts *t, const dq_witnesses *w, const char *name,
 static void cap_late(dq_texts *t, const dq_witnesses *w, const char *name,
                      const char *task, char *buf, size_t len)
 {
-    DQ_TCAT(t, buf, len, &(size_t){0}, "cards.lua_late_head", "task=%s "
+    DQ_TSET(t, buf, len, "cards.lua_late_head", "task=%s "
             "sleep=%.1f head=%" PRId64 " poll=%" PRId64 " new=%" PRId64
             " late=%.1f bound=%.1f", task, (double)WV("sleep_us") / 1000.0,
             WV("head_delay_ms"), WV("poll_ms"), WV("new_delay_ms"),
@@ -100,10 +100,9 @@ static int chart(dq_md *o, const dq_results *r, size_t k, char *err,
 {
     const dq_witnesses *w = &r->witness;
     const struct witness *x = &witnesses[k];
-    char src[PATH_MAX], stem[96], png[256] = "", cap[1024] = "";
-    char what[256] = "";
+    char src[PATH_MAX], stem[96], png[256] = "", cap[1024] = "", what[256];
     int got = 0;
-    dq_tcat(o->texts, what, sizeof what, &(size_t){0}, &about[k], "");
+    dq_tset(o->texts, what, sizeof what, &about[k], "");
     snprintf(stem, sizeof stem, "witness-%s", x->name);
     snprintf(src, sizeof src, "%s/%s", w->dir, x->name);
     if (w->present && dq_witness_seen(w, x->name) &&

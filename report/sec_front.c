@@ -18,24 +18,9 @@
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
-const char *dq_s(uint64_t n)
-{
-    return n == 1 ? "" : "s";
-}
-
 void dq_exp_anchor(const dq_rexp *e, char *buf, size_t len)
 {
     snprintf(buf, len, "exp-%s", e ? e->name : "");
-}
-
-void dq_tset(dq_texts *t, char *buf, size_t len, const dq_tuse *u,
-             const char *fmt, ...)
-{
-    va_list ap;
-    buf[0] = '\0';
-    va_start(ap, fmt);
-    dq_vtcat(t, buf, len, &(size_t){0}, u, fmt, ap);
-    va_end(ap);
 }
 
 /* Writes "not measured" into buf unless measured; returns !measured. */
@@ -124,6 +109,20 @@ static size_t mode_list(dq_texts *t, const dq_tally *a, char *list,
         trials += a[m].trials;
     }
     return trials;
+}
+
+size_t dq_host_list(const dq_facts *f, const char *sep, char *buf,
+                    size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < f->n; i++)
+        for (size_t m = 0; m < DQ_AOF_MODES; m++)
+            if (f->f[i].host[m].measured)
+                dq_append(buf, len, &off, "%s%s %s %" PRIu64 "%s%" PRIu64,
+                          off ? ", " : "", f->f[i].s->name, dq_aof_modes[m],
+                          f->f[i].host[m].n, sep, f->f[i].host[m].of);
+    return off;
 }
 
 void dq_cell_crash(dq_texts *t, const dq_facts *f, const dq_fact *x,
@@ -314,15 +313,7 @@ void dq_section_summary(dq_md *o, const dq_facts *f)
                       dq_strategies[k]->name);
     if (off > 0)
         DQ_TBUF(o, absent, "front.matrix_absent", "list=%s", list);
-    off = 0;
-    for (size_t i = 0; i < f->n; i++)
-        for (size_t m = 0; m < DQ_AOF_MODES; m++)
-            if (f->f[i].host[m].measured)
-                dq_append(list, sizeof list, &off, "%s%s %s %" PRIu64 "/%"
-                          PRIu64, off ? ", " : "", f->f[i].s->name,
-                          dq_aof_modes[m], f->f[i].host[m].n,
-                          f->f[i].host[m].of);
-    if (off > 0)
+    if (dq_host_list(f, "/", list, sizeof list) > 0)
         DQ_TBUF(o, host, "front.host_some", "list=%s", list);
     else
         DQ_TBUF(o, host, "front.host_none", "");

@@ -9,15 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../strategies/dq.h"
 #include "sections.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
 static bool no_redis(const dq_rgroup *g)
 {
-    const dq_strategy *st = dq_strategy_find(g->strategy);
-    return st != NULL && !(st->flags & DQ_G_NEEDS_REDIS);
+    return dq_group_waits(g) == DQ_WAITS_IN_PROCESS;
 }
 
 static int idle_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
@@ -35,18 +33,14 @@ static int idle_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
         const dq_rgroup *g = &e->groups[i];
         char l[128];
         dq_series_label(e, g, l, sizeof l);
-        /* waits: 1 polling, 2 blocking in Redis, 3 no Redis (the colour) */
         fprintf(f, "%s,%.2f,%.3f,%d\n", l,
                 g->cmds_per_s_median < 0 ? 0 : g->cmds_per_s_median,
                 g->cpu_ms_per_s_median < 0 ? 0 : g->cpu_ms_per_s_median,
-                no_redis(g) ? 3 : dq_group_poll_ms(g) > 0 ? 1 : 2);
+                dq_group_waits(g));
     }
     fclose(f);
-    int rc = dq_sec_figure(o, e, s, NULL, buf, len, err, errlen);
-    free(buf);
-    if (rc == 0)
-        DQ_TEXT(o, "idle.cap", "\n\n");
-    return rc;
+    return dq_sec_figure(o, e, s, NULL, buf, len,
+                         DQ_TUSE("idle.cap", "\n\n"), err, errlen);
 }
 
 static void idle_table(dq_md *o, const dq_rexp *e)
@@ -112,7 +106,7 @@ static void said_extremes(dq_md *o, const dq_rexp *e)
         if (lo == NULL || g->cmds_per_s_median < lo->cmds_per_s_median)
             lo = g;
         long pm = dq_group_poll_ms(g);
-        if (dq_strategy_find(g->strategy) == NULL || (pm > 0 && pm != 100))
+        if (g->st == NULL || (pm > 0 && pm != 100))
             continue;   /* polling compared at a 100 ms interval */
         per[pm > 0 ? 0 : 1] += g->cmds_per_s_median / g->consumers;
         n[pm > 0 ? 0 : 1]++;

@@ -1,7 +1,8 @@
 /* sec_kit.h -- what the section files share, below the table of
  * sections (sections.h) so that a section file never reaches back up to
  * the table that lists it: the row type a section is written from, its
- * figure, the label of a series and the strategies of an experiment.
+ * figure, the label of a series, how a group waits and the strategies of
+ * an experiment.
  */
 #ifndef DQ_SEC_KIT_H
 #define DQ_SEC_KIT_H
@@ -31,15 +32,23 @@ typedef struct dq_section {
     unsigned logs;             /* the DQ_LOGS_* that write reads */
 } dq_section;
 
-/* Draws the figure of section row s for e ("<e>-<figure><suffix>") with
- * its script, and writes its line.  0 or -1 with err. */
+/* Draws the figure of section row s for e ("<e>-<figure><suffix>") from
+ * data (len bytes, a dq_mem_open buffer: freed here) with its script, and
+ * writes its line, then caption cap (or NULL) as a paragraph of its own.
+ * 0 or -1 with err. */
 int dq_sec_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
-                  const char *suffix, const char *data, size_t len,
-                  char *err, size_t errlen);
+                  const char *suffix, char *data, size_t len,
+                  const dq_tuse *cap, char *err, size_t errlen);
 /* The label of g's series: the strategy, plus options, producers and work
  * when they vary for it in e (no commas: it heads a CSV column). */
 void dq_series_label(const dq_rexp *e, const dq_rgroup *g, char *buf,
                      size_t len);
+/* How g's consumers wait, the colour code of idle_cost.gp and
+ * lateness_cdf.gp: in-process (a known strategy without
+ * DQ_G_NEEDS_REDIS), else polling (dq_group_poll_ms > 0), else blocking
+ * in Redis. */
+enum { DQ_WAITS_POLLING = 1, DQ_WAITS_BLOCKING = 2, DQ_WAITS_IN_PROCESS = 3 };
+int dq_group_waits(const dq_rgroup *g);
 /* Distinct strategies of e's groups, first-seen order; returns n. */
 size_t dq_strategies_of(const dq_rexp *e, char names[][32], size_t max);
 

@@ -24,6 +24,7 @@
 
 #include "../strategies/dq.h"
 #include "sections.h"
+#include "stats.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -49,13 +50,6 @@ static size_t all_series(const dq_rexp *e, series *ls)
     return n;
 }
 
-/* The DQ_G_* flags of g's strategy, 0 when unknown. */
-static unsigned flags_of(const dq_rgroup *g)
-{
-    const dq_strategy *st = dq_strategy_find(g->strategy);
-    return st != NULL ? st->flags : 0;
-}
-
 /* Percentile cell: the value, or "> W s" when censored. */
 static void pct_cell(dq_texts *t, char *buf, size_t len, const dq_rpool *p,
                      double q, double window_ms)
@@ -66,7 +60,7 @@ static void pct_cell(dq_texts *t, char *buf, size_t len, const dq_rpool *p,
     else if (p->n == 0 && p->enqueued == 0)
         snprintf(buf, len, "n/a");
     else if (window_ms <= 0)
-        DQ_TCAT(t, buf, len, &(size_t){0}, "lateness.undelivered", "");
+        DQ_TSET(t, buf, len, "lateness.undelivered", "");
     else
         snprintf(buf, len, "> %.0f s", window_ms / 1000.0);
 }
@@ -79,8 +73,7 @@ static void no_verdict_note(dq_md *o, const series *ls, size_t ns)
     for (size_t i = 0; i < ns; i++)
         k += ls[i].p->no_verdict;
     if (k > 0)
-        DQ_TEXT(o, "lateness.no_verdict", "  n=%zu s=%s", k,
-                k == 1 ? "" : "s");
+        DQ_TEXT(o, "lateness.no_verdict", "  n=%zu s=%s", k, dq_s(k));
 }
 
 /* ---- lateness-cdf ------------------------------------------------------- */
@@ -102,9 +95,7 @@ static int cdf_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
         if (p->n == 0)
             continue;
         uint64_t total = p->enqueued ? p->enqueued : p->n;
-        const dq_strategy *st = dq_strategy_find(ls[i].g->strategy);
-        int kind = dq_group_poll_ms(ls[i].g) > 0 ? 1
-                   : st && !(st->flags & DQ_G_NEEDS_REDIS) ? 3 : 2;
+        int kind = dq_group_waits(ls[i].g);
         fprintf(f, "%slateness_ms,%s,waits\n", drawn++ ? "\n\n" : "",
                 ls[i].label);
         size_t step = p->n > CDF_POINTS ? p->n / CDF_POINTS : 1;
@@ -115,11 +106,12 @@ static int cdf_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
                 (double)p->n / (double)total, kind);
     }
     fclose(f);
-    int rc = drawn ? dq_sec_figure(o, e, s, NULL, buf, len, err, errlen) : 0;
+    if (drawn)
+        return dq_sec_figure(o, e, s, NULL, buf, len,
+                             DQ_TUSE("lateness.cap_cdf", "\n\n"), err,
+                             errlen);
     free(buf);
-    if (rc == 0 && drawn)
-        DQ_TEXT(o, "lateness.cap_cdf", "\n\n");
-    return rc;
+    return 0;
 }
 
 static void cdf_table(dq_md *o, const dq_rexp *e, const series *ls,
@@ -140,7 +132,7 @@ static void cdf_table(dq_md *o, const dq_rexp *e, const series *ls,
             snprintf(c[3], 64, "n/a");
         if (pm > 0)
             DQ_TBUF(o, waits, "idle.polling", "ms=%ld", pm);
-        else if (flags_of(ls[i].g) & DQ_G_BLOCKS)
+        else if (ls[i].g->st && (ls[i].g->st->flags & DQ_G_BLOCKS))
             DQ_TBUF(o, waits, "idle.blocking", "");
         else
             snprintf(waits, sizeof waits, "?");
@@ -229,20 +221,6 @@ static void said_polling(dq_md *o, const series *ls, size_t ns)
 
 /* ---- Why: the mechanisms behind two figures of the lateness run -------- */
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The timeline task of delivery d in l (tasks are sorted by id). */
-static const dq_tl_rec *tl_task(const dq_timeline *l, const dq_tl_rec *d)
-{
-    return l->ntasks ? bsearch(d, l->tasks, l->ntasks, sizeof *l->tasks,
-                               (int (*)(const void *, const void *))strcmp)
-                     : NULL;
-}
-
 /* The why of series s, from its trials' timelines.  Duplicates at a low
  * arrival rate, said of a strategy that declares them (DQ_G_DUPLICATES)
  * and had some: the consumers wake in step.  For each duplicated task,
@@ -257,7 +235,8 @@ static void said_why(dq_md *o, const dq_rexp *e, const series *s,
                      char *tail, size_t len, size_t *off)
 {
     long pm = dq_group_poll_ms(s->g);
-    bool lockstep = (flags_of(s->g) & DQ_G_DUPLICATES) && s->g->dup_sum > 0;
+    bool lockstep = s->g->st && (s->g->st->flags & DQ_G_DUPLICATES) &&
+                    s->g->dup_sum > 0;
     double *gap = NULL;
     size_t ng = 0, cap = 0;
     uint64_t delivered = 0, dups = 0, late = 0, late_fresh = 0, all = 0;
@@ -269,7 +248,7 @@ static void said_why(dq_md *o, const dq_rexp *e, const series *s,
         delivered += e->trials[i].delivered;
         dups += e->trials[i].duplicates;
         for (size_t k = 0; lockstep && k < l->nd; k++) {
-            const dq_tl_rec *t = tl_task(l, &l->d[k]);
+            const dq_tl_rec *t = dq_tl_task(l, &l->d[k]);
             if (t == NULL || l->d[k].t_us <= t->first_us)
                 continue;   /* a first delivery */
             if (ng == cap) {
@@ -298,7 +277,7 @@ static void said_why(dq_md *o, const dq_rexp *e, const series *s,
         }
     }
     if (lockstep && ng > 0 && pm > 0 && delivered > 0) {
-        qsort(gap, ng, sizeof *gap, cmp_dbl);
+        qsort(gap, ng, sizeof *gap, dq_cmp_double);
         double w = gap[ng / 2], indep = fmin(1.0, 2.0 * w / (double)pm);
         DQ_TEXT(o, "lateness.lockstep", "  name=%s n=%" PRIu64 " of=%" PRIu64
                 " pct=%.1f ms=%.2f poll=%ld indep=%.1f", s->label, dups,
@@ -336,7 +315,7 @@ int dq_sec_lateness_cdf(dq_md *o, const dq_results *r, const dq_rexp *e,
         DQ_TEXT(o, "lateness.all_on_time", "");
     else
         DQ_TEXT(o, "lateness.not_all", "lost=%" PRIu64 " s=%s early=%"
-                PRIu64, lost, lost == 1 ? "" : "s", early);
+                PRIu64, lost, dq_s(lost), early);
     dq_put(o, "\n\n");
     DQ_TEXT(o, "lateness.why", " ");
     for (size_t i = 0; i < ns; i++)
@@ -404,8 +383,7 @@ static int backlog_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
                     b->nn, sufs, 5, b->xs, b->nx, backlog_cell, (void *)b,
                     err, errlen) != 0)
         return -1;
-    int rc = dq_sec_figure(o, e, s, NULL, buf, len, err, errlen);
-    free(buf);
+    int rc = dq_sec_figure(o, e, s, NULL, buf, len, NULL, err, errlen);
     if (rc == 0)
         DQ_TEXT(o, "lateness.cap_backlog", "window=%.0f\n\n",
                 b->window_ms / 1000.0);

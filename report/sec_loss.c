@@ -61,8 +61,8 @@ void dq_loss_describe(dq_texts *t, const dq_rexp *e, char *buf, size_t len)
     snprintf(delay, sizeof delay, "%s", dq_rexp_meta(e, "delay_ms"));
     if (strchr(delay, ':') != NULL)
         *strchr(delay, ':') = '-';     /* "0:500" -> "0-500" */
-    DQ_TCAT(t, buf, len, &(size_t){0}, "loss.describe", "delay=%s "
-            "faults=%s baseline=%s", delay[0] ? delay : "?", ph, base);
+    DQ_TSET(t, buf, len, "loss.describe", "delay=%s faults=%s baseline=%s",
+            delay[0] ? delay : "?", ph, base);
 }
 
 /* What a strategy declares, in a few words (text/loss.md, decl_*). */
@@ -107,8 +107,8 @@ static void loss_cell(dq_texts *t, const dq_loss_table *lt, size_t r,
     if (x != NULL && x->violation_trials)
         dq_append(buf, len, &off, " ✗");
     if (k > 0 && x != NULL)
-        DQ_TCAT(t, buf, len, &off, "loss.cell_also_no_verdict", " n=%zu "
-                "s=%s", k, k == 1 ? "" : "s");
+        DQ_TCAT(t, buf, len, &off, "loss.cell_also_no_verdict",
+                " n=%zu s=%s", k, dq_s(k));
     else if (k > 0)
         DQ_TCAT(t, buf, len, &off, "loss.cell_no_verdict", "");
     else if (x == NULL)
@@ -130,13 +130,13 @@ static void cell_items(dq_texts *t, const dq_loss_table *lt, bool nov,
                 DQ_TCAT(t, buf, len, &off, "loss.no_verdict_item", " row=%s "
                         "fault=%s n=%zu s=%s why=%s", lt->rows[r],
                         lt->faults[c], x->no_verdict_trials,
-                        x->no_verdict_trials == 1 ? "" : "s",
+                        dq_s(x->no_verdict_trials),
                         x->no_verdict_why);
             else if (!nov && x->trials > 0 && x->violation_trials)
                 DQ_TCAT(t, buf, len, &off, "loss.cross_item", " row=%s "
                         "fault=%s n=%zu trials=%zu s=%s violation=%s",
                         lt->rows[r], lt->faults[c], x->violation_trials,
-                        x->trials, x->trials == 1 ? "" : "s", x->violation);
+                        x->trials, dq_s(x->trials), x->violation);
             *n += nov ? x->no_verdict_trials : x->trials > 0 &&
                                                  x->violation_trials > 0;
         }
@@ -168,8 +168,8 @@ static void loss_table(dq_md *o, const dq_loss_table *lt)
     dq_table_end(o);
     cell_items(o->texts, lt, true, items, sizeof items, &n);
     if (n > 0)
-        DQ_TEXT(o, "loss.no_verdict", "n=%zu s=%s list=%s\n\n", n,
-                n == 1 ? "" : "s", items);
+        DQ_TEXT(o, "loss.no_verdict", "n=%zu s=%s list=%s\n\n", n, dq_s(n),
+                items);
     cell_items(o->texts, lt, false, items, sizeof items, &n);
     if (n == 0)
         DQ_TEXT(o, "loss.no_crosses", "\n\n");
@@ -276,8 +276,8 @@ void dq_loss_side(dq_md *o, const dq_rexp *e)
     if (worst.twice > 0)
         DQ_TEXT(o, "loss.side_why_twice", "s=%s fault=%s n=%" PRIu64
                 " ns=%s trials=%zu ts=%s\n\n", names[wr], lt->faults[wc],
-                worst.twice, worst.twice == 1 ? "" : "s", worst.trials,
-                worst.trials == 1 ? "" : "s");
+                worst.twice, dq_s(worst.twice), worst.trials,
+                dq_s(worst.trials));
     else
         DQ_TEXT(o, "loss.side_no_twice", "\n\n");
     if (dups[0])
@@ -318,7 +318,7 @@ static void fault_paragraph(dq_md *o, const dq_loss_table *lt, size_t c)
             lt->faults[c]);
     if (windows > 0)
         DQ_TCAT(o->texts, buf, sizeof buf, &off, "loss.windows", " n=%"
-                PRIu64 " s=%s ms=%.0f", windows, windows == 1 ? "" : "s",
+                PRIu64 " s=%s ms=%.0f", windows, dq_s(windows),
                 (double)win_us / 1000.0 / (double)windows);
     dq_append(buf, sizeof buf, &off, ": ");
     if (any == 0)
@@ -474,7 +474,7 @@ static void tl_describe(dq_texts *t, const dq_timeline *l, const char *label,
     /* (tasks delivered before their window closed are not news) */
     if (due_in > 0 && (caught >= 0 || undelivered > 0))
         DQ_TCAT(t, buf, len, off, "loss.tl_due_in", "n=%zu s=%s ws=%s",
-                due_in, due_in == 1 ? "" : "s", l->nwin == 1 ? "" : "s");
+                due_in, dq_s(due_in), dq_s(l->nwin));
     if (due_in > 0 && caught >= 0)
         DQ_TCAT(t, buf, len, off, "loss.tl_caught", "ms=%.0f",
                 (double)caught / 1e3);
@@ -484,7 +484,7 @@ static void tl_describe(dq_texts *t, const dq_timeline *l, const char *label,
     tl_kill k = tl_kills(l);
     if (k.n > 0 && k.back == 0)
         DQ_TCAT(t, buf, len, off, "loss.tl_kills_lost", "s=%s n=%zu",
-                k.n == 1 ? "" : "s", k.n);
+                dq_s(k.n), k.n);
     else if (k.n > 0)
         DQ_TCAT(t, buf, len, off, "loss.tl_kills_back", "back=%zu n=%zu "
                 "secs=%.2f", k.back, k.n, (double)k.back_max / 1e6);
@@ -504,16 +504,6 @@ static void tl_slug(const char *spec, char *buf, size_t len)
     while (j > 0 && buf[j - 1] == '-')
         j--;
     buf[j] = '\0';
-}
-
-/* Whether delivery d of l repeats a task delivered before (a
- * redelivery, or a duplicate). */
-static bool tl_repeat(const dq_timeline *l, const dq_tl_rec *d)
-{
-    const dq_tl_rec *k = l->ntasks ? bsearch(d, l->tasks, l->ntasks,
-        sizeof *l->tasks, (int (*)(const void *, const void *))strcmp)
-                                   : NULL;
-    return k != NULL && d->t_us > k->first_us;
 }
 
 /* Counts v_us into its bucket of n[0..nb-1], bucket 0 starting at t0_us
@@ -540,7 +530,9 @@ static int tl_block(FILE *f, const dq_timeline *l, int64_t bucket_us)
     firsts = rep + nb;
     for (size_t i = 0; i < l->nd; i++) {
         bump(n, nb, l->d_us[i], l->t0_us, bucket_us);
-        if (tl_repeat(l, &l->d[i]) && l->d[i].t_us >= l->t0_us)
+        const dq_tl_rec *k = dq_tl_task(l, &l->d[i]);
+        /* a repeat: a redelivery, or a duplicate */
+        if (k && l->d[i].t_us > k->first_us && l->d[i].t_us >= l->t0_us)
             rep[(size_t)((l->d[i].t_us - l->t0_us) / bucket_us) % nb]++;
     }
     for (size_t i = 0; i < l->ntasks; i++)
@@ -621,9 +613,9 @@ static int tl_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
         DQ_TEXT(o, "loss.timeline", "fault=%s bucket=%" PRId64 "\n\n",
                 lt->faults[col], bucket_us / 1000);
         dq_put(o, "%s\n\n", text);
-        rc = dq_sec_figure(o, e, s, slug, csv, csvlen, err, errlen);
-        if (rc == 0)
-            DQ_TEXT(o, "loss.cap_timeline", "\n\n");
+        return dq_sec_figure(o, e, s, slug, csv, csvlen,
+                             DQ_TUSE("loss.cap_timeline", "\n\n"), err,
+                             errlen);
     }
     free(csv);
     return rc;
@@ -761,11 +753,10 @@ int dq_sec_outcomes(dq_md *o, const dq_results *r, const dq_rexp *e,
         fputc('\n', f);
     }
     fclose(f);
-    int rc = dq_sec_figure(o, e, s, NULL, buf, len, err, errlen);
-    free(buf);
-    if (rc != 0)
+    if (dq_sec_figure(o, e, s, NULL, buf, len,
+                      DQ_TUSE("loss.outcomes_caption", "\n\n"), err,
+                      errlen) != 0)
         return -1;
-    DQ_TEXT(o, "loss.outcomes_caption", "\n\n");
     outcome_table(o, e);
     return 0;
 }

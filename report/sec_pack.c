@@ -181,9 +181,11 @@ static void poll_lateness(dq_md *o, const dq_results *r, const dq_facts *f,
     buf[0] = '\0';
     dq_exp_anchor(e, id, sizeof id);
     if (off > 0)
-        PUT(buf, len, "pack.poll_lat", "list=%s id=%s", list, id);
+        DQ_TSET(o->texts, buf, len, "pack.poll_lat", "list=%s id=%s", list,
+                id);
     else
-        PUT(buf, len, "pack.poll_lat_none", "root=%s", r->root);
+        DQ_TSET(o->texts, buf, len, "pack.poll_lat_none", "root=%s",
+                r->root);
 }
 
 /* The busiest polling row against this server's ceiling, into buf. */
@@ -192,18 +194,18 @@ static void poll_ceiling(dq_md *o, const dq_results *r, double busiest,
 {
     char cmds[32], per[32], many[32], zadd[32];
     double z = r->bench.present ? r->bench.zadd_per_s : -1;
-    buf[0] = '\0';
     if (z <= 0 || consumers <= 0) {
-        PUT(buf, len, "pack.poll_ceiling_none", "");
+        DQ_TSET(o->texts, buf, len, "pack.poll_ceiling_none", "");
         return;
     }
     fmt_rate(cmds, sizeof cmds, busiest);
     fmt_rate(per, sizeof per, busiest / consumers);
     fmt_rate(many, sizeof many, busiest / consumers * PACK_MANY_CONSUMERS);
     fmt_rate(zadd, sizeof zadd, z);
-    PUT(buf, len, "pack.poll_ceiling", "cmds=%s pct=%.2g zadd=%s per=%s k=%d "
-            "many=%s consumers=%d", cmds, 100.0 * busiest / z, zadd, per,
-            PACK_MANY_CONSUMERS, many, consumers);
+    DQ_TSET(o->texts, buf, len, "pack.poll_ceiling", "cmds=%s "
+            "pct=%.2g zadd=%s per=%s k=%d many=%s consumers=%d", cmds,
+            100.0 * busiest / z, zadd, per, PACK_MANY_CONSUMERS, many,
+            consumers);
 }
 
 /* The blocking strategies' idle cost, into buf. */
@@ -249,8 +251,7 @@ static void ev_poll(dq_md *o, const dq_results *r, const dq_facts *f,
                                                  : busiest;
     }
     for (size_t i = 0; i < e->ngroups && floor[0] == '\0'; i++) {
-        const dq_strategy *s = dq_strategy_find(e->groups[i].strategy);
-        if (s != NULL && !(s->flags & DQ_G_NEEDS_REDIS)) {
+        if (dq_group_waits(&e->groups[i]) == DQ_WAITS_IN_PROCESS) {
             dq_fmt_double(cpu, sizeof cpu, e->groups[i].cpu_ms_per_s_median,
                           1);
             DQ_TBUF(o, floor, "pack.poll_floor", "cpu=%s", cpu);
@@ -378,7 +379,6 @@ static void loss_redis(dq_md *o, const dq_facts *f, char *crash, size_t clen,
                        char *host, size_t hlen)
 {
     char name[128], cell[512], list[1024];
-    size_t off = 0;
     crash[0] = host[0] = '\0';
     for (size_t i = 0; i < f->n && crash[0] == '\0'; i++) {
         const dq_fact *x = &f->f[i];
@@ -387,20 +387,13 @@ static void loss_redis(dq_md *o, const dq_facts *f, char *crash, size_t clen,
             continue;
         dq_cell_name(o->texts, x, name, sizeof name);
         dq_cell_crash(o->texts, f, x, cell, sizeof cell);
-        PUT(crash, clen, "pack.loss_crash", "name=%s crash=%s", name, cell);
+        DQ_TSET(o->texts, crash, clen, "pack.loss_crash", "name=%s crash=%s",
+                name, cell);
     }
-    list[0] = '\0';
-    for (size_t i = 0; i < f->n; i++)
-        for (size_t m = 0; m < DQ_AOF_MODES; m++)
-            if (f->f[i].host[m].measured)
-                dq_append(list, sizeof list, &off, "%s%s %s %" PRIu64 " of %"
-                          PRIu64, off ? ", " : "", f->f[i].s->name,
-                          dq_aof_modes[m], f->f[i].host[m].n,
-                          f->f[i].host[m].of);
-    if (off > 0)
-        PUT(host, hlen, "pack.loss_host_some", "list=%s", list);
+    if (dq_host_list(f, " of ", list, sizeof list) > 0)
+        DQ_TSET(o->texts, host, hlen, "pack.loss_host_some", "list=%s", list);
     else
-        PUT(host, hlen, "pack.loss_host_none", "");
+        DQ_TSET(o->texts, host, hlen, "pack.loss_host_none", "");
 }
 
 static void ev_loss(dq_md *o, const dq_results *r, const dq_facts *f,

@@ -23,6 +23,7 @@
 #include "../harness/experiment.h" /* dq_redact_redis_urls */
 #include "../strategies/dq.h"
 #include "sections.h"
+#include "stats.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -59,7 +60,7 @@ static double reference_of(const dq_perf *p, const char *label,
                            const char **which)
 {
     *which = label_batched(label) ? "zadd-c1-p100" : "zadd-c4";
-    return dq_perf_ref_median(p, *which, NULL, NULL);
+    return dq_perf_ref_median(p, *which, NULL);
 }
 
 /* The median of v[0..n-1] as the bench table takes it (the upper middle),
@@ -159,7 +160,7 @@ static void throughput_said(dq_md *o, const perf_ctx *c)
         if ((ref = reference_of(p, s, &which)) > 0)
             DQ_TBUF(o, share, "perf.of_ref", "pct=%.1f ref=%s",
                     100 * tps / ref, which);
-        dq_tcat(o->texts, kind, sizeof kind, &(size_t){0}, &how[b], "");
+        dq_tset(o->texts, kind, sizeof kind, &how[b], "");
         DQ_TEXT(o, "perf.fastest", "kind=%s strategy=%s tps=%.0f "
                 "consumers=%d share=%s ", kind, s, tps, at, share);
     }
@@ -201,12 +202,6 @@ static void throughput_body(dq_md *o, const perf_ctx *c)
     throughput_said(o, c);
 }
 
-/* ln(a) / ln(b) */
-static double log_ratio(int64_t a, int64_t b)
-{
-    return log((double)a) / log((double)b);
-}
-
 static void backlog_body(dq_md *o, const perf_ctx *c)
 {
     const dq_perf *p = c->p;
@@ -237,7 +232,7 @@ static void backlog_body(dq_md *o, const perf_ctx *c)
         double r50 = hi->claim_us_p50 / lo->claim_us_p50;
         double r99 = lo->claim_us_p99 > 0
                          ? hi->claim_us_p99 / lo->claim_us_p99 : -1;
-        double lr = log_ratio(hi->backlog, lo->backlog);
+        double lr = dq_log_ratio(hi->backlog, lo->backlog);
         DQ_TEXTP(o, r50 <= lr * 1.25, "perf.growth", "perf.growth_faster",
                  "strategy=%s lo=%" PRId64 " hi=%" PRId64 " x50=%.2f x99=%.2f "
                  "lr=%.2f ", c->names[s], lo->backlog, hi->backlog, r50, r99,
@@ -481,10 +476,9 @@ static void write_references(dq_md *o, const dq_perf *p)
                cpu);
     }
     dq_table_end(o);
-    dq_fmt_double(c4, sizeof c4, dq_perf_ref_median(p, "zadd-c4", &n4, NULL),
-                  0);
+    dq_fmt_double(c4, sizeof c4, dq_perf_ref_median(p, "zadd-c4", &n4), 0);
     dq_fmt_double(p100, sizeof p100,
-                  dq_perf_ref_median(p, "zadd-c1-p100", &n100, NULL), 0);
+                  dq_perf_ref_median(p, "zadd-c1-p100", &n100), 0);
     DQ_TEXT(o, "perf.refs_note", "c4=%s n4=%zu p100=%s n100=%zu\n\n", c4,
             n4, p100, n100);
 }
@@ -503,9 +497,9 @@ static void write_ceiling(dq_md *o, const dq_perf *p)
     dq_head(o, "command|measured by|operations|pipeline|per second");
     for (size_t i = 0; i < p->nceiling; i++) {
         const dq_perf_ceiling *c = &p->ceiling[i];
-        char v[64], src[128] = "", cmd[16];
+        char v[64], src[128], cmd[16];
         dq_fmt_double(v, sizeof v, c->ops_per_s, 0);
-        dq_tcat(o->texts, src, sizeof src, &(size_t){0},
+        dq_tset(o->texts, src, sizeof src,
                 &by[strcmp(c->source, "redis-benchmark") == 0], "");
         snprintf(cmd, sizeof cmd, "%s", c->measure);
         for (char *k = cmd; *k; k++)
@@ -554,11 +548,10 @@ static void target_row(dq_md *o, const dq_perf_target *t)
     snprintf(what, sizeof what, "`%s`", t->target);
     for (size_t i = 0; i < NELEM(ids); i++)
         if (strcmp(ids[i].name + strlen("perf.tg_"), t->target) == 0)
-            dq_tcat(o->texts, what, sizeof what, &(size_t){0}, &ids[i], "");
+            dq_tset(o->texts, what, sizeof what, &ids[i], "");
     for (size_t i = 0; i < NELEM(mets); i++)
         if (strcmp(t->met, mets[i]) == 0)
-            dq_tcat(o->texts, met, sizeof met, &(size_t){0}, &verdicts[i],
-                    "");
+            dq_tset(o->texts, met, sizeof met, &verdicts[i], "");
     dq_perf_tp_label(&(dq_perf_tp){.strategy = t->strategy,
                                    .options = t->options},
                      label, sizeof label);
@@ -619,7 +612,7 @@ static void opcost_said(dq_md *o, const dq_opcost *oc)
                     PRId64 " lo=%.0f hi_n=%" PRId64 " hi=%.0f x=%.2f "
                     "lr=%.2f ", x->strategy, x->mix, lo->n, lo->ns_median,
                     hi->n, hi->ns_median, hi->ns_median / lo->ns_median,
-                    log_ratio(hi->n, lo->n));
+                    dq_log_ratio(hi->n, lo->n));
     }
     dq_put(o, "\n\n");
 }

@@ -1,9 +1,29 @@
-/* stats.c -- Wilson score intervals and the spread over repeats
- * (stats.h). */
+/* stats.c -- Wilson score intervals, the median and the spread over
+ * repeats (stats.h). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "stats.h"
+
+int dq_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double dq_median(double *v, size_t n)
+{
+    if (n == 0)
+        return -1;
+    qsort(v, n, sizeof *v, dq_cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double dq_log_ratio(int64_t a, int64_t b)
+{
+    return log((double)a) / log((double)b);
+}
 
 void dq_wilson(uint64_t k, uint64_t n, double z, double *lo, double *hi)
 {

@@ -1,5 +1,6 @@
 /* stats.h -- the uncertainty a verdict states: a Wilson score interval for
- * a proportion, and the spread of a value over the repeats of a cell.
+ * a proportion, the median and the spread of a value over the repeats of
+ * a cell.
  *
  * Wilson: for k successes in n trials, the interval of p that a two-sided
  * score test at z does not reject (E. B. Wilson, "Probable inference, the
@@ -24,6 +25,15 @@
  * proportions in [0, 1], into *lo and *hi.  n = 0: [0, 1] (nothing
  * known). */
 void dq_wilson(uint64_t k, uint64_t n, double z, double *lo, double *hi);
+
+/* qsort's comparison of two doubles, ascending. */
+int dq_cmp_double(const void *a, const void *b);
+/* The median of v[0..n-1] (sorts v), the mean of the middle two when n
+ * is even; -1 when n is 0. */
+double dq_median(double *v, size_t n);
+
+/* ln(a) / ln(b): how much a cost O(log n) grows from n = b to n = a. */
+double dq_log_ratio(int64_t a, int64_t b);
 
 /* The smallest and largest of v[0..n-1] into *lo, *hi (n >= 1; n = 0:
  * both 0). */

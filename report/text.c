@@ -410,3 +410,18 @@ void dq_tcat(dq_texts *t, char *buf, size_t len, size_t *off,
     dq_vtcat(t, buf, len, off, u, fmt, ap);
     va_end(ap);
 }
+
+void dq_tset(dq_texts *t, char *buf, size_t len, const dq_tuse *u,
+             const char *fmt, ...)
+{
+    va_list ap;
+    buf[0] = '\0';
+    va_start(ap, fmt);
+    dq_vtcat(t, buf, len, &(size_t){0}, u, fmt, ap);
+    va_end(ap);
+}
+
+const char *dq_s(uint64_t n)
+{
+    return n == 1 ? "" : "s";
+}

@@ -32,6 +32,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* "" is the format of a template without values. */
 #pragma GCC diagnostic ignored "-Wformat-zero-length"
@@ -102,5 +103,13 @@ void dq_vtcat(dq_texts *t, char *buf, size_t len, size_t *off,
     dq_tcat(t, buf, len, off, DQ_TUSE(name, fmt), fmt, ##__VA_ARGS__)
 #define DQ_TCATP(t, buf, len, off, cond, a, b, fmt, ...)                     \
     dq_tcat(t, buf, len, off, DQ_TPICK(cond, a, b, fmt), fmt, ##__VA_ARGS__)
+/* dq_tcat into buf from its start (buf "" when the values do not fit
+ * the template); DQ_TSET: of template name, recording the use. */
+void dq_tset(dq_texts *t, char *buf, size_t len, const dq_tuse *u,
+             const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+#define DQ_TSET(t, buf, len, name, fmt, ...)                                 \
+    dq_tset(t, buf, len, DQ_TUSE(name, fmt), fmt, ##__VA_ARGS__)
+/* "s" unless n is 1: a value for a template's plural ("trial{{s}}"). */
+const char *dq_s(uint64_t n);
 
 #endif
