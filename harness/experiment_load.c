@@ -488,7 +488,11 @@ static bool set_words(load_state *st, const char *key, const char *val,
                       int max, char (*out)[32], size_t outlen, size_t *n)
 {
     char buf[256], known[256], *tok[DQ_EXP_MAX_CLAIMS + 1];
-    int nt = list_items(st, key, val, buf, sizeof buf, tok, max, "too many");
+    int nt;
+
+    _Static_assert(DQ_NPLOTS <= DQ_EXP_MAX_CLAIMS, "set_words: tok holds "
+                   "DQ_EXP_MAX_CLAIMS words, plots may be DQ_NPLOTS");
+    nt = list_items(st, key, val, buf, sizeof buf, tok, max, "too many");
 
     for (int i = 0; i < nt; i++) {
         if (strcmp(key, "claims") == 0 && !valid_claim(tok[i])) {
@@ -542,8 +546,8 @@ static bool set_key(load_state *st, dq_experiment *e, int k, const char *val)
             snprintf(e->claims[i], sizeof e->claims[i], "%s", claims[i]);
         return true;
     case K_PLOTS:
-        return set_words(st, "plots", val, DQ_NPLOTS, e->plots, sizeof e->plots[0],
-                         &e->nplots);
+        return set_words(st, "plots", val, DQ_NPLOTS, e->plots,
+                         sizeof e->plots[0], &e->nplots);
     case K_STRATEGIES:
         return set_strategies(st, e, val);
     case K_REPEATS:

@@ -3,7 +3,8 @@
  *
  * experiment_load.c accepts exactly these names; report/sections.c builds
  * its table of sections from this list, one row per kind, so a kind
- * without a section (or a section without a kind) does not compile.  The
+ * without a section does not compile (a section's SEC_ macro that no kind
+ * names is simply unused: the table has no row for it).  The
  * list lives here, below both, because the harness must not reach up into
  * report/.  Adding a kind: one line here, its row in sections.c.
  *

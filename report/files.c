@@ -188,8 +188,8 @@ static int meta_line(void *user, const char *section, const char *key,
 /* Lines of meta.txt are read whole: any length (inih grows its line
  * buffer on the heap, up to 1 MiB), no ';' inline comment, no
  * continuation lines.  These are inih's run-time settings (Debian's
- * libinih), restored after the file: experiment_load.c reads the
- * experiment files with the defaults. */
+ * libinih), restored after the file: experiment_load.c and
+ * exercise_load.c read their files with the defaults. */
 int dq_meta_load(const char *path, dq_meta *m, char *err, size_t errlen)
 {
     bool stack = ini_use_stack, grow = ini_allow_realloc;

@@ -28,7 +28,8 @@ void dq_cell_name(dq_texts *t, const dq_fact *x, char *buf, size_t len);
 void dq_cell_declared(dq_texts *t, const dq_fact *x, char *buf, size_t len);
 
 /* f's host crashes into buf, "zpopmin everysec 0/150, ..." (sep between
- * the counts: "/" or " of "; "" when none ran).  Returns the length. */
+ * the counts: "/" or " of "; "" when none ran).  Returns the length the
+ * whole list needs (dq_append's rule: more than len - 1 when cut). */
 size_t dq_host_list(const dq_facts *f, const char *sep, char *buf,
                     size_t len);
 

@@ -340,7 +340,10 @@ int dq_witness_load(const char *root, dq_witnesses *w, char *err,
 
 /* Value of meta.txt key of e, or "". */
 const char *dq_rexp_meta(const dq_rexp *e, const char *key);
-/* The task of l (its E record) that delivery d delivered, or NULL. */
+/* The task of l (its E record) that delivery d delivered, or NULL: a
+ * binary search of l's tasks, which the loader sorts by id when it has
+ * read the timeline (so only on a timeline of the results model).  The
+ * record is l's (a non-const pointer for callers that mark it). */
 dq_tl_rec *dq_tl_task(const dq_timeline *l, const dq_tl_rec *d);
 /* e's plots list (meta "plots"; without one, the generic figures
  * "duplicates throughput") into buf; whether it lists kind; the first

@@ -166,8 +166,8 @@ static int read_log(dq_rexp *e, size_t i, const char *what, double **lat,
     char path[PATH_MAX];
     FILE *f;
     int rc = 0;
-    if (l->tl_read)
-        return 0;
+    if (l->tl_read && lat == NULL)
+        return 0;  /* checked and read; lateness samples are never kept */
     if (e->trials[i].trial == 0) {
         snprintf(err, errlen, "%s/trials.csv: no trial column (results "
                  "older than the %s report; rerun the experiment)", e->dir,

@@ -103,8 +103,10 @@ void dq_vtcat(dq_texts *t, char *buf, size_t len, size_t *off,
     dq_tcat(t, buf, len, off, DQ_TUSE(name, fmt), fmt, ##__VA_ARGS__)
 #define DQ_TCATP(t, buf, len, off, cond, a, b, fmt, ...)                     \
     dq_tcat(t, buf, len, off, DQ_TPICK(cond, a, b, fmt), fmt, ##__VA_ARGS__)
-/* dq_tcat into buf from its start (buf "" when the values do not fit
- * the template); DQ_TSET: of template name, recording the use. */
+/* dq_tcat into buf from its start: buf holds the rendered template, or,
+ * when the values do not fit it, at most the text before its first
+ * placeholder (dq_tcat's rule) and t->err says why; DQ_TSET: of template
+ * name, recording the use. */
 void dq_tset(dq_texts *t, char *buf, size_t len, const dq_tuse *u,
              const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 #define DQ_TSET(t, buf, len, name, fmt, ...)                                 \

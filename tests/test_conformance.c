@@ -1090,7 +1090,8 @@ static void expire_queue_keys(const tl_ctx *c)
         redisReply *y = redisCommand(r, "SCAN %s MATCH %s COUNT 1000",
                                      cursor, match);
         cr_assert(y != NULL && y->type == REDIS_REPLY_ARRAY &&
-                  y->elements == 2, "SCAN: %s", y ? y->str : r->errstr);
+                  y->elements == 2, "SCAN: %s", y == NULL ? r->errstr :
+                  y->type == REDIS_REPLY_ERROR ? y->str : "not a 2-array");
         snprintf(cursor, sizeof(cursor), "%s", y->element[0]->str);
         freeReplyObject(y);
     } while (strcmp(cursor, "0") != 0);
