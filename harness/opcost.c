@@ -585,10 +585,11 @@ static void usage(FILE *f)
         "DIR/YYYYmmdd-HHMMSS/\n(DIR/latest: the newest complete run).\n\n"
         "  --strategies LIST  comma list of in-process strategies (default "
         "heap,wheel)\n"
-        "  --n LIST           comma list of pending counts, 0..100000000 "
+        "  --n LIST           comma list of pending counts, 2..100000000 "
         "(default\n"
         "                     1000,10000,100000,1000000; 10000000 needs "
-        "about 1 GB)\n"
+        "about 1 GB);\n"
+        "                     slopes need two distinct n\n"
         "  --ops K            operations per repeat (default 200000; "
         "steady: >= 2n)\n"
         "  --repeats R        timed repeats; the CSV gives median, min, max, "
@@ -653,6 +654,9 @@ static int parse_strategies(const char *s, dq_opcost_opts *o, char *err,
     return 0;
 }
 
+/* --n: DQ_OPCOST_N_MIN..DQ_OPCOST_N_MAX each (see opcost.h).  One
+ * distinct n is a run too (strategies compared at that n): it has no
+ * slope, and the report says so instead of drawing. */
 static int parse_n(const char *s, dq_opcost_opts *o, char *err, size_t errlen)
 {
     char buf[512];
@@ -666,8 +670,8 @@ static int parse_n(const char *s, dq_opcost_opts *o, char *err, size_t errlen)
                      DQ_OPCOST_MAX_N);
             return -1;
         }
-        if (dq_parse_i64("--n", w, 0, 100000000, &o->n[o->nn], err,
-                         errlen) != 0)
+        if (dq_parse_i64("--n", w, DQ_OPCOST_N_MIN, DQ_OPCOST_N_MAX,
+                         &o->n[o->nn], err, errlen) != 0)
             return -1;
         o->nn++;
     }

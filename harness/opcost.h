@@ -171,6 +171,14 @@ extern const char dq_opcost_slopes_header[];
 
 #define DQ_OPCOST_MAX_STRATEGIES 16
 #define DQ_OPCOST_MAX_N 32
+/* The range of --n.  The slopes are fitted against log2(n), and the
+ * report compares the growth of the ns per operation with that of log n
+ * from the smallest n, a ratio of logarithms that needs log n > 0: n >= 2.
+ * A slope, and the report's figure, need at least
+ * DQ_OPCOST_DISTINCT_N_MIN distinct n. */
+#define DQ_OPCOST_N_MIN INT64_C(2)
+#define DQ_OPCOST_N_MAX INT64_C(100000000)
+#define DQ_OPCOST_DISTINCT_N_MIN 2
 
 /* The command line, parsed. */
 typedef struct dq_opcost_opts {
@@ -191,8 +199,8 @@ typedef struct dq_opcost_opts {
  * 1 when --help was asked (usage printed on stdout), or -1 with a one-line
  * message in err naming the option and the bad value, e.g.
  * "--strategies: 'lua' needs Redis; opcost measures in-process strategies
- * (heap, wheel)", "--n: '0' ..." or "--mix: 'later': expected now or
- * steady". */
+ * (heap, wheel)", "--n: '0' is out of range 2..100000000" or "--mix:
+ * 'later': expected now or steady". */
 int dq_opcost_parse_args(int argc, char **argv, dq_opcost_opts *o,
                          char *err, size_t errlen);
 

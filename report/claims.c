@@ -514,10 +514,48 @@ void dq_claim_space_sentences(char *buf, size_t len)
     }
 }
 
+/* Cell col of row q as a strategy cell (dq_row_strategy_ok with how). */
+static bool strategy_cell_ok(const dq_crow *q, size_t col, int how,
+                             char *bad, size_t len)
+{
+    if (q->n <= col) {
+        snprintf(bad, len, "the table has no strategy column (column %zu)",
+                 col + 1);
+        return false;
+    }
+    return dq_row_strategy_ok(q->cell[col], how, bad, len);
+}
+
+/* A tally counts one strategy's trials: a registered one. */
+static bool tally_row_ok(const dq_crow *q, char *bad, size_t len)
+{
+    return strategy_cell_ok(q, 1, 0, bad, len);
+}
+
+/* A recipe switches an option of one strategy, or of any (empty). */
+static bool recipe_row_ok(const dq_crow *q, char *bad, size_t len)
+{
+    return strategy_cell_ok(q, 1, DQ_ROW_EMPTY_OK, bad, len);
+}
+
+/* A faults row: its shape and flags (claims_fault.c), then its strategy
+ * cell: empty, a strategy or "!" and one. */
+static bool fault_row_ok(const dq_crow *q, char *bad, size_t len)
+{
+    return dq_fault_row_ok(q, bad, len) &&
+           strategy_cell_ok(q, 5, DQ_ROW_EMPTY_OK | DQ_ROW_NOT_OK, bad, len);
+}
+
+/* The probes table's keys are not checked here: the probes write their
+ * verdict_input keys in format strings (harness/probes.c, probes_more.c)
+ * and declare them nowhere a program can read, so a misspelt key still
+ * reads as a reading the probes run lacks. */
 int dq_claim_rows_check(const dq_texts *t, char *err, size_t errlen)
 {
     static const dq_row_check checks[] = {
-        {"claim_rows.faults", dq_fault_row_ok},
+        {"claim_rows.tallies", tally_row_ok},
+        {"claim_rows.recipes", recipe_row_ok},
+        {"claim_rows.faults", fault_row_ok},
         {NULL, NULL},
     };
     return dq_claim_tables_check(t, checks, err, errlen);

@@ -132,6 +132,13 @@ void dq_row_bad(dq_ev *ev, const dq_tuse *u, int line, const char *what);
 /* Whether q is a well-formed row of the faults table (claims_fault.c);
  * false with why in bad (len bytes). */
 bool dq_fault_row_ok(const dq_crow *q, char *bad, size_t len);
+/* Whether cell (a strategy column of claim_rows.md) names a registered
+ * strategy (dq_strategy_find); with DQ_ROW_EMPTY_OK an empty cell ("any")
+ * passes too, with DQ_ROW_NOT_OK "!name" ("all but") too.  false with why
+ * in bad (len bytes). */
+#define DQ_ROW_EMPTY_OK 1
+#define DQ_ROW_NOT_OK 2
+bool dq_row_strategy_ok(const char *cell, int how, char *bad, size_t len);
 /* The check of each row of one table of claim_rows.md: its template name
  * ("claim_rows.faults") and whether a row is well formed (false with why
  * in bad); a row with table NULL ends a list of them. */

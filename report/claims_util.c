@@ -4,6 +4,7 @@
  * (text/claim_rows.md).  Apart from claims.c, whose table names the
  * rules, so that no rule file reaches back up to the table that lists it.
  */
+#include "../strategies/dq.h"  /* dq_strategy_find */
 #include "claims_int.h"
 
 /* ---- Helpers (claims_int.h) -------------------------------------------- */
@@ -120,6 +121,19 @@ int dq_claim_rows(dq_ev *ev, const dq_tuse *u, const char *key, dq_crow *rows,
         return -1;
     }
     return (int)k.got;
+}
+
+bool dq_row_strategy_ok(const char *cell, int how, char *bad, size_t len)
+{
+    const char *name = cell + (cell[0] == '!' && (how & DQ_ROW_NOT_OK));
+    if (cell[0] == '\0' && (how & DQ_ROW_EMPTY_OK))
+        return true;
+    if (dq_strategy_find(name) != NULL)
+        return true;
+    snprintf(bad, len, "strategy '%.64s' is not a registered strategy "
+             "(`dqlab list` names them)%s", name,
+             cell[0] == '\0' ? "; this column needs one" : "");
+    return false;
 }
 
 /* dq_claim_tables_check's check of a row: by the row of checks (arg)

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "../harness/experiment.h" /* dq_redact_redis_urls */
+#include "../harness/opcost.h"     /* DQ_OPCOST_N_MIN, its least n */
 #include "../strategies/dq.h"
 #include "sections.h"
 #include "stats.h"
@@ -607,7 +608,8 @@ static void opcost_said(dq_md *o, const dq_opcost *oc)
         if (k < i)
             continue;               /* said at its first row */
         dq_opcost_range(oc, x->strategy, x->mix, &lo, &hi);
-        if (lo != NULL && hi != lo && lo->ns_median > 0)
+        if (lo != NULL && hi != lo && lo->ns_median > 0 &&
+            lo->n >= DQ_OPCOST_N_MIN)   /* log 1 = 0: no ratio */
             DQ_TEXT(o, "perf.opcost_growth", "strategy=%s mix=%s lo_n=%"
                     PRId64 " lo=%.0f hi_n=%" PRId64 " hi=%.0f x=%.2f "
                     "lr=%.2f ", x->strategy, x->mix, lo->n, lo->ns_median,
@@ -617,17 +619,33 @@ static void opcost_said(dq_md *o, const dq_opcost *oc)
     dq_put(o, "\n\n");
 }
 
-/* The figure and table of `dqlab opcost` (results/opcost/latest), when
- * there is a run: the in-process strategies' cost per operation against
- * the pending tasks (C17's O(log n) half). */
-static int write_opcost(dq_md *o, const dq_results *r, char *err,
-                        size_t errlen)
+/* The distinct n of the run's rows, "0, 1000" into ns (len bytes), in
+ * the order of the rows; returns how many of them are DQ_OPCOST_N_MIN or
+ * more (the n a log axis and a ratio of logarithms can use). */
+static size_t opcost_distinct_n(const dq_opcost *oc, char *ns, size_t len)
 {
-    const dq_opcost *oc = &r->opcost;
+    size_t usable = 0, off = 0;
+    ns[0] = '\0';
+    for (size_t i = 0; i < oc->n; i++) {
+        size_t k = 0;
+        while (k < i && oc->rows[k].n != oc->rows[i].n)
+            k++;
+        if (k < i)
+            continue;               /* counted at its first row */
+        usable += oc->rows[i].n >= DQ_OPCOST_N_MIN;
+        dq_append(ns, len, &off, "%s%" PRId64, off ? ", " : "",
+                  oc->rows[i].n);
+    }
+    return usable;
+}
+
+/* The figure of the rows with a usable n (a log axis has no 0) and its
+ * caption.  0 or -1 with err. */
+static int opcost_figure(dq_md *o, const dq_opcost *oc, char *err,
+                         size_t errlen)
+{
     char *buf;
     size_t len;
-    if (!oc->present)
-        return 0;
     FILE *f = dq_mem_open(&buf, &len, err, errlen);
     if (f == NULL)
         return -1;
@@ -635,18 +653,39 @@ static int write_opcost(dq_md *o, const dq_results *r, char *err,
           "ns_per_op_max\n", f);
     for (size_t i = 0; i < oc->n; i++) {
         const dq_opcost_row *x = &oc->rows[i];
-        fprintf(f, "%s,%s,%" PRId64 ",%" PRId64 ",%.2f,%.2f,%.2f\n",
-                x->strategy, x->mix, x->n, x->ops, x->ns_median, x->ns_min,
-                x->ns_max);
+        if (x->n >= DQ_OPCOST_N_MIN)
+            fprintf(f, "%s,%s,%" PRId64 ",%" PRId64 ",%.2f,%.2f,%.2f\n",
+                    x->strategy, x->mix, x->n, x->ops, x->ns_median,
+                    x->ns_min, x->ns_max);
     }
     fclose(f);
-    DQ_TEXT(o, "perf.opcost_head", "command=%s date=%s\n\n",
-            dq_meta_get(&oc->meta, "command"), dq_meta_get(&oc->meta, "date"));
     int rc = dq_figure(o, "opcost", "opcost", buf, len, true, err, errlen);
     free(buf);
     if (rc != 0)
         return -1;
     DQ_TEXT(o, "perf.opcost_caption", "\n\n");
+    return 0;
+}
+
+/* The figure and table of `dqlab opcost` (results/opcost/latest), when
+ * there is a run: the in-process strategies' cost per operation against
+ * the pending tasks (C17's O(log n) half).  A run with fewer than two
+ * usable n (written by hand, or by a dqlab that took --n 0) has no
+ * growth to draw: its table, and a line on what is missing instead. */
+static int write_opcost(dq_md *o, const dq_results *r, char *err,
+                        size_t errlen)
+{
+    const dq_opcost *oc = &r->opcost;
+    char ns[512];
+    if (!oc->present)
+        return 0;
+    size_t usable = opcost_distinct_n(oc, ns, sizeof ns);
+    DQ_TEXT(o, "perf.opcost_head", "command=%s date=%s\n\n",
+            dq_meta_get(&oc->meta, "command"), dq_meta_get(&oc->meta, "date"));
+    if (usable < DQ_OPCOST_DISTINCT_N_MIN)
+        DQ_TEXT(o, "perf.opcost_few", "ns=%s root=%s\n\n", ns, r->root);
+    else if (opcost_figure(o, oc, err, errlen) != 0)
+        return -1;
     dq_head(o, "strategy|mix|pending n|operations per repeat|ns per "
                "operation (median)|min-max of the repeats");
     for (size_t i = 0; i < oc->n; i++) {
@@ -656,7 +695,8 @@ static int write_opcost(dq_md *o, const dq_results *r, char *err,
                x->ops, x->ns_median, x->ns_min, x->ns_max);
     }
     dq_table_end(o);
-    opcost_said(o, oc);
+    if (usable >= DQ_OPCOST_DISTINCT_N_MIN)
+        opcost_said(o, oc);
     dq_raw(o, oc->dir, "opcost.csv, meta.txt");
     return 0;
 }

@@ -398,7 +398,7 @@ Test(opcost_args, good_values)
 {
     dq_opcost_opts o;
     char err[256];
-    cr_assert_eq(PARSE(&o, err, "--strategies", "wheel", "--n", "0,5,10000000",
+    cr_assert_eq(PARSE(&o, err, "--strategies", "wheel", "--n", "2,5,10000000",
                        "--ops", "7", "--repeats", "2", "--out", "/tmp/x"),
                  0, "%s", err);
     cr_expect_eq(o.nstrategies, 1);
@@ -433,6 +433,11 @@ Test(opcost_args, bad_values)
     cr_expect_eq(PARSE(&o, err, "--n", "10,x"), -1);
     cr_expect(strstr(err, "--n") != NULL, "%s", err);
     cr_expect_eq(PARSE(&o, err, "--n", "-1"), -1);
+    /* log2(1) = 0: the report's ratio of logarithms needs n >= 2 */
+    cr_expect_eq(PARSE(&o, err, "--n", "0,1000"), -1);
+    cr_expect(strstr(err, "--n: '0' is out of range 2..") != NULL, "%s", err);
+    cr_expect_eq(PARSE(&o, err, "--n", "1,1000"), -1);
+    cr_expect(strstr(err, "--n: '1' is out of range 2..") != NULL, "%s", err);
     cr_expect_eq(PARSE(&o, err, "--n", "100000001"), -1);
     cr_expect_eq(PARSE(&o, err, "--ops", "0"), -1);
     cr_expect(strstr(err, "--ops") != NULL, "%s", err);
@@ -508,6 +513,33 @@ Test(opcost_cli, bad_input_exits_2_with_one_line_and_no_files)
     cr_expect_eq(lines, 1);
     cr_expect(named, "the message does not name --n and '0x'");
     cr_expect_eq(entries(root), -1, "bad input created %s", root);
+}
+
+/* An n the slopes cannot use (log2 0 is undefined): exit 2, one line
+ * naming --n, and no results directory made. */
+Test(opcost_cli, n_zero_exits_2_and_writes_nothing)
+{
+    char cmd[PATH_MAX + 256], out[PATH_MAX], root[PATH_MAX], line[512];
+    snprintf(out, sizeof out, "/tmp/dqlab-opcost-n0-%ld.txt", (long)getpid());
+    snprintf(root, sizeof root, "/tmp/dqlab-opcost-n0-%ld", (long)getpid());
+    snprintf(cmd, sizeof cmd, "'%s' opcost --n 0 --ops 10 --repeats 1 "
+             "--out '%s' 2>'%s' >/dev/null", dqlab(), root, out);
+    cr_expect_eq(sh(cmd), 2);
+    FILE *f = fopen(out, "r");
+    cr_assert_not_null(f);
+    int lines = 0;
+    bool named = false;
+    while (fgets(line, sizeof line, f) != NULL) {
+        lines++;
+        named |= strstr(line, "--n: '0' is out of range") != NULL;
+    }
+    fclose(f);
+    unlink(out);
+    cr_expect_eq(lines, 1);
+    cr_expect(named, "the message does not name --n and '0': %s", line);
+    cr_expect_eq(entries(root), -1, "--n 0 created %s", root);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    sh(cmd);
 }
 
 /* Checks opcost.csv of run directory dir: the header, then rows strategy,

@@ -247,3 +247,85 @@ Test(report_perf, malformed_targets_refused_with_line, .timeout = 120)
     free(err);
     cleanup(root);
 }
+
+/* An opcost run beside the bench run: root/opcost/run (latest -> run)
+ * with a meta.txt, an empty opcost_slopes.csv and opcost.csv rows for
+ * heap and wheel (mix now) at each n of the comma list ns. */
+static void make_opcost(const char *root, const char *ns)
+{
+    char cmd[3 * PATH_MAX], run[PATH_MAX], csv[4096], list[256];
+    size_t off = 0;
+    snprintf(run, sizeof run, "%s/opcost/run", root);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && ln -s run '%s/opcost/latest'",
+             run, root);
+    cr_assert_eq(sh(cmd), 0);
+    put(run, "meta.txt", "# test\nexperiment = opcost\ncommand = bin/dqlab "
+        "opcost\ndate = 2026-01-01T00:00:00+0000\ncomplete = yes\n");
+    put(run, "opcost_slopes.csv", "strategy,mix,points,n_min,n_max,"
+        "ns_per_log2n,intercept_ns,r2\n");
+    off = (size_t)snprintf(csv, sizeof csv, "strategy,mix,n,ops,"
+                           "ns_per_op_median,ns_per_op_min,ns_per_op_max,"
+                           "ns_per_op_mean,virtual_ms_per_op\n");
+    snprintf(list, sizeof list, "%s", ns);
+    for (char *save = NULL, *n = strtok_r(list, ",", &save); n;
+         n = strtok_r(NULL, ",", &save))
+        off += (size_t)snprintf(csv + off, sizeof csv - off,
+                                "heap,now,%s,1000,50.00,49.00,51.00,50.00,\n"
+                                "wheel,now,%s,1000,40.00,39.00,41.00,40.00,"
+                                "\n", n, n);
+    put(run, "opcost.csv", csv);
+}
+
+/* The report on a bench run and an opcost run at the pending counts ns:
+ * exits 0 (stderr shown if not), and its Performance section (malloc'd). */
+static char *perf_with_opcost(const char *tag, const char *ns)
+{
+    char root[PATH_MAX], run[PATH_MAX], path[PATH_MAX + 16];
+    make_bench(root, sizeof root, run, sizeof run, tag);
+    make_opcost(root, ns);
+    int rc = report(root);
+    if (rc != 0) {
+        snprintf(path, sizeof path, "%s.err", root);
+        char *err = tl_read_file(path);
+        cr_assert_fail("dqlab report on opcost n = %s exited %d: %s", ns, rc,
+                       err);
+    }
+    char *s = perf_section(root);
+    cleanup(root);
+    return s;
+}
+
+/* A stored opcost run without two distinct n >= 2 (n = 0 only, or one n)
+ * has nothing to draw: the report still succeeds, shows the run's table
+ * and says what is missing instead of the figure. */
+Test(report_perf, opcost_without_two_n_says_what_is_missing, .timeout = 120)
+{
+    static const char *const cases[] = {"0", "1000", "0,1"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char tag[16], l[4096], want[64];
+        snprintf(tag, sizeof tag, "oc%zu", i);
+        char *s = perf_with_opcost(tag, cases[i]);
+        snprintf(want, sizeof want, "this run measured n = %s.",
+                 i == 2 ? "0, 1" : cases[i]);
+        cr_expect(line_with(s, l, sizeof l, "*Not drawn:*", want, NULL)
+                  != NULL, "n = %s: no line on what is missing", cases[i]);
+        cr_expect(strstr(s, "figures/opcost.svg") == NULL,
+                  "n = %s: a figure drawn", cases[i]);
+        cr_expect(line_with(s, l, sizeof l, "| heap | now |", "| 50.0 |",
+                            NULL) != NULL, "n = %s: no table row", cases[i]);
+        free(s);
+    }
+}
+
+/* A run with n = 0 beside two usable n (an older dqlab took --n 0): the
+ * figure is drawn from the usable n, without the one a log axis lacks. */
+Test(report_perf, opcost_n_zero_beside_two_n_is_drawn, .timeout = 120)
+{
+    char *s = perf_with_opcost("ocz", "0,1000,10000");
+    cr_expect(strstr(s, "figures/opcost.svg") != NULL, "no figure");
+    cr_expect(strstr(s, "*Not drawn:*") == NULL, "said not drawn");
+    cr_expect(strstr(s, "heap (now): 50 ns per operation at n = 1000, 50 "
+                     "at 10000") != NULL,
+              "no growth from the least usable n: %s", s);
+    free(s);
+}

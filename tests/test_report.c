@@ -520,3 +520,22 @@ Test(report_claims, missing_claim_row_is_bad_input, .timeout = 60)
     refused_rows(root, true, "/^| C02 /d", "^<!-- tallies -->",
                  "claim_rows.tallies has no row C02");
 }
+
+/* A strategy cell that names no registered strategy (a tally's, a
+ * recipe's, a faults row's "!name") is bad input, refused at load with
+ * the file and line, not a claim "not yet measured". */
+Test(report_claims, unknown_strategy_in_claim_rows_is_refused, .timeout = 60)
+{
+    char root[PATH_MAX];
+    snprintf(root, sizeof root, "/tmp/dqlab-report-rowstrat-%ld",
+             (long)getpid());
+    refused_rows(root, false, "s/^| C02   | lua  /| C02   | lau  /",
+                 "^| C02 ", "strategy 'lau' is not a registered strategy "
+                 "(`dqlab list` names them)");
+    refused_rows(root, false, "/^| C07   | zpopmin /s/zpopmin/zpopmn/",
+                 "^| C07   | zpopmn ", "strategy 'zpopmn' is not a "
+                 "registered strategy (`dqlab list` names them)");
+    refused_rows(root, false, "/^| host_every /s/!expiry/!expiri/",
+                 "^| host_every ", "strategy 'expiri' is not a registered "
+                 "strategy (`dqlab list` names them)");
+}

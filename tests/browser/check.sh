@@ -23,6 +23,10 @@
 #   browser/timeout_kills_browser  a browser that never answers is killed
 #                            after --timeout 1: exit 2, no process of it
 #                            left, no temporary directory left
+#   browser/long_labels_wrap  long-labels.html (a body) under the report's
+#                            own head, report/page.html: long labels with
+#                            no space in bold, lists, links and code break
+#                            at 390 px instead of widening the page: exit 0
 #   browser/real_report_passes  the report `dqlab report` writes meets the
 #                            contract: the experiments of tests/smoke/ (the
 #                            quick suite's plots in miniature, about 20 s on
@@ -183,6 +187,22 @@ test_timeout_kills_browser() {
     [ -z "$(ls -A "$work/tmp")" ] || bad "left in TMPDIR: $(ls -A "$work/tmp" | tr '\n' ' ')"
 }
 
+# The report's style (report/page.html, as dqlab report writes index.html:
+# that head, the body, the end of the page) on long labels without spaces.
+test_long_labels_wrap() {
+    page=$work/long-labels.html
+    out=$work/long-labels.out
+    { cat report/page.html tests/browser/long-labels.html
+      printf '</body>\n</html>\n'; } >"$page"
+    sh "$check" "$page" >"$out" 2>&1
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        bad "firstscreen.sh exited $rc on long-labels.html under report/page.html, expected 0; it said:"
+        why="$why$(sed 's/^/    /' "$out")
+"
+    fi
+}
+
 # The first screen of a report built from real results: what `make report`
 # writes, in miniature.  Exit 1 from an experiment is a finding (a strategy
 # broke a guarantee it declares), as in `make report`; anything else fails.
@@ -236,6 +256,7 @@ run fixture_passes
 run negative_fails
 run no_browser_hint
 run timeout_kills_browser
+run long_labels_wrap
 run real_report_passes
 
 if [ -n "$tap" ]; then
