@@ -263,6 +263,23 @@ static int64_t json_count(json_t *o, const char *key)
     return json_is_integer(v) ? (int64_t)json_integer_value(v) : -1;
 }
 
+/* What the exit codes of a trial's `dqlab run` and of `dqlab check` on
+ * its log mean together (README, "Exit codes"), for the result line. */
+static const char *exits_mean(int run_rc, int check_rc)
+{
+    if (run_rc == 130)
+        return "the trial was interrupted";
+    if (run_rc != 0 && run_rc != 1)
+        return "the trial could not run (bad input or environment)";
+    if (check_rc == 3)
+        return "its log carries no verdict (the trial did not end cleanly)";
+    if (check_rc != 0 && check_rc != 1)
+        return "its log could not be read";
+    if (run_rc == 1 || check_rc == 1)
+        return "a guarantee the strategy declares was broken";
+    return "no guarantee the strategy declares was broken";
+}
+
 /* Judges a finished trial by its exit codes and summary; sets c->why. */
 static x_result judge_trial(x_ctx *c, const dq_xcheck *k, const char *dir,
                             int run_rc, int check_rc, const char *errpath)
@@ -290,11 +307,12 @@ static x_result judge_trial(x_ctx *c, const dq_xcheck *k, const char *dir,
         snprintf(al, sizeof al, " (allowed: %" PRId64 ")", k->max_lost);
     if (k->max_extra >= 0 && extra > k->max_extra)
         snprintf(ae, sizeof ae, " (allowed: %" PRId64 ")", k->max_extra);
-    snprintf(c->why, sizeof c->why, "dqlab run exited %d, dqlab check %d "
-             "(1: a guarantee the strategy declares was broken); lost %"
-             PRId64 "%s, extra deliveries %" PRId64 "%s, tasks that came "
-             "back after a kill or a lease %" PRId64, run_rc, check_rc, lost,
-             al, extra, ae, back);
+    snprintf(c->why, sizeof c->why, "dqlab run exited %d and dqlab check "
+             "of its log %d: %s.  The trial lost %" PRId64 " task%s%s, made "
+             "%" PRId64 " extra deliver%s%s, and %" PRId64 " task%s came back "
+             "after a kill or a lease.", run_rc, check_rc,
+             exits_mean(run_rc, check_rc), lost, lost == 1 ? "" : "s", al,
+             extra, extra == 1 ? "y" : "ies", ae, back, back == 1 ? "" : "s");
     return ok ? X_PASS : X_FAIL;
 }
 
@@ -330,9 +348,15 @@ static x_result check_trial(x_ctx *c, const dq_xcheck *k, size_t no)
                        ? run_child(c, c->exe, cv, NULL, cout, cout) : 2;
     if (check_rc < 0)
         return X_ERROR;
-    snprintf(c->ran, sizeof c->ran, "dqlab run --strategy %s %s --out %s; "
-             "dqlab check %s (output: %s, %s)", c->s->name, shown, dir,
-             log, out, cout);
+    /* A temporary directory is gone once the command ends: no path. */
+    if (c->temp)
+        snprintf(c->ran, sizeof c->ran, "dqlab run --strategy %s %s --out "
+                 "DIR; dqlab check DIR/events.log (DIR: the temporary "
+                 "directory)", c->s->name, shown);
+    else
+        snprintf(c->ran, sizeof c->ran, "dqlab run --strategy %s %s --out "
+                 "%s; dqlab check %s (output: %s, %s)", c->s->name, shown,
+                 dir, log, out, cout);
     return judge_trial(c, k, dir, run_rc, check_rc, errp);
 }
 
@@ -489,8 +513,9 @@ static x_result judge_suite(x_ctx *c, const dq_xcheck *k, const char *ident,
     }
     if (v->ran == 0 && v->skips[0] == '\0') {
         snprintf(c->why, sizeof c->why, "the suite ran no test of %s (exit "
-                 "%d, output %s): is X(%s) in DQ_STRATEGY_MAP and the test "
-                 "binary rebuilt?", ident, rc, log, ident);
+                 "%d%s%s): is X(%s) in DQ_STRATEGY_MAP and the test binary "
+                 "rebuilt?", ident, rc, c->temp ? "" : ", output ",
+                 c->temp ? "" : log, ident);
         return X_FAIL;
     }
     snprintf(c->why, sizeof c->why, "%zu test%s of %s ran, %zu failed%s%s%s"
@@ -531,8 +556,10 @@ static x_result check_suite(x_ctx *c, const dq_xcheck *k)
     free(env);
     dq_redis_server_stop(&srv);
     snprintf(c->ran, sizeof c->ran, "%s --filter '%s' on a private "
-             "redis-server (output %s, TAP report %s)", bin, filter, log,
-             tap);
+             "redis-server", bin, filter);
+    if (!c->temp)
+        app(c->ran, sizeof c->ran, &(size_t){strlen(c->ran)}, " (output %s, "
+            "TAP report %s)", log, tap);
     if (rc < 0)
         return X_ERROR;
     if (tap_scan(tap, ident, k->tests, &v) != 0) {
@@ -540,8 +567,9 @@ static x_result check_suite(x_ctx *c, const dq_xcheck *k)
         int e = errno;
         first_line(log, first, sizeof first);
         snprintf(c->why, sizeof c->why, "%s: %s (the suite exited %d; the "
-                 "first line of its output %s: %s)", tap, strerror(e), rc,
-                 log, first);
+                 "first line of its output%s%s: %s)", c->temp ? "its TAP "
+                 "report" : tap, strerror(e), rc, c->temp ? "" : " ",
+                 c->temp ? "" : log, first);
         return X_ERROR;
     }
     return judge_suite(c, k, ident, &v, rc, log);

@@ -38,7 +38,7 @@ static const struct {
     {"bench", dq_cmd_bench, "measure speed, the Redis ceiling and backlog "
                             "scaling (results/bench/)"},
     {"probes", dq_cmd_probes, "check claims about Redis itself (C06-C09, "
-                              "C20; results/probes/)"},
+                              "C20, C22, C27, C28; results/probes/)"},
     {"opcost", dq_opcost_cmd, "ns per operation of in-process strategies vs "
                               "pending tasks (results/opcost/)"},
     {"witness", dq_witness_cmd, "charts of real failures (results/witness/)"},
