@@ -317,7 +317,7 @@ int dq_sec_lateness_cdf(dq_md *o, const dq_results *r, const dq_rexp *e,
         DQ_TEXT(o, "lateness.not_all", "lost=%" PRIu64 " s=%s early=%"
                 PRIu64, lost, dq_s(lost), early);
     dq_put(o, "\n\n");
-    DQ_TEXT(o, "lateness.why", " ");
+    DQ_TEXT(o, "lateness.why", "");
     for (size_t i = 0; i < ns; i++)
         said_why(o, e, &ls[i], tail, sizeof tail, &off);
     if (off > 0)
