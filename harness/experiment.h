@@ -11,7 +11,7 @@
  *   name        = concurrency            ; [A-Za-z0-9_-]{1,48}, required
  *   title       = Concurrency and duplicates
  *   description = One line or several; continuation lines are indented.
- *   claims      = C01 C02 C13            ; ids from CLAIMS.md (report)
+ *   claims      = C01 C02 C13            ; ids of docs/CLAIMS.md
  *   plots       = duplicates, throughput ; figures the report draws, the
  *                                        ; kinds of plots.h (some pick the
  *                                        ; report section)

@@ -1,5 +1,6 @@
 /* probes.c -- `dqlab probes`: decisive checks of claims about Redis itself
- * (C06, C07, C08, C09, C20 of CLAIMS.md) against a real redis-server.
+ * (C06-C09, C20, C22, C27 and C28 of docs/CLAIMS.md, the last three in
+ * probes_more.c) against a real redis-server.
  *
  * Every probe sends real commands and records what Redis answered
  * (probes.h gives the CSV format).  What each one does and why it decides

@@ -1,5 +1,5 @@
 /* claims.h -- the claims dqlab puts to the test (C01..C28, the ids of
- * CLAIMS.md) and the rules that decide them from the results model.
+ * docs/CLAIMS.md) and the rules that decide them from the results model.
  *
  * The table is data: each row carries the claim in dqlab's own words and
  * the measurement that would decide it (texts of text/claims.md) and a

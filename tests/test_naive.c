@@ -3,7 +3,7 @@
  * naive claims with two commands, ZRANGEBYSCORE (read the due head) then
  * ZREM (remove it), and hands the task out whatever ZREM returned.  Two
  * consumers that both read the head before either removes it both get the
- * task: claims C01 and C13 in /work/shared/CLAIMS.md.  The conformance
+ * task: claims C01 and C13 in docs/CLAIMS.md.  The conformance
  * suite already asserts duplicates > 0 through the DQ_G_DUPLICATES flag;
  * this file pins the cause down: the duplicates come from the race between
  * consumers, so with ONE consumer (same gap_us, same tasks) there are none,
