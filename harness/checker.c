@@ -122,6 +122,8 @@ typedef struct window {   /* a paired fault window */
     char arg[64];
     unsigned explains;    /* its row's DQ_FAULT_EXPLAINS_* (0: unknown) */
     dq_fault_loss loss;   /* its row's loss rule (DQ_LOSS_NONE: unknown) */
+    int64_t rollback_us;  /* how far before begin the writes its row says
+                             it may drop reach (rollback_ms); -1: none */
 } window;
 
 typedef struct checker {
@@ -487,6 +489,12 @@ static void window_begin(checker *c, dq_check *out, const fent *f)
     snprintf(w->arg, sizeof w->arg, "%s", f->arg);
     w->explains = ops != NULL ? ops->explains : 0;
     w->loss = ops != NULL ? ops->loss : DQ_LOSS_NONE;
+    w->rollback_us = -1;
+    if (ops != NULL && ops->rollback_ms != NULL) {
+        int64_t ms = ops->rollback_ms(f->arg);
+        if (ms >= 0)
+            w->rollback_us = ms > INT64_MAX / 1000 ? INT64_MAX : ms * 1000;
+    }
     out->fault_windows++;
     if (out->faults[f->fault].windows++ == 0)
         snprintf(out->faults[f->fault].arg, sizeof out->faults[0].arg, "%s",
@@ -709,6 +717,26 @@ static const window *retried_in(const checker *c, int64_t e_us)
     return NULL;
 }
 
+/* The first window of a fault that rolls the server's data back
+ * (rollback_us >= 0) begun at or before t, the repeat, whose reach -- from
+ * rollback_us before its begin through its end -- holds prev_t, the
+ * delivery before it: that claim's write may have been dropped, so the
+ * task came back, however long after the window the repeat came.  NULL
+ * when none. */
+static const window *rolled_back(const checker *c, int64_t prev_t,
+                                 int64_t t)
+{
+    for (size_t i = 0; i < c->nwv; i++) {
+        const window *w = &c->wv[i];
+        if (w->begin > t)
+            break;
+        if (w->rollback_us >= 0 && prev_t <= w->end &&
+            (prev_t >= w->begin || w->begin - prev_t <= w->rollback_us))
+            return w;
+    }
+    return NULL;
+}
+
 /* Each extra delivery of the id, in time order: redelivered, a duplicate
  * a fault explains, or one none does (checker.h). */
 /* Was the id acked before delivery d?  An A in the same microsecond as d
@@ -749,7 +777,8 @@ static void judge_extra(const checker *c, dq_check *out, const span *sp)
                    (x = open_at(c, d->t, prev->cons, d->cons)) != NULL ||
                    (prev->t < sp->r->e_us &&
                     (x = retried_before(c, sp->r->e_us)) != NULL) ||
-                   (x = retried_in(c, sp->r->e_us)) != NULL) {
+                   (x = retried_in(c, sp->r->e_us)) != NULL ||
+                   (x = rolled_back(c, prev->t, d->t)) != NULL) {
             out->dup_fault++;
             out->faults[x->fault].dup_fault++;
         } else {

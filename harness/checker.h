@@ -142,8 +142,13 @@
  *                 acknowledged, retried it, and the retry added the task
  *                 again after its delivery), or the id's E record lies
  *                 inside such a window (the retry landed after a mover
- *                 had taken the first copy on, so both come after E): a
- *                 duplicate a fault explains
+ *                 had taken the first copy on, so both come after E), or
+ *                 a window of a fault that rolls data back (its row's
+ *                 rollback_ms) began at or before this one and the
+ *                 previous delivery lies in its reach, from rollback_ms
+ *                 before its begin through its end (the crash dropped
+ *                 that claim's write, so the task came back, however
+ *                 long after the window): a duplicate a fault explains
  *   dup_nofault   otherwise: a duplicate no fault explains (a bug, or
  *                 naive's documented race).  A delivery after an ack of
  *                 the same id is never a redelivery.

@@ -127,6 +127,23 @@ static bool oc_loss_allowed(const char *arg, unsigned flags)
     return strstr(arg, "always") == NULL || !dq_fault_keeps_all(flags);
 }
 
+/* How far before the crash the writes it drops reach, by the AOF mode in
+ * the begin arg ("mode=MODE").  Redis's persistence page
+ * (https://redis.io/docs/management/persistence/): with appendfsync
+ * always the AOF is fsynced before the replies go out, so what a client
+ * saw done before the kill survives and only the write in progress at
+ * the kill can go: the span starts at the begin record, written right
+ * before the kill; with everysec "you may lose 1 second of data", and
+ * src/aof.c (flushAppendOnlyFile) postpones the write while the
+ * background fsync runs, "but we can't wait over two seconds", so the
+ * dropped tail reaches at most about 2 s back (tests/test_oscrash.c
+ * checks that bound).  A claim done in that span and dropped brings its task
+ * back after the restart: a repeat whenever it is delivered again. */
+static int64_t oc_rollback_ms(const char *arg)
+{
+    return strstr(arg, "always") != NULL ? 0 : 2000;
+}
+
 static void oc_describe(const dq_fault *f, char *buf, size_t len)
 {
     snprintf(buf, len, "a host crash of the redis-server with AOF %s (what "
@@ -153,10 +170,12 @@ const dq_fault_ops dq_fault_os_crash = {
     .begin = oc_begin,
     .finish = oc_finish,
     /* What was acknowledged before the crash and not yet fsynced is gone;
-     * a claim whose write was lost comes back as a repeat. */
+     * a claim whose write was lost comes back as a repeat, after the
+     * window's end as often as inside it (oc_rollback_ms). */
     .loss = DQ_LOSS_ENQUEUED,
     .explains = DQ_FAULT_REPEATS_ANY,
     .loss_allowed = oc_loss_allowed,
+    .rollback_ms = oc_rollback_ms,
     .describe = oc_describe,
     .mechanism = "The host dies: redis-server is killed and every AOF byte "
                  "it had written but not yet fsynced is discarded, as a "

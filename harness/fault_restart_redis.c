@@ -226,6 +226,29 @@ static bool rr_loss_allowed(const char *arg, unsigned flags)
     return strstr(arg, "always") == NULL || !dq_fault_keeps_all(flags);
 }
 
+/* How far before the kill the writes it drops reach, by the mode in the
+ * begin arg ("mode=MODE"; https://redis.io/docs/management/persistence/):
+ * off drops everything, rdb everything since the last snapshot that
+ * completed began (save "1 1": a second or two, more while a snapshot is
+ * slow), so both reach back to the start; always writes and fsyncs the
+ * AOF before the replies go out, so only the write in progress at the
+ * kill can go (the span starts at the begin record, right before it);
+ * everysec leaves what it wrote in the page cache, which a killed process
+ * does not lose, but src/aof.c (flushAppendOnlyFile) may postpone that
+ * write while a background fsync runs, "but we can't wait over two
+ * seconds", and the replies go out meanwhile: up to about 2 s of
+ * acknowledged writes can die with the process.  A claim done in that
+ * span and dropped brings its task back after the restart, however late
+ * it is delivered again. */
+static int64_t rr_rollback_ms(const char *arg)
+{
+    if (strstr(arg, "always") != NULL)
+        return 0;
+    if (strstr(arg, "everysec") != NULL)
+        return 2000;
+    return DQ_FAULT_ROLLBACK_ALL;
+}
+
 static void rr_describe(const dq_fault *f, char *buf, size_t len)
 {
     snprintf(buf, len, "the redis-server killed and restarted with %s",
@@ -254,10 +277,12 @@ const dq_fault_ops dq_fault_restart_redis = {
     .begin = rr_begin,
     .finish = rr_finish,
     /* A task enqueued before the window ended may have been wiped; a
-     * claim whose reply was lost may come back as a repeat. */
+     * claim whose reply was lost may come back as a repeat, and so may
+     * one whose write the restart dropped (rr_rollback_ms). */
     .loss = DQ_LOSS_ENQUEUED,
     .explains = DQ_FAULT_REPEATS_ANY,
     .loss_allowed = rr_loss_allowed,
+    .rollback_ms = rr_rollback_ms,
     .describe = rr_describe,
     .mechanism = "The redis-server is killed and started again on the same "
                  "directory.  Without persistence everything pending is "

@@ -254,6 +254,10 @@ enum {
                                             held against at-most-once */
 };
 
+/* dq_fault_ops.rollback_ms for a fault that may drop every write made
+ * before it (no persistence, or a snapshot of unknown age). */
+#define DQ_FAULT_ROLLBACK_ALL INT64_MAX
+
 /* Which tally of the report's first screen (report/facts.h) the losses
  * under a fault count in (dq_fault_ops.report_class). */
 typedef enum dq_fault_class {
@@ -338,6 +342,16 @@ struct dq_fault_ops {
     bool (*loss_allowed)(const char *arg, unsigned flags);
     const char *lost_verdict; /* its own violation line for a loss the
                                  flags rule out; NULL: the common one */
+    /* Optional, for a fault that rolls the server's data back (a crash
+     * drops the writes not yet durable, a promoted replica lacks what it
+     * had not applied): how many ms before the window's begin the writes
+     * it may drop reach, from the arg of its begin record
+     * (DQ_FAULT_ROLLBACK_ALL: back to the start).  A task whose
+     * delivery fell from then through the window's end and that is
+     * delivered again after the begin, whenever, came back because its
+     * claim's write was dropped: a duplicate the fault explains
+     * (checker.h dup_fault).  NULL: the fault rolls nothing back. */
+    int64_t (*rollback_ms)(const char *arg);
 
     /* The report: describe writes the phrase for f ("the redis-server
      * killed and restarted with AOF always"); mechanism says why the fault

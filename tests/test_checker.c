@@ -15,7 +15,10 @@
  * lost claimed / after a fault / without one, pending at the end, early
  * in a skew window); the verdict_*.log files check how each outcome feeds
  * the exit code for real strategies' declared guarantees; lost_kill_due.log
- * and lost_rules.log which fault windows can explain a never-delivered id.
+ * and lost_rules.log which fault windows can explain a never-delivered id;
+ * oscrash_dropped_claim.log (a real log), restart_rdb_dropped_claim.log,
+ * failover_lag_dropped_claim.log and rollback_reach.log which repeats a
+ * crash that rolls data back explains.
  *
  * Acks and the end of a log: lease_stale_ack.log (acks matched to the
  * attempt they acknowledge, refused stale acks), verdict_no_end.log,
@@ -780,6 +783,56 @@ Test(check_verdict, faults_exit_codes)
      * fault explains it -> lost violation, not hidden by the kill. */
     expect_check("lost_kill_due.log", 1, "verdict: VIOLATION: lost:");
     expect_check("lost_kill_due.log", 1, "1 no fault explains");
+}
+
+/* A crash that rolls the server's data back (os-crash, restart-redis with
+ * rdb, a failover to a lagging replica) explains the repeat of a task
+ * delivered in its window, whose claim it dropped, also when the repeat
+ * comes after the window's end.  oscrash_dropped_claim.log is a real log:
+ * its t26 came back 36 ms after the end. */
+Test(checker_faults, claim_a_crash_dropped_comes_back_after_its_window)
+{
+    static const struct {
+        const char *log, *fault;
+    } cases[] = {
+        {"oscrash_dropped_claim.log", "os-crash"},
+        {"restart_rdb_dropped_claim.log", "restart-redis"},
+        {"failover_lag_dropped_claim.log", "failover"},
+    };
+    dq_check c;
+    const char *why[8];
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        check_ok(cases[i].log, &c);
+        cr_assert_eq(c.duplicates, 1, "%s", cases[i].log);
+        cr_expect_eq(c.dup_nofault, 0, "%s: dup_nofault = %" PRIu64,
+                     cases[i].log, c.dup_nofault);
+        cr_expect_eq(c.dup_fault, 1, "%s: dup_fault = %" PRIu64,
+                     cases[i].log, c.dup_fault);
+        cr_expect_eq(fault_stat(&c, cases[i].fault)->dup_fault, 1, "%s",
+                     cases[i].log);
+        cr_expect_eq(dq_check_violations(&c, dq_strategy_find("lua")->flags,
+                                         false, why, 8), 0, "%s: %s",
+                     cases[i].log, why[0]);
+    }
+    expect_check("oscrash_dropped_claim.log", 0, "verdict: ok\n");
+    expect_check("oscrash_dropped_claim.log", 0,
+                 "1 duplicated after a fault, 0 without a fault");
+}
+
+/* ... but not a duplicate whose deliveries both lie outside the crash's
+ * reach: both before the crash (even within its 2 s of everysec), or both
+ * long after the restart. */
+Test(checker_faults, duplicate_outside_a_crashs_reach_is_not_its)
+{
+    dq_check c;
+
+    check_ok("rollback_reach.log", &c);
+    cr_assert_eq(c.duplicates, 5);
+    cr_expect_eq(c.dup_fault, 2, "dup_fault = %" PRIu64, c.dup_fault);
+    cr_expect_eq(c.dup_nofault, 3, "dup_nofault = %" PRIu64, c.dup_nofault);
+    cr_expect_eq(fault_stat(&c, "os-crash")->dup_fault, 2);
+    expect_check("rollback_reach.log", 1, "verdict: VIOLATION: duplicates:");
 }
 
 Test(check_verdict, no_known_strategy_is_not_judged)
