@@ -90,6 +90,7 @@ typedef struct dq_exercise {
     const char *fails_why;     /* what it lacks: "the starting point as it
                                   is" */
     dq_xcheck checks[DQ_XCHECKS_MAX + 1];
+    int line;                  /* the line of its [ID] in the file */
 } dq_exercise;
 
 /* Exercises read from a file: x[0..n-1], then one with id NULL. */
@@ -104,13 +105,19 @@ typedef struct dq_exercise_set {
  * the same way). */
 #define DQ_EXERCISE_FILE "experiments/exercises.conf"
 
+/* The longest line of the exercise file, in bytes without its newline
+ * (the line buffer inih reads it with; a longer value goes on over
+ * indented lines). */
+#define DQ_EXERCISE_LINE 198
+
 /* Reads the exercise file at path into *set (owned by the caller, freed by
  * dq_exercises_free), in the file's order.  Checks every key and section,
  * that each exercise has its title, task, reference, fails, fails_why and
  * one of from and after (an earlier exercise), and that every strategy it
  * names is registered in this build.  Returns 0, or -1 with one line in
- * err naming the file, the line or section, and what is wrong; *set is
- * then empty. */
+ * err: "file:line: what is wrong", the line of the section's header for a
+ * rule of a whole section or exercise ("file: ..." alone when it cannot
+ * be read or holds no exercise); *set is then empty. */
 int dq_exercises_load(const char *path, dq_exercise_set *set, char *err,
                       size_t errlen);
 void dq_exercises_free(dq_exercise_set *set);

@@ -73,6 +73,16 @@ const char *dq_flag_name(unsigned flag)
     return NULL;
 }
 
+bool dq_flag_parse(const char *name, unsigned *flag)
+{
+    for (size_t i = 0; i < sizeof flag_names / sizeof flag_names[0]; i++)
+        if (strcmp(flag_names[i].name, name) == 0) {
+            *flag = flag_names[i].flag;
+            return true;
+        }
+    return false;
+}
+
 /* ---- Errors -------------------------------------------------------------- */
 
 int dq_fail(dq_queue *q, int rc, const char *fmt, ...)

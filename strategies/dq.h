@@ -108,6 +108,10 @@ enum {
 /* Name of one guarantee flag ("at-most-once", "blocks", ...), or NULL. */
 const char *dq_flag_name(unsigned flag);
 
+/* The guarantee flag whose dq_flag_name is name, into *flag: true, or
+ * false (*flag untouched) when no flag has that name. */
+bool dq_flag_parse(const char *name, unsigned *flag);
+
 /* ---- Options ----------------------------------------------------------
  * Strategies take key=value options ("poll_ms=100", "batch=4").  Each
  * strategy lists the ones it accepts with their defaults and the values

@@ -28,6 +28,7 @@
 
 #include "../harness/exercise.h"
 #include "../harness/trialcols.h"
+#include "../strategies/dq.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -438,7 +439,7 @@ Test(exercise, file_loads)
 /* One malformed exercise file: refused, err holding want. */
 static void refused(const char *text, const char *want)
 {
-    char path[64], err[600];
+    char path[64], err[600] = "";
     dq_exercise_set set;
     snprintf(path, sizeof path, "/tmp/dqlab-exercises-%ld.conf",
              (long)getpid());
@@ -476,11 +477,98 @@ Test(exercise, file_refusals)
     refused("[a]\ntitle = t\nfrom = naive\nreference = nosuch\nfails = naive\n"
             "fails_why = w\ntask = t\n" CHECK_OK,
             ": [a]: no strategy 'nosuch' in this build");
-    refused("[a]\ntitle = t\nafter = a\nreference = naive\nfails = naive\n"
-            "fails_why = w\ntask = t\n" CHECK_OK,
-            ": [a] needs from (a strategy) or after (an earlier exercise)");
+    refused("[a]\ntitle = t\nfrom = naive\nafter = a\nreference = naive\n"
+            "fails = naive\nfails_why = w\ntask = t\n" CHECK_OK,
+            ":1: [a] needs from (a strategy) or after (an earlier exercise)");
     refused("[a]\ntitle = t\nreference = naive\n", ": [a] needs title, task");
     refused("title = t\n", ":1: title: a key before the first [ID]");
     refused("[A]\n", ":1: [A]: expected [ID] or [ID.N]");
     refused("", ": no exercise");
+}
+
+/* An exercise file that loads, in *set (the caller frees it). */
+static void accepted(const char *text, dq_exercise_set *set)
+{
+    char path[64], err[600];
+    snprintf(path, sizeof path, "/tmp/dqlab-exercises-%ld.conf",
+             (long)getpid());
+    put(path, text);
+    cr_assert_eq(dq_exercises_load(path, set, err, sizeof err), 0,
+                 "refused: %s", err);
+    unlink(path);
+}
+
+/* A ';' or '#' in a value is text, not a comment; an indented line that
+ * starts with one after a key would be a comment to inih, not the value
+ * going on, so it is refused rather than dropped. */
+Test(exercise, file_comment_rules)
+{
+    dq_exercise_set set;
+    accepted(EX_OK "[a.1]\nkind = declares\nwhat = w ; x # y\n"
+             "proves = p ; not a comment?\n", &set);
+    cr_expect_str_eq(set.x[0].checks[0].what, "w ; x # y");
+    cr_expect_str_eq(set.x[0].checks[0].proves, "p ; not a comment?");
+    dq_exercises_free(&set);
+    refused(EX_OK CHECK_OK "  ; more\n",
+            ":13: an indented line starting with ';' or '#'");
+    refused(EX_OK CHECK_OK "\t# more\n",
+            ":13: an indented line starting with ';' or '#'");
+}
+
+/* An indented '[' right after a header is a header to inih: refused, not
+ * read as the previous section's key (after a key it goes on the value). */
+Test(exercise, file_indented_header)
+{
+    dq_exercise_set set;
+    refused(EX_OK "[a.1]\n  [b]\n", ":10: an indented '[' line");
+    refused("  [a]\n", ":1: an indented '[' line");
+    accepted(EX_OK "[a.1]\nkind = declares\nwhat = w\n  [b]\nproves = p\n",
+             &set);
+    cr_expect_str_eq(set.x[0].checks[0].what, "w [b]");
+    dq_exercises_free(&set);
+}
+
+/* Every key of a check once, as an exercise's. */
+Test(exercise, file_check_keys_once)
+{
+    const char *trial = EX_OK "[a.1]\nkind = trial\nwhat = w\nproves = p\n";
+    char text[512];
+    snprintf(text, sizeof text, "%sargs = --x\nargs = --y\n", trial);
+    refused(text, ":14: args given twice");
+    snprintf(text, sizeof text, "%smax_lost = 1\nmax_lost = 2\n", trial);
+    refused(text, ":14: max_lost given twice");
+    refused(EX_OK CHECK_OK "need = blocks\nneed = duplicates\n",
+            ":14: need given twice");
+    refused(EX_OK CHECK_OK "proves = q\n", ":13: proves given twice");
+}
+
+/* The errors found at a section's end or from the whole exercise name the
+ * section's header line; an unknown or later `after` says so. */
+Test(exercise, file_errors_have_lines)
+{
+    refused(EX_OK "[a.1]\nkind = suite\nwhat = w\nproves = p\n[b]\n",
+            ":9: [a.1] needs kind, what and proves");
+    refused("\n" EX_OK, ":2: [a] has no check ([a.1])");
+    refused("[a]\ntitle = t\nafter = zz\nreference = naive\nfails = naive\n"
+            "fails_why = w\ntask = t\n" CHECK_OK,
+            ":1: [a]: after = zz: no earlier exercise 'zz'");
+    refused("[a]\ntitle = t\nafter = a\nreference = naive\nfails = naive\n"
+            "fails_why = w\ntask = t\n" CHECK_OK,
+            ":1: [a]: after = a: no earlier exercise 'a'");
+}
+
+/* Check numbers 1..4 as written, nothing after a header's ']'; guarantee
+ * names split on any blanks. */
+Test(exercise, file_header_and_words)
+{
+    dq_exercise_set set;
+    refused(EX_OK "[a.01]\n", ":9: [a.01]: expected [a.1]");
+    refused("[a] x\n", ":1: text after ']'");
+    accepted(EX_OK CHECK_OK "options = a\tb\n", &set);
+    cr_expect_str_eq(set.x[0].checks[0].options, "a b",
+                     "exercise.c splits on spaces");
+    dq_exercises_free(&set);
+    accepted(EX_OK CHECK_OK "need = at-least-once\tblocks\n", &set);
+    cr_expect_eq(set.x[0].checks[0].need, DQ_G_AT_LEAST_ONCE | DQ_G_BLOCKS);
+    dq_exercises_free(&set);
 }
