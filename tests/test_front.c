@@ -381,8 +381,65 @@ Test(front, loss_side_table_and_why, .timeout = 120)
                        "duplicates\\) the work ran twice because the queue "
                        "delivered the task twice"), "naive's are duplicates");
     cr_expect(has_line(root, "^\\*\\*C21: .* Their work ran twice for 1 "
-                       "task \\(in 1 trial\\)"), "C21 leaves out the work "
-                       "run twice");
+                       "of those 2 tasks \\(in 1 trial\\)"), "C21 leaves out "
+                       "the work run twice");
+    cleanup(root);
+}
+
+/* t1 acked, then after a host crash delivered again: a duplicate. */
+#define LOG_REPEAT                                                           \
+    "E\t900000\tt1\t1000\tp0\nE\t900001\tt2\t1000\tp0\n"                     \
+    "D\t1000500\tt1\tc0\t1\nA\t1000600\tt1\tc0\t1\n"                         \
+    "F\t1000650\tos-crash\tbegin\tmode=everysec\n"                            \
+    "F\t1000660\tos-crash\tend\tmode=everysec\n"                              \
+    "D\t1000700\tt2\tc1\t1\nA\t1000800\tt2\tc1\t1\n"                         \
+    "D\t1000900\tt1\tc1\t1\nA\t1001000\tt1\tc1\t1\n"
+
+/* C21 counts the work run twice by cause as the side tables do: a lease
+ * that ran out (loss) apart from a fault's repeat (durability, where the
+ * cell shows a duplicate), each with its experiment, and its interval
+ * over the same tasks. */
+Test(front, c21_work_twice_by_cause, .timeout = 120)
+{
+    char root[PATH_MAX], path[PATH_MAX];
+    fresh_root(root, sizeof root, "c21");
+    FILE *f = make_run(root, "loss", "name = loss\ntitle = Loss\ncomplete "
+                       "= yes\nplots = loss\nfaults = stall-consumer:800\n"
+                       "delay_ms = 0:100\n");
+    dq_trialrow row = {
+        .experiment = "loss", .trial = 1, .strategy = "lua-lease",
+        .producers = 1, .consumers = 2, .tasks = 2, .delay_max_ms = 100,
+        .work_us = 1000, .repeat = 1, .enqueued = 2, .delivered = 2,
+        .deliveries = 3, .redis_commands = -1, .redis_cpu_ms = -1,
+        .fault = "stall-consumer:800", .consumer_mode = "process",
+        .processed_twice = 1, .redis_stall_ms = 850.0, .ping_p99_ms = 1.5,
+    };
+    dq_trialrow_write(f, &row);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/loss/run/logs/trial-001.log", root);
+    put(path, LOG_HEAD("lua-lease", "stall-consumer:800") LOG_RESTART
+                  LOG_END);
+    f = make_run(root, "durability", "name = durability\ntitle = D\n"
+                 "complete = yes\nplots = loss\nfaults = os-crash:everysec\n"
+                 "delay_ms = 0:100\n");
+    row.experiment = "durability";
+    row.fault = "os-crash:everysec";
+    dq_trialrow_write(f, &row);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/durability/run/logs/trial-001.log", root);
+    put(path, LOG_HEAD("lua-lease", "os-crash:everysec") LOG_REPEAT LOG_END);
+    report(root);
+    cr_expect(has_line(root, "^\\*\\*C21: .* Their work ran twice for 2 "
+                       "of those 4 tasks \\(in 2 trials\\)"), "C21's total");
+    cr_expect(has_line(root, "^\\*\\*C21: .*  1 in experiment loss "
+                       "\\(lua-lease under stall-consumer:800: 1\\): the lease "
+                       "ran out"), "C21's lease that ran out");
+    cr_expect(has_line(root, "^\\*\\*C21: .*  1 in experiment durability "
+                       "\\(lua-lease under os-crash:everysec: 1\\): the queue "
+                       "delivered the task again"), "C21 blames a lease for "
+                       "a fault's repeat");
+    cr_expect(has_line(root, "^\\| C21 \\| .* work ran twice 2 of 4 \\("),
+              "C21's interval leaves out the work run twice");
     cleanup(root);
 }
 
