@@ -30,6 +30,11 @@
 #include "../strategies/dq.h"
 #include "results.h"
 
+/* Repeats a cell needs for its min-max to count as an interval (the
+ * claims), and trials a count needs before the front parts stop saying
+ * that it varies from run to run. */
+#define DQ_MIN_REPEATS 5
+
 /* A count over a sample: n of `of` tasks, in trials trials. */
 typedef struct dq_tally {
     bool measured;             /* some trial with a verdict gave it */

@@ -27,10 +27,11 @@ void dq_cell_name(dq_texts *t, const dq_fact *x, char *buf, size_t len);
  * duplicates" (no link: its flags, not a measurement). */
 void dq_cell_declared(dq_texts *t, const dq_fact *x, char *buf, size_t len);
 
-/* f's host crashes into buf, "zpopmin everysec 0/150, ..." (sep between
- * the counts: "/" or " of "; "" when none ran).  Returns the length. */
-size_t dq_host_list(const dq_facts *f, const char *sep, char *buf,
-                    size_t len);
+/* f's host crashes into buf, "zpopmin everysec 0/150 (0-2.5%), ..., 1
+ * trial each; 95% Wilson ..." (sep between the counts: "/" or " of "; ""
+ * when none ran), words from t.  Returns the length. */
+size_t dq_host_list(dq_texts *t, const dq_facts *f, const char *sep,
+                    char *buf, size_t len);
 
 /* The cells of the matrix, in its column order after the name: the
  * guarantee seen, consumer crashes, server crashes per AOF mode ("off

@@ -215,8 +215,11 @@ Test(front, matrix_and_scenarios_follow_the_results, .timeout = 120)
                        "\\*\\*at-least-once\\*\\*, as declared \\(\\[1 kill, 1 "
                        "trial\\]\\(#exp-loss\\)\\) \\| \\[0 of 2 lost\\]"
                        "\\(#exp-loss\\), 1 redelivered \\(1 trial\\) \\| "
-                       "\\[always 0/2\\]\\(#exp-loss\\) \\(1 trial\\) \\|"),
-              "lua-lease's loss cells from the logs");
+                       "\\[always 0/2\\]\\(#exp-loss\\) "
+                       "\\(1 trial, 0-[0-9.]+%; 95% Wilson over the tasks; "
+                       "from so few trials a count varies from run to "
+                       "run\\) \\|"),
+              "lua-lease's loss cells from the logs, with their sample");
     cr_expect(has_line(root, "^5\\. \\*\\*Do not use\\*\\*: \\[naive\\]"
                        "\\(#card-naive\\) \\(duplicates: \\[7 in 100"),
               "the guide does not name naive to avoid");
@@ -299,8 +302,16 @@ Test(front, facts_from_every_fault_experiment, .timeout = 120)
                        "trial\\]\\(#exp-loss\\)\\) \\| \\[0 of 2 lost\\]"
                        "\\(#exp-loss\\), 1 redelivered \\(1 trial\\) \\| not "
                        "measured; host crash: \\[always 0/2\\]\\(#exp-"
-                       "durability\\) \\(1 trial\\) \\|"),
+                       "durability\\) \\(1 trial, 0-[0-9.]+%; 95% Wilson "
+                       "over the tasks; from so few trials a count varies "
+                       "from run to run\\) \\|"),
               "lua-lease's kills from loss, its host crash from durability");
+    cr_expect(has_line(root, "on a host crash \\(power loss, un-fsynced "
+                       "writes dropped\\) they lost lua-lease always 0/2 "
+                       "\\(0-[0-9.]+%\\), list-reliable always 0/2 "
+                       "\\(0-[0-9.]+%\\), 1 trial each; 95% Wilson over "
+                       "the tasks; from so few trials a count varies"),
+              "the matrix note's host crashes without their sample");
     cr_expect(has_line(root, "^\\*Never lose one, never cancel twice\\.\\*  "
                        "\\*\\*Use \\[list-reliable\\]"),
               "orders: a host crash with always qualifies");
