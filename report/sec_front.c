@@ -16,7 +16,6 @@
 
 #include "front.h"
 #include "sections.h"
-#include "stats.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -95,21 +94,8 @@ void dq_cell_kill(dq_texts *t, const dq_facts *f, const dq_fact *x,
             back, x->kill.trials, dq_s(x->kill.trials));
 }
 
-/* The 95% Wilson interval of n of `of` as printed percentages, as the
- * claims print theirs (dq_claims_wilson). */
-static void wilson(uint64_t n, uint64_t of, char lo[16], char hi[16])
-{
-    double l, h;
-    dq_wilson(n, of, DQ_Z95, &l, &h);
-    dq_fmt_pct(lo, 16, l);
-    dq_fmt_pct(hi, 16, h);
-}
-
-/* The note after a list of counts with at least lo trials each: the
- * interval's name and, with fewer than DQ_MIN_REPEATS trials, that such
- * a count varies from run to run; into buf from off. */
-static void sample_tail(dq_texts *t, size_t lo, char *buf, size_t len,
-                        size_t *off)
+void dq_sample_tail(dq_texts *t, size_t lo, char *buf, size_t len,
+                    size_t *off)
 {
     DQ_TCATP(t, buf, len, off, lo >= DQ_MIN_REPEATS, "front.sample_tail",
              "front.sample_tail_few", "");
@@ -133,7 +119,7 @@ static size_t mode_list(dq_texts *t, const dq_tally *a, char *list,
         DQ_TCAT(t, list, len, &off, "front.crash_item", "%smode=%s n=%"
                 PRIu64 " of=%" PRIu64, off ? ", " : "", dq_aof_modes[m],
                 a[m].n, a[m].of);
-        wilson(a[m].n, a[m].of, l, h);
+        dq_facts_wilson(a[m].n, a[m].of, l, h);
         DQ_TCAT(t, sample, slen, &so, "front.mode_sample", "%smode=%s%s "
                 "trials=%zu s=%s lo=%s hi=%s", so ? "; " : "",
                 modes > 1 ? dq_aof_modes[m] : "", modes > 1 ? " " : "",
@@ -143,7 +129,7 @@ static size_t mode_list(dq_texts *t, const dq_tally *a, char *list,
         hi = a[m].trials > hi ? a[m].trials : hi;
     }
     if (trials > 0)
-        sample_tail(t, lo, sample, slen, &so);
+        dq_sample_tail(t, lo, sample, slen, &so);
     return trials;
 }
 
@@ -158,7 +144,7 @@ size_t dq_host_list(dq_texts *t, const dq_facts *f, const char *sep,
             char l[16], h[16];
             if (!a->measured)
                 continue;
-            wilson(a->n, a->of, l, h);
+            dq_facts_wilson(a->n, a->of, l, h);
             DQ_TCAT(t, buf, len, &off, "front.host_item", "%sname=%s mode=%s "
                     "n=%" PRIu64 " sep=%s of=%" PRIu64 " lo=%s hi=%s",
                     off ? ", " : "", f->f[i].s->name, dq_aof_modes[m], a->n,
@@ -174,7 +160,7 @@ size_t dq_host_list(dq_texts *t, const dq_facts *f, const char *sep,
     else
         DQ_TCAT(t, buf, len, &off, "front.host_trials_range", "lo=%zu hi=%zu",
                 lo, hi);
-    sample_tail(t, lo, buf, len, &off);
+    dq_sample_tail(t, lo, buf, len, &off);
     return off;
 }
 
