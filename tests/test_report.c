@@ -435,6 +435,22 @@ Test(report_claims, c10_overshoot_within_the_machines_floor, .timeout = 60)
     sh(cmd);
 }
 
+/* C04 states the tolerance its rule reads "almost nothing" with. */
+Test(report_claims, c04_states_its_tolerance, .timeout = 60)
+{
+    char root[PATH_MAX], cmd[4 * PATH_MAX];
+    snprintf(root, sizeof root, "/tmp/dqlab-report-c04-%ld", (long)getpid());
+    c10_results(root, 0.25, 0);
+    report(root);
+    snprintf(cmd, sizeof cmd, "grep -q '^\\*\\*C04: .*Tolerance: \"almost "
+             "nothing\" is read as under 1%% of one core (10 ms of server CPU "
+             "per second)' '%s/out/REPORT.md'", root);
+    cr_expect_eq(sh(cmd), 0, "C04 states no tolerance (%s/out/REPORT.md)",
+                 root);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    sh(cmd);
+}
+
 /* Every claim's line of the table names a sample and an interval, or says
  * "-" for both only where the verdict is "not yet measured". */
 Test(report_claims, every_verdict_has_sample_and_interval, .timeout = 60)
