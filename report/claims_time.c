@@ -567,9 +567,13 @@ DQ_RULE(dq_rule_c05)
         return TSAY(c05_faster, "x=%.2f n=%zu of=%zu", med, faster, n),
                DQ_VERDICT_DOES_NOT_HOLD;
     TSAY(c05_holds, "");
+    /* growth nearer none than log N's: an upper bound, not log N shown */
+    bool flat = med - 1.0 < (lr - 1.0) / 2.0;
+    if (flat)
+        TSAY(c05_flat, "  x=%.2f lr=%.2f", med, lr);
     if (hi < 1000000)
         return TSAY(c05_only_to, "%s", "  "), DQ_VERDICT_HOLDS_WITHIN;
-    return DQ_VERDICT_HOLDS;
+    return flat ? DQ_VERDICT_HOLDS_WITHIN : DQ_VERDICT_HOLDS;
 }
 
 /* ---- C17: the heap's wake-ups and cost per operation --------------------- */

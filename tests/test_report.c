@@ -451,6 +451,50 @@ Test(report_claims, c04_states_its_tolerance, .timeout = 60)
     sh(cmd);
 }
 
+/* root/bench: lua's claim timed behind 1000 and 1000000 pending tasks,
+ * p50 60 us and p50_big us. */
+static void c05_bench(const char *root, int p50_big)
+{
+    char cmd[2 * PATH_MAX], path[PATH_MAX + 64], csv[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s/bench/run' && "
+             "ln -sfn run '%s/bench/latest'", root, root, root);
+    cr_assert_eq(sh(cmd), 0);
+    snprintf(path, sizeof path, "%s/bench/run/meta.txt", root);
+    put(path, "complete = yes\n");
+    snprintf(csv, sizeof csv, "strategy,options,backlog,preload_s,"
+             "memory_bytes,bytes_per_task,enqueue_us_mean,enqueue_us_p50,"
+             "enqueue_us_p99,claims,claim_us_p50,claim_us_p90,claim_us_p99,"
+             "claim_us_max,empty_claims,preload\n"
+             "lua,,1000,0.1,1000,100,30,20,90,1000,60,70,90,100,0,copy\n"
+             "lua,,1000000,9.0,1000000,100,30,20,90,1000,%d,%d,%d,%d,0,copy\n",
+             p50_big, p50_big + 10, p50_big + 30, p50_big + 40);
+    snprintf(path, sizeof path, "%s/bench/run/backlog.csv", root);
+    put(path, csv);
+}
+
+/* C05 from a flat claim time cannot show log N: holds only within the
+ * limit that it bounds the growth; a growth near log N's holds. */
+Test(report_claims, c05_flat_growth_does_not_resolve_log_n, .timeout = 60)
+{
+    char root[PATH_MAX], cmd[4 * PATH_MAX];
+    snprintf(root, sizeof root, "/tmp/dqlab-report-c05-%ld", (long)getpid());
+    c05_bench(root, 61);
+    report(root);
+    snprintf(cmd, sizeof cmd, "grep -q '^| C05 | holds within stated limits "
+             "|' '%s/out/REPORT.md' && grep -qF 'does not resolve the log N "
+             "term itself' '%s/out/REPORT.md'", root, root);
+    cr_expect_eq(sh(cmd), 0, "C05 holds from a flat figure (%s/out/REPORT.md)",
+                 root);
+    c05_bench(root, 110);
+    report(root);
+    snprintf(cmd, sizeof cmd, "grep -q '^| C05 | holds |' '%s/out/REPORT.md'",
+             root);
+    cr_expect_eq(sh(cmd), 0, "C05 with a growth near log N's does not hold "
+                 "(%s/out/REPORT.md)", root);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    sh(cmd);
+}
+
 /* Every claim's line of the table names a sample and an interval, or says
  * "-" for both only where the verdict is "not yet measured". */
 Test(report_claims, every_verdict_has_sample_and_interval, .timeout = 60)
