@@ -365,9 +365,13 @@ DQ_RULE(dq_rule_c11)
     if (i100 == NULL)
         return NONE(c11_none, "");
     double p99 = l100 ? GROUP_SPREAD(iv_p99, lat, l100, tv_p99, 1) : -1;
-    if (l100 != NULL)
+    if (l100 != NULL) {
         TSAY(c11_price, "p50=%.1f p99=%.1f exp=%s lua=%.1f", l100->p50_median,
              p99, lat->name, lu ? lu->p99_median : -1);
+        /* the interval holds its p99: the sample names its trials too */
+        SAMPLE(c11_sample_lat, "; n=%zu tasks=%" PRIu64 " exp=%s", l100->n,
+               l100->enqueued_sum, lat->name);
+    }
     if (cpu >= 10.0)   /* 1% of one core */
         return TSAY(c11_not_cheap, " "), DQ_VERDICT_DOES_NOT_HOLD;
     if (p99 < 0)

@@ -451,6 +451,43 @@ Test(report_claims, c04_states_its_tolerance, .timeout = 60)
     sh(cmd);
 }
 
+/* C11's sample names the lateness trials its interval's p99 comes from,
+ * beside the idle ones. */
+Test(report_claims, c11_sample_names_the_lateness_trials, .timeout = 60)
+{
+    char root[PATH_MAX], cmd[4 * PATH_MAX];
+    dq_trialrow lat[5], idle[1];
+    snprintf(root, sizeof root, "/tmp/dqlab-report-c11-%ld", (long)getpid());
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    sh(cmd);
+    for (int i = 0; i < 5; i++)
+        lat[i] = (dq_trialrow){
+            .strategy = "naive", .options = "poll_ms=100", .producers = 1,
+            .consumers = 2, .tasks = 2, .delay_max_ms = 1000,
+            .repeat = i + 1, .enqueued = 2, .delivered = 2, .deliveries = 2,
+            .lateness_p50_ms = 50, .lateness_p99_ms = 99,
+            .lateness_max_ms = 100, .elapsed_s = 1.0, .redis_commands = -1,
+            .redis_cpu_ms = -1, .fault = "none", .consumer_mode = "thread",
+            .rtt_ms = 0.1};
+    write_run(root, "lat", "name = lat\ncomplete = yes\nplots = "
+              "lateness-cdf\n", lat, 5, LOG_HEAD LOG_BODY LOG_END);
+    idle[0] = (dq_trialrow){
+        .strategy = "naive", .options = "poll_ms=100", .producers = 1,
+        .consumers = 4, .repeat = 1, .redis_commands = 40, .measured_s = 1.0,
+        .redis_cpu_ms = 2.0, .fault = "none", .consumer_mode = "thread",
+        .rtt_ms = -1};
+    write_run(root, "idle", "name = idle\ncomplete = yes\nplots = "
+              "idle-cost\ntasks = 0\n", idle, 1, LOG_HEAD LOG_END);
+    report(root);
+    snprintf(cmd, sizeof cmd, "grep -q '^| C11 | [a-z ]* | 1 idle trials of "
+             "4 consumers (idle); 5 lateness trials of naive at poll_ms = 100, "
+             "10 tasks (lat) |' '%s/out/REPORT.md'", root);
+    cr_expect_eq(sh(cmd), 0, "C11's sample leaves out its lateness trials "
+                 "(%s/out/REPORT.md)", root);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    sh(cmd);
+}
+
 /* root/bench: lua's claim timed behind 1000 and 1000000 pending tasks,
  * p50 60 us and p50_big us. */
 static void c05_bench(const char *root, int p50_big)
