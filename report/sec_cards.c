@@ -217,7 +217,7 @@ static void breaks(dq_texts *t, const dq_results *r, const dq_facts *f,
         DQ_TCAT(t, buf, len, &off, "cards.break_backlog", "%sbacklog=%"
                 PRId64 " n=%" PRIu64 " of=%" PRIu64 " id=%s window=%.0f",
                 off ? "; " : "", x->backlog_n, x->backlog_delivered,
-                x->backlog_tasks, id, x->backlog_window_s);
+                x->backlog_tasks, id, x->backlog_window_s * 1000.0);
     if (off == 0 && trials > 0)
         DQ_TCAT(t, buf, len, &off, "cards.breaks_none", "trials=%zu s=%s",
                 trials, dq_s(trials));

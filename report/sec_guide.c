@@ -82,7 +82,7 @@ static void avoid_what(dq_texts *t, const dq_facts *f, const dq_fact *x,
         DQ_TCAT(t, buf, len, &off, "guide.avoid_backlog", "%sn=%" PRIu64
                 " of=%" PRIu64 " id=%s window=%.0f backlog=%" PRId64,
                 off ? "; " : "", x->backlog_delivered, x->backlog_tasks, id,
-                x->backlog_window_s, x->backlog_n);
+                x->backlog_window_s * 1000.0, x->backlog_n);
 }
 
 /* A list's item: its template, then the one or two cells it shows after

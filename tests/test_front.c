@@ -459,6 +459,41 @@ Test(front, c21_work_twice_by_cause, .timeout = 120)
     cleanup(root);
 }
 
+/* The window after the last due time is said as the run set it (grace_ms
+ * 2500: "2500 ms", not a rounded "2 s") in the guide and the card of a
+ * strategy that delivered little of its stream behind a large backlog. */
+Test(front, backlog_window_as_set, .timeout = 120)
+{
+    char root[PATH_MAX], path[PATH_MAX];
+    fresh_root(root, sizeof root, "window");
+    FILE *f = make_run(root, "scale", "name = scale\ntitle = Scale\n"
+                       "complete = yes\nplots = backlog-lateness\n"
+                       "grace_ms = 2500\ndelay_ms = 0:100\n");
+    dq_trialrow row = {
+        .experiment = "scale", .trial = 1, .strategy = "expiry",
+        .producers = 1, .consumers = 2, .tasks = 2, .delay_max_ms = 100,
+        .repeat = 1, .enqueued = 2, .delivered = 1, .deliveries = 1,
+        .redis_commands = -1, .redis_cpu_ms = -1, .fault = "none",
+        .consumer_mode = "thread", .backlog = 50000,
+    };
+    dq_trialrow_write(f, &row);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/scale/run/logs/trial-001.log", root);
+    put(path, "# dqlab event log v2\nH\tstrategy\texpiry\nH\ttasks\t2\n"
+              "E\t900000\tt1\t1000\tp0\nE\t900001\tt2\t1000\tp0\n"
+              "D\t1000500\tt1\tc0\t1\nA\t1000600\tt1\tc0\t1\n" LOG_END);
+    report(root);
+    cr_expect(has_line(root, "^5\\. \\*\\*Do not use\\*\\*: .*\\[expiry\\]"
+                       ".*only \\[1 of 2\\]\\(#exp-scale\\) delivered within "
+                       "2500 ms with 50000 tasks pending"),
+              "the guide rounds the window");
+    cr_expect(has_line(root, "^- \\*\\*Where it breaks\\*\\* \\(measured\\): "
+                       ".*with 50000 tasks pending, only \\[1 of 2\\]\\(#exp-"
+                       "scale\\) delivered within 2500 ms"),
+              "the card rounds the window");
+    cleanup(root);
+}
+
 /* Every link to an anchor has its target in both texts; the contents and
  * the matrix carry the ids the first-screen check looks for; every table
  * of index.html sits in a box that scrolls sideways. */
