@@ -312,6 +312,15 @@ Test(front, facts_from_every_fault_experiment, .timeout = 120)
                        "\\(0-[0-9.]+%\\), 1 trial each; 95% Wilson over "
                        "the tasks; from so few trials a count varies"),
               "the matrix note's host crashes without their sample");
+    cr_expect(has_line(root, "^2\\. \\*\\*Must tasks survive a Redis "
+                       "crash\\?\\*\\* .*\\.  So: on a host crash, always "
+                       "lost no task of the leased strategies here"),
+              "the guide's question 2 draws no conclusion");
+    cr_expect(has_line(root, "^3\\. \\*\\*Idle cost and lateness\\.\\*\\*  "
+                       "Consumers that block wait in a blocking command "
+                       "instead of polling for due tasks \\(what they send "
+                       "while idle"), "the guide's question 3 says blocking "
+                       "consumers send no command");
     cr_expect(has_line(root, "^\\*Never lose one, never cancel twice\\.\\*  "
                        "\\*\\*Use \\[list-reliable\\]"),
               "orders: a host crash with always qualifies");
