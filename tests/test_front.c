@@ -334,6 +334,15 @@ Test(front, facts_from_every_fault_experiment, .timeout = 120)
     "F\t960000\tevict\tend\tevicted_keys=3,filler_keys=100\n"                \
     "D\t1000700\tt2\tc1\t1\nA\t1000800\tt2\tc1\t1\n"
 
+/* A failover: t1 never delivered (lost); with LOG_FAILOVER both are. */
+#define LOG_FAILOVER_LOST                                                       \
+    "E\t900000\tt1\t1000\tp0\nE\t900001\tt2\t1000\tp0\n"                     \
+    "F\t950000\tfailover\tbegin\tlag=300\n"                                  \
+    "F\t960000\tfailover\tend\tpromoted=1\n"                                 \
+    "D\t1000700\tt2\tc1\t1\nA\t1000800\tt2\tc1\t1\n"
+#define LOG_FAILOVER                                                         \
+    LOG_FAILOVER_LOST "D\t1000900\tt1\tc1\t1\nA\t1001000\tt1\tc1\t1\n"
+
 /* C23 from the evict fault's cells: allkeys-lru lost a task, so the claim
  * that it protects the queue does not hold as stated, with its sample and
  * interval. */
@@ -465,6 +474,45 @@ Test(front, c21_work_twice_by_cause, .timeout = 120)
                        "a fault's repeat");
     cr_expect(has_line(root, "^\\| C21 \\| .* work ran twice 2 of 4 \\("),
               "C21's interval leaves out the work run twice");
+    cleanup(root);
+}
+
+/* C15 from a failover that lost one of two tasks without WAIT and none
+ * with wait=1: WAIT narrowed it, and "a few" is only as few as the lag
+ * makes it, a limit the verdict states with its tolerance. */
+Test(front, c15_states_its_tolerance, .timeout = 120)
+{
+    char root[PATH_MAX], path[PATH_MAX];
+    static const char *const opts[] = {"wait=0", "wait=1"};
+    fresh_root(root, sizeof root, "c15");
+    FILE *f = make_run(root, "durability", "name = durability\ntitle = D\n"
+                       "complete = yes\nfaults = failover:lag=300\n"
+                       "delay_ms = 0:100\n");
+    for (size_t i = 0; i < 2; i++) {
+        dq_trialrow row = {
+            .experiment = "durability", .trial = i + 1, .strategy = "lua",
+            .options = opts[i], .producers = 1, .consumers = 2, .tasks = 2,
+            .delay_max_ms = 100, .work_us = 1000, .repeat = 1,
+            .enqueued = 2, .delivered = 2 - (i == 0), .deliveries = 2,
+            .redis_commands = -1, .redis_cpu_ms = -1,
+            .fault = "failover:lag=300", .consumer_mode = "process",
+        };
+        dq_trialrow_write(f, &row);
+        snprintf(path, sizeof path, "%s/durability/run/logs/trial-%03zu.log",
+                 root, i + 1);
+        put(path, i == 0 ? LOG_HEAD("lua", "failover:lag=300") LOG_FAILOVER_LOST
+                               LOG_END
+                         : LOG_HEAD("lua", "failover:lag=300") LOG_FAILOVER
+                               LOG_END);
+    }
+    fclose(f);
+    write_loss(root);
+    report(root);
+    cr_expect(has_line(root, "^\\| C15 \\| holds within stated limits \\| 2 "
+                       "failover trials, 4 tasks \\|"), "C15's verdict");
+    cr_expect(has_line(root, "^\\*\\*C15: .*Tolerance: the rule reads \"a "
+                       "few\" as \"some\".*here 50\\.0% without WAIT"),
+              "C15 states no tolerance");
     cleanup(root);
 }
 
