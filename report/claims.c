@@ -406,6 +406,61 @@ static dq_verdict judge_c22(dq_ev *ev, const dq_results *r,
                                   : DQ_VERDICT_HOLDS;
 }
 
+/* The smallest and largest per-run value of each setting in the C27
+ * probe's observed text after label ("off 1/2/3, on 4/5/6", as
+ * harness/probes_more.c prints them) into lo[0..1], hi[0..1] (off, on);
+ * false when the text holds no such list. */
+static bool c27_runs(const char *obs, const char *label, double lo[2],
+                     double hi[2])
+{
+    const char *p = obs ? strstr(obs, label) : NULL;
+    static const char *const set[2] = {"off ", "on "};
+    for (int k = 0; k < 2; k++) {
+        size_t n = 0;
+        p = p ? strstr(p, set[k]) : NULL;
+        if (p == NULL)
+            return false;
+        p += strlen(set[k]);
+        for (char *end; ; p = end + 1) {
+            double v = strtod(p, &end);
+            if (end == p)
+                break;
+            lo[k] = n == 0 || v < lo[k] ? v : lo[k];
+            hi[k] = n++ == 0 || v > hi[k] ? v : hi[k];
+            if (*end != '/') {
+                p = end;
+                break;
+            }
+        }
+        if (n == 0)
+            return false;
+    }
+    return true;
+}
+
+/* C27's spread: each setting's range over its runs, of the server CPU per
+ * 1,000 keys and the write rate, into the interval (with the tolerance),
+ * and whether the CPU ranges overlap said in the evidence; the medians
+ * alone when the probe's text holds no per-run values. */
+static void c27_spread(dq_ev *ev, const dq_results *r, int64_t repeats)
+{
+    const dq_probe_row *row = dq_probes_find(&r->probes, "C27",
+                                             "ttl-keys-notify");
+    double cl[2], ch[2], wl[2], wh[2];
+    if (row == NULL || !c27_runs(row->observed, "CPU us per 1,000 keys per "
+                                 "run:", cl, ch) ||
+        !c27_runs(row->observed, "writes/s per run:", wl, wh)) {
+        IVAL(iv_c27, "repeats=%" PRId64, repeats);
+        return;
+    }
+    IVAL(iv_c27_runs, "repeats=%" PRId64 " coff=%.0f-%.0f con=%.0f-%.0f "
+         "woff=%.0f-%.0f won=%.0f-%.0f", repeats, cl[0], ch[0], cl[1], ch[1],
+         wl[0], wh[0], wl[1], wh[1]);
+    TSAY(c27_runs, "  repeats=%" PRId64 " coff=%.0f-%.0f con=%.0f-%.0f "
+         "overlap=%s", repeats, cl[0], ch[0], cl[1], ch[1],
+         cl[1] <= ch[0] && cl[0] <= ch[1] ? "" : " do not");
+}
+
 /* C27: ttl-keys-notify [measured, repeats, off_keys_per_s, on_keys_per_s,
  * off_cpu, on_cpu, rate_ratio_pm, cpu_ratio_pm, on_events].  A cost is a
  * CPU per key or a write rate that moved by more than the stated
@@ -421,9 +476,9 @@ static dq_verdict judge_c27(dq_ev *ev, const dq_results *r,
          "events=%" PRId64, probe_redis(r), x[1], x[2], x[3], x[4], x[5],
          (double)x[6] / 1000.0, (double)x[7] / 1000.0, x[8]);
     SAMPLE(c27_sample, "repeats=%" PRId64, x[1]);
-    IVAL(iv_c27, "repeats=%" PRId64, x[1]);
-    /* Beyond the tolerance either way decides; inside it the probe cannot
-     * tell a small cost from its own noise (it keeps no spread). */
+    c27_spread(ev, r, x[1]);
+    /* The medians beyond the tolerance either way decide; inside it the
+     * probe cannot tell a small cost from its run-to-run noise. */
     bool cost = x[7] > 1100 || x[6] < 900;
     bool gain = x[7] < 900 || x[6] > 1100;
     TSAY(c27_verdict, "  cost=%s", cost ? "" : " not");
@@ -445,6 +500,10 @@ static dq_verdict judge_c28(dq_ev *ev, const dq_results *r,
          "zfirst=%s", probe_redis(r), (double)x[0] / 1000.0,
          (double)x[1] / 1000.0, x[4], x[2] ? "" : " not",
          x[3] ? "" : " not");
+    /* a timing of one run, not a count: no interval, but a margin */
+    SAMPLE(c28_sample, "");
+    IVAL(iv_c28, "late=%.1f half=%.0f", (double)x[0] / 1000.0,
+         (double)x[4] / 2.0);
     return hol && x[3] ? DQ_VERDICT_HOLDS : DQ_VERDICT_DOES_NOT_HOLD;
 }
 

@@ -399,8 +399,12 @@ DQ_RULE(dq_rule_c15)
         return TSAY(c15_no_wait, "  "), DQ_VERDICT_PARTLY_MEASURED;
     if (l0 == 0)
         return TSAY(c15_none_lost, "  "), DQ_VERDICT_PARTLY_MEASURED;
+    TSAY(c15_tolerance, "%s", "  ");
+    /* "a few" has no bound of its own: how many a failover loses is the
+     * share of writes the replica had not applied, which the fault set */
     return w1.lost * n0 < l0 * w1.enqueued
-               ? (TSAY(c15_holds, "  "), DQ_VERDICT_HOLDS)
+               ? (TSAY(c15_holds, "  pct=%.1f", 100.0 * (double)l0 /
+                       (double)n0), DQ_VERDICT_HOLDS_WITHIN)
                : (TSAY(c15_not, "  "), DQ_VERDICT_DOES_NOT_HOLD);
 }
 
@@ -437,65 +441,148 @@ DQ_RULE(dq_rule_c23)
 
 /* ---- C21: redeliveries under faults -------------------------------------- */
 
-/* The work at-least-once strategies ran twice (trials.csv
- * processed_twice: redelivered while the first consumer still worked,
- * its ack then refused), said when any did. */
-static void c21_twice(dq_ev *ev, const dq_results *r)
+/* What C21 counts: the at-least-once cells under a fault of every loss
+ * table, and the work they ran twice (trials.csv processed_twice) split by
+ * cause as each loss section's side table splits it: in a strategy's cells
+ * of a fault where the table shows duplicates the queue delivered the task
+ * again (a claim or an enqueue the fault lost or repeated), elsewhere the
+ * lease ran out while the first consumer still worked. */
+typedef struct c21_sum {
+    size_t cells, trials, lb;
+    uint64_t red, enq;
+    char by[1024], exps[256];
+    uint64_t twice[2];             /* [0] lease ran out, [1] repeated */
+    size_t twice_trials, wl[2], el[2];
+    char wby[2][1024], wexps[2][256];
+} c21_sum;
+
+/* Appends experiment name to the list l (of *off bytes) unless it ends
+ * it already (the callers add one experiment's items in a row). */
+static void c21_exp(char *l, size_t len, size_t *off, const char *name)
 {
-    uint64_t twice = 0;
+    const char *last = strrchr(l, ' ');
+    last = last ? last + 1 : l;
+    if (*off == 0 || strcmp(last, name) != 0)
+        dq_append(l, len, off, "%s%s", *off ? ", " : "", name);
+}
+
+/* Whether strategy s's cells of column f of lt hold duplicates. */
+static bool c21_duplicated(const dq_loss_table *lt, const char *s, size_t f)
+{
+    for (size_t row = 0; row < lt->nrows; row++) {
+        const dq_loss_cell *y = dq_loss_cell_at(lt, row, f);
+        if (y != NULL && strcmp(y->strategy, s) == 0 && y->duplicated > 0)
+            return true;
+    }
+    return false;
+}
+
+/* Adds the work strategy s ran twice under spec in e (its trials with a
+ * verdict, the cells' sample) to *m, under its cause. */
+static void c21_twice_of(dq_ev *ev, const dq_rexp *e, const char *s,
+                         size_t f, c21_sum *m)
+{
+    const char *spec = e->loss->faults[f];
+    uint64_t n = 0;
     size_t trials = 0;
-    for (size_t i = 0; i < r->nexps; i++)
-        for (size_t t = 0; t < r->exps[i].ntrials; t++) {
-            const dq_trialrow *x = &r->exps[i].trials[t];
-            const dq_strategy *s = dq_strategy_find(x->strategy);
-            if (s == NULL || !(s->flags & DQ_G_AT_LEAST_ONCE) ||
-                x->processed_twice == 0)
-                continue;
-            twice += x->processed_twice;
-            trials++;
-        }
-    if (twice > 0)
-        TSAY(c21_twice, "  n=%" PRIu64 " ns=%s trials=%zu ts=%s", twice,
-             dq_s(twice), trials, dq_s(trials));
+    for (size_t i = 0; i < e->ntrials; i++) {
+        const dq_trialrow *t = &e->trials[i];
+        if (strcmp(t->strategy, s) != 0 || strcmp(t->fault, spec) != 0 ||
+            (e->logs != NULL && dq_check_no_verdict(&e->logs[i].check)))
+            continue;
+        n += t->processed_twice;
+        trials += t->processed_twice > 0;
+    }
+    if (n == 0)
+        return;
+    int k = c21_duplicated(e->loss, s, f);
+    m->twice[k] += n;
+    m->twice_trials += trials;
+    c21_exp(m->wexps[k], sizeof m->wexps[k], &(size_t){strlen(m->wexps[k])},
+            e->name);
+    DQ_TCAT(ev->t, m->wby[k], sizeof m->wby[k], &m->wl[k], "claims.c21_item",
+            "%srow=%s fault=%s n=%" PRIu64, m->wl[k] ? ", " : "", s, spec, n);
+}
+
+/* Adds cell (row, f) of e's loss table to *m, and the work its strategy
+ * ran twice under that fault once per strategy (rows of one strategy
+ * with other options share it, as in the side table). */
+static void c21_cell(dq_ev *ev, const dq_rexp *e, size_t row, size_t f,
+                     c21_sum *m)
+{
+    const dq_loss_table *lt = e->loss;
+    const dq_loss_cell *x = dq_loss_cell_at(lt, row, f);
+    bool first = true;
+    if (x == NULL || !(x->flags & DQ_G_AT_LEAST_ONCE))
+        return;
+    for (size_t q = 0; q < row && first; q++) {
+        const dq_loss_cell *y = dq_loss_cell_at(lt, q, f);
+        first = y == NULL || strcmp(y->strategy, x->strategy) != 0;
+    }
+    m->cells++;
+    m->trials += x->trials;
+    m->red += x->redelivered;
+    m->enq += x->enqueued;
+    if (x->redelivered) {
+        c21_exp(m->exps, sizeof m->exps, &(size_t){strlen(m->exps)},
+                e->name);
+        DQ_TCAT(ev->t, m->by, sizeof m->by, &m->lb, "claims.c21_item",
+                "%srow=%s fault=%s n=%" PRIu64, m->lb ? ", " : "",
+                lt->rows[row], lt->faults[f], x->redelivered);
+    }
+    if (first)
+        c21_twice_of(ev, e, x->strategy, f, m);
+}
+
+/* The work run twice, by cause, said when any ran twice. */
+static void c21_twice(dq_ev *ev, const c21_sum *m)
+{
+    uint64_t n = m->twice[0] + m->twice[1];
+    if (n == 0)
+        return;
+    TSAY(c21_twice, "  n=%" PRIu64 " tasks=%" PRIu64 " trials=%zu ts=%s", n,
+         m->enq, m->twice_trials, dq_s(m->twice_trials));
+    if (m->twice[0] > 0)
+        TSAY(c21_twice_lease, "  n=%" PRIu64 " es=%s exps=%s by=%s",
+             m->twice[0], strchr(m->wexps[0], ',') ? "s" : "", m->wexps[0],
+             m->wby[0]);
+    if (m->twice[1] > 0)
+        TSAY(c21_twice_repeat, "  n=%" PRIu64 " es=%s exps=%s by=%s",
+             m->twice[1], strchr(m->wexps[1], ',') ? "s" : "", m->wexps[1],
+             m->wby[1]);
 }
 
 /* C21: at-least-once consumers do get tasks twice under faults. */
 DQ_RULE(dq_rule_c21)
 {
-    uint64_t red = 0, enq = 0;
-    size_t cells = 0, trials = 0, lb = 0;
-    char by[512] = "";
+    c21_sum m;
     const char *exp = "";
     (void)c;
+    memset(&m, 0, sizeof m);
     if (!has_faults(ev, r, DQ_TUSE("claims.c21_needs", "")))
         return DQ_VERDICT_NOT_MEASURED;
     for (size_t i = 0; i < r->nexps; i++) {
         const dq_loss_table *lt = r->exps[i].loss;
+        size_t before = m.cells;
         for (size_t f = 0; lt != NULL && f < lt->nfaults; f++)
             for (size_t row = 0; strcmp(lt->faults[f], "none") != 0 &&
-                                 row < lt->nrows; row++) {
-                const dq_loss_cell *x = dq_loss_cell_at(lt, row, f);
-                if (x == NULL || !(x->flags & DQ_G_AT_LEAST_ONCE))
-                    continue;
-                exp = cells++ ? exp : r->exps[i].name;
-                trials += x->trials;
-                red += x->redelivered;
-                enq += x->enqueued;
-                if (x->redelivered)
-                    DQ_TCAT(ev->t, by, sizeof by, &lb, "claims.c21_item",
-                            "%srow=%s fault=%s n=%" PRIu64, lb ? ", " : "",
-                            lt->rows[row], lt->faults[f], x->redelivered);
-            }
+                                 row < lt->nrows; row++)
+                c21_cell(ev, &r->exps[i], row, f, &m);
+        if (before == 0 && m.cells > 0)
+            exp = r->exps[i].name;
     }
-    if (cells == 0)
+    if (m.cells == 0)
         return NONE(c21_none, "");
-    TSAY(c21, "exp=%s red=%" PRIu64 " n=%" PRIu64 " by=%s", exp, red, enq,
-         by[0] ? by : "-");
-    c21_twice(ev, r);
-    SAMPLE(c21_sample, "trials=%zu tasks=%" PRIu64, trials, enq);
-    WILSON(ev->res->interval, iv_red, red, enq);
+    TSAY(c21, "es=%s exps=%s red=%" PRIu64 " n=%" PRIu64 " by=%s",
+         strchr(m.exps, ',') ? "s" : "", m.exps[0] ? m.exps : exp, m.red,
+         m.enq, m.by[0] ? m.by : "-");
+    c21_twice(ev, &m);
+    SAMPLE(c21_sample, "trials=%zu tasks=%" PRIu64, m.trials, m.enq);
+    WILSON(ev->res->interval, iv_red, m.red, m.enq);
+    if (m.twice[0] + m.twice[1] > 0)
+        WILSON(ev->res->interval, iv_twice, m.twice[0] + m.twice[1], m.enq);
     FIGURE("tab-%s", exp);
-    if (red > 0)
+    if (m.red > 0)
         return TSAY(c21_idempotent, "%s", "  "), DQ_VERDICT_HOLDS;
     return TSAY(c21_no_repeat, "%s", "  "), DQ_VERDICT_PARTLY_MEASURED;
 }

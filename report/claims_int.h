@@ -20,13 +20,11 @@
 #include <string.h>
 
 #include "claims.h"
+#include "facts.h"
 #include "md.h"
 #include "stats.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
-
-/* Repeats a cell needs for its min-max to count as an interval. */
-#define DQ_MIN_REPEATS 5
 
 #define SAY(...) dq_append(ev->buf, ev->len, &ev->off, __VA_ARGS__)
 #define TSAY(id, fmt, ...)                                                   \

@@ -8,6 +8,7 @@
 
 #include "../harness/faults.h"
 #include "facts.h"
+#include "stats.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -295,4 +296,12 @@ dq_tally dq_tally_sum(const dq_tally *a, size_t n)
         if (a[i].measured)
             tally_add(&s, &a[i]);
     return s;
+}
+
+void dq_facts_wilson(uint64_t n, uint64_t of, char lo[16], char hi[16])
+{
+    double l, h;
+    dq_wilson(n, of, DQ_Z95, &l, &h);
+    dq_fmt_pct(lo, 16, l);
+    dq_fmt_pct(hi, 16, h);
 }

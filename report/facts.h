@@ -30,6 +30,11 @@
 #include "../strategies/dq.h"
 #include "results.h"
 
+/* Repeats a cell needs for its min-max to count as an interval (the
+ * claims), and trials a count needs before the front parts stop saying
+ * that it varies from run to run. */
+#define DQ_MIN_REPEATS 5
+
 /* A count over a sample: n of `of` tasks, in trials trials. */
 typedef struct dq_tally {
     bool measured;             /* some trial with a verdict gave it */
@@ -104,6 +109,9 @@ bool dq_facts_counts(const char *spec);
 void dq_facts_compute(const dq_results *r, dq_facts *f);
 /* The row of strategy name, or NULL when it did not run. */
 const dq_fact *dq_facts_find(const dq_facts *f, const char *name);
+/* The 95% Wilson interval of n of `of` as two printed percentages (as
+ * the claims print theirs: stats.h dq_wilson, dq_fmt_pct). */
+void dq_facts_wilson(uint64_t n, uint64_t of, char lo[16], char hi[16]);
 /* The sum of a's counts over modes (crash or host): measured when any
  * mode was. */
 dq_tally dq_tally_sum(const dq_tally *a, size_t n);

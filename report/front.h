@@ -27,11 +27,18 @@ void dq_cell_name(dq_texts *t, const dq_fact *x, char *buf, size_t len);
  * duplicates" (no link: its flags, not a measurement). */
 void dq_cell_declared(dq_texts *t, const dq_fact *x, char *buf, size_t len);
 
-/* f's host crashes into buf, "zpopmin everysec 0/150, ..." (sep between
- * the counts: "/" or " of "; "" when none ran).  Returns the length the
- * whole list needs (dq_append's rule: more than len - 1 when cut). */
-size_t dq_host_list(const dq_facts *f, const char *sep, char *buf,
-                    size_t len);
+/* f's host crashes into buf, "zpopmin everysec 0/150 (0-2.5%), ..., 1
+ * trial each; 95% Wilson ..." (sep between the counts: "/" or " of "; ""
+ * when none ran), words from t.  Returns the length the whole list needs
+ * (dq_append's rule: more than len - 1 when cut). */
+size_t dq_host_list(dq_texts *t, const dq_facts *f, const char *sep,
+                    char *buf, size_t len);
+
+/* The note after a list of counts with at least lo trials each, into buf
+ * from *off: the interval's name (dq_facts_wilson) and, with fewer than
+ * DQ_MIN_REPEATS trials, that such a count varies from run to run. */
+void dq_sample_tail(dq_texts *t, size_t lo, char *buf, size_t len,
+                    size_t *off);
 
 /* The cells of the matrix, in its column order after the name: the
  * guarantee seen, consumer crashes, server crashes per AOF mode ("off

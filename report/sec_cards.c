@@ -13,6 +13,7 @@
  */
 #include <inttypes.h>
 #include <limits.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "front.h"
@@ -150,13 +151,16 @@ static void own_options(const dq_loss_table *lt, size_t row, size_t n,
 
 /* Appends to buf (at *off) where e's faults made x lose or repeat tasks,
  * one item a loss-table cell (a row's options named where e ran x with
- * several: "failover (wait=1)"); adds x's fault trials there to *trials. */
+ * several: "failover (wait=1)") with its trials and the interval of its
+ * count; adds x's fault trials there to *trials and lowers *few to the
+ * fewest trials of an item. */
 static void exp_breaks(dq_texts *t, const dq_rexp *e, const dq_fact *x,
-                       char *buf, size_t len, size_t *off, size_t *trials)
+                       char *buf, size_t len, size_t *off, size_t *trials,
+                       size_t *few)
 {
     const dq_loss_table *lt = e->loss;
     size_t n = strlen(x->s->name);
-    char id[80], ph[320], dups[64];
+    char id[80], ph[320], dups[64], lo[16], hi[16];
     dq_exp_anchor(e, id, sizeof id);
     for (size_t c = 0; c < lt->nfaults; c++)
         for (size_t row = 0; dq_facts_counts(lt->faults[c]) &&
@@ -170,17 +174,23 @@ static void exp_breaks(dq_texts *t, const dq_rexp *e, const dq_fact *x,
             dq_fault_phrase(t, lt->faults[c], ph, sizeof ph);
             own_options(lt, row, n, ph, sizeof ph);
             dups[0] = '\0';
+            *few = y->trials < *few ? y->trials : *few;
             if (y->lost > 0 && y->duplicated > 0)
                 DQ_TSET(t, dups, sizeof dups, "cards.break_fault_dups",
                         "n=%" PRIu64, y->duplicated);
+            dq_facts_wilson(y->lost > 0 ? y->lost : y->duplicated,
+                            y->enqueued, lo, hi);
             if (y->lost > 0)
                 DQ_TCAT(t, buf, len, off, "cards.break_fault", "%sfault=%s "
-                        "n=%" PRIu64 " of=%" PRIu64 " id=%s dups=%s",
-                        *off ? "; " : "", ph, y->lost, y->enqueued, id, dups);
+                        "n=%" PRIu64 " of=%" PRIu64 " id=%s trials=%zu s=%s "
+                        "lo=%s hi=%s dups=%s", *off ? "; " : "", ph, y->lost,
+                        y->enqueued, id, y->trials, dq_s(y->trials), lo, hi,
+                        dups);
             else
                 DQ_TCAT(t, buf, len, off, "cards.break_dups_only", "%sfault=%s"
-                        " n=%" PRIu64 " of=%" PRIu64 " id=%s", *off ? "; " : "",
-                        ph, y->duplicated, y->enqueued, id);
+                        " n=%" PRIu64 " of=%" PRIu64 " id=%s trials=%zu s=%s "
+                        "lo=%s hi=%s", *off ? "; " : "", ph, y->duplicated,
+                        y->enqueued, id, y->trials, dq_s(y->trials), lo, hi);
         }
 }
 
@@ -191,7 +201,7 @@ static void breaks(dq_texts *t, const dq_results *r, const dq_facts *f,
                    const dq_fact *x, char *buf, size_t len)
 {
     char d[512], id[80];
-    size_t off = 0, trials = 0;
+    size_t off = 0, trials = 0, few = SIZE_MAX;
     buf[0] = '\0';
     if (x->dup.n > 0) {
         dq_cell_dup(t, f, x, d, sizeof d);
@@ -199,13 +209,15 @@ static void breaks(dq_texts *t, const dq_results *r, const dq_facts *f,
     }
     for (size_t i = 0; i < r->nexps; i++)
         if (dq_loss_is(&r->exps[i]) && r->exps[i].loss != NULL)
-            exp_breaks(t, &r->exps[i], x, buf, len, &off, &trials);
+            exp_breaks(t, &r->exps[i], x, buf, len, &off, &trials, &few);
+    if (few != SIZE_MAX)
+        dq_sample_tail(t, few, buf, len, &off);
     dq_exp_anchor(f->backlog, id, sizeof id);
     if (x->backlog && x->backlog_delivered < x->backlog_tasks)
         DQ_TCAT(t, buf, len, &off, "cards.break_backlog", "%sbacklog=%"
                 PRId64 " n=%" PRIu64 " of=%" PRIu64 " id=%s window=%.0f",
                 off ? "; " : "", x->backlog_n, x->backlog_delivered,
-                x->backlog_tasks, id, x->backlog_window_s);
+                x->backlog_tasks, id, x->backlog_window_s * 1000.0);
     if (off == 0 && trials > 0)
         DQ_TCAT(t, buf, len, &off, "cards.breaks_none", "trials=%zu s=%s",
                 trials, dq_s(trials));

@@ -11,6 +11,7 @@
  * paragraph too.
  */
 #include <inttypes.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "front.h"
@@ -93,58 +94,96 @@ void dq_cell_kill(dq_texts *t, const dq_facts *f, const dq_fact *x,
             back, x->kill.trials, dq_s(x->kill.trials));
 }
 
-/* The measured modes of a[DQ_AOF_MODES] as "off 95/150, always 0/150"
- * into list; returns their trials (0: none measured). */
-static size_t mode_list(dq_texts *t, const dq_tally *a, char *list,
-                        size_t len)
+void dq_sample_tail(dq_texts *t, size_t lo, char *buf, size_t len,
+                    size_t *off)
 {
-    size_t off = 0, trials = 0;
-    list[0] = '\0';
+    DQ_TCATP(t, buf, len, off, lo >= DQ_MIN_REPEATS, "front.sample_tail",
+             "front.sample_tail_few", "");
+}
+
+/* The measured modes of a[DQ_AOF_MODES] as "off 95/150, always 0/150"
+ * into list, and their sample into sample: each mode's trials and the
+ * interval of its count ("off 1 trial, 55-70%; ..."; without the mode's
+ * name when only one ran).  Returns their trials (0: none measured). */
+static size_t mode_list(dq_texts *t, const dq_tally *a, char *list,
+                        size_t len, char *sample, size_t slen)
+{
+    size_t off = 0, so = 0, trials = 0, modes = 0, lo = SIZE_MAX, hi = 0;
+    list[0] = sample[0] = '\0';
+    for (size_t m = 0; m < DQ_AOF_MODES; m++)
+        modes += a[m].measured;
     for (size_t m = 0; m < DQ_AOF_MODES; m++) {
+        char l[16], h[16];
         if (!a[m].measured)
             continue;
         DQ_TCAT(t, list, len, &off, "front.crash_item", "%smode=%s n=%"
                 PRIu64 " of=%" PRIu64, off ? ", " : "", dq_aof_modes[m],
                 a[m].n, a[m].of);
+        dq_facts_wilson(a[m].n, a[m].of, l, h);
+        DQ_TCAT(t, sample, slen, &so, "front.mode_sample", "%smode=%s%s "
+                "trials=%zu s=%s lo=%s hi=%s", so ? "; " : "",
+                modes > 1 ? dq_aof_modes[m] : "", modes > 1 ? " " : "",
+                a[m].trials, dq_s(a[m].trials), l, h);
         trials += a[m].trials;
+        lo = a[m].trials < lo ? a[m].trials : lo;
+        hi = a[m].trials > hi ? a[m].trials : hi;
     }
+    if (trials > 0)
+        dq_sample_tail(t, lo, sample, slen, &so);
     return trials;
 }
 
-size_t dq_host_list(const dq_facts *f, const char *sep, char *buf,
-                    size_t len)
+size_t dq_host_list(dq_texts *t, const dq_facts *f, const char *sep,
+                    char *buf, size_t len)
 {
-    size_t off = 0;
+    size_t off = 0, lo = SIZE_MAX, hi = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < f->n; i++)
-        for (size_t m = 0; m < DQ_AOF_MODES; m++)
-            if (f->f[i].host[m].measured)
-                dq_append(buf, len, &off, "%s%s %s %" PRIu64 "%s%" PRIu64,
-                          off ? ", " : "", f->f[i].s->name, dq_aof_modes[m],
-                          f->f[i].host[m].n, sep, f->f[i].host[m].of);
+        for (size_t m = 0; m < DQ_AOF_MODES; m++) {
+            const dq_tally *a = &f->f[i].host[m];
+            char l[16], h[16];
+            if (!a->measured)
+                continue;
+            dq_facts_wilson(a->n, a->of, l, h);
+            DQ_TCAT(t, buf, len, &off, "front.host_item", "%sname=%s mode=%s "
+                    "n=%" PRIu64 " sep=%s of=%" PRIu64 " lo=%s hi=%s",
+                    off ? ", " : "", f->f[i].s->name, dq_aof_modes[m], a->n,
+                    sep, a->of, l, h);
+            lo = a->trials < lo ? a->trials : lo;
+            hi = a->trials > hi ? a->trials : hi;
+        }
+    if (off == 0)
+        return 0;
+    if (lo == hi)
+        DQ_TCAT(t, buf, len, &off, "front.host_trials", "n=%zu s=%s", lo,
+                dq_s(lo));
+    else
+        DQ_TCAT(t, buf, len, &off, "front.host_trials_range", "lo=%zu hi=%zu",
+                lo, hi);
+    dq_sample_tail(t, lo, buf, len, &off);
     return off;
 }
 
 void dq_cell_crash(dq_texts *t, const dq_facts *f, const dq_fact *x,
                    char *buf, size_t len)
 {
-    char list[256], id[80];
-    size_t trials = mode_list(t, x->crash, list, sizeof list);
+    char list[256], sample[512], id[80];
+    size_t trials = mode_list(t, x->crash, list, sizeof list, sample,
+                              sizeof sample);
     if (trials == 0 && !(x->s->flags & DQ_G_NEEDS_REDIS)) {
         DQ_TSET(t, buf, len, "front.no_redis", "");
         return;
     }
     dq_exp_anchor(f->loss, id, sizeof id);
     if (!unmeasured(t, trials > 0, buf, len))
-        DQ_TSET(t, buf, len, "front.crash_cell", "list=%s id=%s trials=%zu "
-                "s=%s", list, id, trials, dq_s(trials));
+        DQ_TSET(t, buf, len, "front.crash_cell", "list=%s id=%s sample=%s",
+                list, id, sample);
     /* the host crashes of f->host, when that ran */
-    trials = mode_list(t, x->host, list, sizeof list);
+    trials = mode_list(t, x->host, list, sizeof list, sample, sizeof sample);
     dq_exp_anchor(f->host, id, sizeof id);
     if (trials > 0)
         DQ_TCAT(t, buf, len, &(size_t){strlen(buf)}, "front.host_cell",
-                "list=%s id=%s trials=%zu s=%s", list, id, trials,
-                dq_s(trials));
+                "list=%s id=%s sample=%s", list, id, sample);
 }
 
 void dq_cell_dup(dq_texts *t, const dq_facts *f, const dq_fact *x,
@@ -313,7 +352,7 @@ void dq_section_summary(dq_md *o, const dq_facts *f)
                       dq_strategies[k]->name);
     if (off > 0)
         DQ_TBUF(o, absent, "front.matrix_absent", "list=%s", list);
-    if (dq_host_list(f, "/", list, sizeof list) > 0)
+    if (dq_host_list(o->texts, f, "/", list, sizeof list) > 0)
         DQ_TBUF(o, host, "front.host_some", "list=%s", list);
     else
         DQ_TBUF(o, host, "front.host_none", "");

@@ -82,7 +82,7 @@ static void avoid_what(dq_texts *t, const dq_facts *f, const dq_fact *x,
         DQ_TCAT(t, buf, len, &off, "guide.avoid_backlog", "%sn=%" PRIu64
                 " of=%" PRIu64 " id=%s window=%.0f backlog=%" PRId64,
                 off ? "; " : "", x->backlog_delivered, x->backlog_tasks, id,
-                x->backlog_window_s, x->backlog_n);
+                x->backlog_window_s * 1000.0, x->backlog_n);
 }
 
 /* A list's item: its template, then the one or two cells it shows after
@@ -128,18 +128,56 @@ static void list_of(dq_texts *t, const dq_facts *f, int kind, char *buf,
         DQ_TCAT(t, buf, len, &off, "guide.none", "");
 }
 
+/* Question 2's answer from the leased strategies' host crashes: per AOF
+ * mode the lost tasks summed over them, then the modes that lost none and
+ * those that lost some ("always", "everysec 402 of 1200").  Returns
+ * whether any host crash of a leased strategy ran. */
+static bool host_answer(dq_md *o, const dq_facts *f, char *buf, size_t len)
+{
+    char none[64] = "", some[256] = "";
+    size_t no = 0, so = 0;
+    bool any = false;
+    for (size_t m = 0; m < DQ_AOF_MODES; m++) {
+        dq_tally sum = {0};
+        for (size_t i = 0; i < f->n; i++) {
+            const dq_tally *a = &f->f[i].host[m];
+            if (!leased(&f->f[i]) || !a->measured)
+                continue;
+            sum.measured = true;
+            sum.n += a->n;
+            sum.of += a->of;
+        }
+        if (!sum.measured)
+            continue;
+        any = true;
+        if (sum.n == 0)
+            dq_append(none, sizeof none, &no, "%s%s", no ? ", " : "",
+                      dq_aof_modes[m]);
+        else
+            DQ_TCAT(o->texts, some, sizeof some, &so, "guide.host_lost",
+                    "%smode=%s n=%" PRIu64 " of=%" PRIu64, so ? ", " : "",
+                    dq_aof_modes[m], sum.n, sum.of);
+    }
+    if (any && none[0] && some[0])
+        DQ_TSET(o->texts, buf, len, "guide.host_answer", "none=%s some=%s",
+                none, some);
+    else if (any && none[0])
+        DQ_TSET(o->texts, buf, len, "guide.host_answer_none", "none=%s",
+                none);
+    else if (any)
+        DQ_TSET(o->texts, buf, len, "guide.host_answer_all", "some=%s", some);
+    return any;
+}
+
 void dq_section_guide(dq_md *o, const dq_results *r, const dq_facts *f)
 {
     char b[NLISTS][8192], host[2048] = "";
-    bool hosts = false;
     (void)r;
     for (int k = 0; k < NLISTS; k++)
         list_of(o->texts, f, k, b[k], sizeof b[k]);
-    /* the crash cells of the list carry the host crashes where they ran */
-    for (size_t i = 0; i < f->n; i++)
-        for (size_t m = 0; m < DQ_AOF_MODES; m++)
-            hosts |= leased(&f->f[i]) && f->f[i].host[m].measured;
-    if (!hosts)
+    /* the crash cells of the list carry the host crashes where they ran;
+     * the answer follows from them, or says that none ran */
+    if (!host_answer(o, f, host, sizeof host))
         DQ_TBUF(o, host, "guide.host_none", "");
     dq_anchor(o, "guide");
     DQ_TEXT(o, "guide.guide", "alo=%s amo=%s aof=%s host=%s block=%s "

@@ -390,7 +390,7 @@ static void loss_redis(dq_md *o, const dq_facts *f, char *crash, size_t clen,
         DQ_TSET(o->texts, crash, clen, "pack.loss_crash", "name=%s crash=%s",
                 name, cell);
     }
-    if (dq_host_list(f, " of ", list, sizeof list) > 0)
+    if (dq_host_list(o->texts, f, " of ", list, sizeof list) > 0)
         DQ_TSET(o->texts, host, hlen, "pack.loss_host_some", "list=%s", list);
     else
         DQ_TSET(o->texts, host, hlen, "pack.loss_host_none", "");

@@ -123,8 +123,14 @@ static void write_probes(const char *root, int ms_exact, long list_b_us)
              "1796123074359;hi=4102444800000\n"
              "C28,list-vs-zset,RPUSH/BLPOP,late,list_late_a_us=120;"
              "list_late_b_us=%ld;zset_late_a_us=130;zset_late_b_us=140;"
-             "list_b_first=0;zset_b_first=1;hol_ms=200\n", ms_exact,
-             list_b_us);
+             "list_b_first=0;zset_b_first=1;hol_ms=200\n"
+             "C27,ttl-keys-notify,SET PX,\"medians of 5 runs each: ...; "
+             "writes/s per run: off 300/310/320/330/340, on 250/260/270/280/"
+             "290; CPU us per 1,000 keys per run: off 2000/2100/2200/2300/"
+             "2400, on 2500/2600/2700/2800/2900\",measured=1;repeats=5;"
+             "off_keys_per_s=320;on_keys_per_s=270;off_cpu_us_per_1k=2200;"
+             "on_cpu_us_per_1k=2700;rate_ratio_pm=844;cpu_ratio_pm=1227;"
+             "on_events=1000\n", ms_exact, list_b_us);
     snprintf(path, sizeof path, "%s/probes/p/probes.csv", root);
     put(path, csv);
 }
@@ -172,6 +178,19 @@ Test(pack, answers_follow_the_results, .timeout = 120)
                        "handled 200\\.2 ms late, behind A; from a sorted set, "
                        "B came out first, B 0\\.1 ms and A 0\\.1 ms late"),
               "the List answer's evidence");
+    cr_expect(has_line(root, "^\\| C28 \\| holds \\| one run of the "
+                       "interaction, two tasks .* \\| one timing, no interval: "
+                       "the List.s lateness of B, 200\\.2 ms, against the "
+                       "rule.s threshold of half the head-of-line gap \\(100 "
+                       "ms\\) \\|"), "C28 calls a timing an exact count");
+    cr_expect(has_line(root, "^\\| C27 \\| holds \\| 5 runs per setting .* "
+                       "\\| medians of 5 runs; per run, server CPU per 1,000 "
+                       "keys off 2000-2400 us, on 2500-2900 us; writes/s off "
+                       "300-340, on 250-290 \\(smallest-largest\\)"),
+              "C27 leaves out the runs' spread");
+    cr_expect(has_line(root, "^\\*\\*C27: .* ranged 2000-2400 us off and "
+                       "2500-2900 us on: the ranges do not overlap"),
+              "C27 does not say whether the runs overlap");
     cr_expect(has_line(root, "\\(\\[probes\\]\\(#probes\\)\\): 2000 of 2000 "
                        "millisecond timestamps from 2026-12-01 to 2100-01-01 "
                        "came back exact\\."), "the score answer's evidence");
