@@ -81,16 +81,16 @@ static const dq_tuse about[] DQ_TUSES = {
     {"cards.about_lua_late_head", ""},
 };
 
-/* The witnesses of `dqlab witness`, the strategy each shows and its
- * caption. */
+/* The witnesses of `dqlab witness` and their captions; the card that
+ * shows one is the strategy's that declares it (dq_strategy.witness). */
 static const struct witness {
-    const char *name, *strategy;
+    const char *name;
     caption_fn caption;
 } witnesses[] = {
-    {"naive-duplicate", "naive", cap_naive},
-    {"lease-redelivery", "lua-lease", cap_lease},
-    {"expiry-loss", "expiry", cap_expiry},
-    {"lua-late-head", "lua", cap_late},
+    {"naive-duplicate", cap_naive},
+    {"lease-redelivery", cap_lease},
+    {"expiry-loss", cap_expiry},
+    {"lua-late-head", cap_late},
 };
 #define NWITNESSES (sizeof witnesses / sizeof witnesses[0])
 
@@ -249,7 +249,8 @@ static int card(dq_md *o, const dq_results *r, const dq_facts *f,
             "breaks=%s\n\n", x->s->name, x->s->summary ? x->s->summary : "",
             cmds, g, br);
     for (size_t k = 0; k < NWITNESSES; k++)
-        if (strcmp(witnesses[k].strategy, x->s->name) == 0 &&
+        if (x->s->witness != NULL &&
+            strcmp(witnesses[k].name, x->s->witness) == 0 &&
             chart(o, r, k, err, errlen) != 0)
             return -1;
     return 0;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../harness/checker.h"
+#include "../strategies/dq.h"
 #include "testlib.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -252,4 +253,35 @@ Test(witness_cli, bad_input_exits_2_with_one_line)
     expect_bad("--only ''", "--only");
     expect_bad("--frobnicate", "--frobnicate");
     expect_bad("--seed x", "--seed");
+}
+
+/* Every witness a strategy declares (dq_strategy.witness) is one that
+ * `dqlab witness` runs, shown with that strategy in --help, and every
+ * witness it runs is declared by a strategy: a typo on either side is a
+ * card without its chart. */
+Test(witness_cli, declared_witnesses_are_the_commands)
+{
+    char cmd[PATH_MAX * 2], out[PATH_MAX], want[160];
+    size_t declared = 0;
+    snprintf(out, sizeof out, "/tmp/dqlab-witness-help-%ld.txt",
+             (long)getpid());
+    snprintf(cmd, sizeof cmd, "'%s' witness --help >'%s' 2>&1", dqlab(),
+             out);
+    cr_assert_eq(sh(cmd), 0, "dqlab witness --help");
+    char *text = tl_read_file(out);
+    for (size_t i = 0; dq_strategies[i] != NULL; i++) {
+        const dq_strategy *s = dq_strategies[i];
+        if (s->witness == NULL)
+            continue;
+        declared++;
+        snprintf(want, sizeof want, " %s (%s)\n", s->witness, s->name);
+        cr_expect(strstr(text, want) != NULL, "%s declares witness %s, "
+                  "which dqlab witness --help does not list for it:\n%s",
+                  s->name, s->witness, text);
+    }
+    cr_expect_gt(declared, 0);
+    cr_expect(strstr(text, "no strategy declares it") == NULL,
+              "a witness no strategy declares:\n%s", text);
+    free(text);
+    unlink(out);
 }
