@@ -62,7 +62,7 @@ static void pct_cell(dq_texts *t, char *buf, size_t len, const dq_rpool *p,
     else if (window_ms <= 0)
         DQ_TSET(t, buf, len, "lateness.undelivered", "");
     else
-        snprintf(buf, len, "> %.0f s", window_ms / 1000.0);
+        snprintf(buf, len, "> %.0f", window_ms);  /* a cell in ms */
 }
 
 /* One sentence naming the trials the pools left out (their log carries no
@@ -385,8 +385,7 @@ static int backlog_figure(dq_md *o, const dq_rexp *e, const dq_section *s,
         return -1;
     int rc = dq_sec_figure(o, e, s, NULL, buf, len, NULL, err, errlen);
     if (rc == 0)
-        DQ_TEXT(o, "lateness.cap_backlog", "window=%.0f\n\n",
-                b->window_ms / 1000.0);
+        DQ_TEXT(o, "lateness.cap_backlog", "window=%.0f\n\n", b->window_ms);
     return rc;
 }
 
@@ -415,7 +414,7 @@ static void backlog_table(dq_md *o, const dq_rexp *e, const backlog *b)
                    / (double)p->enqueued : 0, c[0], c[1], c[2], bs);
     }
     dq_table_end(o);
-    DQ_TEXT(o, "lateness.censored", "window=%.0f", b->window_ms / 1000.0);
+    DQ_TEXT(o, "lateness.censored", "window=%.0f", b->window_ms);
     no_verdict_note(o, b->ls, b->ns);
     dq_put(o, "\n\n");
 }
@@ -444,7 +443,7 @@ static void backlog_said(dq_md *o, const backlog *b)
             else
                 DQ_TEXT(o, "lateness.at_backlog_few", "%s n=%" PRId64
                         " pct=%.1f window=%.0f", n++ ? ";" : "", x,
-                        100 * frac, w_s);
+                        100 * frac, b->window_ms);
             /* If the expire cursor finds due keys at an even pace,
              * fraction f within W means one pass takes about W / f: an
              * extrapolation, and said to be one. */

@@ -342,7 +342,7 @@ static void ev_scale(dq_md *o, const dq_results *r, const dq_facts *f,
         DQ_TBUF(o, expiry, "pack.scale_expiry", "name=%s n=%" PRIu64
                 " of=%" PRIu64 " window=%.0f backlog=%" PRId64 " id=%s",
                 x->s->name, x->backlog_delivered, x->backlog_tasks,
-                x->backlog_window_s, x->backlog_n, id);
+                x->backlog_window_s * 1000.0, x->backlog_n, id);
     PUT(ev, len, "pack.scale_ev", "bench=%s expiry=%s", bench, expiry);
 }
 
