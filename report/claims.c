@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "../harness/faults.h"  /* dq_fault_find */
 #include "../strategies/dq.h"
 #include "claims_int.h"
 
@@ -243,15 +244,65 @@ static dq_verdict rule_tally(const dq_claim_def *c, const dq_results *r,
  * claim_rows.md (probes) name from the verdict_input column of
  * probes.csv, then the claim's judge decides. */
 
+/* The words of s, blank-separated. */
+static size_t words(const char *s)
+{
+    size_t n = 0;
+    for (s += strspn(s, " "); *s; s += strspn(s, " ")) {
+        n++;
+        s += strcspn(s, " ");
+    }
+    return n;
+}
+
+/* Whether a claim's n rows rd of the probes table (id's, n > 0) have the
+ * shape a->judge reads by position: one row per nonzero a->keys[k], in
+ * order, with that many keys.  false with why in what (len bytes) and
+ * the line to name in *line. */
+static bool probe_shape_ok(const struct dq_claim_args *a, const char *id,
+                           const dq_crow *rd, int n, int *line, char *what,
+                           size_t len)
+{
+    int want = 0;
+    char shape[64] = "";
+    for (int k = 0; k < DQ_PROBE_ROWS && a->keys[k]; k++, want++)
+        snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%u",
+                 k ? " " : "", a->keys[k]);
+    if (n != want) {
+        *line = rd[n > want ? want : 0].line;
+        snprintf(what, len, "claim_rows.probes has %d row%s %s; its rule "
+                 "reads %d, in order, with %s keys", n, dq_s((size_t)n), id,
+                 want, shape);
+        return false;
+    }
+    for (int k = 0; k < n; k++)
+        if (words(rd[k].cell[2]) != a->keys[k]) {
+            *line = rd[k].line;
+            snprintf(what, len, "probes row %s %.64s has %zu key%s; its "
+                     "rule reads %u, in order", id, rd[k].cell[1],
+                     words(rd[k].cell[2]), dq_s(words(rd[k].cell[2])),
+                     a->keys[k]);
+            return false;
+        }
+    return true;
+}
+
 static dq_verdict rule_probes(const dq_claim_def *c, const dq_results *r,
                               dq_ev *ev)
 {
     const dq_probes *p = &r->probes;
-    int64_t v[5][12];
-    dq_crow rd[5];
-    int n = dq_claim_rows(ev, DQ_ROWS("probes"), c->id, rd, 5);
+    int64_t v[DQ_PROBE_ROWS][DQ_PROBE_KEYS] = {{0}};
+    dq_crow rd[DQ_PROBE_ROWS + 1];
+    char what[256];
+    int line;
+    int n = dq_claim_rows(ev, DQ_ROWS("probes"), c->id, rd,
+                          DQ_PROBE_ROWS + 1);
     if (n < 0)
         return DQ_VERDICT_NOT_MEASURED;
+    if (!probe_shape_ok(c->args, c->id, rd, n, &line, what, sizeof what)) {
+        dq_row_bad(ev, DQ_ROWS("probes"), line, what);   /* as at load */
+        return DQ_VERDICT_NOT_MEASURED;
+    }
     if (!p->present)
         return NONE(probes_none, "root=%s", r->root);
     for (int k = 0; k < n; k++) {
@@ -510,7 +561,13 @@ static dq_verdict judge_c28(dq_ev *ev, const dq_results *r,
 /* ---- The table ---------------------------------------------------------- */
 
 #define TALLY(fn) &(const struct dq_claim_args){.say = fn}
-#define PROBES(fn) &(const struct dq_claim_args){.judge = fn}
+/* A probes judge and the keys it reads of each of its rows, in order. */
+#define PROBES(fn, ...)                                                      \
+    &(const struct dq_claim_args){.judge = fn, .keys = {__VA_ARGS__}}
+/* C07's judge reads its recipes row too (dq_rule_recipe). */
+#define PROBES_RECIPE(fn, ...)                                               \
+    &(const struct dq_claim_args){.judge = fn, .keys = {__VA_ARGS__},        \
+                                  .recipe = true}
 /* A row: the id, its texts in claims.md ("c01_text", "c01_decide"). */
 #define CLAIM(n, ...) {"C" #n, &claim_texts[2 * (1##n - 101)],              \
                        &claim_texts[2 * (1##n - 101) + 1], __VA_ARGS__}
@@ -532,10 +589,10 @@ const dq_claim_def dq_claims[] = {
     CLAIM(03, rule_tally, TALLY(say_c03)),
     CLAIM(04, dq_rule_c04, NULL),
     CLAIM(05, dq_rule_c05, NULL),
-    CLAIM(06, rule_probes, PROBES(judge_c06)),
-    CLAIM(07, rule_probes, PROBES(judge_c07)),
-    CLAIM(08, rule_probes, PROBES(judge_c08)),
-    CLAIM(09, rule_probes, PROBES(judge_c09)),
+    CLAIM(06, rule_probes, PROBES(judge_c06, 4, 2, 3, 1, 1)),
+    CLAIM(07, rule_probes, PROBES_RECIPE(judge_c07, 5, 2)),
+    CLAIM(08, rule_probes, PROBES(judge_c08, 4, 4)),
+    CLAIM(09, rule_probes, PROBES(judge_c09, 4, 4, 3)),
     CLAIM(10, dq_rule_c10, NULL),
     CLAIM(11, dq_rule_c11, NULL),
     CLAIM(12, dq_rule_c12, NULL),
@@ -546,15 +603,15 @@ const dq_claim_def dq_claims[] = {
     CLAIM(17, dq_rule_c17, NULL),
     CLAIM(18, dq_rule_c18, NULL),
     CLAIM(19, NULL, NULL),
-    CLAIM(20, rule_probes, PROBES(judge_c20)),
+    CLAIM(20, rule_probes, PROBES(judge_c20, 2, 3)),
     CLAIM(21, dq_rule_c21, NULL),
-    CLAIM(22, rule_probes, PROBES(judge_c22)),
+    CLAIM(22, rule_probes, PROBES(judge_c22, 3, 2)),
     CLAIM(23, dq_rule_c23, NULL),
     CLAIM(24, dq_rule_recipe, NULL),
     CLAIM(25, dq_rule_recipe, NULL),
     CLAIM(26, dq_rule_c26, NULL),
-    CLAIM(27, rule_probes, PROBES(judge_c27)),
-    CLAIM(28, rule_probes, PROBES(judge_c28)),
+    CLAIM(27, rule_probes, PROBES(judge_c27, 9)),
+    CLAIM(28, rule_probes, PROBES(judge_c28, 5)),
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -591,33 +648,106 @@ static bool tally_row_ok(const dq_crow *q, char *bad, size_t len)
     return strategy_cell_ok(q, 1, 0, bad, len);
 }
 
-/* A recipe switches an option of one strategy, or of any (empty). */
+/* A recipe switches an option of one strategy, or of any (empty), and
+ * counts early deliveries or lost tasks. */
 static bool recipe_row_ok(const dq_crow *q, char *bad, size_t len)
 {
+    if (strcmp(q->cell[5], "early") != 0 && strcmp(q->cell[5], "lost") != 0) {
+        snprintf(bad, len, "counted '%.64s' is neither early nor lost",
+                 q->cell[5]);
+        return false;
+    }
     return strategy_cell_ok(q, 1, DQ_ROW_EMPTY_OK, bad, len);
 }
 
-/* A faults row: its shape and flags (claims_fault.c), then its strategy
- * cell: empty, a strategy or "!" and one. */
+/* A faults row: its shape and flags (claims_fault.c), a fault kind
+ * (harness/faults.h), a retry of trials.csv ("readd", "nack", or empty:
+ * any), then its strategy cell: empty, a strategy or "!" and one. */
 static bool fault_row_ok(const dq_crow *q, char *bad, size_t len)
 {
-    return dq_fault_row_ok(q, bad, len) &&
-           strategy_cell_ok(q, 5, DQ_ROW_EMPTY_OK | DQ_ROW_NOT_OK, bad, len);
+    if (!dq_fault_row_ok(q, bad, len))
+        return false;
+    if (dq_fault_find(q->cell[1]) == NULL) {
+        snprintf(bad, len, "fault '%.64s' is no fault kind (`dqlab run "
+                 "--help` names them)", q->cell[1]);
+        return false;
+    }
+    if (q->cell[7][0] && strcmp(q->cell[7], "readd") != 0 &&
+        strcmp(q->cell[7], "nack") != 0) {
+        snprintf(bad, len, "retry '%.64s' is neither readd nor nack (nor "
+                 "empty: any)", q->cell[7]);
+        return false;
+    }
+    return strategy_cell_ok(q, 5, DQ_ROW_EMPTY_OK | DQ_ROW_NOT_OK, bad, len);
 }
 
-/* The probes table's keys are not checked here: the probes write their
- * verdict_input keys in format strings (harness/probes.c, probes_more.c)
- * and declare them nowhere a program can read, so a misspelt key still
- * reads as a reading the probes run lacks. */
+/* Whether table has exactly one row id (tallies, recipes: what their
+ * rules read); false with why in what and its line in *line. */
+static bool one_row(const dq_texts *t, const char *table, const char *id,
+                    int *line, char *what, size_t len)
+{
+    dq_crow rows[2];
+    int n = dq_claim_rows_find(t, table, id, rows, 2, line);
+    if (n == 1 || n < 0)
+        return true;   /* n < 0: dq_claim_tables_check refused it */
+    if (n > 1)
+        *line = rows[1].line;
+    snprintf(what, len, "%s has %s row %s", table,
+             n ? "more than the rule reads of" : "no", id);
+    return false;
+}
+
+/* Whether claim c's rule finds the rows it reads: one of tallies for a
+ * tally, one of recipes for a recipe (and C07's judge), the shape its
+ * judge reads of probes.  false with why in what and its line in *line. */
+static bool claim_has_rows(const dq_claim_def *c, const dq_texts *t,
+                           int *line, char *what, size_t len)
+{
+    dq_crow rd[DQ_PROBE_ROWS + 1];
+    int n;
+    if (c->rule == rule_tally &&
+        !one_row(t, "claim_rows.tallies", c->id, line, what, len))
+        return false;
+    if ((c->rule == dq_rule_recipe || (c->args && c->args->recipe)) &&
+        !one_row(t, "claim_rows.recipes", c->id, line, what, len))
+        return false;
+    if (c->rule != rule_probes)
+        return true;
+    n = dq_claim_rows_find(t, "claim_rows.probes", c->id, rd,
+                           DQ_PROBE_ROWS + 1, line);
+    if (n == 0)
+        snprintf(what, len, "claim_rows.probes has no row %s", c->id);
+    /* rd holds the rows probe_shape_ok looks at, one past the shape */
+    return n < 0 ||
+           (n > 0 && probe_shape_ok(c->args, c->id, rd, n, line, what, len));
+}
+
+/* The probes table's key names are not checked here (their number per
+ * row is): the probes write their verdict_input keys in format strings
+ * (harness/probes.c, probes_more.c) and declare them nowhere a program
+ * can read, so a misspelt key still reads as a reading the probes run
+ * lacks.  The faults rows the fault rules read by name (held_amo, ...)
+ * are checked when a rule reads them. */
 int dq_claim_rows_check(const dq_texts *t, char *err, size_t errlen)
 {
     static const dq_row_check checks[] = {
-        {"claim_rows.tallies", tally_row_ok},
-        {"claim_rows.recipes", recipe_row_ok},
-        {"claim_rows.faults", fault_row_ok},
-        {NULL, NULL},
+        {"claim_rows.tallies", 2, tally_row_ok},
+        {"claim_rows.probes", 3, NULL},
+        {"claim_rows.recipes", 6, recipe_row_ok},
+        {"claim_rows.faults", 8, fault_row_ok},
+        {NULL, 0, NULL},
     };
-    return dq_claim_tables_check(t, checks, err, errlen);
+    char what[256];
+    int line = 0;
+    if (dq_claim_tables_check(t, checks, err, errlen) != 0)
+        return -1;
+    for (const dq_claim_def *c = dq_claims; c->id != NULL; c++)
+        if (!claim_has_rows(c, t, &line, what, sizeof what)) {
+            snprintf(err, errlen, "%s/claim_rows.md:%d: %s", t->dir, line,
+                     what);
+            return -1;
+        }
+    return 0;
 }
 
 dq_verdict dq_claim_decide(const dq_claim_def *c, const dq_results *r,

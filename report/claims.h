@@ -95,11 +95,15 @@ dq_verdict dq_claim_decide(const dq_claim_def *c, const dq_results *r,
 
 /* Checks every row of the claim rules' data tables in t (text/claim_rows.md,
  * loaded by dq_texts_load): each is "| a | b |" with its header's cells,
- * a faults row has 8 cells and names only strategy flags
- * (dq_flag_name), and every strategy cell (tallies, recipes, faults) names
- * a registered strategy (dq_strategy_find; empty and "!name" where the
- * table allows them).  0, or -1 with one line in err naming the file by
- * t->dir and the row's line ("report/text/claim_rows.md:52: ..."). */
+ * the header has the table's columns, a faults row names only strategy
+ * flags (dq_flag_name), a fault kind (dq_fault_find) and a retry of
+ * readd, nack or none, a recipe counts early or lost, and every strategy
+ * cell (tallies, recipes, faults) names a registered strategy
+ * (dq_strategy_find; empty and "!name" where the table allows them); and
+ * that every claim of dq_claims[] finds the rows its rule reads (a
+ * probes claim: the rows and keys per row its judge reads).  0, or -1
+ * with one line in err naming the file by t->dir and the row's line
+ * ("report/text/claim_rows.md:52: ..."). */
 int dq_claim_rows_check(const dq_texts *t, char *err, size_t errlen);
 
 #endif

@@ -730,8 +730,15 @@ DQ_RULE(dq_rule_recipe)
     const dq_tuse *u = &said[0];
     dq_crow row;
     recipe_sum x, d;
-    while (u < &said[2] && strcasecmp(u->name + 14, c->id) != 0)
+    while (u < &said[3] && strcasecmp(u->name + 14, c->id) != 0)
         u++;
+    if (u == &said[3]) {   /* a claim of the table given no text here */
+        if (ev->t->err[0] == '\0')
+            snprintf(ev->t->err, sizeof ev->t->err, "claims_fault.c: "
+                     "dq_rule_recipe has no text for claim %.16s "
+                     "(claims.recipe_<id>)", c->id);
+        return DQ_VERDICT_NOT_MEASURED;
+    }
     if (dq_claim_rows(ev, DQ_ROWS("recipes"), c->id, &row, 1) < 0)
         return DQ_VERDICT_NOT_MEASURED;
     const recipe a = {any(row.cell[1]), row.cell[2], row.cell[3],

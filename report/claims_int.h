@@ -97,11 +97,19 @@ DQ_RULE(dq_rule_recipe);
 
 /* The C a row of claims.c adds to its rule's data row (claim_rows.md):
  * rule_tally's wording and verdict, rule_probes' judge of the readings
- * (v[k][i]: key i of the claim's k-th probes row). */
+ * (v[k][i]: key i of the claim's k-th probes row) and the shape it reads
+ * by position: keys[k] keys in its k-th row, as many rows as there are
+ * nonzero keys[k] (claims.c refuses a probes table of another shape at
+ * load); recipe: the judge reads the claim's recipes row too. */
+#define DQ_PROBE_ROWS 5
+#define DQ_PROBE_KEYS 12
 typedef struct dq_claims_tally dq_claims_tally;
 struct dq_claim_args {
     dq_verdict (*say)(dq_ev *ev, const dq_claims_tally *t, const char *where);
-    dq_verdict (*judge)(dq_ev *ev, const dq_results *r, int64_t v[5][12]);
+    dq_verdict (*judge)(dq_ev *ev, const dq_results *r,
+                        int64_t v[DQ_PROBE_ROWS][DQ_PROBE_KEYS]);
+    unsigned char keys[DQ_PROBE_ROWS];
+    bool recipe;
 };
 
 /* "Not yet measured", with the claim's decide text as what would. */
@@ -124,6 +132,13 @@ typedef struct dq_crow {
  * stops. */
 int dq_claim_rows(dq_ev *ev, const dq_tuse *u, const char *key, dq_crow *rows,
                   size_t max);
+/* The rows of table (a template name, "claim_rows.tallies") of t whose
+ * first cell is key, at most max into rows, and the line of the table's
+ * marker into *line.  Returns how many rows have key (more than max
+ * too), or -1 when t has no such table or a row of it is malformed
+ * (dq_claim_tables_check refuses those). */
+int dq_claim_rows_find(const dq_texts *t, const char *table, const char *key,
+                       dq_crow *rows, size_t max, int *line);
 /* Sets t->err (the first error only) to "<t->dir>/GROUP.md:line: what",
  * the file of table u. */
 void dq_row_bad(dq_ev *ev, const dq_tuse *u, int line, const char *what);
@@ -138,10 +153,12 @@ bool dq_fault_row_ok(const dq_crow *q, char *bad, size_t len);
 #define DQ_ROW_NOT_OK 2
 bool dq_row_strategy_ok(const char *cell, int how, char *bad, size_t len);
 /* The check of each row of one table of claim_rows.md: its template name
- * ("claim_rows.faults") and whether a row is well formed (false with why
- * in bad); a row with table NULL ends a list of them. */
+ * ("claim_rows.faults"), the columns its rules read (its header must have
+ * that many cells) and whether a row is well formed (false with why in
+ * bad; NULL: any); a row with table NULL ends a list of them. */
 typedef struct dq_row_check {
     const char *table;
+    size_t ncol;
     bool (*ok)(const dq_crow *q, char *bad, size_t len);
 } dq_row_check;
 /* dq_claim_rows_check (claims.h) with the row checks of checks, one per

@@ -27,11 +27,12 @@ void dq_row_bad(dq_ev *ev, const dq_tuse *u, int line, const char *what)
                  what);
 }
 
-/* The cells of table line l (len bytes, "| a | b |") into *row; false
- * when it is no such line, or has a cell too many or too long. */
+/* The cells of table line l (len bytes, "| a | b |") into *row, the
+ * cells past the last "" (a rule that reads one never reads garbage);
+ * false when it is no such line, or has a cell too many or too long. */
 static bool split_row(const char *l, size_t len, dq_crow *row)
 {
-    row->n = 0;
+    memset(row, 0, sizeof *row);
     if (len < 2 || l[0] != '|' || l[len - 1] != '|')
         return false;
     for (const char *p = l + 1, *q; p < l + len; p = q + 1) {
@@ -54,10 +55,11 @@ typedef bool (*row_fn)(const dq_crow *row, void *arg, char *what,
                        size_t len);
 
 /* Walks template i of t, a table: every line "| a | b |" with the
- * header's cells, each row after the header and rule line given to each.
- * Returns 0, or the line of the first bad row with why in what. */
-static int walk_rows(const dq_texts *t, size_t i, row_fn each, void *arg,
-                     char *what, size_t len)
+ * header's cells (want of them, unless want is 0), each row after the
+ * header and rule line given to each.  Returns 0, or the line of the
+ * first bad row with why in what. */
+static int walk_rows(const dq_texts *t, size_t i, size_t want, row_fn each,
+                     void *arg, char *what, size_t len)
 {
     size_t ncol = 0, nrow = 0;
     int line = t->line[i];
@@ -70,6 +72,11 @@ static int walk_rows(const dq_texts *t, size_t i, row_fn each, void *arg,
                      "with the header's %zu cells (at most %d, each under "
                      "%zu bytes)", t->name[i], ncol, DQ_ROW_CELLS,
                      sizeof row.cell[0]);
+            return line;
+        }
+        if (nrow == 0 && want != 0 && row.n != want) {
+            snprintf(what, len, "the header of %s has %zu cells: the "
+                     "table has %zu columns", t->name[i], row.n, want);
             return line;
         }
         p += n;
@@ -98,18 +105,37 @@ static bool pick_row(const dq_crow *row, void *arg, char *what, size_t len)
     return true;
 }
 
+/* The index of template name in t, or t->n. */
+static size_t table_at(const dq_texts *t, const char *name)
+{
+    size_t i = 0;
+    while (i < t->n && strcmp(t->name[i], name) != 0)
+        i++;
+    return i;
+}
+
+int dq_claim_rows_find(const dq_texts *t, const char *table, const char *key,
+                       dq_crow *rows, size_t max, int *line)
+{
+    row_pick k = {key, rows, max, 0};
+    size_t i = table_at(t, table);
+    char what[256];
+    if (i == t->n || walk_rows(t, i, 0, pick_row, &k, what, sizeof what))
+        return -1;
+    *line = t->line[i];
+    return (int)k.got;
+}
+
 int dq_claim_rows(dq_ev *ev, const dq_tuse *u, const char *key, dq_crow *rows,
                   size_t max)
 {
     const dq_texts *t = ev->t;
     row_pick k = {key, rows, max, 0};
-    size_t i = 0;
+    size_t i = table_at(t, u->name);
     char what[256];
-    while (i < t->n && strcmp(t->name[i], u->name) != 0)
-        i++;
     if (i == t->n)
         return -1;   /* not loaded: text.c refused the report already */
-    int bad = walk_rows(t, i, pick_row, &k, what, sizeof what);
+    int bad = walk_rows(t, i, 0, pick_row, &k, what, sizeof what);
     if (bad != 0) {
         dq_row_bad(ev, u, bad, what);
         return -1;
@@ -154,7 +180,8 @@ int dq_claim_tables_check(const dq_texts *t, const dq_row_check *checks,
             continue;
         while (c->table != NULL && strcmp(c->table, t->name[i]) != 0)
             c++;
-        int bad = walk_rows(t, i, check_row, (void *)c, what, sizeof what);
+        int bad = walk_rows(t, i, c->ncol, check_row, (void *)c, what,
+                            sizeof what);
         if (bad != 0) {
             snprintf(err, errlen, "%s/claim_rows.md:%d: %s", t->dir, bad,
                      what);

@@ -20,6 +20,7 @@
 
 #include "../harness/trialcols.h"
 #include "../report/claims.h"
+#include "../report/claims_int.h" /* dq_rule_recipe */
 #include "../report/stats.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -633,6 +634,99 @@ Test(report_claims, bad_claim_rows_are_refused_at_load, .timeout = 60)
     refused_rows(root, false, "/^| held_process /s/needs-redis/needs-rediz/",
                  "^| held_process ", "needs-rediz is no strategy flag "
                  "(dq.h)");
+}
+
+/* The probe judges read their readings by position: a claim's probes
+ * rows must be the rows, in order, and the number of keys per row its
+ * judge reads, or the report would print what an unset reading holds.
+ * A row short (C06's ms-x4096 deleted), a key short and a key too many
+ * are refused at load. */
+Test(report_claims, probe_rows_of_another_shape_are_refused, .timeout = 60)
+{
+    char root[PATH_MAX];
+    snprintf(root, sizeof root, "/tmp/dqlab-report-rowshape-%ld",
+             (long)getpid());
+    refused_rows(root, false, "/^| C06   | ms-x4096 /d", "^| C06 ",
+                 "claim_rows.probes has 4 rows C06; its rule reads 5, in "
+                 "order, with 4 2 3 1 1 keys");
+    refused_rows(root, false, "s/^| C06   | us-epoch        | exact n /| C06"
+                 "   | us-epoch        | exact /", "^| C06   | us-epoch ",
+                 "probes row C06 us-epoch has 1 key; its rule reads 2, in "
+                 "order");
+    refused_rows(root, false, "s/^\\(| C28 .* hol_ms\\) /\\1 x/",
+                 "^| C28 ", "probes row C28 list-vs-zset has 6 keys; its "
+                 "rule reads 5, in order");
+}
+
+/* Each table of claim_rows.md has the columns its rules read: a header
+ * short of one (the recipes' "counted", removed from header and rows) is
+ * refused at its line, not read as cells that are not there. */
+Test(report_claims, claim_table_short_of_a_column_is_refused, .timeout = 60)
+{
+    char root[PATH_MAX];
+    snprintf(root, sizeof root, "/tmp/dqlab-report-rowcols-%ld",
+             (long)getpid());
+    refused_rows(root, false, "/^<!-- recipes -->/,/^$/s/ [^|]*|$//",
+                 "^| claim | strategy | option ", "the header of "
+                 "claim_rows.recipes has 5 cells: the table has 6 columns");
+    refused_rows(root, false, "/^<!-- tallies -->/,/^$/s/|$/| x |/",
+                 "^| claim | strategy (trials", "the header of "
+                 "claim_rows.tallies has 3 cells: the table has 2 columns");
+}
+
+/* A cell whose value the rules would not match (a misspelt fault kind, a
+ * counted other than early or lost, a retry other than readd or nack) is
+ * refused at load, not a claim "not yet measured" or counted the other
+ * way. */
+Test(report_claims, unknown_cell_values_are_refused, .timeout = 60)
+{
+    char root[PATH_MAX];
+    snprintf(root, sizeof root, "/tmp/dqlab-report-rowvals-%ld",
+             (long)getpid());
+    refused_rows(root, false, "/^| held_amo /s/kill-consumer/kill-consumr /",
+                 "^| held_amo ", "fault 'kill-consumr' is no fault kind "
+                 "(`dqlab run --help` names them)");
+    refused_rows(root, false, "/^| C24 /s/| lost    |/| los     |/",
+                 "^| C24 ", "counted 'los' is neither early nor lost");
+    refused_rows(root, false, "/^| retry_nack /s/| nack  |/| nak   |/",
+                 "^| retry_nack ", "retry 'nak' is neither readd nor nack "
+                 "(nor empty: any)");
+}
+
+/* A claim whose rule reads a table has its row there, checked from the
+ * claims table before any result is read: a tally's, a recipe's (C07's
+ * judge reads one too), a probe claim's. */
+Test(report_claims, deleted_claim_rows_are_refused_at_load, .timeout = 60)
+{
+    char root[PATH_MAX];
+    snprintf(root, sizeof root, "/tmp/dqlab-report-rowdel-%ld",
+             (long)getpid());
+    refused_rows(root, false, "/^| C13 /d", "^<!-- tallies -->",
+                 "claim_rows.tallies has no row C13");
+    refused_rows(root, false, "/^| C07   | zpopmin  /d", "^<!-- recipes -->",
+                 "claim_rows.recipes has no row C07");
+    refused_rows(root, false, "/^| C25 /d", "^<!-- recipes -->",
+                 "claim_rows.recipes has no row C25");
+    refused_rows(root, false, "/^| C22 /d", "^<!-- probes -->",
+                 "claim_rows.probes has no row C22");
+    refused_rows(root, false, "/^| C02 /{p;s/lua  /naive/}",
+                 "^| C02   | naive", "claim_rows.tallies has more than the "
+                 "rule reads of row C02");
+}
+
+/* A recipe claim without a text of its own is an error of the claims
+ * table, not another claim's prose (its rule stops before it reads a
+ * text, so no texts are loaded). */
+Test(report_claims, recipe_rule_refuses_an_unknown_claim)
+{
+    static dq_texts t;
+    static char buf[4096];
+    static dq_results r;
+    dq_claim_result res;
+    const dq_claim_def c = {.id = "C99", .rule = dq_rule_recipe};
+    dq_claim_decide(&c, &r, &t, buf, sizeof buf, &res);
+    cr_expect_str_eq(t.err, "claims_fault.c: dq_rule_recipe has no text for "
+                     "claim C99 (claims.recipe_<id>)");
 }
 
 /* A claim whose rule finds no row of its own is bad input too: one line
