@@ -110,13 +110,10 @@ static bool flags_of(char *words, unsigned *flags, char *bad, size_t len)
 {
     char *save = NULL;
     *flags = 0;
-    for (char *w = strtok_r(words, " ", &save); w != NULL;
-         w = strtok_r(NULL, " ", &save)) {
-        unsigned b = 1;
-        while (b != 0 && (dq_flag_name(b) == NULL ||
-                          strcmp(dq_flag_name(b), w) != 0))
-            b <<= 1;
-        if (b == 0) {
+    for (char *w = strtok_r(words, " \t", &save); w != NULL;
+         w = strtok_r(NULL, " \t", &save)) {
+        unsigned b;
+        if (!dq_flag_parse(w, &b)) {
             snprintf(bad, len, "%s is no strategy flag (dq.h)", w);
             return false;
         }
