@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "../harness/faults.h"  /* dq_fault_find */
+#include "../harness/faults.h"  /* dq_fault_find, dq_fault_parse */
 #include "../strategies/dq.h"
 #include "claims_int.h"
 
@@ -642,27 +642,105 @@ static bool strategy_cell_ok(const dq_crow *q, size_t col, int how,
     return dq_row_strategy_ok(q->cell[col], how, bad, len);
 }
 
+/* The tables whose rows are keyed by a claim id, and whether claim c's
+ * rule reads table: a tally's, a probe claim's, a recipe's (C07's judge
+ * reads one too). */
+enum { ROWS_TALLIES, ROWS_PROBES, ROWS_RECIPES };
+static bool rule_reads(const dq_claim_def *c, int table)
+{
+    if (table == ROWS_TALLIES)
+        return c->rule == rule_tally;
+    if (table == ROWS_PROBES)
+        return c->rule == rule_probes;
+    return c->rule == dq_rule_recipe || (c->args != NULL && c->args->recipe);
+}
+
+/* Whether row q's claim id (its first cell) is a claim whose rule reads
+ * table (named name): a row no rule reads is a misspelt or stale one. */
+static bool claim_id_ok(const dq_crow *q, int table, const char *name,
+                        char *bad, size_t len)
+{
+    for (const dq_claim_def *c = dq_claims; c->id != NULL; c++)
+        if (strcmp(c->id, q->cell[0]) == 0 && rule_reads(c, table))
+            return true;
+    snprintf(bad, len, "claim %.64s is no claim whose rule reads %s",
+             q->cell[0], name);
+    return false;
+}
+
 /* A tally counts one strategy's trials: a registered one. */
 static bool tally_row_ok(const dq_crow *q, char *bad, size_t len)
 {
-    return strategy_cell_ok(q, 1, 0, bad, len);
+    return claim_id_ok(q, ROWS_TALLIES, "claim_rows.tallies", bad, len) &&
+           strategy_cell_ok(q, 1, 0, bad, len);
 }
 
-/* A recipe switches an option of one strategy, or of any (empty), and
- * counts early deliveries or lost tasks. */
+/* A probes row belongs to a probe claim (its keys are checked by
+ * claim_has_rows, its probe name nowhere: see dq_claim_rows_check). */
+static bool probe_row_ok(const dq_crow *q, char *bad, size_t len)
+{
+    return claim_id_ok(q, ROWS_PROBES, "claim_rows.probes", bad, len);
+}
+
+/* A recipe switches an option of one strategy, or of any (empty), that
+ * strategy takes, and counts early deliveries or lost tasks. */
 static bool recipe_row_ok(const dq_crow *q, char *bad, size_t len)
 {
+    if (!claim_id_ok(q, ROWS_RECIPES, "claim_rows.recipes", bad, len))
+        return false;
     if (strcmp(q->cell[5], "early") != 0 && strcmp(q->cell[5], "lost") != 0) {
         snprintf(bad, len, "counted '%.64s' is neither early nor lost",
                  q->cell[5]);
         return false;
     }
-    return strategy_cell_ok(q, 1, DQ_ROW_EMPTY_OK, bad, len);
+    return strategy_cell_ok(q, 1, DQ_ROW_EMPTY_OK, bad, len) &&
+           dq_row_option_ok(q->cell[1], q->cell[2], bad, len);
+}
+
+/* A faults row's argument (without its '!'), when it has one, is one its
+ * kind takes: "KIND:ARG" parses as a spec (dq_fault_parse, the parser of
+ * `dqlab run --fault`).  The rules match the argument in a trial's spec
+ * after the kind, and every kind takes its first argument alone. */
+static bool fault_arg_ok(const dq_crow *q, char *bad, size_t len)
+{
+    const char *arg = q->cell[2] + (q->cell[2][0] == '!');
+    char spec[400], err[240];
+    dq_fault f;
+    if (q->cell[2][0] == '\0')
+        return true;
+    snprintf(spec, sizeof spec, "%s:%s", q->cell[1], arg);
+    if (dq_fault_parse(spec, &f, err, sizeof err) == 0)
+        return true;
+    snprintf(bad, len, "argument '%.64s' is not one fault %.32s takes (%s)",
+             arg, q->cell[1], err);
+    return false;
+}
+
+/* A faults row's "row holds" cell, when not empty: KEY=VALUE, KEY an
+ * option some registered strategy takes (the rules look for it in a
+ * loss-table row's options). */
+static bool fault_holds_ok(const dq_crow *q, char *bad, size_t len)
+{
+    const char *cell = q->cell[6], *eq = strchr(cell, '=');
+    char key[64], why[200];
+    if (cell[0] == '\0')
+        return true;
+    if (eq == NULL || eq == cell || (size_t)(eq - cell) >= sizeof key) {
+        snprintf(bad, len, "row holds '%.64s' is not KEY=VALUE (an option "
+                 "of a strategy)", cell);
+        return false;
+    }
+    snprintf(key, sizeof key, "%.*s", (int)(eq - cell), cell);
+    if (dq_row_option_ok("", key, why, sizeof why))
+        return true;
+    snprintf(bad, len, "row holds '%.64s': %s", cell, why);
+    return false;
 }
 
 /* A faults row: its shape and flags (claims_fault.c), a fault kind
- * (harness/faults.h), a retry of trials.csv ("readd", "nack", or empty:
- * any), then its strategy cell: empty, a strategy or "!" and one. */
+ * (harness/faults.h) with an argument it takes, a row-holds option, a
+ * retry of trials.csv ("readd", "nack", or empty: any), then its
+ * strategy cell: empty, a strategy or "!" and one. */
 static bool fault_row_ok(const dq_crow *q, char *bad, size_t len)
 {
     if (!dq_fault_row_ok(q, bad, len))
@@ -672,6 +750,8 @@ static bool fault_row_ok(const dq_crow *q, char *bad, size_t len)
                  "--help` names them)", q->cell[1]);
         return false;
     }
+    if (!fault_arg_ok(q, bad, len) || !fault_holds_ok(q, bad, len))
+        return false;
     if (q->cell[7][0] && strcmp(q->cell[7], "readd") != 0 &&
         strcmp(q->cell[7], "nack") != 0) {
         snprintf(bad, len, "retry '%.64s' is neither readd nor nack (nor "
@@ -722,17 +802,18 @@ static bool claim_has_rows(const dq_claim_def *c, const dq_texts *t,
            (n > 0 && probe_shape_ok(c->args, c->id, rd, n, line, what, len));
 }
 
-/* The probes table's key names are not checked here (their number per
- * row is): the probes write their verdict_input keys in format strings
+/* The probes table's probe names and key names are not checked here
+ * (their claim and the number of keys per row are): the probes write
+ * their names and verdict_input keys in the calls that write their rows
  * (harness/probes.c, probes_more.c) and declare them nowhere a program
- * can read, so a misspelt key still reads as a reading the probes run
+ * can read, so a misspelt one still reads as a reading the probes run
  * lacks.  The faults rows the fault rules read by name (held_amo, ...)
  * are checked when a rule reads them. */
 int dq_claim_rows_check(const dq_texts *t, char *err, size_t errlen)
 {
     static const dq_row_check checks[] = {
         {"claim_rows.tallies", 2, tally_row_ok},
-        {"claim_rows.probes", 3, NULL},
+        {"claim_rows.probes", 3, probe_row_ok},
         {"claim_rows.recipes", 6, recipe_row_ok},
         {"claim_rows.faults", 8, fault_row_ok},
         {NULL, 0, NULL},

@@ -152,6 +152,11 @@ bool dq_fault_row_ok(const dq_crow *q, char *bad, size_t len);
 #define DQ_ROW_EMPTY_OK 1
 #define DQ_ROW_NOT_OK 2
 bool dq_row_strategy_ok(const char *cell, int how, char *bad, size_t len);
+/* Whether key is an option strategy takes (dq_strategy_option), or,
+ * with strategy "" (any) or no registered strategy, one some registered
+ * strategy takes.  false with why in bad (len bytes). */
+bool dq_row_option_ok(const char *strategy, const char *key, char *bad,
+                      size_t len);
 /* The check of each row of one table of claim_rows.md: its template name
  * ("claim_rows.faults"), the columns its rules read (its header must have
  * that many cells) and whether a row is well formed (false with why in

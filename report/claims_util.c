@@ -4,7 +4,7 @@
  * (text/claim_rows.md).  Apart from claims.c, whose table names the
  * rules, so that no rule file reaches back up to the table that lists it.
  */
-#include "../strategies/dq.h"  /* dq_strategy_find */
+#include "../strategies/dq.h"  /* dq_strategy_find, dq_strategy_option */
 #include "claims_int.h"
 
 /* ---- Helpers (claims_int.h) -------------------------------------------- */
@@ -159,6 +159,35 @@ bool dq_row_strategy_ok(const char *cell, int how, char *bad, size_t len)
     snprintf(bad, len, "strategy '%.64s' is not a registered strategy "
              "(`dqlab list` names them)%s", name,
              cell[0] == '\0' ? "; this column needs one" : "");
+    return false;
+}
+
+/* Whether strategy s takes option key (its own options and the shared
+ * ones, as dq_strategy_option walks them). */
+static bool takes_option(const dq_strategy *s, const char *key)
+{
+    const dq_optdef *o;
+    for (size_t i = 0; (o = dq_strategy_option(s, i)) != NULL; i++)
+        if (strcmp(o->name, key) == 0)
+            return true;
+    return false;
+}
+
+bool dq_row_option_ok(const char *strategy, const char *key, char *bad,
+                      size_t len)
+{
+    const dq_strategy *s = dq_strategy_find(strategy);
+    if (s != NULL && takes_option(s, key))
+        return true;
+    for (size_t i = 0; s == NULL && dq_strategies[i] != NULL; i++)
+        if (takes_option(dq_strategies[i], key))
+            return true;
+    if (s != NULL)
+        snprintf(bad, len, "option '%.64s' is no option of strategy %.64s "
+                 "(`dqlab list` names them)", key, strategy);
+    else
+        snprintf(bad, len, "option '%.64s' is no option of any registered "
+                 "strategy (`dqlab list` names them)", key);
     return false;
 }
 

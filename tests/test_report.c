@@ -432,7 +432,7 @@ Test(report_claims, c10_overshoot_within_the_machines_floor, .timeout = 60)
     cr_expect_eq(sh(cmd), 0, "C10 within the machine's floor is not 'holds "
                  "within stated limits' with its tolerance (%s/out/REPORT.md)",
                  root);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.err'", root, root);
     sh(cmd);
 }
 
@@ -448,7 +448,7 @@ Test(report_claims, c04_states_its_tolerance, .timeout = 60)
              "per second)' '%s/out/REPORT.md'", root);
     cr_expect_eq(sh(cmd), 0, "C04 states no tolerance (%s/out/REPORT.md)",
                  root);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.err'", root, root);
     sh(cmd);
 }
 
@@ -485,7 +485,7 @@ Test(report_claims, c11_sample_names_the_lateness_trials, .timeout = 60)
              "10 tasks (lat) |' '%s/out/REPORT.md'", root);
     cr_expect_eq(sh(cmd), 0, "C11's sample leaves out its lateness trials "
                  "(%s/out/REPORT.md)", root);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.err'", root, root);
     sh(cmd);
 }
 
@@ -529,7 +529,7 @@ Test(report_claims, c05_flat_growth_does_not_resolve_log_n, .timeout = 60)
              root);
     cr_expect_eq(sh(cmd), 0, "C05 with a growth near log N's does not hold "
                  "(%s/out/REPORT.md)", root);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.err'", root, root);
     sh(cmd);
 }
 
@@ -691,6 +691,65 @@ Test(report_claims, unknown_cell_values_are_refused, .timeout = 60)
     refused_rows(root, false, "/^| retry_nack /s/| nack  |/| nak   |/",
                  "^| retry_nack ", "retry 'nak' is neither readd nor nack "
                  "(nor empty: any)");
+}
+
+/* A value cell the rules compare with the results (a fault's argument,
+ * the option a row holds or a recipe switches) is refused at load when
+ * nothing could match it, not a verdict counted over no trials. */
+Test(report_claims, unknown_argument_and_option_cells_are_refused,
+     .timeout = 60)
+{
+    char root[PATH_MAX];
+    snprintf(root, sizeof root, "/tmp/dqlab-report-rowargs-%ld",
+             (long)getpid());
+    refused_rows(root, false, "/^| held_amo /s/!before-retry/!before-rety/",
+                 "^| held_amo ", "argument 'before-rety' is not one fault "
+                 "kill-consumer takes (fault 'kill-consumer:before-rety': "
+                 "POINT 'before-rety': expected after-claim, during-work, "
+                 "before-ack or before-retry)");
+    refused_rows(root, false, "/^| evict_lru /s/allkeys-lru/allkeys-lur/",
+                 "^| evict_lru ", "argument 'allkeys-lur' is not one fault "
+                 "evict takes (fault 'evict:allkeys-lur': POLICY "
+                 "'allkeys-lur': expected allkeys-lru, volatile-lru or "
+                 "noeviction)");
+    refused_rows(root, false, "/^| restart_every /s/everysec/everysc /",
+                 "^| restart_every ", "argument 'everysc' is not one fault "
+                 "restart-redis takes (fault 'restart-redis:everysc': MODE "
+                 "'everysc': expected off, rdb, everysec or always)");
+    refused_rows(root, false, "/^| replica_wait /s/wait=1/wiat=1/",
+                 "^| replica_wait ", "row holds 'wiat=1': option 'wiat' is no "
+                 "option of any registered strategy (`dqlab list` names "
+                 "them)");
+    refused_rows(root, false, "/^| replica_wait /s/wait=1/wait  /",
+                 "^| replica_wait ", "row holds 'wait' is not KEY=VALUE (an "
+                 "option of a strategy)");
+    refused_rows(root, false, "/^| C07 /s/due_check/due_chek /",
+                 "^| C07   | zpopmin  ", "option 'due_chek' is no option of strategy "
+                 "zpopmin (`dqlab list` names them)");
+    refused_rows(root, false, "/^| C25 /s/resolution_ms/resolution_sm/",
+                 "^| C25 ", "option 'resolution_sm' is no option of any "
+                 "registered strategy (`dqlab list` names them)");
+}
+
+/* A row whose claim's rule does not read that table (a claim id no rule
+ * of the table uses) is refused, not a row nothing reads. */
+Test(report_claims, rows_of_claims_no_rule_reads_are_refused, .timeout = 60)
+{
+    char root[PATH_MAX];
+    snprintf(root, sizeof root, "/tmp/dqlab-report-rowids-%ld",
+             (long)getpid());
+    refused_rows(root, false, "/^| C13 /{p;s/C13/C99/}", "^| C99 ",
+                 "claim C99 is no claim whose rule reads "
+                 "claim_rows.tallies");
+    refused_rows(root, false, "/^| C02 /{p;s/C02/C04/}",
+                 "^| C04 ", "claim C04 is no claim whose rule reads "
+                 "claim_rows.tallies");
+    refused_rows(root, false, "/^| C28 /{p;s/C28/C98/}", "^| C98 ",
+                 "claim C98 is no claim whose rule reads "
+                 "claim_rows.probes");
+    refused_rows(root, false, "/^| C25 /{p;s/C25/C01/}", "^| C01   |  ",
+                 "claim C01 is no claim whose rule reads "
+                 "claim_rows.recipes");
 }
 
 /* A claim whose rule reads a table has its row there, checked from the
