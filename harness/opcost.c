@@ -622,16 +622,46 @@ static void in_process_names(char *buf, size_t len)
                                     off ? ", " : "", dq_strategies[i]->name);
 }
 
+/* The comma list s of option opt, copied into buf and cut into items
+ * (at most max).  An empty item (",x", "x,", "x,,y") is refused: a typo,
+ * not a way to say "nothing".  The count, or -1 with the message in err. */
+#define LIST_MAX 256
+static int split_list(const char *opt, const char *s, char *buf, size_t len,
+                      char **items, char *err, size_t errlen)
+{
+    int n = 0;
+
+    snprintf(buf, len, "%s", s);
+    for (char *w = buf;; n++) {
+        char *comma = strchr(w, ',');
+
+        if (comma != NULL)
+            *comma = '\0';
+        if (*w == '\0') {
+            snprintf(err, errlen, "%s: empty item in '%s'", opt, s);
+            return -1;
+        }
+        if (n == LIST_MAX) {
+            snprintf(err, errlen, "%s: more than %d items", opt, LIST_MAX);
+            return -1;
+        }
+        items[n] = w;
+        if (comma == NULL)
+            return n + 1;
+        w = comma + 1;
+    }
+}
+
 static int parse_strategies(const char *s, dq_opcost_opts *o, char *err,
                             size_t errlen)
 {
-    char buf[512], names[256];
+    char buf[512], names[256], *items[LIST_MAX];
+    int n = split_list("--strategies", s, buf, sizeof buf, items, err, errlen);
 
-    snprintf(buf, sizeof buf, "%s", s);
     in_process_names(names, sizeof names);
     o->nstrategies = 0;
-    for (char *save = NULL, *w = strtok_r(buf, ",", &save); w;
-         w = strtok_r(NULL, ",", &save)) {
+    for (int k = 0; k < n; k++) {
+        const char *w = items[k];
         const dq_strategy *st = dq_strategy_find(w);
 
         if (st == NULL || (st->flags & DQ_G_NEEDS_REDIS)) {
@@ -640,6 +670,12 @@ static int parse_strategies(const char *s, dq_opcost_opts *o, char *err,
                      st == NULL ? "is not a strategy" : "needs Redis", names);
             return -1;
         }
+        for (size_t i = 0; i < o->nstrategies; i++) {
+            if (o->strategies[i] == st) {
+                snprintf(err, errlen, "--strategies: '%s' given twice", w);
+                return -1;
+            }
+        }
         if (o->nstrategies == DQ_OPCOST_MAX_STRATEGIES) {
             snprintf(err, errlen, "--strategies: more than %d names",
                      DQ_OPCOST_MAX_STRATEGIES);
@@ -647,6 +683,8 @@ static int parse_strategies(const char *s, dq_opcost_opts *o, char *err,
         }
         o->strategies[o->nstrategies++] = st;
     }
+    if (n < 0)
+        return -1;
     if (o->nstrategies == 0) {
         snprintf(err, errlen, "--strategies: empty list");
         return -1;
@@ -659,22 +697,29 @@ static int parse_strategies(const char *s, dq_opcost_opts *o, char *err,
  * slope, and the report says so instead of drawing. */
 static int parse_n(const char *s, dq_opcost_opts *o, char *err, size_t errlen)
 {
-    char buf[512];
+    char buf[512], *items[LIST_MAX];
+    int n = split_list("--n", s, buf, sizeof buf, items, err, errlen);
 
-    snprintf(buf, sizeof buf, "%s", s);
     o->nn = 0;
-    for (char *save = NULL, *w = strtok_r(buf, ",", &save); w;
-         w = strtok_r(NULL, ",", &save)) {
+    for (int k = 0; k < n; k++) {
         if (o->nn == DQ_OPCOST_MAX_N) {
             snprintf(err, errlen, "--n: more than %d values",
                      DQ_OPCOST_MAX_N);
             return -1;
         }
-        if (dq_parse_i64("--n", w, DQ_OPCOST_N_MIN, DQ_OPCOST_N_MAX,
+        if (dq_parse_i64("--n", items[k], DQ_OPCOST_N_MIN, DQ_OPCOST_N_MAX,
                          &o->n[o->nn], err, errlen) != 0)
             return -1;
+        for (size_t i = 0; i < o->nn; i++) {
+            if (o->n[i] == o->n[o->nn]) {
+                snprintf(err, errlen, "--n: '%s' given twice", items[k]);
+                return -1;
+            }
+        }
         o->nn++;
     }
+    if (n < 0)
+        return -1;
     if (o->nn == 0) {
         snprintf(err, errlen, "--n: empty list");
         return -1;
@@ -685,12 +730,12 @@ static int parse_n(const char *s, dq_opcost_opts *o, char *err, size_t errlen)
 static int parse_mix(const char *s, dq_opcost_opts *o, char *err,
                      size_t errlen)
 {
-    char buf[512];
+    char buf[512], *items[LIST_MAX];
+    int n = split_list("--mix", s, buf, sizeof buf, items, err, errlen);
 
-    snprintf(buf, sizeof buf, "%s", s);
     o->nmixes = 0;
-    for (char *save = NULL, *w = strtok_r(buf, ",", &save); w;
-         w = strtok_r(NULL, ",", &save)) {
+    for (int k = 0; k < n; k++) {
+        const char *w = items[k];
         dq_opcost_mix m;
 
         if (strcmp(w, "now") == 0) {
@@ -709,6 +754,8 @@ static int parse_mix(const char *s, dq_opcost_opts *o, char *err,
         }
         o->mixes[o->nmixes++] = m;
     }
+    if (n < 0)
+        return -1;
     if (o->nmixes == 0) {
         snprintf(err, errlen, "--mix: empty list");
         return -1;

@@ -80,9 +80,13 @@ static int parse_args(int argc, char **argv, const char **root,
                    "[--scripts DIR]\n"
                    "  reads RESULTS/*/latest (default results), writes "
                    "DIR/REPORT.md, DIR/index.html,\n"
-                   "  DIR/data/*.csv, DIR/figures/* (default report/out) "
-                   "using the gnuplot scripts in\n"
-                   "  --scripts (default report)\n");
+                   "  DIR/data/*.csv, DIR/figures/* (default report/out)\n"
+                   "  --scripts DIR  the report's own inputs (default "
+                   "report): the gnuplot scripts\n"
+                   "                 (*.gp), text/ (the prose templates and "
+                   "text/claim_rows.md, the\n"
+                   "                 claim rules' data rows) and page.html "
+                   "(the page's head and style)\n");
             return 0;
         } else if (argv[i][0] == '-') {
             fprintf(stderr, "dqlab report: unknown option %s (see dqlab "

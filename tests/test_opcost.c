@@ -462,6 +462,42 @@ Test(opcost_args, bad_values)
     cr_expect(strstr(err, "--horizon-ms") != NULL, "%s", err);
 }
 
+/* A list item given twice would measure and write the same rows twice, and
+ * an empty item (a trailing or doubled comma) is a typo: --n and
+ * --strategies refuse both as --mix does, with a message naming the
+ * option and the item. */
+Test(opcost_args, repeated_and_empty_items)
+{
+    static const struct {
+        const char *opt, *val, *want;
+    } bad[] = {
+        {"--n", "1000,1000", "--n: '1000' given twice"},
+        {"--n", "1000,10000,01000", "--n: '01000' given twice"},
+        {"--n", "1000,", "--n: empty item in '1000,'"},
+        {"--n", ",1000", "--n: empty item in ',1000'"},
+        {"--n", "1000,,10000", "--n: empty item in '1000,,10000'"},
+        {"--strategies", "heap,heap", "--strategies: 'heap' given twice"},
+        {"--strategies", "heap,wheel,heap",
+         "--strategies: 'heap' given twice"},
+        {"--strategies", "heap,", "--strategies: empty item in 'heap,'"},
+        {"--strategies", ",wheel", "--strategies: empty item in ',wheel'"},
+        {"--mix", "now,", "--mix: empty item in 'now,'"},
+    };
+    dq_opcost_opts o;
+    char err[256];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        cr_expect_eq(PARSE(&o, err, bad[i].opt, bad[i].val), -1, "%s %s",
+                     bad[i].opt, bad[i].val);
+        cr_expect(strstr(err, bad[i].want) != NULL, "%s %s: '%s'",
+                  bad[i].opt, bad[i].val, err);
+    }
+    cr_assert_eq(PARSE(&o, err, "--n", "1000,10000"), 0, "%s", err);
+    cr_expect_eq(o.nn, 2);
+    cr_assert_eq(PARSE(&o, err, "--strategies", "wheel,heap"), 0, "%s", err);
+    cr_expect_eq(o.nstrategies, 2);
+}
+
 /* ---- The CLI ------------------------------------------------------------ */
 
 static const char *dqlab(void)
@@ -513,6 +549,34 @@ Test(opcost_cli, bad_input_exits_2_with_one_line_and_no_files)
     cr_expect_eq(lines, 1);
     cr_expect(named, "the message does not name --n and '0x'");
     cr_expect_eq(entries(root), -1, "bad input created %s", root);
+}
+
+/* A repeated --strategies name: exit 2, one line naming the option, and
+ * no results directory made. */
+Test(opcost_cli, repeated_strategy_exits_2_and_writes_nothing)
+{
+    char cmd[PATH_MAX + 256], out[PATH_MAX], root[PATH_MAX], line[512];
+    snprintf(out, sizeof out, "/tmp/dqlab-opcost-rep-%ld.txt", (long)getpid());
+    snprintf(root, sizeof root, "/tmp/dqlab-opcost-rep-%ld", (long)getpid());
+    snprintf(cmd, sizeof cmd, "'%s' opcost --strategies heap,heap --n 100 "
+             "--ops 10 --repeats 1 --out '%s' 2>'%s' >/dev/null", dqlab(),
+             root, out);
+    cr_expect_eq(sh(cmd), 2);
+    FILE *f = fopen(out, "r");
+    cr_assert_not_null(f);
+    int lines = 0;
+    bool named = false;
+    while (fgets(line, sizeof line, f) != NULL) {
+        lines++;
+        named |= strstr(line, "--strategies: 'heap' given twice") != NULL;
+    }
+    fclose(f);
+    unlink(out);
+    cr_expect_eq(lines, 1);
+    cr_expect(named, "the message does not name --strategies: %s", line);
+    cr_expect_eq(entries(root), -1, "heap,heap created %s", root);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    sh(cmd);
 }
 
 /* An n the slopes cannot use (log2 0 is undefined): exit 2, one line
