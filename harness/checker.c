@@ -737,8 +737,6 @@ static const window *rolled_back(const checker *c, int64_t prev_t,
     return NULL;
 }
 
-/* Each extra delivery of the id, in time order: redelivered, a duplicate
- * a fault explains, or one none does (checker.h). */
 /* Was the id acked before delivery d?  An A in the same microsecond as d
  * by d's own consumer and attempt is d's own ack (work_us 0: the consumer
  * wrote D first), not an earlier one. */
@@ -751,6 +749,8 @@ static bool acked_before_d(const checker *c, const span *sp, const dent *d)
     return false;
 }
 
+/* Each extra delivery of the id, in time order: redelivered, a duplicate
+ * a fault explains, or one none does (checker.h). */
 static void judge_extra(const checker *c, dq_check *out, const span *sp)
 {
     for (size_t k = sp->d0 + 1; k < sp->d1; k++) {
