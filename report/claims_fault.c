@@ -445,9 +445,9 @@ DQ_RULE(dq_rule_c23)
  * again (a claim or an enqueue the fault lost or repeated), elsewhere the
  * lease ran out while the first consumer still worked. */
 typedef struct c21_sum {
-    size_t cells, trials, lb;
-    uint64_t red, enq;
-    char by[1024], exps[256];
+    size_t cells, trials, lb, ld;
+    uint64_t red, dup, enq;
+    char by[1024], dby[1024], exps[256];
     uint64_t twice[2];             /* [0] lease ran out, [1] repeated */
     size_t twice_trials, wl[2], el[2];
     char wby[2][1024], wexps[2][256];
@@ -519,14 +519,19 @@ static void c21_cell(dq_ev *ev, const dq_rexp *e, size_t row, size_t f,
     m->cells++;
     m->trials += x->trials;
     m->red += x->redelivered;
+    m->dup += x->duplicated;
     m->enq += x->enqueued;
-    if (x->redelivered) {
-        c21_exp(m->exps, sizeof m->exps, &(size_t){strlen(m->exps)},
-                e->name);
+    /* The sample named is the sample counted: every experiment with a
+     * cell here, whether it delivered anything twice or not. */
+    c21_exp(m->exps, sizeof m->exps, &(size_t){strlen(m->exps)}, e->name);
+    if (x->redelivered)
         DQ_TCAT(ev->t, m->by, sizeof m->by, &m->lb, "claims.c21_item",
                 "%srow=%s fault=%s n=%" PRIu64, m->lb ? ", " : "",
                 lt->rows[row], lt->faults[f], x->redelivered);
-    }
+    if (x->duplicated)
+        DQ_TCAT(ev->t, m->dby, sizeof m->dby, &m->ld, "claims.c21_item",
+                "%srow=%s fault=%s n=%" PRIu64, m->ld ? ", " : "",
+                lt->rows[row], lt->faults[f], x->duplicated);
     if (first)
         c21_twice_of(ev, e, x->strategy, f, m);
 }
@@ -570,16 +575,20 @@ DQ_RULE(dq_rule_c21)
     }
     if (m.cells == 0)
         return NONE(c21_none, "");
-    TSAY(c21, "es=%s exps=%s red=%" PRIu64 " n=%" PRIu64 " by=%s",
-         strchr(m.exps, ',') ? "s" : "", m.exps[0] ? m.exps : exp, m.red,
-         m.enq, m.by[0] ? m.by : "-");
+    TSAY(c21, "es=%s exps=%s trials=%zu ts=%s n=%" PRIu64 " second=%" PRIu64
+         " ss=%s red=%" PRIu64 " by=%s%s%s", strchr(m.exps, ',') ? "s" : "",
+         m.exps, m.trials, dq_s(m.trials), m.enq, m.red + m.dup,
+         dq_s(m.red + m.dup), m.red, m.by[0] ? " (" : "", m.by,
+         m.by[0] ? ")" : "");
+    if (m.dup > 0)
+        TSAY(c21_dup, "  dup=%" PRIu64 " by=%s", m.dup, m.dby);
     c21_twice(ev, &m);
     SAMPLE(c21_sample, "trials=%zu tasks=%" PRIu64, m.trials, m.enq);
     WILSON(ev->res->interval, iv_red, m.red, m.enq);
     if (m.twice[0] + m.twice[1] > 0)
         WILSON(ev->res->interval, iv_twice, m.twice[0] + m.twice[1], m.enq);
     FIGURE("tab-%s", exp);
-    if (m.red > 0)
+    if (m.red + m.dup > 0)
         return TSAY(c21_idempotent, "%s", "  "), DQ_VERDICT_HOLDS;
     return TSAY(c21_no_repeat, "%s", "  "), DQ_VERDICT_PARTLY_MEASURED;
 }

@@ -474,6 +474,13 @@ Test(front, c21_work_twice_by_cause, .timeout = 120)
                        "a fault's repeat");
     cr_expect(has_line(root, "^\\| C21 \\| .* work ran twice 2 of 4 \\("),
               "C21's interval leaves out the work run twice");
+    cr_expect(has_line(root, "^\\*\\*C21: .*under faults \\(experiments "
+                       "durability, loss: 2 trials, 4 tasks\\) delivered 1 "
+                       "task a second time: 0 redelivered after no ack\\.  "
+                       "1 more duplicated by the fault itself "
+                       "\\(the loss tables.? duplicates: lua-lease under "
+                       "os-crash:everysec: 1\\)"), "C21's sample is not the "
+              "sample counted, or its count leaves out the duplicates");
     cleanup(root);
 }
 
