@@ -484,6 +484,35 @@ Test(front, c21_work_twice_by_cause, .timeout = 120)
     cleanup(root);
 }
 
+/* A kill fault asking 2 kills per trial where only 1 happened (trials.csv
+ * kills 1): the card's "where it breaks" says the kills that happened
+ * beside what the spec asked, not only the spec's count. */
+#define LOG_KILL_LOST                                                        \
+    "E\t900000\tt1\t1000\tp0\nE\t900001\tt2\t1000\tp0\n"                     \
+    "D\t1000500\tt1\tc0\t1\n"                                                \
+    "F\t1000600\tkill-consumer\tbegin\tc0:point=during-work,claim=1,id=t1\n" \
+    "F\t1000900\tkill-consumer\tend\tc0:replacement=c0.1\n"                  \
+    "D\t1000700\tt2\tc1\t1\nA\t1000800\tt2\tc1\t1\n"
+Test(front, card_says_the_kills_that_happened, .timeout = 120)
+{
+    char root[PATH_MAX];
+    fresh_root(root, sizeof root, "kills");
+    FILE *f = make_run(root, "loss", "name = loss\ntitle = Loss\ncomplete "
+                       "= yes\nplots = loss\nfaults = kill-consumer:during-"
+                       "work:2\ndelay_ms = 0:100\n");
+    for (size_t i = 0; i < 2; i++)
+        fault_trial(f, root, "loss", i + 1, "lua", "kill-consumer:during-"
+                    "work:2", LOG_HEAD("lua", "kill-consumer:during-work:2")
+                                  LOG_KILL_LOST LOG_END);
+    fclose(f);
+    report(root);
+    cr_expect(has_line(root, "^- \\*\\*Where it breaks\\*\\* .*\\(2 kills per "
+                       "trial[^)]*\\) asked; 2 kills happened in 2 trials: "
+                       "lost \\[2 of 4\\]"), "the card says only the kills "
+              "the spec asked for");
+    cleanup(root);
+}
+
 /* C15 from a failover that lost one of two tasks without WAIT and none
  * with wait=1: WAIT narrowed it, and "a few" is only as few as the lag
  * makes it, a limit the verdict states with its tolerance. */
