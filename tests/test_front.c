@@ -280,6 +280,9 @@ Test(front, facts_from_every_fault_experiment, .timeout = 120)
                  LOG_END, head);
         loss_trial(l, root, i + 1, ss[i], "kill-consumer:during-work:1", log);
     }
+    /* streams: at-least-once, a host crash run, no consumer killed */
+    fault_trial(d, root, "durability", 3, "streams", "os-crash:always",
+                LOG_HEAD("streams", "os-crash:always") LOG_HOST LOG_END);
     fclose(d);
     fclose(l);
     /* a retry experiment's kill before the re-add: lost by the recipe */
@@ -309,6 +312,7 @@ Test(front, facts_from_every_fault_experiment, .timeout = 120)
     cr_expect(has_line(root, "on a host crash \\(power loss, un-fsynced "
                        "writes dropped\\) they lost lua-lease always 0/2 "
                        "\\(0-[0-9.]+%\\), list-reliable always 0/2 "
+                       "\\(0-[0-9.]+%\\), streams always 0/2 "
                        "\\(0-[0-9.]+%\\), 1 trial each; 95% Wilson over "
                        "the tasks; from so few trials a count varies"),
               "the matrix note's host crashes without their sample");
@@ -316,8 +320,14 @@ Test(front, facts_from_every_fault_experiment, .timeout = 120)
                        "crash\\?\\*\\* .*\\.  So: on a host crash, always "
                        "lost no task of the leased strategies here"),
               "the guide's question 2 draws no conclusion");
-    cr_expect(has_line(root, "^3\\. \\*\\*Idle cost and lateness\\.\\*\\*  "
-                       "Consumers that block wait in a blocking command "
+    cr_expect(has_line(root, "^2\\. \\*\\*Must tasks survive a Redis "
+                       "crash\\?\\*\\* .*; \\[streams\\]\\(#card-streams\\): "
+                       "not measured; host crash: \\[always 0/2\\]"),
+              "the guide's question 2 leaves out a leased strategy with "
+              "host-crash figures but no restart");
+    cr_expect(has_line(root, "^3\\. \\*\\*Must a due task run within "
+                       "milliseconds, or idle consumers cost Redis next to "
+                       "nothing\\?\\*\\*  Consumers that block wait in a blocking command "
                        "instead of polling for due tasks \\(what they send "
                        "while idle"), "the guide's question 3 says blocking "
                        "consumers send no command");
@@ -579,6 +589,51 @@ Test(front, c14_bound_tested_only_by_long_trials, .timeout = 120)
               "C14 does not hold where the trials could exceed the bound");
     cr_expect(!has_line(root, "^\\*\\*C14: .*no trial wrote"),
               "C14 calls a long trial too short");
+    cleanup(root);
+}
+
+/* Question 3 answers from the lateness figures: a polling strategy (lua,
+ * its tasks claimed 0.1 ms after due) that beat a blocking one (list,
+ * 50 ms) is said to, not put under "may wait up to its poll interval". */
+Test(front, guide_q3_answers_from_the_figures, .timeout = 120)
+{
+    char root[PATH_MAX], path[PATH_MAX];
+    static const char *const ss[] = {"lua", "list"};
+    static const char *const logs[] = {
+        LOG_HEAD("lua", "none")
+        "E\t900000\tt1\t1000\tp0\nE\t900001\tt2\t1000\tp0\n"
+        "D\t1000100\tt1\tc0\t1\nA\t1000200\tt1\tc0\t1\n"
+        "D\t1000100\tt2\tc1\t1\nA\t1000200\tt2\tc1\t1\n" LOG_END,
+        LOG_HEAD("list", "none")
+        "E\t900000\tt1\t1000\tp0\nE\t900001\tt2\t1000\tp0\n"
+        "D\t1050000\tt1\tc0\t1\nA\t1050100\tt1\tc0\t1\n"
+        "D\t1050000\tt2\tc1\t1\nA\t1050100\tt2\tc1\t1\n" LOG_END,
+    };
+    fresh_root(root, sizeof root, "q3");
+    FILE *f = make_run(root, "lateness", "name = lateness\ntitle = L\n"
+                       "complete = yes\nplots = lateness-cdf\n");
+    for (size_t i = 0; i < 2; i++) {
+        dq_trialrow row = {
+            .experiment = "lateness", .trial = i + 1, .strategy = ss[i],
+            .options = "", .producers = 1, .consumers = 2, .tasks = 2,
+            .delay_max_ms = 100, .repeat = 1, .enqueued = 2, .delivered = 2,
+            .deliveries = 2, .redis_commands = -1, .redis_cpu_ms = -1,
+            .fault = "none", .consumer_mode = "thread",
+        };
+        dq_trialrow_write(f, &row);
+        snprintf(path, sizeof path, "%s/lateness/run/logs/trial-%03zu.log",
+                 root, i + 1);
+        put(path, logs[i]);
+    }
+    fclose(f);
+    report(root);
+    cr_expect(has_line(root, "^3\\. \\*\\*Must a due task run within "
+                       "milliseconds, .*\\?\\*\\*  .*So, in this run: the "
+                       "lowest p99 was \\[lua\\]\\(#card-lua\\).s \\(0\\.1"),
+              "question 3 gives no answer from the figures");
+    cr_expect(has_line(root, "^3\\. .*A polling one.s p99 \\(0\\.1[0-9]* ms\\) "
+                       "beat a blocking one.s \\(50"), "question 3 does not "
+              "say that a polling strategy beat a blocking one");
     cleanup(root);
 }
 
