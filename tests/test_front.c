@@ -637,6 +637,24 @@ Test(front, guide_q3_answers_from_the_figures, .timeout = 120)
     cleanup(root);
 }
 
+/* The matrix's note on its p99 says why it is not the claims' p99 (pooled
+ * over the repeats against the median of the repeats' own), without
+ * calling a difference small it does not measure. */
+Test(front, matrix_p99_note_says_why, .timeout = 120)
+{
+    char root[PATH_MAX];
+    fresh_root(root, sizeof root, "p99note");
+    write_conc(root, 7, 2000);
+    write_loss(root);
+    report(root);
+    cr_expect(!has_line(root, "differ a little"), "the note calls the "
+              "difference small");
+    cr_expect(has_line(root, "pooled, so one slow repeat.s tail sets it; the "
+                       "claims quote the median of the repeats. own p99s"),
+              "the note does not say why the two p99s differ");
+    cleanup(root);
+}
+
 /* C15 from a failover that lost one of two tasks without WAIT and none
  * with wait=1: WAIT narrowed it, and "a few" is only as few as the lag
  * makes it, a limit the verdict states with its tolerance. */
