@@ -149,6 +149,21 @@ static void own_options(const dq_loss_table *lt, size_t row, size_t n,
         dq_append(buf, len, &(size_t){strlen(buf)}, " (%s)", out);
 }
 
+/* Beside a kill fault's phrase (the kills its spec asks for), the kills
+ * that happened in cell y's trials (trials.csv kills): a kill point a
+ * consumer never reached leaves fewer than the spec asked. */
+static void kills_seen(dq_texts *t, const char *spec, const dq_loss_cell *y,
+                       char *ph, size_t len)
+{
+    char asked[320];
+    if (strncmp(spec, "kill-consumer", 13) != 0)
+        return;
+    snprintf(asked, sizeof asked, "%s", ph);
+    DQ_TSET(t, ph, len, "cards.break_kills", "fault=%s k=%" PRIu64 " ks=%s "
+            "trials=%zu ts=%s", asked, y->kills, dq_s(y->kills), y->trials,
+            dq_s(y->trials));
+}
+
 /* Appends to buf (at *off) where e's faults made x lose or repeat tasks,
  * one item a loss-table cell (a row's options named where e ran x with
  * several: "failover (wait=1)") with its trials and the interval of its
@@ -173,6 +188,7 @@ static void exp_breaks(dq_texts *t, const dq_rexp *e, const dq_fact *x,
                 continue;
             dq_fault_phrase(t, lt->faults[c], ph, sizeof ph);
             own_options(lt, row, n, ph, sizeof ph);
+            kills_seen(t, lt->faults[c], y, ph, sizeof ph);
             dups[0] = '\0';
             *few = y->trials < *few ? y->trials : *few;
             if (y->lost > 0 && y->duplicated > 0)

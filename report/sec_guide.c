@@ -35,6 +35,24 @@ static bool leased(const dq_fact *x)
     return x->seen == DQ_SEEN_ALO && !avoided(x);
 }
 
+/* Whether x's host crashes ran (any AOF mode). */
+static bool host_ran(const dq_fact *x)
+{
+    for (size_t m = 0; m < DQ_AOF_MODES; m++)
+        if (x->host[m].measured)
+            return true;
+    return false;
+}
+
+/* Question 2's strategies: the leased ones as measured, and every other
+ * at-least-once one a host crash measured though no consumer was killed
+ * (its crash figures stand without the kills). */
+static bool aof_listed(const dq_fact *x)
+{
+    return leased(x) || (!avoided(x) && x->seen == DQ_SEEN_NONE &&
+                         (x->s->flags & DQ_G_AT_LEAST_ONCE) && host_ran(x));
+}
+
 /* The guide's lists, in the order of its template's values. */
 enum { L_ALO, L_AMO, L_AOF, L_BLOCK, L_POLL, L_INPROC, L_AVOID, NLISTS };
 
@@ -44,8 +62,9 @@ static bool in_list(const dq_fact *x, int kind)
     bool redis = fl & DQ_G_NEEDS_REDIS;
     switch (kind) {
     case L_ALO:
-    case L_AOF:
         return leased(x);
+    case L_AOF:
+        return aof_listed(x);
     case L_AMO:
         return redis && !avoided(x) && x->dup.measured &&
                !(fl & DQ_G_AT_LEAST_ONCE) &&
@@ -141,7 +160,7 @@ static bool host_answer(dq_md *o, const dq_facts *f, char *buf, size_t len)
         dq_tally sum = {0};
         for (size_t i = 0; i < f->n; i++) {
             const dq_tally *a = &f->f[i].host[m];
-            if (!leased(&f->f[i]) || !a->measured)
+            if (!aof_listed(&f->f[i]) || !a->measured)
                 continue;
             sum.measured = true;
             sum.n += a->n;
@@ -169,8 +188,73 @@ static bool host_answer(dq_md *o, const dq_facts *f, char *buf, size_t len)
     return any;
 }
 
+/* The p99 range of list kind's strategies (lo > hi: none) and the one
+ * with the lowest p99 and the one with the fewest idle commands/s of
+ * either waiting list. */
+typedef struct wait_sum {
+    double lo[2], hi[2];
+    const dq_fact *fast, *quiet;
+} wait_sum;
+
+static void wait_of(const dq_facts *f, wait_sum *w)
+{
+    for (int k = 0; k < 2; k++) {
+        w->lo[k] = 1e300;
+        w->hi[k] = -1;
+    }
+    w->fast = w->quiet = NULL;
+    for (size_t i = 0; i < f->n; i++) {
+        const dq_fact *x = &f->f[i];
+        int k = in_list(x, L_BLOCK) ? 0 : in_list(x, L_POLL) ? 1 : -1;
+        if (k < 0 || x->lat_censored)   /* no p99 among the delivered */
+            continue;
+        w->lo[k] = x->p99_ms < w->lo[k] ? x->p99_ms : w->lo[k];
+        w->hi[k] = x->p99_ms > w->hi[k] ? x->p99_ms : w->hi[k];
+        if (w->fast == NULL || x->p99_ms < w->fast->p99_ms)
+            w->fast = x;
+        if (x->idle && (w->quiet == NULL ||
+                        x->idle_cmds_s < w->quiet->idle_cmds_s))
+            w->quiet = x;
+    }
+}
+
+/* Question 3's answer: the lowest p99 and the fewest idle commands of
+ * the waiting strategies, and the p99 range of each way of waiting. */
+static void wait_answer(dq_texts *t, const dq_facts *f, char *buf,
+                        size_t len)
+{
+    wait_sum w;
+    char fast[128], quiet[256] = "", v[5][32];
+    wait_of(f, &w);
+    buf[0] = '\0';
+    if (w.fast == NULL)
+        return;
+    dq_cell_name(t, w.fast, fast, sizeof fast);
+    if (w.quiet != NULL) {
+        char n[128];
+        dq_cell_name(t, w.quiet, n, sizeof n);
+        DQ_TSET(t, quiet, sizeof quiet, "guide.wait_quiet", "name=%s "
+                "cmds=%.0f", n, w.quiet->idle_cmds_s);
+    }
+    const double ms[5] = {w.fast->p99_ms, w.lo[0], w.hi[0], w.lo[1],
+                          w.hi[1]};
+    for (size_t i = 0; i < 5; i++)   /* as the lists' cells say them */
+        dq_fmt_ms(v[i], sizeof v[i], ms[i]);
+    if (w.hi[0] < 0 || w.hi[1] < 0)  /* one way of waiting measured */
+        DQ_TSET(t, buf, len, "guide.wait_one", "fast=%s p99=%s quiet=%s",
+                fast, v[0], quiet);
+    else
+        DQ_TSET(t, buf, len, "guide.wait_answer", "fast=%s p99=%s quiet=%s "
+                "blo=%s bhi=%s plo=%s phi=%s", fast, v[0], quiet, v[1], v[2],
+                v[3], v[4]);
+    if (w.hi[0] >= 0 && w.hi[1] >= 0 && w.lo[1] < w.hi[0])
+        DQ_TCAT(t, buf, len, &(size_t){strlen(buf)}, "guide.wait_overlap",
+                "plo=%s bhi=%s", v[3], v[2]);
+}
+
 void dq_section_guide(dq_md *o, const dq_results *r, const dq_facts *f)
 {
+    char wait[1024];
     char b[NLISTS][8192], host[2048] = "";
     (void)r;
     for (int k = 0; k < NLISTS; k++)
@@ -179,10 +263,12 @@ void dq_section_guide(dq_md *o, const dq_results *r, const dq_facts *f)
      * the answer follows from them, or says that none ran */
     if (!host_answer(o, f, host, sizeof host))
         DQ_TBUF(o, host, "guide.host_none", "");
+    wait_answer(o->texts, f, wait, sizeof wait);
     dq_anchor(o, "guide");
     DQ_TEXT(o, "guide.guide", "alo=%s amo=%s aof=%s host=%s block=%s "
-            "poll=%s inproc=%s avoid=%s\n\n", b[L_ALO], b[L_AMO], b[L_AOF],
-            host, b[L_BLOCK], b[L_POLL], b[L_INPROC], b[L_AVOID]);
+            "poll=%s wait=%s inproc=%s avoid=%s\n\n", b[L_ALO], b[L_AMO],
+            b[L_AOF], host, b[L_BLOCK], b[L_POLL], wait, b[L_INPROC],
+            b[L_AVOID]);
 }
 
 /* ---- The scenarios ------------------------------------------------------ */
