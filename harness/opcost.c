@@ -631,6 +631,10 @@ static int split_list(const char *opt, const char *s, char *buf, size_t len,
 {
     int n = 0;
 
+    if (strlen(s) >= len) {
+        snprintf(err, errlen, "%s: list longer than %zu bytes", opt, len - 1);
+        return -1;
+    }
     snprintf(buf, len, "%s", s);
     for (char *w = buf;; n++) {
         char *comma = strchr(w, ',');

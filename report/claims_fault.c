@@ -329,7 +329,9 @@ static int c14_host(dq_ev *ev, const dq_results *r)
     TSAY(c14_host, "  exp=%s lost=%" PRIu64 " n=%" PRIu64 " alost=%" PRIu64
          " an=%" PRIu64, every.exp, every.lost, every.enqueued, always.lost,
          always.enqueued);
-    if (secs >= 0)
+    if (secs < 0)
+        TSAY(c14_host_norate, "  ");
+    else
         DQ_TCATP(ev->t, ev->buf, ev->len, &ev->off, secs <= C14_LAG_S,
                  "claims.c14_host_secs", "claims.c14_host_secs_over",
                  "  rate=%" PRId64 " secs=%.2f trials=%zu", rate, secs,
@@ -342,7 +344,10 @@ static int c14_host(dq_ev *ev, const dq_results *r)
     SAMPLE(c14_sample_host, "; trials=%zu tasks=%" PRIu64, every.trials +
            always.trials, every.enqueued + always.enqueued);
     FIGURE("tab-%s", every.exp);
-    bool ok = always.lost == 0 && every.lost > 0 && secs <= C14_LAG_S;
+    bool seen = always.lost == 0 && every.lost > 0;
+    if (seen && secs < 0)
+        return 3;    /* no offered rate: the bound is not compared */
+    bool ok = seen && secs <= C14_LAG_S;
     return ok && short_span ? 2 : ok;
 }
 
@@ -387,6 +392,9 @@ DQ_RULE(dq_rule_c14)
         return TSAY(c14_partly, "  "), DQ_VERDICT_PARTLY_MEASURED;
     if (host == 2)
         return TSAY(c14_partly_span, "  lag=%.0f", C14_LAG_S),
+               DQ_VERDICT_PARTLY_MEASURED;
+    if (host == 3)
+        return TSAY(c14_partly_norate, "  lag=%.0f", C14_LAG_S),
                DQ_VERDICT_PARTLY_MEASURED;
     return TSAY(c14_holds, "  "), DQ_VERDICT_HOLDS;
 }

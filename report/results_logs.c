@@ -185,7 +185,7 @@ static int read_log(dq_rexp *e, size_t i, const char *what, double **lat,
     else if (!l->read)
         rc = dq_check_stream(f, path, &l->check, err, errlen);
     l->read = true;
-    if (rc == 0 && timeline) {
+    if (rc == 0 && timeline && !l->tl_read) {
         rewind(f);
         if ((rc = tl_read(f, &l->tl)) != 0)
             snprintf(err, errlen, "out of memory reading %s", path);

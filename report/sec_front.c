@@ -332,7 +332,9 @@ static void matrix(dq_md *o, const dq_facts *f)
  * and what a crash here was. */
 void dq_section_summary(dq_md *o, const dq_facts *f)
 {
-    char gl[8192] = "", absent[1024] = "", list[512] = "", host[1024] = "";
+    /* list: up to every Redis strategy in two AOF modes, each with its
+     * interval (about 40 bytes an item), then the trial and sample notes */
+    char gl[8192] = "", absent[1024] = "", list[4096] = "", host[5120] = "";
     size_t off = 0;
     for (size_t i = 0; i < f->n; i++) {
         const char *sum = f->f[i].s->summary ? f->f[i].s->summary : "";

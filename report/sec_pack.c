@@ -378,7 +378,7 @@ static void kill_list(dq_md *o, const dq_facts *f, unsigned with, char *buf,
 static void loss_redis(dq_md *o, const dq_facts *f, char *crash, size_t clen,
                        char *host, size_t hlen)
 {
-    char name[128], cell[512], list[1024];
+    char name[128], cell[512], list[4096];
     crash[0] = host[0] = '\0';
     for (size_t i = 0; i < f->n && crash[0] == '\0'; i++) {
         const dq_fact *x = &f->f[i];
@@ -399,7 +399,7 @@ static void loss_redis(dq_md *o, const dq_facts *f, char *crash, size_t clen,
 static void ev_loss(dq_md *o, const dq_results *r, const dq_facts *f,
                     char *ev, size_t len)
 {
-    char amo[2048], alo[2048], crash[1024], host[1024], again[256] = "";
+    char amo[2048], alo[2048], crash[1024], host[5120], again[256] = "";
     char id[80];
     uint64_t back = 0, ignored = 0;
     if (f->loss == NULL) {

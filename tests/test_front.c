@@ -590,6 +590,15 @@ Test(front, c14_bound_tested_only_by_long_trials, .timeout = 120)
     cr_expect(!has_line(root, "^\\*\\*C14: .*no trial wrote"),
               "C14 calls a long trial too short");
     cleanup(root);
+    fresh_root(root, sizeof root, "c14");
+    write_host(root, 2000, 0);                 /* unpaced: no rate */
+    write_loss(root);
+    report(root);
+    cr_expect(has_line(root, "^\\| C14 \\| partly measured \\|"),
+              "C14 holds with no offered rate to turn its loss into seconds");
+    cr_expect(has_line(root, "^\\*\\*C14: .*no offered rate"),
+              "C14 does not say why the bound is not compared");
+    cleanup(root);
 }
 
 /* Question 3 answers from the lateness figures: a polling strategy (lua,

@@ -492,6 +492,16 @@ Test(opcost_args, repeated_and_empty_items)
         cr_expect(strstr(err, bad[i].want) != NULL, "%s %s: '%s'",
                   bad[i].opt, bad[i].val, err);
     }
+    /* A list longer than the parser keeps is refused, not cut short
+     * (its last item would change meaning: ...,10000000 -> ...,100). */
+    char longlist[1200];
+    size_t off = 0;
+    for (int v = 2; off < sizeof longlist - 16 && v < 100000; v++)
+        off += (size_t)snprintf(longlist + off, sizeof longlist - off,
+                                "%s%d", off ? "," : "", v);
+    err[0] = '\0';
+    cr_expect_eq(PARSE(&o, err, "--n", longlist), -1, "a %zu-byte --n", off);
+    cr_expect(strstr(err, "--n: list longer than") != NULL, "'%s'", err);
     cr_assert_eq(PARSE(&o, err, "--n", "1000,10000"), 0, "%s", err);
     cr_expect_eq(o.nn, 2);
     cr_assert_eq(PARSE(&o, err, "--strategies", "wheel,heap"), 0, "%s", err);
