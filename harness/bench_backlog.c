@@ -296,8 +296,8 @@ static int cells_round(bl_cell *xs, size_t nx, int64_t k, int round,
     for (size_t c = 0; c < nx; c++) {
         bl_cell *x = &xs[c];
         size_t n = (size_t)got[c];
-        dq_bench_median(x->enq, (size_t)k); /* sorts */
-        dq_bench_median(x->clm, n);
+        dq_median(x->enq, (size_t)k); /* sorts */
+        dq_median(x->clm, n);
         x->e50[round] = dq_percentile(x->enq, (size_t)k, 50);
         x->e99[round] = dq_percentile(x->enq, (size_t)k, 99);
         x->c50[round] = dq_percentile(x->clm, n, 50);
@@ -315,8 +315,8 @@ static void cell_row(dq_bench *b, const dq_strategy *s, bl_cell *x,
                      int rounds, int64_t k)
 {
     int64_t mem = x->mem0 >= 0 && x->mem1 >= 0 ? x->mem1 - x->mem0 : -1;
-    double c50 = dq_bench_median(x->c50, (size_t)rounds);
-    double c99 = dq_bench_median(x->c99, (size_t)rounds);
+    double c50 = dq_median(x->c50, (size_t)rounds);
+    double c99 = dq_median(x->c99, (size_t)rounds);
     dq_bench_bl *r;
 
     fprintf(b->backlog, "%s,,%" PRId64 ",%.4f,%" PRId64 ",", s->name, x->n,
@@ -327,9 +327,9 @@ static void cell_row(dq_bench *b, const dq_strategy *s, bl_cell *x,
         fputs("-1", b->backlog);
     fprintf(b->backlog, ",%.2f,%.2f,%.2f,%" PRId64 ",%.2f,%.2f,%.2f,%.2f,%"
             PRId64 ",%s\n", x->esum / (double)(k * rounds),
-            dq_bench_median(x->e50, (size_t)rounds),
-            dq_bench_median(x->e99, (size_t)rounds), x->got_all, c50,
-            dq_bench_median(x->c90, (size_t)rounds), c99, x->cmax, x->empty,
+            dq_median(x->e50, (size_t)rounds),
+            dq_median(x->e99, (size_t)rounds), x->got_all, c50,
+            dq_median(x->c90, (size_t)rounds), c99, x->cmax, x->empty,
             x->preload);
     fflush(b->backlog);
     if ((r = dq_bench_grow((void **)&b->bls, &b->nbls, sizeof *r)) != NULL)

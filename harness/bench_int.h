@@ -168,8 +168,6 @@ void dq_bench_config(const dq_bench *b, dq_config *cfg, const char *queue,
 /* Appends one zeroed element of size sz to *arr (n elements); returns it,
  * or NULL when out of memory (then the record is lost, nothing else). */
 void *dq_bench_grow(void **arr, size_t *n, size_t sz);
-/* Median of n values (sorted in place); -1 when n is 0. */
-double dq_bench_median(double *v, size_t n);
 /* INFO cpu: used_cpu_sys + used_cpu_user of the run's server in us, or
  * -1 when it cannot be read. */
 int64_t dq_bench_redis_cpu_us(const dq_bench *b);

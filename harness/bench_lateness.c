@@ -345,7 +345,7 @@ static int lat_row(dq_bench *b, const dq_strategy *s, lat_run *lr,
                  (double)rate);
     dps = per_s(c.delivered, atomic_load(&lr->first_d_us),
                 atomic_load(&lr->last_d_us), (double)rate);
-    dq_bench_median(lr->lags_us, noff); /* sorts */
+    dq_median(lr->lags_us, noff); /* sorts */
     lag99 = dq_percentile(lr->lags_us, noff, 99) / 1000.0;
     out->s = s;
     out->offered_per_s = rate;
@@ -518,7 +518,7 @@ static void lateness_strategy(dq_bench *b, const dq_strategy *s)
             sat += row.saturated;
         }
         if (i == 0)
-            low_p99_ms = dq_bench_median(p99s, (size_t)runs);
+            low_p99_ms = dq_median(p99s, (size_t)runs);
         if (sat >= 2)
             return;
     }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "bench_int.h"
+#include "checker.h" /* dq_median */
 #include "ceiling.h"
 #include "runmeta.h"
 
@@ -110,7 +111,7 @@ static double ref_median(const dq_bench *b, int which, int *n)
     for (size_t i = 0; i < b->nrefs && *n < MAXS; i++)
         if (b->refs[i].which == which)
             v[(*n)++] = b->refs[i].ops_per_s;
-    return dq_bench_median(v, (size_t)*n);
+    return dq_median(v, (size_t)*n);
 }
 
 /* Median tasks/s and Redis CPU per task of (s, block, options) at c
@@ -131,8 +132,8 @@ static double tp_median(const dq_bench *b, const dq_strategy *s, int block,
         if (t->cpu_us_per_task >= 0)
             u[nu++] = t->cpu_us_per_task;
     }
-    *cpu = dq_bench_median(u, (size_t)nu);
-    return dq_bench_median(v, (size_t)*n);
+    *cpu = dq_median(u, (size_t)nu);
+    return dq_median(v, (size_t)*n);
 }
 
 /* Median tasks/s (events/s with events) of s's harness trials. */
@@ -146,7 +147,7 @@ static double hx_median(const dq_bench *b, const dq_strategy *s,
         if (b->hxs[i].s == s)
             v[(*n)++] = events ? b->hxs[i].events_per_s
                                : b->hxs[i].tasks_per_s;
-    return dq_bench_median(v, (size_t)*n);
+    return dq_median(v, (size_t)*n);
 }
 
 /* ---- The targets -------------------------------------------------------- */
@@ -244,7 +245,7 @@ static double lat_p99_at(const dq_bench *b, const dq_strategy *s,
     for (size_t i = 0; i < b->nlats && *n < 4; i++)
         if (b->lats[i].s == s && b->lats[i].offered_per_s == rate)
             v[(*n)++] = b->lats[i].p99_ms;
-    return dq_bench_median(v, (size_t)*n);
+    return dq_median(v, (size_t)*n);
 }
 
 static void targets_lateness(FILE *f, const dq_bench *b)

@@ -41,20 +41,6 @@ bool dq_bench_selected(const dq_bench *b, const dq_strategy *s)
     return false;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, c = *(const double *)y;
-    return (a > c) - (a < c);
-}
-
-double dq_bench_median(double *v, size_t n)
-{
-    if (n == 0)
-        return -1;
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* ---- Helpers for the parts (bench_int.h) ------------------------------- */
 
 bool dq_bench_stop(void)

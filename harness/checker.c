@@ -338,6 +338,20 @@ size_t dq_percentile_rank(double p, size_t n)
     return (size_t)r;
 }
 
+int dq_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double dq_median(double *v, size_t n)
+{
+    if (n == 0)
+        return -1;
+    qsort(v, n, sizeof *v, dq_cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 double dq_percentile(const double *sorted, size_t n, double p)
 {
     if (n == 0)

@@ -320,6 +320,12 @@ void dq_check_queued_note(const dq_check *c, char *buf, size_t len);
 /* Percentile p (0..100) of n sorted samples, nearest-rank; 0 when n == 0. */
 double dq_percentile(const double *sorted, size_t n, double p);
 
+/* qsort's comparison of two doubles, ascending. */
+int dq_cmp_double(const void *a, const void *b);
+/* The median of v[0..n-1] (sorts v), the mean of the middle two when n
+ * is even; -1 when n is 0.  The bench and the report both use it. */
+double dq_median(double *v, size_t n);
+
 /* The nearest rank (1..n) of percentile p (0..100) among n samples:
  * ceil(p/100 * n), computed so that floating-point error cannot push an
  * exact rank up by one (99.9% of 1000 is rank 999, not 1000).  0 when

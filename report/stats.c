@@ -6,20 +6,6 @@
 
 #include "stats.h"
 
-int dq_cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double dq_median(double *v, size_t n)
-{
-    if (n == 0)
-        return -1;
-    qsort(v, n, sizeof *v, dq_cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 double dq_log_ratio(int64_t a, int64_t b)
 {
     return log((double)a) / log((double)b);

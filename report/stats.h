@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../harness/checker.h" /* dq_median, dq_cmp_double */
+
 #define DQ_Z95 1.959963984540054   /* two-sided 95% normal quantile */
 
 /* The Wilson score interval of k successes in n (k <= n) at z, as
@@ -26,11 +28,8 @@
  * known). */
 void dq_wilson(uint64_t k, uint64_t n, double z, double *lo, double *hi);
 
-/* qsort's comparison of two doubles, ascending. */
-int dq_cmp_double(const void *a, const void *b);
-/* The median of v[0..n-1] (sorts v), the mean of the middle two when n
- * is even; -1 when n is 0. */
-double dq_median(double *v, size_t n);
+/* The median and the comparison of doubles: dq_median, dq_cmp_double
+ * (harness/checker.h, beside dq_percentile). */
 
 /* ln(a) / ln(b): how much a cost O(log n) grows from n = b to n = a. */
 double dq_log_ratio(int64_t a, int64_t b);
